@@ -1,0 +1,32 @@
+# Thin wrapper around CMake and the project scripts. The two commands of the
+# README: `make demo` (set up, then use tabletalk on the sample database) and
+# `make test` (set up, then run every test).
+PREFIX ?= /usr/local
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all build demo test install clean data deps
+
+all: build
+
+deps:
+	@scripts/deps.sh build
+
+data:
+	@scripts/fetch-data.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build data
+	@scripts/demo.sh $(BUILD)/tabletalk
+
+test:
+	@scripts/test.sh
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# deps.sh [build|test] — makes sure the Debian packages tabletalk needs are
+# installed: installs the missing ones with apt-get when run as root,
+# otherwise prints the exact apt-get line and exits with status 2.
+set -euo pipefail
+
+need=(cmake make gcc pkg-config libsqlite3-dev libjansson-dev)
+if [ "${1:-build}" = test ]; then
+  # cmocka for unit tests; clang and its runtime for the sanitizer build
+  # and libFuzzer.
+  need+=(libcmocka-dev clang libclang-rt-14-dev)
+fi
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "deps.sh: not a Debian system; make sure these are installed: ${need[*]}" >&2
+  exit 0
+fi
+
+missing=()
+for p in "${need[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  echo "deps.sh: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; then
+    apt-get update >/dev/null
+    apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+else
+  echo "tabletalk needs these Debian packages: ${missing[*]}" >&2
+  echo "Install them, then run the command again:" >&2
+  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  exit 2
+fi

@@ -1,0 +1,102 @@
+/* cmd_schema.c — `tabletalk schema DB [TABLE...]`: the schema cards a model
+ * reads (columns with types and keys, foreign keys, row counts, example
+ * values), as text or JSON, with the token estimate. */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char tt_schema_usage[] =
+    "Usage: tabletalk schema DB [TABLE...] [options]\n"
+    "\n"
+    "Show the tables and views of the SQLite file DB as the model sees them:\n"
+    "columns with types, primary and foreign keys, row counts and example\n"
+    "values from three sample rows, and the estimated prompt tokens.\n"
+    "Name tables to show only those.\n"
+    "\n"
+    "Options:\n"
+    "      --json        print one JSON object ({\"tables\":[...],\"token_estimate\":N})\n"
+    "      --immutable   open with immutable=1 (no locking)\n"
+    "  -h, --help        show this help\n";
+
+static void tt_list_names(tt_buf *b, const tt_schema *s) {
+  for (size_t i = 0; i < tt_schema_count(s); i++) {
+    if (i) tt_buf_puts(b, ", ");
+    tt_buf_puts(b, tt_schema_card(s, i)->table->name);
+  }
+}
+
+int cmd_schema(int argc, char **argv) {
+  enum { OPT_JSON = 256, OPT_IMMUTABLE };
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, OPT_JSON},
+      {"immutable", no_argument, NULL, OPT_IMMUTABLE},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  tt_db_opts o = tt_db_default_opts();
+  bool as_json = false;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_JSON: as_json = true; break;
+    case OPT_IMMUTABLE: o.immutable = true; break;
+    case 'h': fputs(tt_schema_usage, stdout); return TT_EXIT_OK;
+    default: return tt_usage_error("schema", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc) return tt_usage_error("schema", "give a database file");
+  const char *path = argv[optind++];
+
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, &o, &err);
+  if (!db) return tt_fail(tt_exit_for(err.kind), "%s", err.message);
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  tt_db_close(db);
+  if (!cat) return tt_fail(tt_exit_for(err.kind), "cannot read the schema of %s: %s", path, err.message);
+  tt_schema *s = tt_schema_new(cat);
+
+  size_t n = (size_t)(argc - optind);
+  const tt_card **cards = n ? tt_xcalloc(n, sizeof *cards) : NULL;
+  for (size_t i = 0; i < n; i++) {
+    cards[i] = tt_schema_find(s, argv[optind + (int)i]);
+    if (!cards[i]) {
+      tt_buf names = TT_BUF_INIT;
+      tt_list_names(&names, s);
+      int rc = tt_fail(TT_EXIT_FAIL, "no table or view named '%s' in %s; it has: %s",
+                       argv[optind + (int)i], path, tt_buf_cstr(&names));
+      tt_buf_free(&names);
+      free(cards);
+      tt_schema_free(s);
+      return rc;
+    }
+  }
+
+  tt_term t = tt_term_probe(stdout);
+  tt_buf out = TT_BUF_INIT;
+  if (as_json) {
+    json_t *j = tt_schema_to_json(s, cards, n);
+    tt_json_dump(&out, j, (t.tty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(15));
+    tt_buf_putc(&out, '\n');
+    json_decref(j);
+  } else {
+    tt_schema_render_text(s, cards, n, &out);
+    size_t count = n ? n : tt_schema_count(s), tokens = 0;
+    for (size_t i = 0; i < count; i++)
+      tokens += (n ? cards[i] : tt_schema_card(s, i))->tokens;
+    tt_buf_printf(&out, "\n%s", tt_term_dim(&t));
+    tt_buf_put_grouped(&out, (long long)count);
+    tt_buf_puts(&out, count == 1 ? " table" : " tables");
+    tt_buf_puts(&out, ", about ");
+    tt_buf_put_grouped(&out, (long long)tokens);
+    tt_buf_printf(&out, " tokens%s\n", tt_term_reset(&t));
+  }
+  bool ok = tt_write_all(stdout, &out);
+  tt_buf_free(&out);
+  free(cards);
+  tt_schema_free(s);
+  return ok ? TT_EXIT_OK : tt_fail(TT_EXIT_FAIL, "cannot write the output");
+}

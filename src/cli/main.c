@@ -1,0 +1,112 @@
+/* main.c — the tabletalk command: global options, the command table and
+ * dispatch. Each command lives in its own cmd_<name>.c with its help text. */
+#include "cli/cli.h"
+
+#include <locale.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt_version.h"
+
+static const tt_command tt_commands[] = {
+    {"sql", "run one read-only SQL query and print the rows", cmd_sql},
+    {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
+};
+
+static void tt_print_help(FILE *f) {
+  fprintf(f,
+          "tabletalk %s — ask a database questions in plain language\n"
+          "\n"
+          "Usage: tabletalk <command> [options] [arguments]\n"
+          "\n"
+          "Commands:\n",
+          TT_VERSION);
+  for (size_t i = 0; i < sizeof tt_commands / sizeof tt_commands[0]; i++)
+    fprintf(f, "  %-8s %s\n", tt_commands[i].name, tt_commands[i].summary);
+  fprintf(f,
+          "\n"
+          "Options:\n"
+          "  -h, --help     show this help (tabletalk COMMAND --help for a command)\n"
+          "      --version  print the version\n"
+          "\n"
+          "Every query runs read-only: writes, schema changes, ATTACH, PRAGMA and\n"
+          "extensions are refused by SQLite itself, with the reason.\n"
+          "\n"
+          "Exit codes: 0 ok, 1 failure, 2 usage, 3 refused by the guard,\n"
+          "4 stopped by a limit (time, memory, size). Colours off with NO_COLOR.\n");
+}
+
+int tt_exit_for(tt_db_errkind kind) {
+  switch (kind) {
+  case TT_DB_OK: return TT_EXIT_OK;
+  case TT_DB_ERR_REFUSED: return TT_EXIT_REFUSED;
+  case TT_DB_ERR_TIMEOUT:
+  case TT_DB_ERR_LIMIT: return TT_EXIT_LIMIT;
+  case TT_DB_ERR_SQL:
+  case TT_DB_ERR_IO: return TT_EXIT_FAIL;
+  }
+  return TT_EXIT_FAIL;
+}
+
+static void tt_print_escaped(FILE *f, const char *prefix, const char *fmt, va_list ap) TT_PRINTF(3, 0);
+
+static void tt_print_escaped(FILE *f, const char *prefix, const char *fmt, va_list ap) {
+  tt_buf raw = TT_BUF_INIT, safe = TT_BUF_INIT;
+  tt_buf_vprintf(&raw, fmt, ap);
+  tt_escape_terminal(&safe, tt_buf_cstr(&raw), raw.len, NULL);
+  fprintf(f, "%s%s\n", prefix, tt_buf_cstr(&safe));
+  tt_buf_free(&raw);
+  tt_buf_free(&safe);
+}
+
+int tt_fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tt_print_escaped(stderr, "tabletalk: ", fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int tt_usage_error(const char *cmd, const char *fmt, ...) {
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "tabletalk %s: ", cmd);
+  va_list ap;
+  va_start(ap, fmt);
+  tt_print_escaped(stderr, prefix, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "Try 'tabletalk %s --help'.\n", cmd);
+  return TT_EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  /* Cells are UTF-8 whatever the user's locale; widths need a UTF-8 ctype. */
+  if (!setlocale(LC_CTYPE, "C.UTF-8")) setlocale(LC_CTYPE, "");
+  signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error, not a kill */
+
+  if (argc < 2) {
+    tt_print_help(stderr);
+    return TT_EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
+    if (argc > 2 && strcmp(name, "help") == 0) {
+      char *sub[] = {argv[2], "--help", NULL};
+      for (size_t i = 0; i < sizeof tt_commands / sizeof tt_commands[0]; i++)
+        if (strcmp(tt_commands[i].name, argv[2]) == 0) return tt_commands[i].run(2, sub);
+    }
+    tt_print_help(stdout);
+    return TT_EXIT_OK;
+  }
+  if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+    printf("tabletalk %s (SQLite %s, jansson %s)\n", TT_VERSION, sqlite3_libversion(),
+           JANSSON_VERSION);
+    return TT_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof tt_commands / sizeof tt_commands[0]; i++)
+    if (strcmp(tt_commands[i].name, name) == 0) return tt_commands[i].run(argc - 1, argv + 1);
+  if (name[0] == '-') return tt_fail(TT_EXIT_USAGE, "unknown option '%s'; see 'tabletalk --help'", name);
+  return tt_fail(TT_EXIT_USAGE, "unknown command '%s'; see 'tabletalk --help'", name);
+}

@@ -1,0 +1,277 @@
+/* render.c — result sets for people and pipelines: a box-drawing table on a
+ * terminal (fitted to its width), a plain aligned table otherwise, TSV and
+ * CSV. Every cell is escaped before it is shown, so a hostile value cannot
+ * move the cursor, change the title or reorder text on the screen. */
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A cell ready to print: escaped text inside the pool, its display width. */
+typedef struct tt_cell {
+  size_t off, len, width;
+  size_t chars; /* code points of the raw value, for the cut marker */
+  bool right; /* numbers align right */
+  bool null;
+} tt_cell;
+
+typedef struct tt_grid {
+  size_t nrows, ncols; /* nrows includes the header row */
+  tt_cell *cells;
+  tt_buf pool;
+} tt_grid;
+
+static void tt_grid_add(tt_grid *g, tt_cell *c, const char *s, size_t n) {
+  c->off = g->pool.len;
+  c->width = tt_escape_terminal(&g->pool, s, n, NULL);
+  c->len = g->pool.len - c->off;
+  c->chars = tt_utf8_count(s, n);
+}
+
+static void tt_grid_build(tt_grid *g, const tt_result *r) {
+  g->ncols = r->ncols;
+  g->nrows = r->nrows + 1;
+  g->cells = tt_xcalloc(g->nrows * g->ncols, sizeof(tt_cell));
+  tt_buf tmp = TT_BUF_INIT;
+  for (size_t c = 0; c < r->ncols; c++)
+    tt_grid_add(g, &g->cells[c], r->names[c], strlen(r->names[c]));
+  for (size_t i = 0; i < r->nrows; i++) {
+    for (size_t c = 0; c < r->ncols; c++) {
+      const tt_value *v = tt_result_cell(r, i, c);
+      tt_cell *cell = &g->cells[(i + 1) * g->ncols + c];
+      tt_buf_reset(&tmp);
+      tt_value_to_text(&tmp, v);
+      tt_grid_add(g, cell, tt_buf_cstr(&tmp), tmp.len);
+      cell->right = v->type == TT_VAL_INT || v->type == TT_VAL_REAL;
+      cell->null = v->type == TT_VAL_NULL;
+    }
+  }
+  tt_buf_free(&tmp);
+}
+
+static void tt_grid_free(tt_grid *g) {
+  free(g->cells);
+  tt_buf_free(&g->pool);
+}
+
+/* Widest cell of each column. */
+static void tt_natural_widths(const tt_grid *g, size_t *w) {
+  for (size_t c = 0; c < g->ncols; c++) {
+    w[c] = 1;
+    for (size_t i = 0; i < g->nrows; i++)
+      if (g->cells[i * g->ncols + c].width > w[c]) w[c] = g->cells[i * g->ncols + c].width;
+    if (w[c] > TT_CELL_MAX_CHARS) w[c] = TT_CELL_MAX_CHARS; /* display budget */
+  }
+}
+
+/* Caps the widest columns so the table fits the terminal: the largest cap
+ * under which everything fits, but never below a readable minimum. */
+static void tt_fit_widths(size_t *w, size_t ncols, size_t term_width) {
+  const size_t min_width = 8;
+  size_t frame = 3 * ncols + 1;
+  if (term_width <= frame) return;
+  size_t avail = term_width - frame, total = 0, widest = 0;
+  for (size_t c = 0; c < ncols; c++) {
+    total += w[c];
+    if (w[c] > widest) widest = w[c];
+  }
+  if (total <= avail) return;
+  size_t lo = min_width, hi = widest;
+  while (lo < hi) { /* largest cap with sum(min(w, cap)) <= avail */
+    size_t mid = (lo + hi + 1) / 2, sum = 0;
+    for (size_t c = 0; c < ncols; c++) sum += w[c] < mid ? w[c] : mid;
+    if (sum <= avail) lo = mid;
+    else hi = mid - 1;
+  }
+  for (size_t c = 0; c < ncols; c++)
+    if (w[c] > lo) w[c] = lo;
+}
+
+/* Appends the longest prefix of escaped text that fits in width columns.
+ * Returns the width appended. */
+static size_t tt_put_prefix(tt_buf *out, const char *s, size_t n, size_t width) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0, used = 0;
+  while (i < n) {
+    uint32_t cp;
+    size_t k = tt_utf8_decode(p + i, n - i, &cp);
+    if (!k) k = 1;
+    size_t cw = tt_display_width(s + i, k);
+    if (used + cw > width) break;
+    used += cw;
+    i += k;
+  }
+  tt_buf_append(out, s, i);
+  return used;
+}
+
+/* A cell cut to its column ends in "…[N chars]" (the value's length) when
+ * there is room for it, else in "…". Returns the width appended. */
+static size_t tt_put_cut(tt_buf *out, const tt_cell *c, const char *text, size_t width) {
+  if (c->width <= width) {
+    tt_buf_append(out, text, c->len);
+    return c->width;
+  }
+  tt_buf marker = TT_BUF_INIT;
+  tt_buf_puts(&marker, "…[");
+  tt_buf_put_grouped(&marker, (long long)c->chars);
+  tt_buf_puts(&marker, " chars]");
+  size_t mw = tt_display_width(marker.data, marker.len);
+  if (width < mw + 4) {
+    tt_buf_reset(&marker);
+    tt_buf_puts(&marker, "…");
+    mw = 1;
+  }
+  size_t used = width > mw ? tt_put_prefix(out, text, c->len, width - mw) : 0;
+  tt_buf_append(out, marker.data, marker.len);
+  tt_buf_free(&marker);
+  return used + mw;
+}
+
+static void tt_put_cell(tt_buf *out, const tt_grid *g, const tt_cell *c,
+                        size_t width, const tt_term *t, bool header) {
+  const char *text = g->pool.data + c->off;
+  tt_buf line = TT_BUF_INIT;
+  size_t used = tt_put_cut(&line, c, text, width);
+  size_t pad = width > used ? width - used : 0;
+  if (c->right) tt_buf_repeat(out, " ", pad);
+  if (header) tt_buf_puts(out, tt_term_bold(t));
+  else if (c->null) tt_buf_puts(out, tt_term_dim(t));
+  tt_buf_append(out, line.data ? line.data : "", line.len);
+  if (header || c->null) tt_buf_puts(out, tt_term_reset(t));
+  if (!c->right) tt_buf_repeat(out, " ", pad);
+  tt_buf_free(&line);
+}
+
+static void tt_box_rule(tt_buf *out, const size_t *w, size_t ncols, const tt_term *t,
+                        const char *left, const char *mid, const char *right) {
+  tt_buf_puts(out, tt_term_dim(t));
+  tt_buf_puts(out, left);
+  for (size_t c = 0; c < ncols; c++) {
+    tt_buf_repeat(out, "─", w[c] + 2);
+    tt_buf_puts(out, c + 1 < ncols ? mid : right);
+  }
+  tt_buf_puts(out, tt_term_reset(t));
+  tt_buf_putc(out, '\n');
+}
+
+static void tt_row_line(tt_buf *out, const tt_grid *g, size_t row, const size_t *w,
+                        const tt_term *t, const char *sep, const char *edge) {
+  const char *bar_on = t->tty ? tt_term_dim(t) : "", *bar_off = t->tty ? tt_term_reset(t) : "";
+  if (*edge) tt_buf_printf(out, "%s%s%s", bar_on, edge, bar_off);
+  for (size_t c = 0; c < g->ncols; c++) {
+    tt_buf_putc(out, ' ');
+    tt_put_cell(out, g, &g->cells[row * g->ncols + c], w[c], t, row == 0);
+    tt_buf_putc(out, ' ');
+    if (c + 1 < g->ncols) tt_buf_printf(out, "%s%s%s", bar_on, sep, bar_off);
+  }
+  if (*edge) tt_buf_printf(out, "%s%s%s", bar_on, edge, bar_off);
+  /* trailing spaces are noise in files and pipes */
+  while (!*edge && out->len && out->data[out->len - 1] == ' ') out->len--;
+  tt_buf_putc(out, '\n');
+}
+
+void tt_render_table(tt_buf *out, const tt_result *r, const tt_term *t) {
+  tt_grid g = {0};
+  tt_grid_build(&g, r);
+  size_t *w = tt_xcalloc(g.ncols ? g.ncols : 1, sizeof(size_t));
+  tt_natural_widths(&g, w);
+  if (t->tty) {
+    tt_fit_widths(w, g.ncols, t->width);
+    tt_box_rule(out, w, g.ncols, t, "┌", "┬", "┐");
+    tt_row_line(out, &g, 0, w, t, "│", "│");
+    tt_box_rule(out, w, g.ncols, t, "├", "┼", "┤");
+    for (size_t i = 1; i < g.nrows; i++) tt_row_line(out, &g, i, w, t, "│", "│");
+    tt_box_rule(out, w, g.ncols, t, "└", "┴", "┘");
+  } else {
+    tt_row_line(out, &g, 0, w, t, "|", "");
+    for (size_t c = 0; c < g.ncols; c++) {
+      tt_buf_repeat(out, "-", w[c] + 2);
+      if (c + 1 < g.ncols) tt_buf_putc(out, '+');
+    }
+    tt_buf_putc(out, '\n');
+    for (size_t i = 1; i < g.nrows; i++) tt_row_line(out, &g, i, w, t, "|", "");
+  }
+  free(w);
+  tt_grid_free(&g);
+}
+
+/* A delimited field: the format's own escaping, and on a terminal the
+ * same visible escapes as the table. */
+static void tt_put_field(tt_buf *out, const char *s, size_t n, const tt_term *t,
+                         bool csv) {
+  tt_buf safe = TT_BUF_INIT;
+  if (t->tty) {
+    tt_escape_terminal(&safe, s, n, NULL);
+    s = tt_buf_cstr(&safe);
+    n = safe.len;
+  }
+  if (csv) {
+    bool quote = n && (s[0] == ' ' || s[n - 1] == ' ');
+    for (size_t i = 0; i < n && !quote; i++)
+      quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+    if (quote) tt_buf_putc(out, '"');
+    for (size_t i = 0; i < n; i++) {
+      if (s[i] == '"') tt_buf_putc(out, '"');
+      tt_buf_putc(out, s[i]);
+    }
+    if (quote) tt_buf_putc(out, '"');
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      switch (s[i]) {
+      case '\t': tt_buf_puts(out, "\\t"); break;
+      case '\n': tt_buf_puts(out, "\\n"); break;
+      case '\r': tt_buf_puts(out, "\\r"); break;
+      case '\\': tt_buf_puts(out, "\\\\"); break;
+      default: tt_buf_putc(out, s[i]);
+      }
+    }
+  }
+  tt_buf_free(&safe);
+}
+
+static void tt_render_delimited(tt_buf *out, const tt_result *r, const tt_term *t,
+                                bool csv) {
+  const char sep = csv ? ',' : '\t';
+  const char *eol = csv ? "\r\n" : "\n";
+  for (size_t c = 0; c < r->ncols; c++) {
+    if (c) tt_buf_putc(out, sep);
+    tt_put_field(out, r->names[c], strlen(r->names[c]), t, csv);
+  }
+  tt_buf_puts(out, eol);
+  tt_buf tmp = TT_BUF_INIT;
+  for (size_t i = 0; i < r->nrows; i++) {
+    for (size_t c = 0; c < r->ncols; c++) {
+      if (c) tt_buf_putc(out, sep);
+      const tt_value *v = tt_result_cell(r, i, c);
+      if (v->type == TT_VAL_NULL) continue;
+      tt_buf_reset(&tmp);
+      tt_value_to_text(&tmp, v);
+      tt_put_field(out, tt_buf_cstr(&tmp), tmp.len, t, csv);
+    }
+    tt_buf_puts(out, eol);
+  }
+  tt_buf_free(&tmp);
+}
+
+void tt_render_tsv(tt_buf *out, const tt_result *r, const tt_term *t) {
+  tt_render_delimited(out, r, t, false);
+}
+
+void tt_render_csv(tt_buf *out, const tt_result *r, const tt_term *t) {
+  tt_render_delimited(out, r, t, true);
+}
+
+void tt_render_footer(tt_buf *out, const tt_result *r, const tt_term *t) {
+  tt_buf_puts(out, tt_term_dim(t));
+  tt_buf_put_grouped(out, (long long)r->nrows);
+  tt_buf_puts(out, r->nrows == 1 ? " row" : " rows");
+  if (r->truncated)
+    tt_buf_puts(out, r->truncated_by == TT_TRUNC_BYTES
+                         ? " (cut at --max-bytes; more rows exist)"
+                         : " (cut at --max-rows; more rows exist)");
+  if (r->elapsed_ms < 10) tt_buf_printf(out, ", %.1f ms", r->elapsed_ms);
+  else tt_buf_printf(out, ", %.0f ms", r->elapsed_ms);
+  tt_buf_puts(out, tt_term_reset(t));
+  tt_buf_putc(out, '\n');
+}

@@ -1,0 +1,165 @@
+/* db.h — public face of the db layer: opening a SQLite database strictly
+ * read-only, running one guarded query under limits, result sets, and the
+ * catalog (tables, columns, keys, row counts, sample rows).
+ *
+ * Read-only is enforced by SQLite itself, never by parsing SQL text: the
+ * connection is opened read-only, an authorizer allows only reads and
+ * allow-listed functions, sqlite3_stmt_readonly must hold, exactly one
+ * statement is accepted, and limits bound time, memory, rows and bytes.
+ * Every refusal carries a reason a user can act on.
+ *
+ * A tt_db handle is used by one thread at a time. Queries leave no state
+ * behind (nothing can be written, not even to temp), so one handle serves
+ * any number of queries. */
+#ifndef TT_DB_H
+#define TT_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/util.h"
+
+typedef struct tt_db tt_db;
+
+/* Settings for one handle; start from tt_db_default_opts(). */
+typedef struct tt_db_opts {
+  bool immutable;      /* add immutable=1: no locking, file assumed unchanging */
+  double timeout_s;    /* wall-clock limit per query */
+  long max_rows;       /* rows returned before the result is cut */
+  long max_bytes;      /* bytes returned (text/blob bytes, 8 per number) */
+  bool double_quoted_strings; /* accept "x" as a string literal (Spider gold) */
+} tt_db_opts;
+
+tt_db_opts tt_db_default_opts(void);
+
+typedef enum tt_db_errkind {
+  TT_DB_OK = 0,
+  TT_DB_ERR_REFUSED, /* the guard refused the statement */
+  TT_DB_ERR_TIMEOUT, /* stopped by the wall-clock limit */
+  TT_DB_ERR_LIMIT,   /* stopped by a size, depth or memory limit */
+  TT_DB_ERR_SQL,     /* SQLite rejected or failed the statement */
+  TT_DB_ERR_IO,      /* the file could not be opened or read */
+} tt_db_errkind;
+
+typedef struct tt_db_error {
+  tt_db_errkind kind;
+  char message[512];
+} tt_db_error;
+
+/* "refused", "timeout", "limit", "sql", "io" (or "ok"). */
+const char *tt_db_errkind_name(tt_db_errkind kind);
+
+/* Opens path read-only. A missing, unreadable or non-SQLite file is a
+ * TT_DB_ERR_IO error; no file is ever created. Returns NULL on error. */
+tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err);
+void tt_db_close(tt_db *db);
+const char *tt_db_path(const tt_db *db);
+const tt_db_opts *tt_db_get_opts(const tt_db *db);
+void tt_db_set_opts(tt_db *db, const tt_db_opts *opts);
+
+/* ---- result sets ------------------------------------------------------ */
+
+typedef enum tt_valtype {
+  TT_VAL_NULL,
+  TT_VAL_INT,
+  TT_VAL_REAL,
+  TT_VAL_TEXT,
+  TT_VAL_BLOB,
+} tt_valtype;
+
+typedef struct tt_value {
+  tt_valtype type;
+  size_t len; /* bytes of text or blob (text may contain NUL bytes) */
+  union {
+    int64_t i;
+    double r;
+    const char *s; /* text or blob bytes, NUL-terminated for convenience */
+  } u;
+} tt_value;
+
+typedef enum tt_trunc {
+  TT_TRUNC_NONE,
+  TT_TRUNC_ROWS,  /* more rows exist than max_rows */
+  TT_TRUNC_BYTES, /* the next row would have passed max_bytes */
+} tt_trunc;
+
+typedef struct tt_result {
+  size_t ncols;
+  const char **names;     /* column names */
+  const char **decltypes; /* declared types ("" when none) */
+  size_t nrows;
+  tt_value *cells;        /* nrows * ncols, row-major (owned) */
+  bool truncated;
+  tt_trunc truncated_by;
+  size_t bytes;           /* bytes counted against max_bytes */
+  double elapsed_ms;
+  tt_arena *arena;        /* owns every string above */
+} tt_result;
+
+static inline const tt_value *tt_result_cell(const tt_result *r, size_t row,
+                                             size_t col) {
+  return &r->cells[row * r->ncols + col];
+}
+
+void tt_result_free(tt_result *r);
+
+/* Renders one value as text for people: integers and reals as SQLite prints
+ * them, blobs as "<blob N bytes>", NULL as "NULL". Text is appended raw
+ * (escape it before it reaches a terminal). */
+void tt_value_to_text(tt_buf *out, const tt_value *v);
+
+/* The result as {"columns":[...],"column_types":[...],"rows":[[...]],
+ * "row_count":N,"truncated":bool,"elapsed_ms":N}. Blobs appear as the string
+ * "<blob N bytes>". max_rows limits the rows included (0: all). */
+json_t *tt_result_to_json(const tt_result *r, size_t max_rows);
+
+/* ---- queries ---------------------------------------------------------- */
+
+/* Runs one guarded, read-only statement. sql need not be NUL-terminated and
+ * may contain any bytes (they are checked). Returns the result, or NULL with
+ * err filled in. */
+tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err);
+
+/* ---- catalog ---------------------------------------------------------- */
+
+typedef struct tt_column_info {
+  const char *name;
+  const char *type;          /* declared type, "" when none */
+  int pk;                    /* position in the primary key (1-based), 0 if not */
+  bool not_null;
+  const char *default_value; /* SQL text of the default, NULL when none */
+} tt_column_info;
+
+typedef struct tt_fk_info {
+  const char *from;     /* column in this table */
+  const char *table;    /* referenced table */
+  const char *to;       /* referenced column */
+  int pk_seq;           /* position within a composite key (0-based) */
+} tt_fk_info;
+
+typedef struct tt_table_info {
+  const char *name;
+  bool is_view;
+  int64_t row_count;    /* -1 when it could not be counted in time */
+  size_t ncols;
+  tt_column_info *cols;
+  size_t nfks;
+  tt_fk_info *fks;
+  tt_result *sample;    /* up to 3 rows; NULL when they could not be read */
+} tt_table_info;
+
+typedef struct tt_catalog {
+  size_t ntables;
+  tt_table_info *tables;
+  tt_arena *arena;
+} tt_catalog;
+
+/* Reads the schema: every table and view (not sqlite_ internals) in schema
+ * order, with columns, foreign keys, row counts and three sample rows. */
+tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err);
+void tt_catalog_free(tt_catalog *cat);
+/* Case-insensitive lookup; NULL when absent. */
+const tt_table_info *tt_catalog_find(const tt_catalog *cat, const char *name);
+
+#endif

@@ -1,0 +1,46 @@
+/* db_internal.h — what the files of the db layer share and nobody else
+ * sees: the handle's fields and the guard's entry points. */
+#ifndef TT_DB_INTERNAL_H
+#define TT_DB_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "db/db.h"
+
+/* Reference limits (../shared/corpus/README.md). */
+#define TT_LIMIT_LENGTH 1000000
+#define TT_LIMIT_SQL_LENGTH 100000
+#define TT_HEAP_LIMIT (256LL * 1024 * 1024)
+
+struct tt_db {
+  sqlite3 *h;
+  char *path;
+  tt_db_opts opts;
+  bool stepping;      /* sqlite3_step is running: schema pragmas allowed */
+  bool denied;        /* the authorizer refused something */
+  bool deny_weak;     /* ... but only a schema-table write so far */
+  char deny[320];     /* why, in words for the user */
+  double deadline_ms; /* progress handler stops the query after this */
+  bool timed_out;
+};
+
+void tt_db_set_error(tt_db_error *err, tt_db_errkind kind, const char *fmt, ...)
+    TT_PRINTF(3, 4);
+
+/* Installs authorizer, progress handler, module pruning and the checked
+ * printf on a freshly opened connection. */
+void tt_guard_install(tt_db *db);
+/* Clears per-query guard state and arms the deadline. */
+void tt_guard_arm(tt_db *db);
+/* Checks the raw SQL text before SQLite sees it (UTF-8, NUL, empty). */
+bool tt_guard_check_text(const char *sql, size_t len, tt_db_error *err);
+/* True when what follows the first statement holds only whitespace,
+ * comments and semicolons. */
+bool tt_guard_tail_is_empty(const char *tail, const char *end);
+
+/* Replaces printf() and format() with versions that refuse a width or
+ * precision above the length limit (one such call can otherwise spin for
+ * seconds inside a single opcode, out of the progress handler's reach). */
+int tt_printf_guard_register(sqlite3 *h);
+
+#endif

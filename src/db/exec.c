@@ -1,0 +1,225 @@
+/* exec.c — running one guarded query: check the text, prepare exactly one
+ * statement, refuse anything that is not a read, then step under the
+ * deadline and the row and byte caps, copying typed values into a result. */
+#include "db/db_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* SQLite's messages for parse-time limits (SQLITE_ERROR with no own code). */
+static const char *const tt_limit_messages[] = {
+    "too many columns",          "Expression tree is too large",
+    "too many terms in compound", "too many arguments on function",
+    "LIKE or GLOB pattern too complex", "statement too long",
+    "too many SQL variables",    "parser stack overflow",
+    "too many FROM clause terms", "too many references to",
+    "program too large",          "too many levels of trigger recursion",
+};
+
+static bool tt_is_limit_message(const char *msg) {
+  for (size_t i = 0; i < sizeof tt_limit_messages / sizeof tt_limit_messages[0]; i++)
+    if (strstr(msg, tt_limit_messages[i])) return true;
+  return false;
+}
+
+/* Turns a failed prepare or step into an error a user can act on. */
+static void tt_db_fail(tt_db *db, int rc, tt_db_error *err) {
+  const char *msg = sqlite3_errmsg(db->h);
+  int primary = rc & 0xff;
+  if (db->denied) {
+    tt_db_set_error(err, TT_DB_ERR_REFUSED, "%s", db->deny);
+  } else if (db->timed_out || primary == SQLITE_INTERRUPT) {
+    tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
+                    "query stopped after the %.3g s time limit; narrow it "
+                    "(WHERE, LIMIT) or raise --timeout", db->opts.timeout_s);
+  } else if (primary == SQLITE_NOMEM) {
+    tt_db_set_error(err, TT_DB_ERR_LIMIT,
+                    "query stopped: it needed more than the %lld MiB of "
+                    "memory one query may use; aggregate or narrow it",
+                    TT_HEAP_LIMIT / (1024 * 1024));
+  } else if (primary == SQLITE_TOOBIG) {
+    if (tt_has_prefix(msg, "printf"))
+      tt_db_set_error(err, TT_DB_ERR_LIMIT, "query stopped: %s", msg);
+    else
+      tt_db_set_error(err, TT_DB_ERR_LIMIT,
+                      "query stopped: a string or blob would exceed the "
+                      "%d-byte length limit", TT_LIMIT_LENGTH);
+  } else if (tt_is_limit_message(msg)) {
+    tt_db_set_error(err, TT_DB_ERR_LIMIT, "query is over a size limit: %s", msg);
+  } else {
+    tt_db_set_error(err, TT_DB_ERR_SQL, "%s", msg);
+  }
+}
+
+/* Prepares the first statement of sql, skipping leading empty ones. */
+static int tt_prepare_first(tt_db *db, const char *sql, size_t len,
+                            sqlite3_stmt **st, const char **tail) {
+  const char *end = sql + len;
+  const char *p = sql;
+  *st = NULL;
+  for (;;) {
+    int rc = sqlite3_prepare_v3(db->h, p, (int)(end - p), 0, st, tail);
+    if (rc != SQLITE_OK || *st || *tail >= end || *tail == p ||
+        tt_guard_tail_is_empty(*tail, end))
+      return rc;
+    p = *tail;
+  }
+}
+
+static size_t tt_row_bytes(sqlite3_stmt *st, int ncols) {
+  size_t bytes = 0;
+  for (int c = 0; c < ncols; c++) {
+    switch (sqlite3_column_type(st, c)) {
+    case SQLITE_INTEGER: case SQLITE_FLOAT: bytes += 8; break;
+    case SQLITE_TEXT: case SQLITE_BLOB: bytes += (size_t)sqlite3_column_bytes(st, c); break;
+    default: break;
+    }
+  }
+  return bytes;
+}
+
+static void tt_copy_value(tt_arena *a, sqlite3_stmt *st, int c, tt_value *v) {
+  memset(v, 0, sizeof *v);
+  switch (sqlite3_column_type(st, c)) {
+  case SQLITE_INTEGER:
+    v->type = TT_VAL_INT;
+    v->u.i = sqlite3_column_int64(st, c);
+    break;
+  case SQLITE_FLOAT:
+    v->type = TT_VAL_REAL;
+    v->u.r = sqlite3_column_double(st, c);
+    break;
+  case SQLITE_TEXT: {
+    const unsigned char *t = sqlite3_column_text(st, c);
+    v->type = TT_VAL_TEXT;
+    v->len = (size_t)sqlite3_column_bytes(st, c);
+    v->u.s = tt_arena_memdup(a, t ? (const char *)t : "", t ? v->len : 0);
+    if (!t) v->len = 0;
+    break;
+  }
+  case SQLITE_BLOB: {
+    const void *b = sqlite3_column_blob(st, c);
+    v->type = TT_VAL_BLOB;
+    v->len = (size_t)sqlite3_column_bytes(st, c);
+    v->u.s = tt_arena_memdup(a, b ? b : "", b ? v->len : 0);
+    if (!b) v->len = 0;
+    break;
+  }
+  default:
+    v->type = TT_VAL_NULL;
+    break;
+  }
+}
+
+static tt_result *tt_result_start(sqlite3_stmt *st) {
+  tt_result *r = tt_xcalloc(1, sizeof *r);
+  r->arena = tt_arena_new();
+  int n = sqlite3_column_count(st);
+  r->ncols = (size_t)n;
+  r->names = tt_arena_alloc(r->arena, sizeof(char *) * r->ncols);
+  r->decltypes = tt_arena_alloc(r->arena, sizeof(char *) * r->ncols);
+  for (int c = 0; c < n; c++) {
+    const char *name = sqlite3_column_name(st, c);
+    const char *type = sqlite3_column_decltype(st, c);
+    r->names[c] = tt_arena_strdup(r->arena, name ? name : "?");
+    r->decltypes[c] = tt_arena_strdup(r->arena, type ? type : "");
+  }
+  return r;
+}
+
+/* Steps through the rows under the caps. Returns the final step code. */
+static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
+  size_t cap_rows = db->opts.max_rows > 0 ? (size_t)db->opts.max_rows : 0;
+  size_t cap_bytes = db->opts.max_bytes > 0 ? (size_t)db->opts.max_bytes : 0;
+  size_t alloc = 0;
+  int ncols = (int)r->ncols;
+  int rc;
+  db->stepping = true;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (r->nrows >= cap_rows) {
+      r->truncated = true;
+      r->truncated_by = TT_TRUNC_ROWS;
+      break;
+    }
+    size_t rb = tt_row_bytes(st, ncols);
+    if (r->bytes + rb > cap_bytes) {
+      r->truncated = true;
+      r->truncated_by = TT_TRUNC_BYTES;
+      break;
+    }
+    if (r->nrows == alloc) {
+      alloc = alloc ? alloc * 2 : 16;
+      r->cells = tt_xrealloc(r->cells, sizeof(tt_value) * alloc * (r->ncols ? r->ncols : 1));
+    }
+    tt_value *row = r->cells + r->nrows * r->ncols;
+    for (int c = 0; c < ncols; c++) tt_copy_value(r->arena, st, c, &row[c]);
+    r->bytes += rb;
+    r->nrows++;
+  }
+  db->stepping = false;
+  /* The step that would have found a row past the cap ran out of time: the
+   * rows we hold are complete up to the cap and more may exist. */
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE && db->timed_out && cap_rows &&
+      r->nrows == cap_rows) {
+    r->truncated = true;
+    r->truncated_by = TT_TRUNC_ROWS;
+    rc = SQLITE_ROW;
+  }
+  return rc;
+}
+
+tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
+  double t0 = tt_now_ms();
+  if (err) {
+    err->kind = TT_DB_OK;
+    err->message[0] = '\0';
+  }
+  if (!tt_guard_check_text(sql, len, err)) return NULL;
+  if (len > TT_LIMIT_SQL_LENGTH) {
+    tt_db_set_error(err, TT_DB_ERR_LIMIT,
+                    "the SQL text is %zu bytes; the limit is %d bytes", len,
+                    TT_LIMIT_SQL_LENGTH);
+    return NULL;
+  }
+  tt_guard_arm(db);
+  sqlite3_stmt *st = NULL;
+  const char *tail = NULL;
+  int rc = tt_prepare_first(db, sql, len, &st, &tail);
+  if (rc != SQLITE_OK) {
+    tt_db_fail(db, rc, err);
+    return NULL;
+  }
+  if (!st) {
+    tt_db_set_error(err, TT_DB_ERR_REFUSED,
+                    "no SQL statement found: the input is empty or only "
+                    "comments");
+    return NULL;
+  }
+  const char *refusal = NULL;
+  if (!tt_guard_tail_is_empty(tail, sql + len))
+    refusal = "only one statement per query is allowed; remove what follows "
+              "the first statement";
+  else if (sqlite3_stmt_isexplain(st) == 1)
+    refusal = "plain EXPLAIN is not allowed; use EXPLAIN QUERY PLAN to see "
+              "how a query runs";
+  else if (!sqlite3_stmt_readonly(st))
+    refusal = db->denied ? db->deny
+                         : "writes are not allowed: this statement would "
+                           "modify the database";
+  if (refusal) {
+    sqlite3_finalize(st);
+    tt_db_set_error(err, TT_DB_ERR_REFUSED, "%s", refusal);
+    return NULL;
+  }
+  tt_result *r = tt_result_start(st);
+  rc = tt_collect_rows(db, st, r);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    tt_db_fail(db, rc, err);
+    sqlite3_finalize(st);
+    tt_result_free(r);
+    return NULL;
+  }
+  sqlite3_finalize(st);
+  r->elapsed_ms = tt_now_ms() - t0;
+  return r;
+}

@@ -1,0 +1,87 @@
+/* result.c — result sets: freeing them, rendering values as text, and the
+ * JSON form shared by `tabletalk sql --format json` and the MCP server. */
+#include "db/db_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tt_result_free(tt_result *r) {
+  if (!r) return;
+  free(r->cells);
+  tt_arena_free(r->arena);
+  free(r);
+}
+
+/* Reals as SQLite's own text conversion does it: up to 15 significant
+ * digits, and always recognisable as a real ("3.0", not "3"). */
+static void tt_real_to_text(tt_buf *out, double r) {
+  if (isnan(r)) {
+    tt_buf_puts(out, "NaN");
+    return;
+  }
+  if (isinf(r)) {
+    tt_buf_puts(out, r > 0 ? "Inf" : "-Inf");
+    return;
+  }
+  char tmp[64];
+  snprintf(tmp, sizeof tmp, "%.15g", r);
+  tt_buf_puts(out, tmp);
+  for (const char *p = tmp; *p; p++)
+    if (*p == '.' || *p == 'e' || *p == 'n' || *p == 'i') return;
+  tt_buf_puts(out, ".0");
+}
+
+void tt_value_to_text(tt_buf *out, const tt_value *v) {
+  switch (v->type) {
+  case TT_VAL_NULL: tt_buf_puts(out, "NULL"); break;
+  case TT_VAL_INT: tt_buf_printf(out, "%lld", (long long)v->u.i); break;
+  case TT_VAL_REAL: tt_real_to_text(out, v->u.r); break;
+  case TT_VAL_TEXT: tt_buf_append(out, v->u.s, v->len); break;
+  case TT_VAL_BLOB: tt_buf_printf(out, "<blob %zu bytes>", v->len); break;
+  }
+}
+
+static json_t *tt_value_to_json(const tt_value *v) {
+  switch (v->type) {
+  case TT_VAL_NULL: return json_null();
+  case TT_VAL_INT: return json_integer((json_int_t)v->u.i);
+  case TT_VAL_REAL:
+    if (isfinite(v->u.r)) return json_real(v->u.r);
+    return json_null(); /* JSON has no NaN or infinity */
+  case TT_VAL_TEXT: return tt_json_stringn(v->u.s, v->len);
+  case TT_VAL_BLOB: {
+    char tmp[48];
+    snprintf(tmp, sizeof tmp, "<blob %zu bytes>", v->len);
+    return json_string(tmp);
+  }
+  }
+  return json_null();
+}
+
+json_t *tt_result_to_json(const tt_result *r, size_t max_rows) {
+  json_t *o = json_object();
+  json_t *cols = json_array(), *types = json_array(), *rows = json_array();
+  for (size_t c = 0; c < r->ncols; c++) {
+    json_array_append_new(cols, tt_json_stringn(r->names[c], strlen(r->names[c])));
+    json_array_append_new(types, tt_json_stringn(r->decltypes[c], strlen(r->decltypes[c])));
+  }
+  size_t n = max_rows && max_rows < r->nrows ? max_rows : r->nrows;
+  for (size_t i = 0; i < n; i++) {
+    json_t *row = json_array();
+    for (size_t c = 0; c < r->ncols; c++)
+      json_array_append_new(row, tt_value_to_json(tt_result_cell(r, i, c)));
+    json_array_append_new(rows, row);
+  }
+  json_object_set_new(o, "columns", cols);
+  json_object_set_new(o, "column_types", types);
+  json_object_set_new(o, "rows", rows);
+  json_object_set_new(o, "row_count", json_integer((json_int_t)r->nrows));
+  json_object_set_new(o, "truncated", json_boolean(r->truncated));
+  if (r->truncated)
+    json_object_set_new(o, "truncated_by", json_string(
+        r->truncated_by == TT_TRUNC_BYTES ? "max_bytes" : "max_rows"));
+  json_object_set_new(o, "elapsed_ms", json_real(round(r->elapsed_ms * 1000.0) / 1000.0));
+  return o;
+}

@@ -1,0 +1,203 @@
+/* cards.c — schema cards: the compact, M-Schema-like text a model reads to
+ * learn a table (one block per table: columns with type, key marks and
+ * example values), and the same facts as JSON for scripts and MCP. */
+#include "schema/schema.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TT_EXAMPLE_CHARS 40
+
+struct tt_schema {
+  tt_catalog *cat;
+  size_t ncards;
+  tt_card *cards;
+  size_t total_tokens;
+};
+
+/* One example value, short and safe: control and invisible characters are
+ * escaped, long text is cut, text is quoted so "1" and 1 differ. */
+static void tt_put_example(tt_buf *out, const tt_value *v) {
+  if (v->type == TT_VAL_TEXT) {
+    tt_escape_opts o = {.max_chars = TT_EXAMPLE_CHARS, .short_marker = true};
+    tt_buf_putc(out, '"');
+    tt_escape_terminal(out, v->u.s, v->len, &o);
+    tt_buf_putc(out, '"');
+  } else {
+    tt_value_to_text(out, v);
+  }
+}
+
+static bool tt_value_same(const tt_value *a, const tt_value *b) {
+  if (a->type != b->type) return false;
+  switch (a->type) {
+  case TT_VAL_NULL: return true;
+  case TT_VAL_INT: return a->u.i == b->u.i;
+  case TT_VAL_REAL: return a->u.r == b->u.r;
+  default: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
+  }
+}
+
+/* Distinct non-NULL values of column col in the sample rows. */
+static void tt_put_examples(tt_buf *out, const tt_result *sample, size_t col) {
+  if (!sample || col >= sample->ncols) return;
+  bool any = false;
+  for (size_t r = 0; r < sample->nrows; r++) {
+    const tt_value *v = tt_result_cell(sample, r, col);
+    if (v->type == TT_VAL_NULL) continue;
+    bool seen = false;
+    for (size_t k = 0; k < r && !seen; k++)
+      seen = tt_value_same(v, tt_result_cell(sample, k, col));
+    if (seen) continue;
+    tt_buf_puts(out, any ? ", " : ", examples: [");
+    tt_put_example(out, v);
+    any = true;
+  }
+  if (any) tt_buf_putc(out, ']');
+}
+
+static const tt_fk_info *tt_fk_of(const tt_table_info *t, const char *col) {
+  for (size_t k = 0; k < t->nfks; k++)
+    if (strcmp(t->fks[k].from, col) == 0) return &t->fks[k];
+  return NULL;
+}
+
+/* Names come from the database file too: escape them like data. */
+static void tt_put_name(tt_buf *out, const char *s) {
+  tt_escape_terminal(out, s, strlen(s), NULL);
+}
+
+static void tt_card_render(const tt_table_info *t, tt_buf *out) {
+  tt_buf_printf(out, "# %s: ", t->is_view ? "View" : "Table");
+  tt_put_name(out, t->name);
+  if (t->row_count >= 0)
+    tt_buf_printf(out, " (%lld row%s)", (long long)t->row_count,
+                  t->row_count == 1 ? "" : "s");
+  tt_buf_puts(out, "\n[\n");
+  for (size_t c = 0; c < t->ncols; c++) {
+    const tt_column_info *col = &t->cols[c];
+    tt_buf_putc(out, '(');
+    tt_put_name(out, col->name);
+    tt_buf_puts(out, ": ");
+    tt_put_name(out, col->type[0] ? col->type : "ANY");
+    if (col->pk) tt_buf_puts(out, ", primary key");
+    else if (col->not_null) tt_buf_puts(out, ", not null");
+    const tt_fk_info *fk = tt_fk_of(t, col->name);
+    if (fk) {
+      tt_buf_puts(out, ", references ");
+      tt_put_name(out, fk->table);
+      tt_buf_putc(out, '.');
+      tt_put_name(out, fk->to ? fk->to : "?");
+    }
+    tt_put_examples(out, t->sample, c);
+    tt_buf_puts(out, "),\n");
+  }
+  tt_buf_puts(out, "]\n");
+}
+
+tt_schema *tt_schema_new(tt_catalog *cat) {
+  tt_schema *s = tt_xcalloc(1, sizeof *s);
+  s->cat = cat;
+  s->ncards = cat->ntables;
+  s->cards = tt_xcalloc(s->ncards ? s->ncards : 1, sizeof(tt_card));
+  for (size_t i = 0; i < s->ncards; i++) {
+    tt_buf b = TT_BUF_INIT;
+    tt_card_render(&cat->tables[i], &b);
+    s->cards[i].table = &cat->tables[i];
+    s->cards[i].tokens = tt_tokens_estimate(tt_buf_cstr(&b), b.len);
+    s->cards[i].text = tt_buf_detach(&b);
+    s->total_tokens += s->cards[i].tokens;
+  }
+  return s;
+}
+
+void tt_schema_free(tt_schema *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->ncards; i++) free(s->cards[i].text);
+  free(s->cards);
+  tt_catalog_free(s->cat);
+  free(s);
+}
+
+size_t tt_schema_count(const tt_schema *s) { return s->ncards; }
+
+const tt_card *tt_schema_card(const tt_schema *s, size_t i) {
+  return i < s->ncards ? &s->cards[i] : NULL;
+}
+
+const tt_card *tt_schema_find(const tt_schema *s, const char *name) {
+  const tt_table_info *t = tt_catalog_find(s->cat, name);
+  return t ? &s->cards[t - s->cat->tables] : NULL;
+}
+
+const tt_catalog *tt_schema_catalog(const tt_schema *s) { return s->cat; }
+
+size_t tt_schema_total_tokens(const tt_schema *s) { return s->total_tokens; }
+
+void tt_schema_render_text(const tt_schema *s, const tt_card *const *cards,
+                           size_t n, tt_buf *out) {
+  size_t count = cards ? n : s->ncards;
+  for (size_t i = 0; i < count; i++) {
+    if (i) tt_buf_putc(out, '\n');
+    tt_buf_puts(out, cards ? cards[i]->text : s->cards[i].text);
+  }
+}
+
+static json_t *tt_str(const char *s) { return tt_json_stringn(s, strlen(s)); }
+
+json_t *tt_card_to_json(const tt_card *c) {
+  const tt_table_info *t = c->table;
+  json_t *o = json_object();
+  json_object_set_new(o, "name", tt_str(t->name));
+  json_object_set_new(o, "type", json_string(t->is_view ? "view" : "table"));
+  json_object_set_new(o, "row_count",
+                      t->row_count >= 0 ? json_integer(t->row_count) : json_null());
+  json_t *cols = json_array();
+  for (size_t i = 0; i < t->ncols; i++) {
+    const tt_column_info *col = &t->cols[i];
+    json_t *jc = json_object();
+    json_object_set_new(jc, "name", tt_str(col->name));
+    json_object_set_new(jc, "type", tt_str(col->type));
+    json_object_set_new(jc, "primary_key", col->pk ? json_integer(col->pk) : json_false());
+    json_object_set_new(jc, "not_null", json_boolean(col->not_null));
+    json_object_set_new(jc, "default",
+                        col->default_value ? tt_str(col->default_value) : json_null());
+    json_array_append_new(cols, jc);
+  }
+  json_object_set_new(o, "columns", cols);
+  json_t *fks = json_array();
+  for (size_t i = 0; i < t->nfks; i++) {
+    json_t *jf = json_object();
+    json_object_set_new(jf, "column", tt_str(t->fks[i].from));
+    json_object_set_new(jf, "references_table", tt_str(t->fks[i].table));
+    json_object_set_new(jf, "references_column",
+                        t->fks[i].to ? tt_str(t->fks[i].to) : json_null());
+    json_array_append_new(fks, jf);
+  }
+  json_object_set_new(o, "foreign_keys", fks);
+  if (t->sample) {
+    json_t *sample = tt_result_to_json(t->sample, 0);
+    json_object_set(o, "sample_rows", json_object_get(sample, "rows"));
+    json_decref(sample);
+  } else {
+    json_object_set_new(o, "sample_rows", json_array());
+  }
+  json_object_set_new(o, "token_estimate", json_integer((json_int_t)c->tokens));
+  json_object_set_new(o, "card", tt_str(c->text));
+  return o;
+}
+
+json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_t n) {
+  size_t count = cards ? n : s->ncards;
+  json_t *tables = json_array();
+  size_t tokens = 0;
+  for (size_t i = 0; i < count; i++) {
+    const tt_card *c = cards ? cards[i] : &s->cards[i];
+    json_array_append_new(tables, tt_card_to_json(c));
+    tokens += c->tokens;
+  }
+  json_t *o = json_object();
+  json_object_set_new(o, "tables", tables);
+  json_object_set_new(o, "token_estimate", json_integer((json_int_t)tokens));
+  return o;
+}

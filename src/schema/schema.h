@@ -1,0 +1,41 @@
+/* schema.h — public face of the schema layer: one card per table or view
+ * (columns with types and key marks, foreign keys, row count, example values
+ * from three sample rows), rendered as compact text for prompts and as JSON,
+ * with a token estimate per card. Knows nothing about language models. */
+#ifndef TT_SCHEMA_H
+#define TT_SCHEMA_H
+
+#include "db/db.h"
+
+typedef struct tt_schema tt_schema;
+
+typedef struct tt_card {
+  const tt_table_info *table; /* owned by the schema's catalog */
+  char *text;                 /* the prompt form, newline-terminated */
+  size_t tokens;              /* estimated tokens of text */
+} tt_card;
+
+/* Builds the cards of a catalog; the schema takes ownership of cat. */
+tt_schema *tt_schema_new(tt_catalog *cat);
+void tt_schema_free(tt_schema *s);
+
+size_t tt_schema_count(const tt_schema *s);
+const tt_card *tt_schema_card(const tt_schema *s, size_t i);
+/* Case-insensitive; NULL when there is no such table or view. */
+const tt_card *tt_schema_find(const tt_schema *s, const char *name);
+const tt_catalog *tt_schema_catalog(const tt_schema *s);
+size_t tt_schema_total_tokens(const tt_schema *s);
+
+/* Appends the text of the given cards (all when cards is NULL), in order,
+ * separated by blank lines. */
+void tt_schema_render_text(const tt_schema *s, const tt_card *const *cards,
+                           size_t n, tt_buf *out);
+json_t *tt_card_to_json(const tt_card *c);
+/* {"tables":[...],"token_estimate":N} for the given cards (all when NULL). */
+json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_t n);
+
+/* Estimated tokens of text for a BPE tokenizer of the Qwen2 family
+ * (single-digit numbers, ~4 letters per token, punctuation alone). */
+size_t tt_tokens_estimate(const char *text, size_t n);
+
+#endif

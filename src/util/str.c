@@ -1,0 +1,92 @@
+/* str.c — small string helpers: case-insensitive compare, number parsing
+ * for command-line options, SQL quoting and reading a whole stream. */
+#include "util/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool tt_streq_nocase(const char *a, const char *b) {
+  for (; *a && *b; a++, b++)
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;
+  return *a == *b;
+}
+
+bool tt_has_prefix(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+void tt_buf_put_grouped(tt_buf *b, long long n) {
+  char digits[32];
+  unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+  size_t len = 0;
+  do {
+    digits[len++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (n < 0) tt_buf_putc(b, '-');
+  for (size_t i = len; i > 0; i--) {
+    tt_buf_putc(b, digits[i - 1]);
+    if (i > 1 && (i - 1) % 3 == 0) tt_buf_putc(b, ',');
+  }
+}
+
+bool tt_parse_long(const char *s, long min, long max, long *out) {
+  if (!s || !*s || isspace((unsigned char)*s)) return false;
+  errno = 0;
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+bool tt_parse_double(const char *s, double min, double max, double *out) {
+  if (!s || !*s || isspace((unsigned char)*s)) return false;
+  errno = 0;
+  char *end;
+  double v = strtod(s, &end);
+  if (errno || *end || !isfinite(v) || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+static void tt_buf_put_quoted(tt_buf *b, const char *s, char q) {
+  tt_buf_putc(b, q);
+  for (; *s; s++) {
+    if (*s == q) tt_buf_putc(b, q);
+    tt_buf_putc(b, *s);
+  }
+  tt_buf_putc(b, q);
+}
+
+void tt_buf_put_sql_ident(tt_buf *b, const char *s) { tt_buf_put_quoted(b, s, '"'); }
+
+void tt_buf_put_sql_string(tt_buf *b, const char *s) { tt_buf_put_quoted(b, s, '\''); }
+
+char *tt_read_stream(int fd, size_t max, size_t *len, bool *too_long) {
+  tt_buf b = TT_BUF_INIT;
+  char chunk[65536];
+  *too_long = false;
+  for (;;) {
+    ssize_t r = read(fd, chunk, sizeof chunk);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      tt_buf_free(&b);
+      return NULL;
+    }
+    if (r == 0) break;
+    size_t take = (size_t)r;
+    if (b.len + take > max) {
+      take = max - b.len;
+      *too_long = true;
+    }
+    tt_buf_append(&b, chunk, take);
+    if (*too_long) break;
+  }
+  *len = b.len;
+  return tt_buf_detach(&b);
+}

@@ -1,0 +1,148 @@
+/* util.h — public face of the util layer: growable byte buffers, an arena,
+ * UTF-8 decoding, escaping text for terminals and JSON, clocks and small
+ * string helpers. Everything else in tabletalk builds on these; this layer
+ * knows nothing about databases, models or front ends.
+ *
+ * Ownership: functions named _new/_detach/_dup return memory the caller
+ * frees; a tt_buf owns its bytes until tt_buf_free or tt_buf_detach. Memory
+ * exhaustion is fatal (message on stderr, exit 1), like git's xmalloc: every
+ * size that user input can influence is capped before it reaches here. */
+#ifndef TT_UTIL_H
+#define TT_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#if defined(__GNUC__)
+#define TT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TT_PRINTF(a, b)
+#endif
+
+/* ---- memory ---------------------------------------------------------- */
+
+void *tt_xmalloc(size_t n);
+void *tt_xcalloc(size_t count, size_t size);
+void *tt_xrealloc(void *p, size_t n);
+char *tt_xstrdup(const char *s);
+char *tt_xstrndup(const char *s, size_t n);
+char *tt_xasprintf(const char *fmt, ...) TT_PRINTF(1, 2);
+
+/* ---- byte buffer ----------------------------------------------------- */
+
+typedef struct tt_buf {
+  char *data; /* always NUL-terminated when non-NULL */
+  size_t len;
+  size_t cap;
+} tt_buf;
+
+#define TT_BUF_INIT {NULL, 0, 0}
+
+void tt_buf_append(tt_buf *b, const void *p, size_t n);
+void tt_buf_puts(tt_buf *b, const char *s);
+void tt_buf_putc(tt_buf *b, char c);
+void tt_buf_printf(tt_buf *b, const char *fmt, ...) TT_PRINTF(2, 3);
+void tt_buf_vprintf(tt_buf *b, const char *fmt, va_list ap) TT_PRINTF(2, 0);
+void tt_buf_repeat(tt_buf *b, const char *s, size_t times);
+/* Empties the buffer but keeps its memory. */
+void tt_buf_reset(tt_buf *b);
+/* Returns the contents as a NUL-terminated string ("" when empty, never NULL). */
+const char *tt_buf_cstr(tt_buf *b);
+/* Hands the contents to the caller (free() it) and empties the buffer. */
+char *tt_buf_detach(tt_buf *b);
+void tt_buf_free(tt_buf *b);
+
+/* ---- arena: many small allocations freed together --------------------- */
+
+typedef struct tt_arena tt_arena;
+
+tt_arena *tt_arena_new(void);
+void *tt_arena_alloc(tt_arena *a, size_t n);
+/* Copies n bytes and appends a NUL (the copy may itself contain NULs). */
+char *tt_arena_memdup(tt_arena *a, const void *p, size_t n);
+char *tt_arena_strdup(tt_arena *a, const char *s);
+void tt_arena_free(tt_arena *a);
+
+/* ---- UTF-8 ------------------------------------------------------------ */
+
+/* Decodes the UTF-8 sequence at s (n bytes available). Returns its length
+ * (1-4) and stores the code point, or returns 0 when the bytes are not valid
+ * UTF-8 (overlong, surrogate, above U+10FFFF, cut short). */
+size_t tt_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* True when s[0..n) is valid UTF-8. *bad_offset (may be NULL) receives the
+ * offset of the first invalid byte. */
+bool tt_utf8_valid(const char *s, size_t n, size_t *bad_offset);
+void tt_utf8_encode(tt_buf *b, uint32_t cp);
+/* Number of code points; each invalid byte counts as one. */
+size_t tt_utf8_count(const char *s, size_t n);
+/* Byte length of the first max_chars code points of s. */
+size_t tt_utf8_prefix(const char *s, size_t n, size_t max_chars);
+/* Copies s replacing every invalid byte with U+FFFD. */
+void tt_utf8_sanitize(tt_buf *out, const char *s, size_t n);
+
+/* ---- escaping -------------------------------------------------------- */
+
+/* Code points that must never reach a terminal raw: C0/C1 controls, DEL,
+ * bidi controls, zero-width and other invisible format characters, tag
+ * characters and variation selectors. */
+bool tt_cp_is_unsafe(uint32_t cp);
+
+typedef struct tt_escape_opts {
+  size_t max_chars;      /* cut after this many code points (0: no cut) */
+  bool short_marker;     /* a cut ends in "…" alone, not "…[N chars]" */
+  const char *mark_on;   /* wrapped around each escape, e.g. a dim colour */
+  const char *mark_off;  /* (NULL: nothing) */
+} tt_escape_opts;
+
+/* Appends s to out in a form safe for a terminal: \n \r \t \0 and \xHH for
+ * control bytes and invalid UTF-8, <U+XXXX> for invisible or bidi code
+ * points (a single variation selector after a visible character and a
+ * zero-width joiner between emoji are kept). A cut string ends with
+ * "…[N chars]" giving the original length. Returns the display width of
+ * what was appended, escapes and marker included. */
+size_t tt_escape_terminal(tt_buf *out, const char *s, size_t n,
+                          const tt_escape_opts *opts);
+
+/* Display width (terminal columns) of valid, already escaped UTF-8 text.
+ * Needs an UTF-8 LC_CTYPE for wide characters (the CLI sets C.UTF-8). */
+size_t tt_display_width(const char *s, size_t n);
+
+/* ---- JSON -------------------------------------------------------------- */
+
+/* A JSON string from arbitrary bytes: invalid UTF-8 becomes U+FFFD. */
+json_t *tt_json_stringn(const char *s, size_t n);
+/* Serialises v (jansson flags) and then rewrites DEL, C1, bidi, zero-width
+ * and other unsafe code points inside strings as \uXXXX escapes, so the text
+ * is safe to print and still parses to the same value. */
+void tt_json_dump(tt_buf *out, const json_t *v, size_t flags);
+/* The escaping pass of tt_json_dump over already serialised JSON text. */
+void tt_json_escape_unsafe(tt_buf *out, const char *json, size_t n);
+
+/* ---- time ------------------------------------------------------------ */
+
+/* Milliseconds on a monotonic clock (for durations and deadlines). */
+double tt_now_ms(void);
+
+/* ---- strings --------------------------------------------------------- */
+
+bool tt_streq_nocase(const char *a, const char *b);
+bool tt_has_prefix(const char *s, const char *prefix);
+/* Appends n with thousands separators: 12,345. */
+void tt_buf_put_grouped(tt_buf *b, long long n);
+/* Parses a whole decimal number; false on junk, overflow or out of range. */
+bool tt_parse_long(const char *s, long min, long max, long *out);
+bool tt_parse_double(const char *s, double min, double max, double *out);
+/* Appends s as a double-quoted SQL identifier ("a""b"). */
+void tt_buf_put_sql_ident(tt_buf *b, const char *s);
+/* Appends s as a single-quoted SQL string literal ('it''s'). */
+void tt_buf_put_sql_string(tt_buf *b, const char *s);
+/* Reads a whole stream (at most max bytes; *too_long set when more came).
+ * Returns NULL on a read error. The result is NUL-terminated; *len excludes
+ * the terminator. */
+char *tt_read_stream(int fd, size_t max, size_t *len, bool *too_long);
+
+#endif

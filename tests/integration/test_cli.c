@@ -1,0 +1,309 @@
+/* test_cli.c — the tabletalk command line as a user meets it: help and
+ * version, usage errors (exit 2), missing or bad files (exit 1, nothing
+ * created), refusals (exit 3), limits (exit 4), output formats, SQL from
+ * standard input, and the schema command on chinook. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *g_dir, *g_db;
+
+static int setup(void **state) {
+  (void)state;
+  g_dir = tu_mkdtemp();
+  g_db = tt_xasprintf("%s/chinook.sqlite", g_dir);
+  tu_copy_file(tu_chinook(), g_db);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  tu_rmtree(g_dir);
+  free(g_db);
+  free(g_dir);
+  return 0;
+}
+
+/* Runs tabletalk with up to 12 arguments (NULL-terminated list). */
+static void tt(tu_run *r, const char *in, ...) {
+  char *argv[16] = {(char *)tu_bin()};
+  va_list ap;
+  va_start(ap, in);
+  int n = 1;
+  const char *a;
+  while (n < 15 && (a = va_arg(ap, const char *))) argv[n++] = (char *)a;
+  va_end(ap);
+  tu_run_cmd(argv, in, in ? strlen(in) : 0, 20000, r);
+}
+
+static bool has(const tt_buf *b, const char *s) { return strstr(tt_buf_cstr((tt_buf *)b), s) != NULL; }
+
+static void test_help_and_version(void **state) {
+  (void)state;
+  tu_run r;
+  tt(&r, NULL, "--help", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "Usage: tabletalk"));
+  assert_true(has(&r.out, "sql"));
+  assert_true(has(&r.out, "schema"));
+  tu_run_free(&r);
+  tt(&r, NULL, "sql", "--help", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "--max-rows"));
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", "--help", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "--json"));
+  tu_run_free(&r);
+  tt(&r, NULL, "--version", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "tabletalk "));
+  assert_true(has(&r.out, "SQLite"));
+  tu_run_free(&r);
+}
+
+static void test_usage_errors_exit_2(void **state) {
+  (void)state;
+  const char *cases[][6] = {
+      {"nosuchcommand", NULL},
+      {"--bogus", NULL},
+      {"sql", NULL},
+      {"sql", "x.db", NULL},
+      {"sql", "x.db", "SELECT 1", "extra", NULL},
+      {"sql", "--format", "xml", "x.db", "SELECT 1", NULL},
+      {"sql", "--timeout", "soon", "x.db", "SELECT 1", NULL},
+      {"sql", "--max-rows", "0", "x.db", "SELECT 1", NULL},
+      {"sql", "--max-rows", NULL},
+      {"schema", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tu_run r;
+    tt(&r, NULL, cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], NULL);
+    if (r.status != 2) fprintf(stderr, "case %zu: exit %d\n", i, r.status);
+    assert_int_equal(r.status, 2);
+    assert_true(r.err.len > 0); /* says what was wrong */
+    tu_run_free(&r);
+  }
+  tu_run r;
+  tt(&r, NULL, NULL);
+  assert_int_equal(r.status, 2);
+  tu_run_free(&r);
+}
+
+static void test_missing_and_bad_files(void **state) {
+  (void)state;
+  char *missing = tt_xasprintf("%s/missing.sqlite", g_dir);
+  tu_run r;
+  tt(&r, NULL, "sql", missing, "SELECT 1", NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.err, "no such file"));
+  assert_int_equal(access(missing, F_OK), -1); /* never created */
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", missing, "SELECT 1", "--format", "json", NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.out, "\"kind\":\"io\""));
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_dir, "SELECT 1", NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.err, "is a directory"));
+  tu_run_free(&r);
+
+  char *text = tt_xasprintf("%s/notes.txt", g_dir);
+  FILE *f = fopen(text, "w");
+  fputs("these are not the pages you are looking for, SQLite\n", f);
+  for (int i = 0; i < 200; i++) fputs("padding padding padding padding\n", f);
+  fclose(f);
+  tt(&r, NULL, "sql", text, "SELECT 1", NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.err, "not a SQLite database"));
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", missing, NULL);
+  assert_int_equal(r.status, 1);
+  assert_int_equal(access(missing, F_OK), -1);
+  tu_run_free(&r);
+  free(text);
+  free(missing);
+}
+
+static void test_odd_paths_and_symlinks(void **state) {
+  (void)state;
+  char *odd = tt_xasprintf("%s/my db?#%%.sqlite", g_dir);
+  char *link = tt_xasprintf("%s/link.sqlite", g_dir);
+  tu_copy_file(g_db, odd);
+  assert_int_equal(symlink(g_db, link), 0);
+  tu_run r;
+  tt(&r, NULL, "sql", odd, "SELECT count(*) FROM Genre", "--format", "tsv", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "25"));
+  tu_run_free(&r);
+  tt(&r, NULL, "sql", link, "SELECT count(*) FROM Genre", "--format", "tsv", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "25"));
+  tu_run_free(&r);
+  free(odd);
+  free(link);
+}
+
+static void test_exit_codes_for_outcomes(void **state) {
+  (void)state;
+  tu_run r;
+  tt(&r, NULL, "sql", g_db, "DELETE FROM Track", NULL);
+  assert_int_equal(r.status, 3);
+  assert_true(has(&r.err, "writes are not allowed: DELETE on Track"));
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_db, "SELECT * FROM Trak", NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.err, "no such table: Trak"));
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_db, "--timeout", "0.3",
+     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c", NULL);
+  assert_int_equal(r.status, 4);
+  assert_true(has(&r.err, "time limit"));
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_db, "SELECT printf('%.*c', 2000000000, 'x')", NULL);
+  assert_int_equal(r.status, 4);
+  tu_run_free(&r);
+}
+
+static void test_formats(void **state) {
+  (void)state;
+  const char *q = "SELECT GenreId, Name FROM Genre WHERE GenreId <= 3 ORDER BY 1";
+  tu_run r;
+  tt(&r, NULL, "sql", g_db, q, NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, " GenreId | Name"));
+  assert_true(has(&r.out, "Rock"));
+  assert_true(has(&r.out, "3 rows, "));
+  assert_true(has(&r.out, " ms\n"));
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_db, q, "--format", "tsv", NULL);
+  assert_string_equal(tt_buf_cstr(&r.out), "GenreId\tName\n1\tRock\n2\tJazz\n3\tMetal\n");
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_db, "SELECT 'a,b' AS x, 'say \"hi\"' AS y, NULL AS z", "--format", "csv", NULL);
+  assert_string_equal(tt_buf_cstr(&r.out), "x,y,z\r\n\"a,b\",\"say \"\"hi\"\"\",\r\n");
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_db, "SELECT 1 AS i, 2.5 AS r, 'x' AS t, NULL AS n, x'00FF10' AS b", "--json", NULL);
+  assert_int_equal(r.status, 0);
+  json_t *doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_non_null(doc);
+  json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
+  assert_int_equal(json_integer_value(json_array_get(row, 0)), 1);
+  assert_true(json_real_value(json_array_get(row, 1)) == 2.5);
+  assert_string_equal(json_string_value(json_array_get(row, 2)), "x");
+  assert_true(json_is_null(json_array_get(row, 3)));
+  assert_string_equal(json_string_value(json_array_get(row, 4)), "<blob 3 bytes>");
+  assert_int_equal(json_integer_value(json_object_get(doc, "row_count")), 1);
+  assert_true(json_is_false(json_object_get(doc, "truncated")));
+  assert_true(json_is_number(json_object_get(doc, "elapsed_ms")));
+  assert_string_equal(json_string_value(json_array_get(json_object_get(doc, "columns"), 4)), "b");
+  json_decref(doc);
+  tu_run_free(&r);
+}
+
+static void test_caps(void **state) {
+  (void)state;
+  tu_run r;
+  tt(&r, NULL, "sql", g_db, "SELECT TrackId FROM Track", "--max-rows", "10", "--json", NULL);
+  json_t *doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_int_equal(json_integer_value(json_object_get(doc, "row_count")), 10);
+  assert_true(json_is_true(json_object_get(doc, "truncated")));
+  json_decref(doc);
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_db, "SELECT TrackId FROM Track LIMIT 10", "--max-rows", "10", "--json", NULL);
+  doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_true(json_is_false(json_object_get(doc, "truncated"))); /* exactly at the cap */
+  json_decref(doc);
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_db, "SELECT Name FROM Track", "--max-bytes", "100", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "cut at --max-bytes"));
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", g_db, "SELECT TrackId FROM Track", NULL); /* default 200 */
+  assert_true(has(&r.out, "200 rows (cut at --max-rows"));
+  tu_run_free(&r);
+}
+
+static void test_sql_from_stdin(void **state) {
+  (void)state;
+  tu_run r;
+  tt(&r, "SELECT count(*) AS n FROM Artist;\n", "sql", g_db, "-", "--format", "tsv", NULL);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(tt_buf_cstr(&r.out), "n\n275\n");
+  tu_run_free(&r);
+
+  char *argv[] = {(char *)tu_bin(), "sql", g_db, "-", "--json", NULL};
+  static const char nul_sql[] = "SELECT 'a\0b'";
+  tu_run_cmd(argv, nul_sql, sizeof nul_sql - 1, 20000, &r);
+  assert_int_equal(r.status, 3);
+  assert_true(has(&r.out, "NUL byte"));
+  tu_run_free(&r);
+
+  tt(&r, "-- only a comment\n", "sql", g_db, "-", NULL);
+  assert_int_equal(r.status, 3);
+  assert_true(has(&r.err, "no SQL statement"));
+  tu_run_free(&r);
+}
+
+static void test_schema_command(void **state) {
+  (void)state;
+  tu_run r;
+  tt(&r, NULL, "schema", g_db, NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "# Table: Track (3503 rows)"));
+  assert_true(has(&r.out, "(AlbumId: INTEGER, references Album.AlbumId, examples: [1, 2, 3]),"));
+  assert_true(has(&r.out, "11 tables, about "));
+  tu_run_free(&r);
+
+  tt(&r, NULL, "schema", g_db, "genre", "Album", "--json", NULL);
+  assert_int_equal(r.status, 0);
+  json_t *doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_non_null(doc);
+  json_t *tables = json_object_get(doc, "tables");
+  assert_int_equal(json_array_size(tables), 2);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(tables, 0), "name")), "Genre");
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(tables, 0), "row_count")), 25);
+  assert_true(json_integer_value(json_object_get(doc, "token_estimate")) > 0);
+  json_decref(doc);
+  tu_run_free(&r);
+
+  tt(&r, NULL, "schema", g_db, "Nope", NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.err, "no table or view named 'Nope'"));
+  assert_true(has(&r.err, "InvoiceLine"));
+  tu_run_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_help_and_version),
+      cmocka_unit_test(test_usage_errors_exit_2),
+      cmocka_unit_test(test_missing_and_bad_files),
+      cmocka_unit_test(test_odd_paths_and_symlinks),
+      cmocka_unit_test(test_exit_codes_for_outcomes),
+      cmocka_unit_test(test_formats),
+      cmocka_unit_test(test_caps),
+      cmocka_unit_test(test_sql_from_stdin),
+      cmocka_unit_test(test_schema_command),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

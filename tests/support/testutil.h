@@ -1,0 +1,66 @@
+/* testutil.h — helpers shared by the test programs: locating the binary and
+ * the shared inputs, scratch copies of databases, running the tabletalk
+ * binary (through pipes or a pseudo-terminal) and decoding the corpus TSV
+ * files of ../shared/corpus. */
+#ifndef TT_TESTUTIL_H
+#define TT_TESTUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/util.h"
+
+/* Paths from the environment CTest sets (TT_BIN, TT_SHARED_DIR), with
+ * defaults for running a test by hand from the build folder. */
+const char *tu_bin(void);
+const char *tu_shared(void);
+/* "<shared>/<rel>" (static buffer, valid until the next call). */
+const char *tu_shared_path(const char *rel);
+/* Exits with 77 (CTest: skipped) and says why when <shared>/<rel> is
+ * missing: the corpora live outside the repository. */
+void tu_require_shared(const char *rel);
+/* The project's verified copy of chinook (data/chinook.sqlite, put there
+ * by scripts/fetch-data.sh); exits 99 with a hint when it is missing. */
+const char *tu_chinook(void);
+
+/* A fresh private folder under $TMPDIR, removed by tu_rmtree. */
+char *tu_mkdtemp(void);
+void tu_rmtree(const char *dir);
+/* Copies src to dst byte for byte; aborts the test program on failure. */
+void tu_copy_file(const char *src, const char *dst);
+/* Reads a whole file; NULL when it cannot. */
+char *tu_read_file(const char *path, size_t *len);
+/* sha256 of a file as 64 hex digits (via sha256sum). */
+char *tu_sha256(const char *path);
+
+typedef struct tu_run {
+  int status;      /* exit code, or 128+signal */
+  tt_buf out, err; /* stdout, stderr (with a pty: both in out) */
+  double ms;       /* wall time */
+  bool timed_out;  /* killed after the deadline */
+} tu_run;
+
+/* Runs argv (NULL-terminated; argv[0] a path) with the given standard
+ * input, killing it after timeout_ms. */
+void tu_run_cmd(char *const argv[], const char *in, size_t in_len,
+                int timeout_ms, tu_run *r);
+/* Same, but stdout and stderr are a pseudo-terminal of the given width. */
+void tu_run_pty(char *const argv[], int cols, int timeout_ms, tu_run *r);
+void tu_run_free(tu_run *r);
+
+/* One decoded corpus row: fields split on tabs, escapes of the corpus
+ * README applied to the chosen columns. */
+typedef struct tu_row {
+  size_t nfields;
+  char **field;  /* decoded (may contain NUL: see len) */
+  size_t *len;
+} tu_row;
+
+/* Reads a corpus TSV, skipping the header; decodes columns whose index is
+ * set in decode_mask (bit i for column i). */
+tu_row *tu_corpus_load(const char *path, unsigned decode_mask, size_t *nrows);
+void tu_corpus_free(tu_row *rows, size_t nrows);
+/* Decodes \n \t \r \\ \xHH \uXXXX \UXXXXXXXX into out. */
+void tu_corpus_decode(const char *s, size_t n, tt_buf *out);
+
+#endif

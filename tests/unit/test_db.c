@@ -1,0 +1,325 @@
+/* test_db.c — units of the db layer on real SQLite files: opening (errors,
+ * nothing created), typed result sets, caps and the truncated flag, the
+ * guard's refusals and their reasons, the time and memory limits, and the
+ * checked printf() compared with SQLite's built-in one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "testutil.h"
+
+static char *g_dir, *g_db;
+
+static int setup(void **state) {
+  (void)state;
+  g_dir = tu_mkdtemp();
+  g_db = tt_xasprintf("%s/chinook.sqlite", g_dir);
+  tu_copy_file(tu_chinook(), g_db);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  tu_rmtree(g_dir);
+  free(g_db);
+  free(g_dir);
+  return 0;
+}
+
+static tt_db *open_chinook(void) {
+  tt_db_error err;
+  tt_db *db = tt_db_open(g_db, NULL, &err);
+  if (!db) fprintf(stderr, "open: %s\n", err.message);
+  assert_non_null(db);
+  return db;
+}
+
+static tt_result *q(tt_db *db, const char *sql, tt_db_error *err) {
+  return tt_db_query(db, sql, strlen(sql), err);
+}
+
+static void test_open_errors(void **state) {
+  (void)state;
+  tt_db_error err;
+  char *missing = tt_xasprintf("%s/nope.sqlite", g_dir);
+  assert_null(tt_db_open(missing, NULL, &err));
+  assert_int_equal(err.kind, TT_DB_ERR_IO);
+  assert_non_null(strstr(err.message, "no such file"));
+  assert_int_equal(access(missing, F_OK), -1);
+  assert_null(tt_db_open(g_dir, NULL, &err));
+  assert_non_null(strstr(err.message, "directory"));
+  free(missing);
+}
+
+static void test_typed_values(void **state) {
+  (void)state;
+  tt_db *db = open_chinook();
+  tt_db_error err;
+  tt_result *r = q(db, "SELECT 42, 1.5, 'text', NULL, x'00FF', char(0) || 'z'", &err);
+  assert_non_null(r);
+  assert_int_equal(r->ncols, 6);
+  assert_int_equal(r->nrows, 1);
+  assert_int_equal(tt_result_cell(r, 0, 0)->type, TT_VAL_INT);
+  assert_int_equal(tt_result_cell(r, 0, 0)->u.i, 42);
+  assert_int_equal(tt_result_cell(r, 0, 1)->type, TT_VAL_REAL);
+  assert_true(tt_result_cell(r, 0, 1)->u.r == 1.5);
+  assert_int_equal(tt_result_cell(r, 0, 2)->type, TT_VAL_TEXT);
+  assert_string_equal(tt_result_cell(r, 0, 2)->u.s, "text");
+  assert_int_equal(tt_result_cell(r, 0, 3)->type, TT_VAL_NULL);
+  assert_int_equal(tt_result_cell(r, 0, 4)->type, TT_VAL_BLOB);
+  assert_int_equal(tt_result_cell(r, 0, 4)->len, 2);
+  assert_int_equal(tt_result_cell(r, 0, 5)->len, 2); /* NUL kept inside text */
+  tt_buf b = TT_BUF_INIT;
+  tt_value_to_text(&b, tt_result_cell(r, 0, 4));
+  assert_string_equal(tt_buf_cstr(&b), "<blob 2 bytes>");
+  tt_buf_reset(&b);
+  tt_value r2 = {.type = TT_VAL_REAL, .u.r = 3.0};
+  tt_value_to_text(&b, &r2);
+  assert_string_equal(tt_buf_cstr(&b), "3.0");
+  tt_buf_free(&b);
+  tt_result_free(r);
+
+  r = q(db, "SELECT TrackId, Name, Milliseconds / 1000.0 AS s FROM Track LIMIT 1", &err);
+  assert_string_equal(r->names[1], "Name");
+  assert_string_equal(r->decltypes[0], "INTEGER");
+  assert_string_equal(r->decltypes[1], "NVARCHAR(200)");
+  assert_string_equal(r->decltypes[2], "");
+  assert_true(r->elapsed_ms >= 0);
+  tt_result_free(r);
+  tt_db_close(db);
+}
+
+static void test_caps(void **state) {
+  (void)state;
+  tt_db *db = open_chinook();
+  tt_db_opts o = *tt_db_get_opts(db);
+  o.max_rows = 5;
+  tt_db_set_opts(db, &o);
+  tt_db_error err;
+  tt_result *r = q(db, "SELECT * FROM Track", &err);
+  assert_int_equal(r->nrows, 5);
+  assert_true(r->truncated);
+  assert_int_equal(r->truncated_by, TT_TRUNC_ROWS);
+  tt_result_free(r);
+  r = q(db, "SELECT * FROM Track LIMIT 5", &err);
+  assert_int_equal(r->nrows, 5);
+  assert_false(r->truncated);
+  tt_result_free(r);
+  o.max_rows = 1000;
+  o.max_bytes = 1000000;
+  tt_db_set_opts(db, &o);
+  r = q(db, "SELECT randomblob(600000) FROM Track LIMIT 3", &err);
+  assert_int_equal(r->nrows, 1);
+  assert_true(r->truncated);
+  assert_int_equal(r->truncated_by, TT_TRUNC_BYTES);
+  assert_int_equal(r->bytes, 600000);
+  tt_result_free(r);
+  tt_db_close(db);
+}
+
+static void expect_refusal(tt_db *db, const char *sql, tt_db_errkind kind, const char *words) {
+  tt_db_error err;
+  tt_result *r = q(db, sql, &err);
+  if (r || err.kind != kind || !strstr(err.message, words)) {
+    fprintf(stderr, "%s\n  -> kind %s, message: %s\n", sql, tt_db_errkind_name(err.kind),
+            r ? "(ran)" : err.message);
+    fail();
+  }
+}
+
+static void test_refusal_reasons(void **state) {
+  (void)state;
+  tt_db *db = open_chinook();
+  expect_refusal(db, "DELETE FROM Track", TT_DB_ERR_REFUSED, "writes are not allowed: DELETE on Track");
+  expect_refusal(db, "INSERT INTO Genre(Name) VALUES ('x')", TT_DB_ERR_REFUSED, "INSERT into Genre");
+  expect_refusal(db, "UPDATE Track SET Name = 'x'", TT_DB_ERR_REFUSED, "UPDATE of Track");
+  expect_refusal(db, "DROP TABLE Album", TT_DB_ERR_REFUSED, "DROP TABLE Album");
+  expect_refusal(db, "CREATE TABLE t(x)", TT_DB_ERR_REFUSED, "CREATE TABLE t");
+  expect_refusal(db, "ATTACH ':memory:' AS m", TT_DB_ERR_REFUSED, "ATTACH");
+  expect_refusal(db, "BEGIN", TT_DB_ERR_REFUSED, "transactions are not allowed");
+  expect_refusal(db, "PRAGMA table_info(Album)", TT_DB_ERR_REFUSED, "pragma_table_info");
+  expect_refusal(db, "SELECT * FROM pragma_compile_options", TT_DB_ERR_REFUSED, "not allowed");
+  /* the module is dropped from the connection altogether */
+  expect_refusal(db, "SELECT count(*) FROM dbstat", TT_DB_ERR_SQL, "no such table: dbstat");
+  expect_refusal(db, "SELECT load_extension('x')", TT_DB_ERR_REFUSED, "load_extension()");
+  expect_refusal(db, "SELECT 1; SELECT 2", TT_DB_ERR_REFUSED, "only one statement");
+  expect_refusal(db, "EXPLAIN SELECT 1", TT_DB_ERR_REFUSED, "EXPLAIN QUERY PLAN");
+  expect_refusal(db, "VACUUM", TT_DB_ERR_REFUSED, "writes are not allowed");
+  expect_refusal(db, "  ;  ", TT_DB_ERR_REFUSED, "no SQL statement");
+  expect_refusal(db, "SELECT 'caf\xC3'", TT_DB_ERR_REFUSED, "not valid UTF-8");
+  expect_refusal(db, "SELEC 1", TT_DB_ERR_SQL, "syntax error");
+  expect_refusal(db, "SELECT * FROM Trak", TT_DB_ERR_SQL, "no such table: Trak");
+  tt_db_error err;
+  tt_result *r = tt_db_query(db, "SELECT 1\0 DROP", 14, &err);
+  assert_null(r);
+  assert_non_null(strstr(err.message, "NUL byte"));
+  /* allowed shapes */
+  const char *ok[] = {
+      "EXPLAIN QUERY PLAN SELECT * FROM Track",
+      "SELECT * FROM pragma_table_info('Track')",
+      "SELECT * FROM json_each('[1,2]')",
+      "; SELECT 1",
+      "SELECT 1 /* unterminated",
+      "WITH x AS (SELECT 1) SELECT * FROM x",
+      "VALUES (1), (2)",
+  };
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    r = q(db, ok[i], &err);
+    if (!r) fprintf(stderr, "%s: %s\n", ok[i], err.message);
+    assert_non_null(r);
+    tt_result_free(r);
+  }
+  /* the handle stays usable after refusals */
+  r = q(db, "SELECT count(*) FROM Genre", &err);
+  assert_int_equal(tt_result_cell(r, 0, 0)->u.i, 25);
+  tt_result_free(r);
+  tt_db_close(db);
+}
+
+static void test_time_and_memory_limits(void **state) {
+  (void)state;
+  tt_db *db = open_chinook();
+  tt_db_opts o = *tt_db_get_opts(db);
+  o.timeout_s = 0.2;
+  tt_db_set_opts(db, &o);
+  tt_db_error err;
+  tt_result *r = q(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "
+                       "SELECT count(*) FROM c", &err);
+  assert_null(r);
+  assert_int_equal(err.kind, TT_DB_ERR_TIMEOUT);
+  o.timeout_s = 20;
+  tt_db_set_opts(db, &o);
+  /* sorting 3,503 blobs of 900 kB needs ~3 GB: the heap limit stops it */
+  r = q(db, "SELECT count(*) FROM (SELECT randomblob(900000) AS b FROM Track ORDER BY b)", &err);
+  assert_null(r);
+  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  r = q(db, "SELECT printf('%.*c', 2000000000, 'x')", &err);
+  assert_null(r);
+  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_non_null(strstr(err.message, "printf"));
+  r = q(db, "SELECT zeroblob(2000000)", &err);
+  assert_null(r);
+  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  tt_db_close(db);
+}
+
+/* ---- checked printf against the built-in ------------------------------- */
+
+static char *builtin_printf(sqlite3 *plain, const char *sql, int *type, size_t *len) {
+  sqlite3_stmt *st;
+  char *out = NULL;
+  *type = -1;
+  if (sqlite3_prepare_v2(plain, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    *type = sqlite3_column_type(st, 0);
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    *len = t ? (size_t)sqlite3_column_bytes(st, 0) : 0;
+    out = tt_xstrndup(t ? (const char *)t : "", *len);
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
+static void random_format(tt_buf *sql, unsigned *seed) {
+  static const char *conv = "diuxXofeEgGsqQwcpnz%r";
+  static const char *flags = "-+ #0!,";
+  static const char *args[] = {"42", "-7", "3.14159", "-0.5", "1e300", "'hello'", "'héllo wörld'",
+                               "NULL", "x'41'", "'it''s'", "0", "9223372036854775807", "''",
+                               "'12abc'"};
+  tt_buf fmt = TT_BUF_INIT, list = TT_BUF_INIT;
+  int nconv = 1 + rand_r(seed) % 3;
+  for (int k = 0; k < nconv; k++) {
+    if (rand_r(seed) % 2) tt_buf_puts(&fmt, "ab");
+    tt_buf_putc(&fmt, '%');
+    int nf = rand_r(seed) % 3;
+    for (int f = 0; f < nf; f++) tt_buf_putc(&fmt, flags[rand_r(seed) % 7]);
+    int w = rand_r(seed) % 4;
+    if (w == 1) tt_buf_printf(&fmt, "%d", rand_r(seed) % 20);
+    if (w == 2) {
+      tt_buf_putc(&fmt, '*');
+      tt_buf_printf(&list, ", %d", rand_r(seed) % 30 - 10);
+    }
+    int p = rand_r(seed) % 4;
+    if (p == 1) tt_buf_printf(&fmt, ".%d", rand_r(seed) % 12);
+    if (p == 2) {
+      tt_buf_puts(&fmt, ".*");
+      tt_buf_printf(&list, ", %d", rand_r(seed) % 16 - 3);
+    }
+    if (rand_r(seed) % 5 == 0) tt_buf_puts(&fmt, "ll");
+    char c = conv[rand_r(seed) % strlen(conv)];
+    tt_buf_putc(&fmt, c);
+    if (c != '%' && c != 'n') tt_buf_printf(&list, ", %s", args[rand_r(seed) % (sizeof args / sizeof args[0])]);
+  }
+  if (rand_r(seed) % 4 == 0) tt_buf_puts(&fmt, "%"); /* lone % at the end */
+  tt_buf_puts(sql, "SELECT printf(");
+  tt_buf_put_sql_string(sql, tt_buf_cstr(&fmt));
+  tt_buf_puts(sql, tt_buf_cstr(&list));
+  tt_buf_puts(sql, ")");
+  tt_buf_free(&fmt);
+  tt_buf_free(&list);
+}
+
+static void test_printf_matches_builtin(void **state) {
+  (void)state;
+  tt_db *db = open_chinook();
+  sqlite3 *plain;
+  assert_int_equal(sqlite3_open(":memory:", &plain), SQLITE_OK);
+  const char *fixed[] = {
+      "SELECT printf('%d apples', 3)", "SELECT printf('%5.2f|%-8s|%08.3e', 3.14159, 'ab', 12345.678)",
+      "SELECT printf('%,d', 1234567)", "SELECT printf('%!.20g', 0.1)", "SELECT printf('%q %Q %w', 'it''s', NULL, 'a\"b')",
+      "SELECT printf('%c%c', 'héllo', 'x')", "SELECT printf('%.5c|%-6.2c|%6c', 'é', 'ab', 'z')",
+      "SELECT printf('%s')", "SELECT printf(NULL)", "SELECT printf('')", "SELECT printf('100%%')",
+      "SELECT printf('%5%')", "SELECT printf('%y and more')", "SELECT printf('%*d|%-*d', -6, 1, 4, 2)",
+      "SELECT printf('%.*s', -2, 'abcdef')", "SELECT format('%x %X %o %p', 255, 255, 8, 255)",
+      "SELECT printf('%#x %#o', 255, 8)", "SELECT printf('%d', 'not a number')", "SELECT printf('%.3s', 'héllo')",
+      "SELECT printf('%!.3s', 'héllo')", "SELECT printf('%10.4f', -0.0)", "SELECT printf('%n%d', 5)",
+      "SELECT printf('%c', NULL)", "SELECT printf('%c', '')",
+  };
+  int mismatches = 0;
+  unsigned seed = 12345;
+  for (int i = 0; i < 3000 + (int)(sizeof fixed / sizeof fixed[0]); i++) {
+    tt_buf sql = TT_BUF_INIT;
+    if (i < (int)(sizeof fixed / sizeof fixed[0])) tt_buf_puts(&sql, fixed[i]);
+    else random_format(&sql, &seed);
+    int want_type;
+    size_t want_len = 0;
+    char *want = builtin_printf(plain, tt_buf_cstr(&sql), &want_type, &want_len);
+    tt_db_error err;
+    tt_result *r = tt_db_query(db, sql.data, sql.len, &err);
+    const tt_value *v = r ? tt_result_cell(r, 0, 0) : NULL;
+    bool same = want && r &&
+                ((want_type == SQLITE_NULL && v->type == TT_VAL_NULL) ||
+                 (want_type == SQLITE_TEXT && v->type == TT_VAL_TEXT && v->len == want_len &&
+                  memcmp(v->u.s, want, v->len) == 0));
+    if (!same && mismatches++ < 20)
+      fprintf(stderr, "%s\n  built-in: %s [%d]\n  checked:  %s\n", tt_buf_cstr(&sql),
+              want ? want : "(error)", want_type,
+              r ? (v->type == TT_VAL_NULL ? "NULL" : v->u.s) : err.message);
+    free(want);
+    tt_result_free(r);
+    tt_buf_free(&sql);
+  }
+  sqlite3_close(plain);
+  tt_db_close(db);
+  assert_int_equal(mismatches, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_open_errors),
+      cmocka_unit_test(test_typed_values),
+      cmocka_unit_test(test_caps),
+      cmocka_unit_test(test_refusal_reasons),
+      cmocka_unit_test(test_time_and_memory_limits),
+      cmocka_unit_test(test_printf_matches_builtin),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

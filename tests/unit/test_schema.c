@@ -1,0 +1,140 @@
+/* test_schema.c — catalog and cards on real databases: chinook's 11 tables
+ * with keys, counts and sample rows; the card text and JSON; views,
+ * broken views and hostile names in a scratch database. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/schema.h"
+#include "testutil.h"
+
+static tt_schema *load(const char *path) {
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  if (!db) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(db);
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  if (!cat) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(cat);
+  tt_db_close(db);
+  return tt_schema_new(cat);
+}
+
+static void test_chinook_cards(void **state) {
+  (void)state;
+  tt_schema *s = load(tu_chinook());
+  assert_int_equal(tt_schema_count(s), 11);
+  static const struct { const char *name; long rows; } expect[] = {
+      {"Album", 347}, {"Artist", 275}, {"Customer", 59}, {"Employee", 8},
+      {"Genre", 25}, {"Invoice", 412}, {"InvoiceLine", 2240}, {"MediaType", 5},
+      {"Playlist", 18}, {"PlaylistTrack", 8715}, {"Track", 3503}};
+  size_t sum = 0;
+  for (size_t i = 0; i < 11; i++) {
+    const tt_card *c = tt_schema_find(s, expect[i].name);
+    assert_non_null(c);
+    assert_int_equal(c->table->row_count, expect[i].rows);
+    assert_non_null(c->table->sample);
+    assert_int_equal(c->table->sample->nrows, expect[i].rows < 3 ? expect[i].rows : 3);
+    assert_true(c->tokens > 10);
+    sum += c->tokens;
+  }
+  assert_int_equal(sum, tt_schema_total_tokens(s));
+
+  const tt_card *track = tt_schema_find(s, "track");
+  const tt_table_info *t = track->table;
+  bool album_fk = false;
+  for (size_t k = 0; k < t->nfks; k++)
+    album_fk |= strcmp(t->fks[k].from, "AlbumId") == 0 && strcmp(t->fks[k].table, "Album") == 0 &&
+                strcmp(t->fks[k].to, "AlbumId") == 0;
+  assert_true(album_fk);
+  assert_int_equal(t->cols[0].pk, 1);
+  assert_string_equal(t->cols[0].name, "TrackId");
+  assert_non_null(strstr(track->text, "# Table: Track (3503 rows)\n"));
+  assert_non_null(strstr(track->text, "(TrackId: INTEGER, primary key, examples: [1, 2, 3]),"));
+  assert_non_null(strstr(track->text, "references Album.AlbumId"));
+  assert_non_null(strstr(track->text, "\"For Those About To Rock (We Salute You)\""));
+
+  /* composite primary key */
+  const tt_table_info *pt = tt_schema_find(s, "PlaylistTrack")->table;
+  assert_int_equal(pt->cols[0].pk, 1);
+  assert_int_equal(pt->cols[1].pk, 2);
+
+  json_t *j = tt_schema_to_json(s, NULL, 0);
+  assert_int_equal(json_array_size(json_object_get(j, "tables")), 11);
+  assert_int_equal(json_integer_value(json_object_get(j, "token_estimate")), (json_int_t)sum);
+  json_t *jt = json_array_get(json_object_get(j, "tables"), 10);
+  assert_string_equal(json_string_value(json_object_get(jt, "name")), "Track");
+  assert_int_equal(json_array_size(json_object_get(jt, "sample_rows")), 3);
+  json_decref(j);
+
+  tt_buf b = TT_BUF_INIT;
+  tt_schema_render_text(s, NULL, 0, &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "# Table: Album"));
+  assert_non_null(strstr(tt_buf_cstr(&b), "# Table: Track"));
+  tt_buf_free(&b);
+  tt_schema_free(s);
+}
+
+static void test_views_and_hostile_names(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tt_xasprintf("%s/odd.sqlite", dir);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  const char *ddl =
+      "CREATE TABLE \"we\"\"ird\x1b[31m\"(id INTEGER PRIMARY KEY, note TEXT DEFAULT 'n/a');"
+      "INSERT INTO \"we\"\"ird\x1b[31m\" VALUES (1, 'line1\nline2'), (2, 'x');"
+      "CREATE TABLE gone(a);"
+      "CREATE VIEW v_ok AS SELECT id, note FROM \"we\"\"ird\x1b[31m\";"
+      "CREATE VIEW v_broken AS SELECT a FROM gone;"
+      "DROP TABLE gone;"
+      "CREATE TABLE empty(x REAL);";
+  assert_int_equal(sqlite3_exec(h, ddl, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+
+  tt_schema *s = load(path);
+  assert_int_equal(tt_schema_count(s), 4);
+  const tt_card *weird = tt_schema_card(s, 0);
+  assert_null(strchr(weird->text, 0x1b)); /* escaped, never raw */
+  assert_non_null(strstr(weird->text, "\\x1B[31m"));
+  assert_non_null(strstr(weird->text, "\"line1\\nline2\""));
+  assert_string_equal(weird->table->cols[1].default_value, "'n/a'");
+  const tt_card *v = tt_schema_find(s, "v_ok");
+  assert_true(v->table->is_view);
+  assert_int_equal(v->table->row_count, 2);
+  assert_non_null(strstr(v->text, "# View: v_ok"));
+  const tt_card *broken = tt_schema_find(s, "v_broken");
+  assert_non_null(broken);
+  assert_int_equal(broken->table->row_count, -1);
+  const tt_card *empty = tt_schema_find(s, "empty");
+  assert_int_equal(empty->table->row_count, 0);
+  assert_non_null(strstr(empty->text, "(x: REAL),"));
+  tt_schema_free(s);
+  tu_rmtree(dir);
+  free(path);
+  free(dir);
+}
+
+static void test_token_estimate(void **state) {
+  (void)state;
+  assert_int_equal(tt_tokens_estimate("", 0), 0);
+  assert_int_equal(tt_tokens_estimate("Name", 4), 1);
+  assert_int_equal(tt_tokens_estimate("3503", 4), 4);
+  assert_int_equal(tt_tokens_estimate("a, b", 4), 3);
+  assert_true(tt_tokens_estimate("InvoiceLine", 11) >= 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_chinook_cards),
+      cmocka_unit_test(test_views_and_hostile_names),
+      cmocka_unit_test(test_token_estimate),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

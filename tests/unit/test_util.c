@@ -1,0 +1,194 @@
+/* test_util.c — units of the util layer: UTF-8 decoding edge cases, the
+ * terminal escaper, JSON escaping of unsafe code points, widths, buffers,
+ * number formatting and option parsing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+
+static void test_utf8_decode(void **state) {
+  (void)state;
+  uint32_t cp;
+  assert_int_equal(tt_utf8_decode((const unsigned char *)"A", 1, &cp), 1);
+  assert_int_equal(cp, 'A');
+  assert_int_equal(tt_utf8_decode((const unsigned char *)"\xC3\xA9", 2, &cp), 2);
+  assert_int_equal(cp, 0xE9);
+  assert_int_equal(tt_utf8_decode((const unsigned char *)"\xF0\x9F\x98\x80", 4, &cp), 4);
+  assert_int_equal(cp, 0x1F600);
+  /* overlong, surrogate, above U+10FFFF, cut short, stray continuation */
+  assert_int_equal(tt_utf8_decode((const unsigned char *)"\xC0\xAF", 2, &cp), 0);
+  assert_int_equal(tt_utf8_decode((const unsigned char *)"\xE0\x80\xAF", 3, &cp), 0);
+  assert_int_equal(tt_utf8_decode((const unsigned char *)"\xED\xA0\x80", 3, &cp), 0);
+  assert_int_equal(tt_utf8_decode((const unsigned char *)"\xF4\x90\x80\x80", 4, &cp), 0);
+  assert_int_equal(tt_utf8_decode((const unsigned char *)"\xE2\x82", 2, &cp), 0);
+  assert_int_equal(tt_utf8_decode((const unsigned char *)"\x80", 1, &cp), 0);
+  size_t bad = 99;
+  assert_true(tt_utf8_valid("caf\xC3\xA9", 5, &bad));
+  assert_false(tt_utf8_valid("caf\xC3", 4, &bad));
+  assert_int_equal(bad, 3);
+  assert_int_equal(tt_utf8_count("a\xC3\xA9\xFF", 4), 3);
+  assert_int_equal(tt_utf8_prefix("a\xC3\xA9z", 4, 2), 3);
+}
+
+static void test_utf8_sanitize_and_encode(void **state) {
+  (void)state;
+  tt_buf b = TT_BUF_INIT;
+  tt_utf8_sanitize(&b, "a\xFF" "b", 3);
+  assert_string_equal(tt_buf_cstr(&b), "a\xEF\xBF\xBD" "b");
+  tt_buf_reset(&b);
+  tt_utf8_encode(&b, 0x10FFFF);
+  tt_utf8_encode(&b, 0x20AC);
+  assert_memory_equal(b.data, "\xF4\x8F\xBF\xBF\xE2\x82\xAC", 7);
+  tt_buf_free(&b);
+}
+
+static char *escaped(const char *s, size_t n, size_t max_chars, size_t *width) {
+  tt_buf b = TT_BUF_INIT;
+  tt_escape_opts o = {.max_chars = max_chars};
+  size_t w = tt_escape_terminal(&b, s, n, &o);
+  if (width) *width = w;
+  return tt_buf_detach(&b);
+}
+
+static void test_escape_terminal(void **state) {
+  (void)state;
+  size_t w;
+  char *s = escaped("a\nb\tc\rd\x1B[2J", 11, 0, &w);
+  assert_string_equal(s, "a\\nb\\tc\\rd\\x1B[2J");
+  assert_int_equal(w, strlen(s));
+  free(s);
+  s = escaped("x\0y", 3, 0, NULL);
+  assert_string_equal(s, "x\\0y");
+  free(s);
+  s = escaped("\xC2\x9B" "31m", 5, 0, NULL); /* C1 CSI */
+  assert_string_equal(s, "<U+009B>31m");
+  free(s);
+  s = escaped("Ig\xE2\x80\x8Bnore", 9, 0, NULL); /* zero-width space */
+  assert_string_equal(s, "Ig<U+200B>nore");
+  free(s);
+  s = escaped("\xE2\x80\xAE" "abc", 6, 0, NULL); /* right-to-left override */
+  assert_string_equal(s, "<U+202E>abc");
+  free(s);
+  s = escaped("bad\xFF", 4, 0, NULL);
+  assert_string_equal(s, "bad\\xFF");
+  free(s);
+  /* one variation selector after a base character stays; the rest show */
+  s = escaped("\xE2\x9D\xA4\xEF\xB8\x8F\xEF\xB8\x81", 9, 0, NULL);
+  assert_string_equal(s, "\xE2\x9D\xA4\xEF\xB8\x8F<U+FE01>");
+  free(s);
+  /* a zero-width joiner inside an emoji sequence stays */
+  s = escaped("\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x92\xBB", 11, 0, NULL);
+  assert_string_equal(s, "\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x92\xBB");
+  free(s);
+  s = escaped("abcdefghij", 10, 4, &w);
+  assert_string_equal(s, "abcd…[10 chars]");
+  assert_int_equal(w, 4 + 1 + strlen("[10 chars]"));
+  free(s);
+  /* marks wrap each escape */
+  tt_buf b = TT_BUF_INIT;
+  tt_escape_opts o = {.mark_on = "<", .mark_off = ">"};
+  tt_escape_terminal(&b, "a\tb", 3, &o);
+  assert_string_equal(tt_buf_cstr(&b), "a<\\t>b");
+  tt_buf_free(&b);
+}
+
+static void test_display_width(void **state) {
+  (void)state;
+  assert_int_equal(tt_display_width("abc", 3), 3);
+  assert_int_equal(tt_display_width("\xE6\x97\xA5\xE6\x9C\xAC", 6), 4); /* 日本 */
+  assert_int_equal(tt_display_width("e\xCC\x81", 3), 1);                 /* e + combining acute */
+}
+
+static void test_json_escape_unsafe(void **state) {
+  (void)state;
+  json_t *v = json_pack("[s, s, s]", "\xE2\x80\xAE" "abc", "caf\xC3\xA9", "\x7F\xC2\x85");
+  tt_buf b = TT_BUF_INIT;
+  tt_json_dump(&b, v, JSON_COMPACT);
+  assert_string_equal(tt_buf_cstr(&b), "[\"\\u202eabc\",\"caf\xC3\xA9\",\"\\u007f\\u0085\"]");
+  json_t *back = json_loads(tt_buf_cstr(&b), 0, NULL);
+  assert_true(json_equal(v, back));
+  json_decref(back);
+  json_decref(v);
+  /* non-BMP tag character: surrogate pair */
+  tt_buf_reset(&b);
+  v = json_string("\xF3\xA0\x80\x81");
+  tt_json_dump(&b, v, 0);
+  assert_string_equal(tt_buf_cstr(&b), "\"\\udb40\\udc01\"");
+  json_decref(v);
+  /* strings from invalid bytes */
+  v = tt_json_stringn("a\xFF", 2);
+  assert_string_equal(json_string_value(v), "a\xEF\xBF\xBD");
+  json_decref(v);
+  v = tt_json_stringn("a\0b", 3);
+  assert_int_equal(json_string_length(v), 3);
+  json_decref(v);
+  tt_buf_free(&b);
+}
+
+static void test_buf_and_strings(void **state) {
+  (void)state;
+  tt_buf b = TT_BUF_INIT;
+  assert_string_equal(tt_buf_cstr(&b), "");
+  for (int i = 0; i < 10000; i++) tt_buf_putc(&b, 'x');
+  assert_int_equal(b.len, 10000);
+  tt_buf_reset(&b);
+  tt_buf_put_grouped(&b, 1234567);
+  tt_buf_putc(&b, ' ');
+  tt_buf_put_grouped(&b, -1000);
+  tt_buf_putc(&b, ' ');
+  tt_buf_put_grouped(&b, 999);
+  assert_string_equal(tt_buf_cstr(&b), "1,234,567 -1,000 999");
+  tt_buf_reset(&b);
+  tt_buf_put_sql_ident(&b, "a\"b");
+  tt_buf_put_sql_string(&b, "it's");
+  assert_string_equal(tt_buf_cstr(&b), "\"a\"\"b\"'it''s'");
+  char *d = tt_buf_detach(&b);
+  assert_null(b.data);
+  free(d);
+  long n;
+  double x;
+  assert_true(tt_parse_long("42", 1, 100, &n));
+  assert_int_equal(n, 42);
+  assert_false(tt_parse_long("42x", 1, 100, &n));
+  assert_false(tt_parse_long("0", 1, 100, &n));
+  assert_false(tt_parse_long("", 1, 100, &n));
+  assert_false(tt_parse_long(" 5", 1, 100, &n));
+  assert_true(tt_parse_double("0.5", 0, 10, &x));
+  assert_false(tt_parse_double("nan", 0, 10, &x));
+  assert_true(tt_streq_nocase("Track", "tRACK"));
+  assert_false(tt_streq_nocase("Track", "Tracks"));
+}
+
+static void test_arena(void **state) {
+  (void)state;
+  tt_arena *a = tt_arena_new();
+  for (int i = 0; i < 1000; i++) {
+    char *s = tt_arena_strdup(a, "hello");
+    assert_string_equal(s, "hello");
+  }
+  char *big = tt_arena_alloc(a, 1 << 20); /* bigger than a block */
+  memset(big, 1, 1 << 20);
+  char *after = tt_arena_memdup(a, "x\0y", 3);
+  assert_memory_equal(after, "x\0y", 4);
+  tt_arena_free(a);
+}
+
+int main(void) {
+  setlocale(LC_CTYPE, "C.UTF-8");
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_utf8_decode),
+      cmocka_unit_test(test_utf8_sanitize_and_encode),
+      cmocka_unit_test(test_escape_terminal),
+      cmocka_unit_test(test_display_width),
+      cmocka_unit_test(test_json_escape_unsafe),
+      cmocka_unit_test(test_buf_and_strings),
+      cmocka_unit_test(test_arena),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
