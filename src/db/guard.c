@@ -224,6 +224,7 @@ void tt_guard_install(tt_db *db) {
 #endif
   sqlite3_drop_modules(db->h, tt_kept_modules);
   tt_printf_guard_register(db->h);
+  tt_search_guard_register(db->h);
   sqlite3_set_authorizer(db->h, tt_authorize, db);
   sqlite3_progress_handler(db->h, 1000, tt_progress, db);
 }

@@ -82,6 +82,10 @@ static void tt_card_render(const tt_table_info *t, tt_buf *out) {
     tt_put_name(out, col->type[0] ? col->type : "ANY");
     if (col->pk) tt_buf_puts(out, ", primary key");
     else if (col->not_null) tt_buf_puts(out, ", not null");
+    if (col->default_value) {
+      tt_buf_puts(out, ", default ");
+      tt_put_name(out, col->default_value);
+    }
     const tt_fk_info *fk = tt_fk_of(t, col->name);
     if (fk) {
       tt_buf_puts(out, ", references ");

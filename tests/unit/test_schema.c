@@ -105,6 +105,7 @@ static void test_views_and_hostile_names(void **state) {
   assert_non_null(strstr(weird->text, "\\x1B[31m"));
   assert_non_null(strstr(weird->text, "\"line1\\nline2\""));
   assert_string_equal(weird->table->cols[1].default_value, "'n/a'");
+  assert_non_null(strstr(weird->text, "(note: TEXT, default 'n/a', examples: [\"line1\\nline2\", \"x\"]),"));
   const tt_card *v = tt_schema_find(s, "v_ok");
   assert_true(v->table->is_view);
   assert_int_equal(v->table->row_count, 2);
