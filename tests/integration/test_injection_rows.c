@@ -15,16 +15,16 @@
 
 #include "testutil.h"
 
-static char *g_dir, *g_db;
+static tu_scratch g_scratch;
+#define g_db g_scratch.db
+#define g_dir g_scratch.dir
 static tu_row *g_rows;
 static size_t g_n;
 
 static int setup(void **state) {
   (void)state;
   tu_require_shared("corpus/injection-rows.tsv");
-  g_dir = tu_mkdtemp();
-  g_db = tt_xasprintf("%s/chinook.sqlite", g_dir);
-  tu_copy_file(tu_chinook(), g_db);
+  tu_scratch_make(&g_scratch);
   g_rows = tu_corpus_load(tu_shared_path("corpus/injection-rows.tsv"), 1u << 1, &g_n);
   sqlite3 *h;
   if (sqlite3_open(g_db, &h) != SQLITE_OK) return -1;
@@ -45,9 +45,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   (void)state;
   tu_corpus_free(g_rows, g_n);
-  tu_rmtree(g_dir);
-  free(g_db);
-  free(g_dir);
+  tu_scratch_remove(&g_scratch);
   return 0;
 }
 

@@ -82,6 +82,19 @@ char *tu_read_file(const char *path, size_t *len) {
   return data;
 }
 
+void tu_scratch_make(tu_scratch *s) {
+  s->dir = tu_mkdtemp();
+  s->db = tt_xasprintf("%s/chinook.sqlite", s->dir);
+  tu_copy_file(tu_chinook(), s->db);
+}
+
+void tu_scratch_remove(tu_scratch *s) {
+  tu_rmtree(s->dir);
+  free(s->db);
+  free(s->dir);
+  s->db = s->dir = NULL;
+}
+
 void tu_copy_file(const char *src, const char *dst) {
   size_t n;
   char *data = tu_read_file(src, &n);

@@ -23,6 +23,16 @@ void tu_require_shared(const char *rel);
  * by scripts/fetch-data.sh); exits 99 with a hint when it is missing. */
 const char *tu_chinook(void);
 
+/* A scratch folder holding a private copy of chinook: tests may do
+ * anything to the copy, never to the original. */
+typedef struct tu_scratch {
+  char *dir; /* the folder */
+  char *db;  /* <dir>/chinook.sqlite */
+} tu_scratch;
+
+void tu_scratch_make(tu_scratch *s);
+void tu_scratch_remove(tu_scratch *s);
+
 /* A fresh private folder under $TMPDIR, removed by tu_rmtree. */
 char *tu_mkdtemp(void);
 void tu_rmtree(const char *dir);

@@ -16,21 +16,19 @@
 #include "db/db.h"
 #include "testutil.h"
 
-static char *g_dir, *g_db;
+static tu_scratch g_scratch;
+#define g_db g_scratch.db
+#define g_dir g_scratch.dir
 
 static int setup(void **state) {
   (void)state;
-  g_dir = tu_mkdtemp();
-  g_db = tt_xasprintf("%s/chinook.sqlite", g_dir);
-  tu_copy_file(tu_chinook(), g_db);
+  tu_scratch_make(&g_scratch);
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  tu_rmtree(g_dir);
-  free(g_db);
-  free(g_dir);
+  tu_scratch_remove(&g_scratch);
   return 0;
 }
 
