@@ -8,3 +8,21 @@ double tt_now_ms(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
+
+double tt_wall_time(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void tt_buf_put_iso_time(tt_buf *b, double t) {
+  time_t secs = (time_t)t;
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  char tmp[40];
+  strftime(tmp, sizeof tmp, "%Y-%m-%dT%H:%M:%S", &tm);
+  int ms = (int)((t - (double)secs) * 1000.0);
+  if (ms < 0) ms = 0;
+  if (ms > 999) ms = 999;
+  tt_buf_printf(b, "%s.%03dZ", tmp, ms);
+}

@@ -15,6 +15,33 @@ bool tt_streq_nocase(const char *a, const char *b) {
   return *a == *b;
 }
 
+size_t tt_edit_distance(const char *a, const char *b, size_t max) {
+  size_t na = strlen(a), nb = strlen(b);
+  if ((na > nb ? na - nb : nb - na) > max) return max + 1;
+  size_t *row = tt_xmalloc((nb + 1) * sizeof(size_t));
+  for (size_t j = 0; j <= nb; j++) row[j] = j;
+  for (size_t i = 1; i <= na; i++) {
+    size_t diag = row[0], best = row[0] = i;
+    for (size_t j = 1; j <= nb; j++) {
+      size_t up = row[j];
+      size_t cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
+      size_t v = diag + cost;
+      if (up + 1 < v) v = up + 1;
+      if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+      row[j] = v;
+      diag = up;
+      if (v < best) best = v;
+    }
+    if (best > max) {
+      free(row);
+      return max + 1;
+    }
+  }
+  size_t d = row[nb];
+  free(row);
+  return d > max ? max + 1 : d;
+}
+
 bool tt_has_prefix(const char *s, const char *prefix) {
   return strncmp(s, prefix, strlen(prefix)) == 0;
 }

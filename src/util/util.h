@@ -127,9 +127,48 @@ void tt_json_escape_unsafe(tt_buf *out, const char *json, size_t n);
 /* Milliseconds on a monotonic clock (for durations and deadlines). */
 double tt_now_ms(void);
 
+/* Seconds since the epoch, with fractions (for timestamps in traces). */
+double tt_wall_time(void);
+/* Appends t (seconds since the epoch) as UTC ISO 8601 with milliseconds:
+ * 2026-12-02T09:45:12.345Z. */
+void tt_buf_put_iso_time(tt_buf *b, double t);
+
+/* ---- identifiers ------------------------------------------------------- */
+
+/* n random bytes from the kernel as 2n lower-case hex digits into out
+ * (which must hold 2n+1 bytes). */
+void tt_random_hex(char *out, size_t n);
+/* A sortable run id: UTC time plus randomness, 20261202-094512-7f3a9c. */
+char *tt_new_run_id(void);
+
+/* ---- configuration: environment, then a .env file ------------------------ */
+
+typedef struct tt_dotenv tt_dotenv;
+
+/* Reads KEY=VALUE lines (optional "export ", quotes, # comments) from path;
+ * an absent file gives an empty set. Never modifies the process
+ * environment. */
+tt_dotenv *tt_dotenv_load(const char *path);
+void tt_dotenv_free(tt_dotenv *d);
+/* The process environment wins over the .env file; NULL when neither has
+ * name or the value is empty. d may be NULL. */
+const char *tt_config_get(const tt_dotenv *d, const char *name);
+
+/* ---- files and folders -------------------------------------------------- */
+
+/* Creates path and its parents (mode for new folders); true on success or
+ * when it already exists as a folder. */
+bool tt_mkdir_p(const char *path, unsigned mode);
+/* $TABLETALK_<KIND>_DIR, else $XDG_<KIND>_HOME/tabletalk, else
+ * ~/.local/<state|share|...>/tabletalk, for kind "STATE", "DATA", "CACHE". */
+char *tt_default_dir(const tt_dotenv *d, const char *kind);
+bool tt_file_exists(const char *path);
+
 /* ---- strings --------------------------------------------------------- */
 
 bool tt_streq_nocase(const char *a, const char *b);
+/* Case-insensitive edit distance, or max+1 once it is certain to exceed max. */
+size_t tt_edit_distance(const char *a, const char *b, size_t max);
 bool tt_has_prefix(const char *s, const char *prefix);
 /* Appends n with thousands separators: 12,345. */
 void tt_buf_put_grouped(tt_buf *b, long long n);
