@@ -16,6 +16,7 @@
 static const unsigned char *tt_find(const unsigned char *hay, size_t nh,
                                     const unsigned char *needle, size_t nn,
                                     bool is_text) {
+  if (nh == 0 || !hay) return NULL; /* an empty blob comes as a NULL pointer */
   const unsigned char *p = hay, *end = hay + nh;
   while ((size_t)(end - p) >= nn) {
     const unsigned char *m = memmem(p, (size_t)(end - p), needle, nn);

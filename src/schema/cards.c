@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TT_EXAMPLE_CHARS 40
+#define TT_EXAMPLE_CHARS 32 /* longer text examples are cut */
+#define TT_TEXT_EXAMPLES 3
+#define TT_NUMBER_EXAMPLES 2
 
 struct tt_schema {
   tt_catalog *cat;
@@ -16,7 +18,7 @@ struct tt_schema {
 };
 
 /* One example value, short and safe: control and invisible characters are
- * escaped, long text is cut, text is quoted so "1" and 1 differ. */
+ * escaped, long text is cut, text is quoted (values often hold commas). */
 static void tt_put_example(tt_buf *out, const tt_value *v) {
   if (v->type == TT_VAL_TEXT) {
     tt_escape_opts o = {.max_chars = TT_EXAMPLE_CHARS, .short_marker = true};
@@ -38,13 +40,17 @@ static bool tt_value_same(const tt_value *a, const tt_value *b) {
   }
 }
 
-/* Distinct non-NULL values of column col in the sample rows. */
+/* Distinct non-NULL values of column col in the sample rows: up to three
+ * texts, two numbers (numbers cost a token per digit and say less). */
 static void tt_put_examples(tt_buf *out, const tt_result *sample, size_t col) {
   if (!sample || col >= sample->ncols) return;
   bool any = false;
+  size_t shown = 0;
   for (size_t r = 0; r < sample->nrows; r++) {
     const tt_value *v = tt_result_cell(sample, r, col);
     if (v->type == TT_VAL_NULL) continue;
+    size_t max = v->type == TT_VAL_TEXT ? TT_TEXT_EXAMPLES : TT_NUMBER_EXAMPLES;
+    if (shown >= max) break;
     bool seen = false;
     for (size_t k = 0; k < r && !seen; k++)
       seen = tt_value_same(v, tt_result_cell(sample, k, col));
@@ -52,6 +58,7 @@ static void tt_put_examples(tt_buf *out, const tt_result *sample, size_t col) {
     tt_buf_puts(out, any ? ", " : ", examples: [");
     tt_put_example(out, v);
     any = true;
+    shown++;
   }
   if (any) tt_buf_putc(out, ']');
 }
@@ -93,7 +100,7 @@ static void tt_card_render(const tt_table_info *t, tt_buf *out) {
       tt_buf_putc(out, '.');
       tt_put_name(out, fk->to ? fk->to : "?");
     }
-    tt_put_examples(out, t->sample, c);
+    if (!col->pk && !fk) tt_put_examples(out, t->sample, c); /* ids say nothing */
     tt_buf_puts(out, "),\n");
   }
   tt_buf_puts(out, "]\n");

@@ -34,6 +34,16 @@ json_t *tt_card_to_json(const tt_card *c);
 /* {"tables":[...],"token_estimate":N} for the given cards (all when NULL). */
 json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_t n);
 
+/* Picks the cards most relevant to a question within a token budget:
+ * tables whose names, columns or sample values the question mentions, then
+ * their foreign-key neighbours, in schema order. Writes up to
+ * tt_schema_count(s) card pointers to out and returns how many. */
+size_t tt_schema_select(const tt_schema *s, const char *question, size_t budget,
+                        const tt_card **out);
+/* One line per table, "Album(AlbumId, Title, ArtistId)": the whole schema
+ * at a glance for prompts that carry only some full cards. */
+void tt_schema_render_index(const tt_schema *s, tt_buf *out);
+
 /* Estimated tokens of text for a BPE tokenizer of the Qwen2 family
  * (single-digit numbers, ~4 letters per token, punctuation alone). */
 size_t tt_tokens_estimate(const char *text, size_t n);
