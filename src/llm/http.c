@@ -1,0 +1,510 @@
+/* http.c — the OpenAI-compatible chat-completions backend on libcurl:
+ * request building (tools, tool_choice "required", sampling settings),
+ * plain and streamed (SSE) replies, usage with cached prompt tokens,
+ * connect/read timeouts, cancellation, and bounded retries with backoff on
+ * 429, 5xx, connection errors and cut streams. */
+#define _GNU_SOURCE /* memmem */
+#include "llm/llm_internal.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define TT_HTTP_MAX_BODY (16u << 20)
+
+typedef struct tt_http {
+  char *url, *api_key, *model;
+  tt_llm_http_opts o;
+  CURL *curl; /* kept between calls: the connection is reused */
+  long next_call_id;
+} tt_http;
+
+/* Everything one HTTP attempt collects. */
+typedef struct tt_xfer {
+  const tt_llm_call *call;
+  long status;
+  bool sse;             /* the reply is an event stream */
+  double retry_after_s; /* from a Retry-After header, -1 when absent */
+  tt_buf body;          /* whole body (plain replies, error bodies) */
+  tt_buf line;          /* the SSE line being received */
+  bool too_big;
+  /* the reply as it accumulates */
+  tt_buf text, args, name;
+  char *call_id, *finish;
+  bool saw_done, saw_tool, have_usage, streamed_text;
+  tt_usage usage;
+  tt_argstream *as;
+  char *stream_error;
+} tt_xfer;
+
+tt_llm_http_opts tt_llm_http_default_opts(void) {
+  return (tt_llm_http_opts){
+      .model = "default",
+      .temperature = 0.0,
+      .max_tokens = 1024,
+      .stream = true,
+      .connect_timeout_s = 10,
+      .read_timeout_s = 120,
+      .max_retries = 3,
+      .backoff_s = 0.5,
+  };
+}
+
+/* ---- parsing replies ---------------------------------------------------- */
+
+static void tt_xfer_usage(tt_xfer *x, const json_t *usage, const json_t *timings) {
+  if (json_is_object(usage)) {
+    x->have_usage = true;
+    x->usage.prompt = (long)json_integer_value(json_object_get(usage, "prompt_tokens"));
+    x->usage.completion = (long)json_integer_value(json_object_get(usage, "completion_tokens"));
+    const json_t *details = json_object_get(usage, "prompt_tokens_details");
+    const json_t *cached = json_object_get(details, "cached_tokens");
+    if (json_is_integer(cached)) x->usage.cached = (long)json_integer_value(cached);
+  }
+  /* llama.cpp's server reports its prompt cache here instead */
+  const json_t *cache_n = json_object_get(timings, "cache_n");
+  if (json_is_integer(cache_n) && x->usage.cached == 0) x->usage.cached = (long)json_integer_value(cache_n);
+}
+
+static void tt_xfer_text(tt_xfer *x, const char *s, size_t n) {
+  tt_buf_append(&x->text, s, n);
+  if (!x->saw_tool && x->call->on_text && n) {
+    x->call->on_text(x->call->ud, s, n);
+    x->streamed_text = true;
+  }
+}
+
+static void tt_xfer_args(tt_xfer *x, const char *s, size_t n) {
+  tt_buf_append(&x->args, s, n);
+  const tt_llm_call *c = x->call;
+  if (!c->on_text || !c->stream_tool || !c->stream_arg) return;
+  if (strcmp(tt_buf_cstr(&x->name), c->stream_tool) != 0) return;
+  if (!x->as) x->as = tt_argstream_new(c->stream_arg);
+  tt_buf piece = TT_BUF_INIT;
+  tt_argstream_feed(x->as, s, n, &piece);
+  if (piece.len) c->on_text(c->ud, piece.data, piece.len);
+  tt_buf_free(&piece);
+}
+
+static void tt_xfer_tool_delta(tt_xfer *x, const json_t *call) {
+  json_int_t index = json_integer_value(json_object_get(call, "index"));
+  if (index != 0) return; /* one tool call per step: the first one counts */
+  if (!x->saw_tool && x->streamed_text && x->call->on_restart)
+    x->call->on_restart(x->call->ud); /* the text before it was not an answer */
+  x->saw_tool = true;
+  const char *id = json_string_value(json_object_get(call, "id"));
+  if (id && !x->call_id) x->call_id = tt_xstrdup(id);
+  const json_t *fn = json_object_get(call, "function");
+  const char *name = json_string_value(json_object_get(fn, "name"));
+  if (name) tt_buf_puts(&x->name, name);
+  const json_t *args = json_object_get(fn, "arguments");
+  if (json_is_string(args)) tt_xfer_args(x, json_string_value(args), json_string_length(args));
+}
+
+static void tt_xfer_chunk(tt_xfer *x, const json_t *chunk) {
+  const json_t *error = json_object_get(chunk, "error");
+  if (error && !x->stream_error) {
+    const char *msg = json_string_value(json_object_get(error, "message"));
+    x->stream_error = tt_xstrdup(msg ? msg : "error event in the stream");
+  }
+  tt_xfer_usage(x, json_object_get(chunk, "usage"), json_object_get(chunk, "timings"));
+  const json_t *choice = json_array_get(json_object_get(chunk, "choices"), 0);
+  if (!choice) return;
+  const json_t *delta = json_object_get(choice, "delta");
+  const json_t *content = json_object_get(delta, "content");
+  if (json_is_string(content)) tt_xfer_text(x, json_string_value(content), json_string_length(content));
+  size_t i;
+  const json_t *call;
+  json_array_foreach(json_object_get(delta, "tool_calls"), i, call) tt_xfer_tool_delta(x, call);
+  const char *finish = json_string_value(json_object_get(choice, "finish_reason"));
+  if (finish && !x->finish) x->finish = tt_xstrdup(finish);
+}
+
+static void tt_xfer_sse_line(tt_xfer *x, const char *line, size_t n) {
+  if (n && line[n - 1] == '\r') n--;
+  if (n < 5 || strncmp(line, "data:", 5) != 0) return; /* comments, event names */
+  const char *p = line + 5;
+  n -= 5;
+  if (n && *p == ' ') {
+    p++;
+    n--;
+  }
+  if (n == 6 && strncmp(p, "[DONE]", 6) == 0) {
+    x->saw_done = true;
+    return;
+  }
+  json_t *chunk = json_loadb(p, n, 0, NULL);
+  if (chunk) tt_xfer_chunk(x, chunk);
+  json_decref(chunk);
+}
+
+/* A whole (non-streamed) chat completion. */
+static void tt_xfer_parse_body(tt_xfer *x) {
+  json_t *doc = json_loadb(tt_buf_cstr(&x->body), x->body.len, 0, NULL);
+  if (!doc) return;
+  const json_t *choice = json_array_get(json_object_get(doc, "choices"), 0);
+  const json_t *msg = json_object_get(choice, "message");
+  const json_t *calls = json_object_get(msg, "tool_calls");
+  const json_t *call = json_array_get(calls, 0);
+  if (call) {
+    x->saw_tool = true;
+    const char *id = json_string_value(json_object_get(call, "id"));
+    if (id) x->call_id = tt_xstrdup(id);
+    const json_t *fn = json_object_get(call, "function");
+    const char *name = json_string_value(json_object_get(fn, "name"));
+    if (name) tt_buf_puts(&x->name, name);
+    const json_t *args = json_object_get(fn, "arguments");
+    if (json_is_string(args)) {
+      tt_buf_append(&x->args, json_string_value(args), json_string_length(args));
+    } else if (args) { /* some servers send an object */
+      char *s = json_dumps(args, JSON_COMPACT);
+      if (s) tt_buf_puts(&x->args, s);
+      free(s);
+    }
+  }
+  const json_t *content = json_object_get(msg, "content");
+  if (json_is_string(content)) tt_buf_append(&x->text, json_string_value(content), json_string_length(content));
+  const char *finish = json_string_value(json_object_get(choice, "finish_reason"));
+  if (finish) x->finish = tt_xstrdup(finish);
+  tt_xfer_usage(x, json_object_get(doc, "usage"), json_object_get(doc, "timings"));
+  x->saw_done = choice != NULL;
+  json_decref(doc);
+}
+
+/* ---- libcurl callbacks -------------------------------------------------- */
+
+static size_t tt_on_header(char *data, size_t size, size_t nitems, void *ud) {
+  tt_xfer *x = ud;
+  size_t n = size * nitems;
+  if (n > 5 && strncmp(data, "HTTP/", 5) == 0) { /* a new status line */
+    x->sse = false;
+    x->retry_after_s = -1;
+  } else if (n > 13 && strncasecmp(data, "content-type:", 13) == 0) {
+    x->sse = memmem(data, n, "text/event-stream", 17) != NULL;
+  } else if (n > 12 && strncasecmp(data, "retry-after:", 12) == 0) {
+    char tmp[32];
+    size_t k = n - 12 < sizeof tmp - 1 ? n - 12 : sizeof tmp - 1;
+    memcpy(tmp, data + 12, k);
+    tmp[k] = '\0';
+    x->retry_after_s = atof(tmp);
+  }
+  return n;
+}
+
+static size_t tt_on_body(char *data, size_t size, size_t nmemb, void *ud) {
+  tt_xfer *x = ud;
+  size_t n = size * nmemb;
+  if (!x->sse) {
+    if (x->body.len + n > TT_HTTP_MAX_BODY) {
+      x->too_big = true;
+      return 0; /* aborts the transfer */
+    }
+    tt_buf_append(&x->body, data, n);
+    return n;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (data[i] == '\n') {
+      tt_xfer_sse_line(x, tt_buf_cstr(&x->line), x->line.len);
+      tt_buf_reset(&x->line);
+    } else {
+      tt_buf_putc(&x->line, data[i]);
+      if (x->line.len > TT_HTTP_MAX_BODY) {
+        x->too_big = true;
+        return 0;
+      }
+    }
+  }
+  return n;
+}
+
+static int tt_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                          curl_off_t ulnow) {
+  (void)dltotal;
+  (void)dlnow;
+  (void)ultotal;
+  (void)ulnow;
+  const tt_xfer *x = ud;
+  return x->call->cancel && *x->call->cancel ? 1 : 0;
+}
+
+/* ---- one attempt -------------------------------------------------------- */
+
+typedef enum { TT_TRY_OK, TT_TRY_RETRY, TT_TRY_FAIL } tt_try;
+
+static json_t *tt_http_request_json(const tt_http *h, const tt_chat *chat, const tt_llm_call *call) {
+  json_t *req = json_object();
+  json_object_set_new(req, "model", json_string(h->model));
+  json_object_set_new(req, "messages", tt_chat_to_json(chat));
+  if (call->ntools) {
+    json_t *tools = json_array();
+    for (size_t i = 0; i < call->ntools; i++) {
+      const tt_tool_spec *t = &call->tools[i];
+      json_t *params = json_loads(t->parameters, 0, NULL);
+      json_t *fn = json_pack("{s:s,s:s,s:o}", "name", t->name, "description", t->description,
+                             "parameters", params ? params : json_object());
+      json_array_append_new(tools, json_pack("{s:s,s:o}", "type", "function", "function", fn));
+    }
+    json_object_set_new(req, "tools", tools);
+    if (call->force_tool)
+      json_object_set_new(req, "tool_choice",
+                          json_pack("{s:s,s:{s:s}}", "type", "function", "function", "name",
+                                    call->force_tool));
+    else
+      json_object_set_new(req, "tool_choice", json_string("required"));
+    json_object_set_new(req, "parallel_tool_calls", json_false());
+  }
+  json_object_set_new(req, "temperature", json_real(h->o.temperature));
+  json_object_set_new(req, "max_tokens", json_integer(h->o.max_tokens));
+  if (h->o.has_seed) json_object_set_new(req, "seed", json_integer(h->o.seed));
+  json_object_set_new(req, "stream", json_boolean(h->o.stream));
+  if (h->o.stream) json_object_set_new(req, "stream_options", json_pack("{s:b}", "include_usage", 1));
+  return req;
+}
+
+static void tt_xfer_free(tt_xfer *x) {
+  tt_buf_free(&x->body);
+  tt_buf_free(&x->line);
+  tt_buf_free(&x->text);
+  tt_buf_free(&x->args);
+  tt_buf_free(&x->name);
+  free(x->call_id);
+  free(x->finish);
+  free(x->stream_error);
+  tt_argstream_free(x->as);
+}
+
+/* The error message of an error body, or a short excerpt of it. */
+static void tt_error_detail(const tt_buf *body, char *out, size_t cap) {
+  json_t *doc = json_loadb(body->data ? body->data : "", body->len, 0, NULL);
+  const json_t *err = json_object_get(doc, "error");
+  const char *msg = json_string_value(json_object_get(err, "message"));
+  if (!msg) msg = json_string_value(err);
+  tt_buf safe = TT_BUF_INIT;
+  if (msg) tt_escape_terminal(&safe, msg, strlen(msg), &(tt_escape_opts){.max_chars = 300});
+  else if (body->len) tt_escape_terminal(&safe, body->data, body->len, &(tt_escape_opts){.max_chars = 200});
+  snprintf(out, cap, "%s", safe.len ? tt_buf_cstr(&safe) : "no details");
+  tt_buf_free(&safe);
+  json_decref(doc);
+}
+
+static const char *tt_status_hint(long status) {
+  switch (status) {
+  case 401:
+  case 403: return "; check the API key (--api-key-env, TABLETALK_API_KEY)";
+  case 404: return "; check --base-url (it usually ends in /v1) and --model";
+  case 400: return "; the endpoint may not support tool calls with tool_choice \"required\"";
+  default: return "";
+  }
+}
+
+static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
+                              const tt_llm_call *call, tt_xfer *x, tt_llm_error *err) {
+  CURL *c = h->curl;
+  curl_easy_reset(c);
+  struct curl_slist *headers = NULL;
+  headers = curl_slist_append(headers, "Content-Type: application/json");
+  headers = curl_slist_append(headers, h->o.stream ? "Accept: text/event-stream" : "Accept: application/json");
+  char *auth = NULL;
+  if (h->api_key) {
+    auth = tt_xasprintf("Authorization: Bearer %s", h->api_key);
+    headers = curl_slist_append(headers, auth);
+  }
+  x->call = call;
+  x->retry_after_s = -1;
+  curl_easy_setopt(c, CURLOPT_URL, h->url);
+  curl_easy_setopt(c, CURLOPT_POST, 1L);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, tt_on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, tt_on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, tt_on_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(h->o.connect_timeout_s * 1000));
+  long read_s = (long)ceil(h->o.read_timeout_s);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, read_s < 1 ? 1L : read_s);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "tabletalk");
+  CURLcode rc = curl_easy_perform(c);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
+  curl_slist_free_all(headers);
+  free(auth);
+  if (x->line.len) { /* a last event without its newline */
+    tt_xfer_sse_line(x, tt_buf_cstr(&x->line), x->line.len);
+    tt_buf_reset(&x->line);
+  }
+
+  if (rc == CURLE_ABORTED_BY_CALLBACK) {
+    tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
+    return TT_TRY_FAIL;
+  }
+  if (rc == CURLE_OPERATION_TIMEDOUT) {
+    tt_llm_set_error(err, TT_LLM_ERR_TIMEOUT, 0,
+                     x->status ? "the model endpoint %s stopped sending for %.0f s (read timeout; "
+                                 "raise it with --llm-timeout)"
+                               : "the model endpoint %s did not answer within %.0f s (read timeout; "
+                                 "raise it with --llm-timeout)",
+                     h->url, h->o.read_timeout_s);
+    return TT_TRY_FAIL;
+  }
+  if (x->too_big) {
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "the reply from %s is larger than %u MiB", h->url,
+                     TT_HTTP_MAX_BODY >> 20);
+    return TT_TRY_FAIL;
+  }
+  if (rc != CURLE_OK && x->status == 0) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONNECT, 0,
+                     "cannot reach the model endpoint %s (%s); check --base-url or "
+                     "TABLETALK_BASE_URL and that the server is running",
+                     h->url, curl_easy_strerror(rc));
+    return TT_TRY_RETRY;
+  }
+  if (x->status != 200) {
+    char detail[400];
+    tt_error_detail(&x->body, detail, sizeof detail);
+    tt_llm_set_error(err, TT_LLM_ERR_HTTP, (int)x->status, "the model endpoint answered HTTP %ld: %s%s",
+                     x->status, detail, tt_status_hint(x->status));
+    bool retry = x->status == 429 || x->status == 408 || x->status >= 500;
+    return retry ? TT_TRY_RETRY : TT_TRY_FAIL;
+  }
+  if (!x->sse) tt_xfer_parse_body(x);
+  if (x->stream_error) {
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200, "the model endpoint reported an error: %s",
+                     x->stream_error);
+    return TT_TRY_RETRY;
+  }
+  if (rc != CURLE_OK || !(x->saw_done || x->finish)) {
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+                     "the reply from %s ended before it was complete (%s)", h->url,
+                     rc != CURLE_OK ? curl_easy_strerror(rc) : "no end of stream");
+    return TT_TRY_RETRY;
+  }
+  if (!x->saw_tool && x->text.len == 0) {
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+                     "the model returned neither a tool call nor any text");
+    return TT_TRY_FAIL;
+  }
+  return TT_TRY_OK;
+}
+
+/* Sleeps up to s seconds; false when cancelled meanwhile. */
+static bool tt_sleep_unless_cancelled(double s, volatile sig_atomic_t *cancel) {
+  double end = tt_now_ms() + s * 1000.0;
+  while (tt_now_ms() < end) {
+    if (cancel && *cancel) return false;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return !(cancel && *cancel);
+}
+
+static bool tt_http_chat(void *impl, const tt_chat *chat, const tt_llm_call *call,
+                         tt_llm_reply *out, tt_llm_error *err) {
+  tt_http *h = impl;
+  json_t *req = tt_http_request_json(h, chat, call);
+  char *body = json_dumps(req, JSON_COMPACT);
+  json_decref(req);
+  size_t body_len = strlen(body);
+  double t0 = tt_now_ms();
+  int attempts = 0;
+  bool ok = false;
+  for (;;) {
+    attempts++;
+    tt_xfer x = {0};
+    tt_try r = tt_http_attempt(h, body, body_len, call, &x, err);
+    if (r == TT_TRY_OK) {
+      out->is_tool = x.saw_tool;
+      if (x.saw_tool) {
+        out->tool_name = tt_buf_detach(&x.name);
+        out->tool_args = tt_buf_detach(&x.args);
+        out->call_id = x.call_id ? tt_xstrdup(x.call_id) : tt_xasprintf("call_%ld", ++h->next_call_id);
+      } else {
+        out->text = tt_buf_detach(&x.text);
+      }
+      out->finish_reason = x.finish ? tt_xstrdup(x.finish) : NULL;
+      out->usage = x.usage;
+      ok = true;
+    }
+    bool streamed = x.streamed_text || (x.as != NULL);
+    double retry_after = x.retry_after_s;
+    tt_xfer_free(&x);
+    if (r != TT_TRY_RETRY || attempts > h->o.max_retries) break;
+    if (streamed && call->on_restart) call->on_restart(call->ud);
+    double delay = h->o.backoff_s * pow(2.0, attempts - 1);
+    if (retry_after >= 0) delay = retry_after < 30 ? retry_after : 30;
+    if (!tt_sleep_unless_cancelled(delay, call->cancel)) {
+      tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
+      break;
+    }
+  }
+  if (!ok && err && err->kind != TT_LLM_ERR_CANCELLED && attempts > 1) {
+    size_t len = strlen(err->message);
+    snprintf(err->message + len, sizeof err->message - len, " (after %d attempts)", attempts);
+  }
+  out->attempts = attempts;
+  out->latency_ms = tt_now_ms() - t0;
+  free(body);
+  return ok;
+}
+
+static const char *tt_http_model(const void *impl) { return ((const tt_http *)impl)->model; }
+
+static void tt_http_free(void *impl) {
+  tt_http *h = impl;
+  if (!h) return;
+  curl_easy_cleanup(h->curl);
+  free(h->url);
+  free(h->api_key);
+  free(h->model);
+  free(h);
+}
+
+static const tt_llm_vtable tt_http_vtable = {
+    .name = "openai-http",
+    .chat = tt_http_chat,
+    .model = tt_http_model,
+    .free = tt_http_free,
+};
+
+tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
+  if (!opts->base_url || !*opts->base_url) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+                     "no model endpoint configured: give --base-url or set TABLETALK_BASE_URL");
+    return NULL;
+  }
+  if (!tt_has_prefix(opts->base_url, "http://") && !tt_has_prefix(opts->base_url, "https://")) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+                     "the base URL '%s' must start with http:// or https://", opts->base_url);
+    return NULL;
+  }
+  static bool curl_ready = false;
+  if (!curl_ready) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    curl_ready = true;
+  }
+  tt_http *h = tt_xcalloc(1, sizeof *h);
+  h->o = *opts;
+  size_t n = strlen(opts->base_url);
+  while (n && opts->base_url[n - 1] == '/') n--;
+  char *base = tt_xstrndup(opts->base_url, n);
+  h->url = tt_has_prefix(base + (n > 17 ? n - 17 : 0), "/chat/completions") && n >= 17
+               ? tt_xstrdup(base)
+               : tt_xasprintf("%s/chat/completions", base);
+  free(base);
+  h->api_key = opts->api_key && *opts->api_key ? tt_xstrdup(opts->api_key) : NULL;
+  h->model = tt_xstrdup(opts->model && *opts->model ? opts->model : "default");
+  h->curl = curl_easy_init();
+  if (!h->curl) {
+    tt_http_free(h);
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "cannot initialise libcurl");
+    return NULL;
+  }
+  return tt_llm_wrap(&tt_http_vtable, h);
+}

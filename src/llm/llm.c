@@ -1,0 +1,69 @@
+/* llm.c — the backend-independent part of the llm layer: dispatch through
+ * the backend table, replies and error names. */
+#include "llm/llm_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+tt_llm *tt_llm_wrap(const tt_llm_vtable *vt, void *impl) {
+  tt_llm *l = tt_xcalloc(1, sizeof *l);
+  l->vt = vt;
+  l->impl = impl;
+  return l;
+}
+
+bool tt_llm_chat(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
+                 tt_llm_reply *out, tt_llm_error *err) {
+  memset(out, 0, sizeof *out);
+  if (err) {
+    err->kind = TT_LLM_OK;
+    err->http_status = 0;
+    err->message[0] = '\0';
+  }
+  return llm->vt->chat(llm->impl, chat, call, out, err);
+}
+
+const char *tt_llm_backend(const tt_llm *llm) { return llm->vt->name; }
+
+const char *tt_llm_model(const tt_llm *llm) { return llm->vt->model(llm->impl); }
+
+void tt_llm_free(tt_llm *llm) {
+  if (!llm) return;
+  llm->vt->free(llm->impl);
+  free(llm);
+}
+
+void tt_llm_reply_free(tt_llm_reply *r) {
+  if (!r) return;
+  free(r->tool_name);
+  free(r->tool_args);
+  free(r->call_id);
+  free(r->text);
+  free(r->finish_reason);
+  memset(r, 0, sizeof *r);
+}
+
+const char *tt_llm_errkind_name(tt_llm_errkind kind) {
+  switch (kind) {
+  case TT_LLM_OK: return "ok";
+  case TT_LLM_ERR_CONFIG: return "config";
+  case TT_LLM_ERR_CONNECT: return "connect";
+  case TT_LLM_ERR_TIMEOUT: return "timeout";
+  case TT_LLM_ERR_HTTP: return "http";
+  case TT_LLM_ERR_PROTOCOL: return "protocol";
+  case TT_LLM_ERR_CANCELLED: return "cancelled";
+  }
+  return "unknown";
+}
+
+void tt_llm_set_error(tt_llm_error *err, tt_llm_errkind kind, int status,
+                      const char *fmt, ...) {
+  if (!err) return;
+  err->kind = kind;
+  err->http_status = status;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+}

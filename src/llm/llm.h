@@ -1,0 +1,164 @@
+/* llm.h — public face of the llm layer: one interface, chat(messages,
+ * tools) -> reply with exactly one tool call (or plain text), with usage,
+ * behind which sit the backends (an OpenAI-compatible HTTP client now, the
+ * embedded llama.cpp engine later). Knows nothing about databases.
+ *
+ * A conversation (tt_chat) only ever grows: messages are appended, never
+ * rewritten, so a backend can reuse everything it computed for the prefix.
+ * A reply is returned as the model produced it; checking a tool call
+ * against the tool's schema is the caller's business (tt_tool_check). */
+#ifndef TT_LLM_H
+#define TT_LLM_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/util.h"
+
+/* ---- conversations ----------------------------------------------------- */
+
+typedef enum tt_role {
+  TT_ROLE_SYSTEM,
+  TT_ROLE_USER,
+  TT_ROLE_ASSISTANT,
+  TT_ROLE_TOOL,
+} tt_role;
+
+typedef struct tt_msg {
+  tt_role role;
+  char *content;   /* text; NULL for an assistant turn that is only a tool call */
+  char *call_id;   /* assistant: id of its tool call; tool: the call answered */
+  char *tool_name; /* assistant tool call */
+  char *tool_args; /* assistant tool call: arguments as JSON text */
+} tt_msg;
+
+typedef struct tt_chat {
+  tt_msg *msgs;
+  size_t n, cap;
+} tt_chat;
+
+void tt_chat_add(tt_chat *c, tt_role role, const char *content);
+void tt_chat_add_tool_call(tt_chat *c, const char *call_id, const char *name,
+                           const char *args);
+void tt_chat_add_tool_result(tt_chat *c, const char *call_id, const char *content);
+void tt_chat_free(tt_chat *c);
+const char *tt_role_name(tt_role role);
+/* [{"role":..,"content":..,"tool_calls":[..]}...] in the OpenAI shape. */
+json_t *tt_chat_to_json(const tt_chat *c);
+/* Appends the messages of a tt_chat_to_json array; false on a bad shape. */
+bool tt_chat_append_json(tt_chat *c, const json_t *arr);
+
+/* ---- tools ------------------------------------------------------------- */
+
+typedef struct tt_tool_spec {
+  const char *name;
+  const char *description;
+  const char *parameters; /* JSON schema of the arguments, as text */
+} tt_tool_spec;
+
+/* Checks arguments (JSON text) against the tool's schema (the subset we
+ * use: object, properties, required, additionalProperties, type, enum,
+ * items, minimum/maximum, minLength). On failure writes what is wrong in
+ * words a model can act on and returns false. */
+bool tt_tool_check(const tt_tool_spec *tool, const char *args, tt_buf *why);
+const tt_tool_spec *tt_tool_find(const tt_tool_spec *tools, size_t n, const char *name);
+
+/* ---- calls ------------------------------------------------------------- */
+
+typedef struct tt_usage {
+  long prompt;     /* prompt tokens sent */
+  long cached;     /* of which the server reused from its cache */
+  long completion; /* tokens generated */
+} tt_usage;
+
+typedef struct tt_llm_reply {
+  bool is_tool;        /* a tool call (else plain text) */
+  char *tool_name;
+  char *tool_args;     /* JSON text as the model wrote it */
+  char *call_id;
+  char *text;          /* plain content when !is_tool */
+  char *finish_reason;
+  tt_usage usage;
+  double latency_ms;   /* from request to complete reply, retries included */
+  int attempts;        /* HTTP attempts made */
+} tt_llm_reply;
+
+void tt_llm_reply_free(tt_llm_reply *r);
+
+typedef enum tt_llm_errkind {
+  TT_LLM_OK = 0,
+  TT_LLM_ERR_CONFIG,    /* bad settings (no base URL, bad URL) */
+  TT_LLM_ERR_CONNECT,   /* endpoint unreachable, after retries */
+  TT_LLM_ERR_TIMEOUT,   /* nothing received within the read timeout */
+  TT_LLM_ERR_HTTP,      /* an HTTP error status, after retries */
+  TT_LLM_ERR_PROTOCOL,  /* a reply that is not a chat completion */
+  TT_LLM_ERR_CANCELLED, /* stopped by the caller */
+} tt_llm_errkind;
+
+typedef struct tt_llm_error {
+  tt_llm_errkind kind;
+  int http_status;
+  char message[600];
+} tt_llm_error;
+
+const char *tt_llm_errkind_name(tt_llm_errkind kind);
+
+/* What one call offers the model and how the caller follows it. */
+typedef struct tt_llm_call {
+  const tt_tool_spec *tools;
+  size_t ntools;
+  const char *force_tool;    /* NULL: any tool must be called; else this one */
+  /* Text as it is generated: plain content, or the string argument
+   * stream_arg of a call to stream_tool (e.g. answer.text), unescaped. */
+  void (*on_text)(void *ud, const char *piece, size_t n);
+  /* The text streamed so far is void (the request is being retried). */
+  void (*on_restart)(void *ud);
+  const char *stream_tool;
+  const char *stream_arg;
+  void *ud;
+  volatile sig_atomic_t *cancel; /* set (e.g. by SIGINT) to stop */
+} tt_llm_call;
+
+typedef struct tt_llm tt_llm;
+
+/* Sends the conversation and returns the model's reply. */
+bool tt_llm_chat(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
+                 tt_llm_reply *out, tt_llm_error *err);
+const char *tt_llm_backend(const tt_llm *llm); /* "openai-http", ... */
+const char *tt_llm_model(const tt_llm *llm);
+void tt_llm_free(tt_llm *llm);
+
+/* ---- the OpenAI-compatible HTTP backend --------------------------------- */
+
+typedef struct tt_llm_http_opts {
+  const char *base_url;       /* e.g. http://127.0.0.1:8080/v1 */
+  const char *api_key;        /* sent as a bearer token when set */
+  const char *model;          /* "model" field; default "default" */
+  double temperature;         /* default 0 */
+  long max_tokens;            /* default 1024 */
+  long seed;                  /* sent when has_seed */
+  bool has_seed;
+  bool stream;                /* server-sent events (default true) */
+  double connect_timeout_s;   /* default 10 */
+  double read_timeout_s;      /* no byte for this long ends the call; default 120 */
+  int max_retries;            /* on 429, 5xx, connection errors, cut streams; default 3 */
+  double backoff_s;           /* first retry delay, doubled each time; default 0.5 */
+} tt_llm_http_opts;
+
+tt_llm_http_opts tt_llm_http_default_opts(void);
+tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err);
+
+/* ---- streaming a string argument out of partial JSON --------------------- */
+
+/* Feeds the arguments of a tool call piece by piece (as a stream delivers
+ * them) and hands out the unescaped text of one top-level string member,
+ * e.g. "text" of {"text": "..."}, as soon as it arrives. */
+typedef struct tt_argstream tt_argstream;
+
+tt_argstream *tt_argstream_new(const char *key);
+/* Appends the decoded text contained in piece to out. */
+void tt_argstream_feed(tt_argstream *s, const char *piece, size_t n, tt_buf *out);
+void tt_argstream_free(tt_argstream *s);
+
+#endif

@@ -1,0 +1,155 @@
+/* tools.c — checking a tool call's arguments against the tool's JSON
+ * schema (the small subset tabletalk's tools use), with messages that tell
+ * the model exactly what to fix. */
+#include "llm/llm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const tt_tool_spec *tt_tool_find(const tt_tool_spec *tools, size_t n, const char *name) {
+  for (size_t i = 0; name && i < n; i++)
+    if (strcmp(tools[i].name, name) == 0) return &tools[i];
+  return NULL;
+}
+
+static bool tt_type_is(const json_t *v, const char *type) {
+  if (strcmp(type, "string") == 0) return json_is_string(v);
+  if (strcmp(type, "integer") == 0) return json_is_integer(v);
+  if (strcmp(type, "number") == 0) return json_is_number(v);
+  if (strcmp(type, "boolean") == 0) return json_is_boolean(v);
+  if (strcmp(type, "object") == 0) return json_is_object(v);
+  if (strcmp(type, "array") == 0) return json_is_array(v);
+  if (strcmp(type, "null") == 0) return json_is_null(v);
+  return true; /* unknown type names constrain nothing */
+}
+
+static bool tt_type_ok(const json_t *schema, const json_t *v, const char **want) {
+  const json_t *type = json_object_get(schema, "type");
+  if (json_is_string(type)) {
+    *want = json_string_value(type);
+    return tt_type_is(v, *want);
+  }
+  if (json_is_array(type)) {
+    size_t i;
+    const json_t *t;
+    json_array_foreach(type, i, t) {
+      if (json_is_string(t) && tt_type_is(v, json_string_value(t))) return true;
+    }
+    *want = "one of the allowed types";
+    return false;
+  }
+  return true;
+}
+
+static bool tt_check_value(const json_t *schema, const json_t *v, const char *where, tt_buf *why);
+
+static bool tt_check_object(const json_t *schema, const json_t *v, const char *where, tt_buf *why) {
+  const json_t *props = json_object_get(schema, "properties");
+  const json_t *required = json_object_get(schema, "required");
+  size_t i;
+  const json_t *r;
+  json_array_foreach(required, i, r) {
+    const char *name = json_string_value(r);
+    if (name && !json_object_get(v, name)) {
+      tt_buf_printf(why, "%s is missing the required property \"%s\"", where, name);
+      return false;
+    }
+  }
+  const char *key;
+  const json_t *val;
+  json_object_foreach((json_t *)v, key, val) {
+    const json_t *ps = json_object_get(props, key);
+    if (!ps) {
+      if (json_is_false(json_object_get(schema, "additionalProperties"))) {
+        tt_buf_printf(why, "%s has an unknown property \"%s\" (allowed:", where, key);
+        const char *k;
+        const json_t *unused;
+        bool first = true;
+        json_object_foreach((json_t *)props, k, unused) {
+          tt_buf_printf(why, "%s \"%s\"", first ? "" : ",", k);
+          first = false;
+        }
+        tt_buf_puts(why, ")");
+        return false;
+      }
+      continue;
+    }
+    char sub[160];
+    snprintf(sub, sizeof sub, "property \"%s\"", key);
+    if (!tt_check_value(ps, val, sub, why)) return false;
+  }
+  return true;
+}
+
+static bool tt_check_value(const json_t *schema, const json_t *v, const char *where, tt_buf *why) {
+  const char *want = NULL;
+  if (!tt_type_ok(schema, v, &want)) {
+    tt_buf_printf(why, "%s must be %s %s", where,
+                  want && strchr("aeiou", want[0]) ? "an" : "a", want ? want : "value");
+    return false;
+  }
+  const json_t *options = json_object_get(schema, "enum");
+  if (json_is_array(options)) {
+    size_t i;
+    const json_t *o;
+    bool found = false;
+    json_array_foreach(options, i, o) found |= json_equal(o, (json_t *)v);
+    if (!found) {
+      char *list = json_dumps(options, JSON_COMPACT);
+      tt_buf_printf(why, "%s must be one of %s", where, list ? list : "the listed values");
+      free(list);
+      return false;
+    }
+  }
+  if (json_is_string(v)) {
+    json_int_t min = json_integer_value(json_object_get(schema, "minLength"));
+    if ((json_int_t)json_string_length(v) < min) {
+      tt_buf_printf(why, "%s must not be empty", where);
+      return false;
+    }
+  }
+  if (json_is_number(v)) {
+    const json_t *lo = json_object_get(schema, "minimum"), *hi = json_object_get(schema, "maximum");
+    if ((lo && json_number_value(v) < json_number_value(lo)) ||
+        (hi && json_number_value(v) > json_number_value(hi))) {
+      tt_buf_printf(why, "%s must be between %g and %g", where,
+                    lo ? json_number_value(lo) : -1e308, hi ? json_number_value(hi) : 1e308);
+      return false;
+    }
+  }
+  if (json_is_array(v)) {
+    const json_t *items = json_object_get(schema, "items");
+    json_int_t min = json_integer_value(json_object_get(schema, "minItems"));
+    if ((json_int_t)json_array_size(v) < min) {
+      tt_buf_printf(why, "%s needs at least %lld item(s)", where, (long long)min);
+      return false;
+    }
+    size_t i;
+    const json_t *item;
+    json_array_foreach(v, i, item) {
+      char sub[200];
+      snprintf(sub, sizeof sub, "item %zu of %s", i + 1, where);
+      if (items && !tt_check_value(items, item, sub, why)) return false;
+    }
+  }
+  if (json_is_object(v)) return tt_check_object(schema, v, where, why);
+  return true;
+}
+
+bool tt_tool_check(const tt_tool_spec *tool, const char *args, tt_buf *why) {
+  json_error_t jerr;
+  json_t *v = json_loads(args ? args : "", JSON_DECODE_ANY, &jerr);
+  if (!v) {
+    tt_buf_printf(why, "the arguments of %s are not valid JSON (%s at character %d); send one "
+                       "JSON object", tool->name, jerr.text, jerr.position);
+    return false;
+  }
+  json_t *schema = json_loads(tool->parameters, 0, NULL);
+  char where[96];
+  snprintf(where, sizeof where, "the arguments of %s", tool->name);
+  bool ok = schema ? tt_check_value(schema, v, where, why) : true;
+  json_decref(schema);
+  json_decref(v);
+  return ok;
+}
