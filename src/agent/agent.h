@@ -1,0 +1,126 @@
+/* agent.h — public face of the agent layer: the loop that turns a question
+ * into an answer. It builds the prompt (rules, tools, schema cards), asks
+ * the model for one tool call per step, runs run_sql through the guarded
+ * executor, shows the rows to the model as data, lets it repair errors,
+ * stops it at the budgets, checks its answer against what actually ran, and
+ * returns the answer with the SQL and rows behind it.
+ *
+ * The agent persists nothing and prints nothing: front ends receive events
+ * (for progress lines and traces) and the final tt_run. */
+#ifndef TT_AGENT_H
+#define TT_AGENT_H
+
+#include <signal.h>
+
+#include "llm/llm.h"
+#include "schema/schema.h"
+
+typedef enum tt_run_status {
+  TT_RUN_ANSWERED,  /* the model answered */
+  TT_RUN_CLARIFY,   /* the model asked the user a question */
+  TT_RUN_FAILED,    /* the model or endpoint failed; see error */
+  TT_RUN_BUDGET,    /* the tool-call budget ran out without an answer */
+  TT_RUN_CANCELLED, /* stopped by the user */
+} tt_run_status;
+
+const char *tt_run_status_name(tt_run_status s);
+
+/* An earlier question of the same thread, as a follow-up sees it. */
+typedef struct tt_turn {
+  const char *question;
+  const char *answer;  /* or the clarifying question asked */
+  const char *sql;     /* final SQL, NULL when none */
+  const char *summary; /* a short description of its result */
+  tt_run_status status;
+} tt_turn;
+
+typedef struct tt_agent_opts {
+  int max_tool_calls;    /* per question (default 8) */
+  int max_failed_sql;    /* in a row before the model must explain (3) */
+  int rows_to_model;     /* rows shown to the model per result (30) */
+  size_t schema_budget;  /* prompt tokens for schema cards (2000) */
+  tt_db_opts sql;        /* limits for each query (timeout 5 s, 200 rows) */
+  int history_turns;     /* earlier questions of the thread shown (6) */
+} tt_agent_opts;
+
+tt_agent_opts tt_agent_default_opts(void);
+
+typedef enum tt_event_kind {
+  TT_EV_LLM_WAIT,   /* a model call starts */
+  TT_EV_LLM_CALL,   /* a model call ended (reply or error) */
+  TT_EV_TOOL_CALL,  /* a tool ran (or a call was rejected) */
+  TT_EV_VERIFY,     /* the answer check decided something */
+} tt_event_kind;
+
+typedef struct tt_event {
+  tt_event_kind kind;
+  int step;                        /* model calls so far in this question */
+  /* TT_EV_LLM_CALL */
+  const tt_llm_reply *reply;       /* NULL when the call failed */
+  const tt_llm_error *llm_error;   /* set when it failed */
+  /* TT_EV_TOOL_CALL */
+  const char *tool;
+  const char *args;                /* as the model wrote them */
+  const char *sql;                 /* run_sql */
+  bool ok;
+  long rows;
+  bool truncated;
+  double ms;
+  const char *error;               /* why it failed or was rejected */
+  /* TT_EV_VERIFY */
+  const char *decision;            /* "push_back", "accept_unverified", "write_note" */
+  const char *reason;
+} tt_event;
+
+typedef struct tt_agent_hooks {
+  void (*on_event)(void *ud, const tt_event *ev);
+  /* the final answer's text as the model writes it (streaming backends) */
+  void (*on_text)(void *ud, const char *piece, size_t n);
+  void (*on_text_restart)(void *ud);
+  void *ud;
+  volatile sig_atomic_t *cancel;
+} tt_agent_hooks;
+
+typedef struct tt_run_totals {
+  int llm_calls;
+  int tool_calls;
+  long prompt_tokens, cached_tokens, completion_tokens;
+  double wall_ms;  /* the whole question */
+  double llm_ms;   /* waiting for the model */
+} tt_run_totals;
+
+typedef struct tt_run {
+  tt_run_status status;
+  char *answer;         /* the answer; for clarify, the question asked */
+  bool verified;        /* numbers in the answer are backed by a query */
+  char *sql;            /* last successful SQL of the question (or NULL) */
+  tt_result *rows;      /* its rows (or NULL) */
+  char *error;          /* status failed/budget: what went wrong */
+  tt_chat pending;      /* status clarify: the conversation, to resume */
+  tt_run_totals totals;
+} tt_run;
+
+void tt_run_free(tt_run *r);
+/* "3 rows: Rock 1297; Latin 579; ..." — for follow-ups and traces. */
+char *tt_run_summary(const tt_run *r);
+
+typedef struct tt_agent tt_agent;
+
+/* The agent borrows db, schema and llm; they must outlive it. */
+tt_agent *tt_agent_new(tt_db *db, const tt_schema *schema, tt_llm *llm,
+                       const tt_agent_opts *opts);
+void tt_agent_free(tt_agent *a);
+
+/* The system prompt: rules and schema, byte-identical for every question on
+ * this database. */
+const char *tt_agent_system_prompt(const tt_agent *a);
+const tt_tool_spec *tt_agent_tools(const tt_agent *a, size_t *n);
+
+/* Answers question. history holds the thread's earlier questions (oldest
+ * first). When resume is not NULL it is the conversation of a question
+ * paused by ask_user, and question is the user's reply to it. */
+void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
+                  const tt_chat *resume, const char *question,
+                  const tt_agent_hooks *hooks, tt_run *out);
+
+#endif

@@ -1,0 +1,48 @@
+/* agent_internal.h — what the files of the agent layer share: the agent's
+ * fields, the prompt builders, the views of results shown to the model,
+ * error hints and the answer check. */
+#ifndef TT_AGENT_INTERNAL_H
+#define TT_AGENT_INTERNAL_H
+
+#include "agent/agent.h"
+
+#define TT_AGENT_MAX_TOOLS 8
+
+struct tt_agent {
+  tt_db *db;
+  const tt_schema *schema;
+  tt_llm *llm;
+  tt_agent_opts o;
+  char *system_prompt;
+  bool whole_schema; /* all cards are in the system prompt */
+  tt_tool_spec tools[TT_AGENT_MAX_TOOLS];
+  size_t ntools;
+};
+
+/* prompt.c */
+char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema);
+/* The full cards a question needs when the system prompt carries only the
+ * table index (sent as a message of its own before the question, so the
+ * question message is the user's words); NULL when all cards are in the
+ * system prompt. */
+char *tt_prompt_schema_for(const tt_agent *a, const char *question);
+char *tt_prompt_turn_answer(const tt_turn *t);
+size_t tt_prompt_tools(tt_tool_spec *out);
+
+/* view.c: what the model reads back from a tool */
+void tt_view_rows(tt_buf *out, const tt_result *r, int max_rows);
+void tt_view_sql_failure(tt_buf *out, const tt_db_error *err, const char *hint);
+bool tt_looks_like_instruction(const char *s, size_t n);
+
+/* hints.c */
+/* " — did you mean Track.Name?" for unknown tables and columns; NULL when
+ * there is nothing useful to say. */
+char *tt_hint_for_error(const tt_catalog *cat, const char *message);
+
+/* verify.c */
+/* True when text states a number that the question itself does not. */
+bool tt_states_new_numbers(const char *text, const char *question);
+/* True when text already tells the user that writes are not possible. */
+bool tt_mentions_read_only(const char *text);
+
+#endif

@@ -1,0 +1,432 @@
+/* loop.c — the agent loop: one model call per step, exactly one tool call
+ * per reply, the tool's result appended to the conversation (never
+ * rewritten), until the model answers or asks, or a budget ends it. Also
+ * the agent's constructor and the run result. */
+#include "agent/agent_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tt_agent_opts tt_agent_default_opts(void) {
+  tt_agent_opts o = {
+      .max_tool_calls = 8,
+      .max_failed_sql = 3,
+      .rows_to_model = 30,
+      .schema_budget = 2000,
+      .history_turns = 6,
+  };
+  o.sql = tt_db_default_opts();
+  o.sql.timeout_s = 5;
+  o.sql.max_rows = 200;
+  return o;
+}
+
+const char *tt_run_status_name(tt_run_status s) {
+  switch (s) {
+  case TT_RUN_ANSWERED: return "answered";
+  case TT_RUN_CLARIFY: return "clarify";
+  case TT_RUN_FAILED: return "failed";
+  case TT_RUN_BUDGET: return "budget";
+  case TT_RUN_CANCELLED: return "cancelled";
+  }
+  return "failed";
+}
+
+tt_agent *tt_agent_new(tt_db *db, const tt_schema *schema, tt_llm *llm,
+                       const tt_agent_opts *opts) {
+  tt_agent *a = tt_xcalloc(1, sizeof *a);
+  a->db = db;
+  a->schema = schema;
+  a->llm = llm;
+  a->o = opts ? *opts : tt_agent_default_opts();
+  a->system_prompt = tt_prompt_system(schema, a->o.schema_budget, &a->whole_schema);
+  a->ntools = tt_prompt_tools(a->tools);
+  return a;
+}
+
+void tt_agent_free(tt_agent *a) {
+  if (!a) return;
+  free(a->system_prompt);
+  free(a);
+}
+
+const char *tt_agent_system_prompt(const tt_agent *a) { return a->system_prompt; }
+
+const tt_tool_spec *tt_agent_tools(const tt_agent *a, size_t *n) {
+  *n = a->ntools;
+  return a->tools;
+}
+
+void tt_run_free(tt_run *r) {
+  if (!r) return;
+  free(r->answer);
+  free(r->sql);
+  free(r->error);
+  tt_result_free(r->rows);
+  tt_chat_free(&r->pending);
+  memset(r, 0, sizeof *r);
+}
+
+char *tt_run_summary(const tt_run *r) {
+  if (!r->rows) return tt_xstrdup(r->sql ? "the query failed" : "no query was run");
+  const tt_result *t = r->rows;
+  tt_buf b = TT_BUF_INIT;
+  if (t->nrows == 0) {
+    tt_buf_puts(&b, "no rows");
+    return tt_buf_detach(&b);
+  }
+  tt_buf_printf(&b, "%s%zu row%s", t->truncated ? "more than " : "", t->nrows, t->nrows == 1 ? "" : "s");
+  size_t show = t->nrows < 3 ? t->nrows : 3;
+  tt_buf_puts(&b, show < t->nrows ? ", first: " : ": ");
+  tt_buf cell = TT_BUF_INIT;
+  tt_escape_opts eo = {.max_chars = 40, .short_marker = true};
+  for (size_t i = 0; i < show; i++) {
+    if (i) tt_buf_puts(&b, "; ");
+    for (size_t c = 0; c < t->ncols && c < 6; c++) {
+      if (c) tt_buf_puts(&b, ", ");
+      tt_buf_reset(&cell);
+      tt_value_to_text(&cell, tt_result_cell(t, i, c));
+      tt_escape_terminal(&b, tt_buf_cstr(&cell), cell.len, &eo);
+    }
+  }
+  tt_buf_free(&cell);
+  return tt_buf_detach(&b);
+}
+
+/* ---- one question ------------------------------------------------------- */
+
+typedef struct tt_step_state {
+  tt_agent *a;
+  const tt_agent_hooks *hooks;
+  tt_chat chat;
+  tt_run *out;
+  const char *question;   /* what numbers in the answer are checked against */
+  int tool_calls;
+  int failed_in_row;
+  int bad_calls;          /* unusable tool calls in a row */
+  int llm_calls;
+  bool must_answer;       /* 3 failed queries: only answer is left */
+  bool pushed_back;       /* the answer check has already objected once */
+  bool write_refused;
+  bool thread_has_sql;    /* an earlier question's SQL is in the prompt */
+} tt_step_state;
+
+static void tt_emit(const tt_step_state *st, tt_event *ev) {
+  ev->step = st->llm_calls;
+  if (st->hooks && st->hooks->on_event) st->hooks->on_event(st->hooks->ud, ev);
+}
+
+static void tt_reply_tool(tt_step_state *st, const tt_llm_reply *r, const char *result) {
+  tt_chat_add_tool_call(&st->chat, r->call_id, r->tool_name, r->tool_args);
+  tt_chat_add_tool_result(&st->chat, r->call_id, result);
+}
+
+static const char *tt_tool_list(const tt_agent *a, tt_buf *b) {
+  for (size_t i = 0; i < a->ntools; i++) tt_buf_printf(b, "%s%s", i ? ", " : "", a->tools[i].name);
+  return tt_buf_cstr(b);
+}
+
+/* An unusable call: the model is told what was wrong, once. Returns false
+ * when that was the second in a row and the question must end. */
+static bool tt_reject_call(tt_step_state *st, const tt_llm_reply *r, const char *why) {
+  st->bad_calls++;
+  st->tool_calls++;
+  tt_buf msg = TT_BUF_INIT, names = TT_BUF_INIT;
+  tt_buf_printf(&msg, "Your tool call could not be used: %s. Call exactly one of %s, with "
+                      "arguments that match its schema.", why, tt_tool_list(st->a, &names));
+  tt_reply_tool(st, r, tt_buf_cstr(&msg));
+  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = r->tool_name, .args = r->tool_args,
+                 .ok = false, .error = why};
+  tt_emit(st, &ev);
+  tt_buf_free(&msg);
+  tt_buf_free(&names);
+  if (st->bad_calls < 2) return true;
+  st->out->status = TT_RUN_FAILED;
+  st->out->error = tt_xasprintf("the model sent an unusable tool call twice in a row: %s", why);
+  return false;
+}
+
+static char *tt_arg_string(const char *args, const char *key) {
+  json_t *v = json_loads(args, 0, NULL);
+  const char *s = json_string_value(json_object_get(v, key));
+  char *copy = tt_xstrdup(s ? s : "");
+  json_decref(v);
+  return copy;
+}
+
+static bool tt_is_write_refusal(const tt_db_error *err) {
+  return err->kind == TT_DB_ERR_REFUSED &&
+         (strstr(err->message, "writes are not allowed") || strstr(err->message, "schema changes") ||
+          strstr(err->message, "would modify"));
+}
+
+static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
+  tt_agent *a = st->a;
+  char *sql = tt_arg_string(r->tool_args, "sql");
+  tt_buf view = TT_BUF_INIT;
+  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "run_sql", .args = r->tool_args, .sql = sql};
+  if (st->must_answer) {
+    tt_buf_puts(&view, "run_sql is not available any more: too many queries failed in a row. "
+                       "Call answer and explain what went wrong.");
+    ev.error = "run_sql refused after repeated failures";
+    tt_reply_tool(st, r, tt_buf_cstr(&view));
+    tt_emit(st, &ev);
+    tt_buf_free(&view);
+    free(sql);
+    return;
+  }
+  tt_db_opts saved = *tt_db_get_opts(a->db);
+  tt_db_set_opts(a->db, &a->o.sql);
+  tt_db_error err;
+  double t0 = tt_now_ms();
+  tt_result *res = tt_db_query(a->db, sql, strlen(sql), &err);
+  ev.ms = tt_now_ms() - t0;
+  tt_db_set_opts(a->db, &saved);
+  if (res) {
+    st->failed_in_row = 0;
+    tt_view_rows(&view, res, a->o.rows_to_model);
+    ev.ok = true;
+    ev.rows = (long)res->nrows;
+    ev.truncated = res->truncated;
+    tt_result_free(st->out->rows);
+    st->out->rows = res;
+    free(st->out->sql);
+    st->out->sql = tt_xstrdup(sql);
+  } else {
+    st->failed_in_row++;
+    if (tt_is_write_refusal(&err)) st->write_refused = true;
+    char *hint = err.kind == TT_DB_ERR_SQL ? tt_hint_for_error(tt_schema_catalog(a->schema), err.message) : NULL;
+    tt_view_sql_failure(&view, &err, hint);
+    tt_buf err_text = TT_BUF_INIT;
+    tt_buf_printf(&err_text, "%s%s", err.message, hint ? hint : "");
+    ev.error = tt_buf_cstr(&err_text);
+    if (st->failed_in_row >= a->o.max_failed_sql) {
+      tt_buf_printf(&view, "\nThat was %d failed queries in a row: stop querying now and call "
+                           "answer to explain what went wrong.", st->failed_in_row);
+      st->must_answer = true;
+    } else {
+      tt_buf_printf(&view, " (failed queries in a row: %d of %d)", st->failed_in_row,
+                    a->o.max_failed_sql);
+    }
+    tt_reply_tool(st, r, tt_buf_cstr(&view));
+    tt_emit(st, &ev);
+    tt_buf_free(&err_text);
+    free(hint);
+    tt_buf_free(&view);
+    free(sql);
+    return;
+  }
+  if (st->tool_calls == a->o.max_tool_calls - 1)
+    tt_buf_puts(&view, "\nThat was your last query for this question: call answer now with what "
+                       "you have.");
+  tt_reply_tool(st, r, tt_buf_cstr(&view));
+  tt_emit(st, &ev);
+  tt_buf_free(&view);
+  free(sql);
+}
+
+/* The answer check. Returns true when the answer is accepted. */
+static bool tt_check_answer(tt_step_state *st, const tt_llm_reply *r, char **text) {
+  bool has_query = st->out->rows != NULL || st->thread_has_sql;
+  bool new_numbers = tt_states_new_numbers(*text, st->question);
+  if (!has_query && new_numbers) {
+    if (!st->pushed_back) {
+      st->pushed_back = true;
+      tt_reply_tool(st, r, "Not accepted yet: your answer states numbers, but no query has run "
+                           "for this question. Call run_sql to get the numbers from the "
+                           "database, then answer; or answer without numbers.");
+      tt_event ev = {.kind = TT_EV_VERIFY, .decision = "push_back",
+                     .reason = "numbers stated without a successful query"};
+      tt_emit(st, &ev);
+      return false;
+    }
+    tt_event ev = {.kind = TT_EV_VERIFY, .decision = "accept_unverified",
+                   .reason = "numbers still stated without a query after one push back"};
+    tt_emit(st, &ev);
+  }
+  st->out->verified = has_query || !new_numbers;
+  if (st->write_refused && !tt_mentions_read_only(*text)) {
+    char *noted = tt_xasprintf("%s\n\n(Writes are not allowed: tabletalk only reads the database, "
+                               "which was not changed.)", *text);
+    free(*text);
+    *text = noted;
+    tt_event ev = {.kind = TT_EV_VERIFY, .decision = "write_note",
+                   .reason = "a write was refused and the answer did not say so"};
+    tt_emit(st, &ev);
+  }
+  return true;
+}
+
+/* Handles one valid tool call. Returns true when the question is over. */
+static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
+  if (strcmp(r->tool_name, "run_sql") == 0) {
+    tt_do_run_sql(st, r);
+    return false;
+  }
+  if (strcmp(r->tool_name, "ask_user") == 0) {
+    st->out->status = TT_RUN_CLARIFY;
+    st->out->answer = tt_arg_string(r->tool_args, "question");
+    tt_chat_add_tool_call(&st->chat, r->call_id, r->tool_name, r->tool_args);
+    tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "ask_user", .args = r->tool_args, .ok = true};
+    tt_emit(st, &ev);
+    return true;
+  }
+  /* answer */
+  char *text = tt_arg_string(r->tool_args, "text");
+  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "answer", .args = r->tool_args, .ok = true};
+  tt_emit(st, &ev);
+  if (!tt_check_answer(st, r, &text)) {
+    free(text);
+    return false;
+  }
+  tt_chat_add_tool_call(&st->chat, r->call_id, r->tool_name, r->tool_args);
+  st->out->status = TT_RUN_ANSWERED;
+  st->out->answer = text;
+  return true;
+}
+
+/* Builds the conversation: a fresh question, or a paused one resumed with
+ * the user's reply as the result of its ask_user call. */
+static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhistory,
+                          const tt_chat *resume, const char *question) {
+  tt_agent *a = st->a;
+  for (size_t i = 0; i < nhistory; i++) st->thread_has_sql |= history[i].sql != NULL;
+  if (resume && resume->n && resume->msgs[resume->n - 1].tool_name) {
+    for (size_t i = 0; i < resume->n; i++) {
+      const tt_msg *m = &resume->msgs[i];
+      if (m->tool_name) tt_chat_add_tool_call(&st->chat, m->call_id, m->tool_name, m->tool_args);
+      else if (m->role == TT_ROLE_TOOL) tt_chat_add_tool_result(&st->chat, m->call_id, m->content);
+      else tt_chat_add(&st->chat, m->role, m->content);
+    }
+    char *reply = tt_xasprintf("The user answered: %s", question);
+    tt_chat_add_tool_result(&st->chat, resume->msgs[resume->n - 1].call_id, reply);
+    free(reply);
+    return;
+  }
+  tt_chat_add(&st->chat, TT_ROLE_SYSTEM, a->system_prompt);
+  size_t first = nhistory > (size_t)a->o.history_turns ? nhistory - (size_t)a->o.history_turns : 0;
+  for (size_t i = first; i < nhistory; i++) {
+    tt_chat_add(&st->chat, TT_ROLE_USER, history[i].question);
+    char *said = tt_prompt_turn_answer(&history[i]);
+    tt_chat_add(&st->chat, TT_ROLE_ASSISTANT, said);
+    free(said);
+  }
+  char *cards = tt_prompt_schema_for(a, question);
+  if (cards) tt_chat_add(&st->chat, TT_ROLE_USER, cards);
+  free(cards);
+  tt_chat_add(&st->chat, TT_ROLE_USER, question);
+}
+
+static void tt_budget_answer(tt_step_state *st) {
+  tt_run *out = st->out;
+  out->status = TT_RUN_BUDGET;
+  out->error = tt_xasprintf("the model used all %d tool calls without giving an answer",
+                            st->a->o.max_tool_calls);
+  char *summary = out->rows ? tt_run_summary(out) : NULL;
+  out->answer = summary ? tt_xasprintf("I could not finish within %d steps. The last query that "
+                                       "worked returned %s.", st->a->o.max_tool_calls, summary)
+                        : tt_xasprintf("I could not finish within %d steps and no query worked.",
+                                       st->a->o.max_tool_calls);
+  free(summary);
+}
+
+static void tt_add_usage(tt_run_totals *t, const tt_llm_reply *r) {
+  t->prompt_tokens += r->usage.prompt;
+  t->cached_tokens += r->usage.cached;
+  t->completion_tokens += r->usage.completion;
+  t->llm_ms += r->latency_ms;
+}
+
+void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
+                  const tt_chat *resume, const char *question,
+                  const tt_agent_hooks *hooks, tt_run *out) {
+  double t0 = tt_now_ms();
+  memset(out, 0, sizeof *out);
+  out->status = TT_RUN_FAILED;
+  tt_step_state st = {.a = a, .hooks = hooks, .out = out, .question = question};
+  tt_start_chat(&st, history, nhistory, resume, question);
+  /* A resumed question is checked against what was asked and the reply. */
+  char *asked = NULL;
+  for (size_t i = st.chat.n; resume && i > 0; i--)
+    if (st.chat.msgs[i - 1].role == TT_ROLE_USER) {
+      asked = tt_xasprintf("%s %s", st.chat.msgs[i - 1].content, question);
+      st.question = asked;
+      break;
+    }
+  tt_llm_call call = {
+      .tools = a->tools, .ntools = a->ntools,
+      .on_text = hooks ? hooks->on_text : NULL,
+      .on_restart = hooks ? hooks->on_text_restart : NULL,
+      .stream_tool = "answer", .stream_arg = "text",
+      .ud = hooks ? hooks->ud : NULL,
+      .cancel = hooks ? hooks->cancel : NULL,
+  };
+  bool over = false;
+  while (!over) {
+    if (call.cancel && *call.cancel) {
+      out->status = TT_RUN_CANCELLED;
+      out->error = tt_xstrdup("cancelled");
+      break;
+    }
+    if (st.tool_calls >= a->o.max_tool_calls) {
+      tt_budget_answer(&st);
+      break;
+    }
+    bool last = st.must_answer || st.tool_calls == a->o.max_tool_calls - 1;
+    call.force_tool = last ? "answer" : NULL;
+    tt_event wait = {.kind = TT_EV_LLM_WAIT};
+    tt_emit(&st, &wait);
+    tt_llm_reply r;
+    tt_llm_error lerr;
+    bool ok = tt_llm_chat(a->llm, &st.chat, &call, &r, &lerr);
+    st.llm_calls++;
+    out->totals.llm_calls++;
+    tt_add_usage(&out->totals, &r);
+    tt_event ev = {.kind = TT_EV_LLM_CALL, .reply = ok ? &r : NULL, .llm_error = ok ? NULL : &lerr};
+    tt_emit(&st, &ev);
+    if (!ok) {
+      out->status = lerr.kind == TT_LLM_ERR_CANCELLED ? TT_RUN_CANCELLED : TT_RUN_FAILED;
+      out->error = tt_xstrdup(lerr.message);
+      tt_llm_reply_free(&r);
+      break;
+    }
+    if (!r.is_tool) { /* an endpoint that ignores tool_choice: its text is the answer */
+      tt_chat_add(&st.chat, TT_ROLE_ASSISTANT, r.text);
+      out->status = TT_RUN_ANSWERED;
+      out->answer = tt_xstrdup(r.text);
+      out->verified = out->rows != NULL || st.thread_has_sql || !tt_states_new_numbers(r.text, st.question);
+      tt_llm_reply_free(&r);
+      break;
+    }
+    const tt_tool_spec *tool = tt_tool_find(a->tools, a->ntools, r.tool_name);
+    tt_buf why = TT_BUF_INIT;
+    if (!tool) {
+      tt_buf names = TT_BUF_INIT;
+      tt_buf_printf(&why, "there is no tool named \"%s\" (available: %s)", r.tool_name,
+                    tt_tool_list(a, &names));
+      tt_buf_free(&names);
+    } else if (!tt_tool_check(tool, r.tool_args, &why)) {
+      /* why says what is wrong */
+    } else if (call.force_tool && strcmp(r.tool_name, call.force_tool) != 0 &&
+               strcmp(r.tool_name, "run_sql") != 0) {
+      tt_buf_printf(&why, "only %s can be called now", call.force_tool);
+    }
+    if (why.len) {
+      over = !tt_reject_call(&st, &r, tt_buf_cstr(&why));
+    } else {
+      st.bad_calls = 0;
+      st.tool_calls++;
+      over = tt_do_tool(&st, &r);
+    }
+    tt_buf_free(&why);
+    tt_llm_reply_free(&r);
+  }
+  free(asked);
+  out->totals.tool_calls = st.tool_calls;
+  if (out->status == TT_RUN_CLARIFY) {
+    out->pending = st.chat; /* kept so the user's reply can continue it */
+  } else {
+    tt_chat_free(&st.chat);
+  }
+  out->totals.wall_ms = tt_now_ms() - t0;
+}
