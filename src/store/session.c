@@ -1,0 +1,196 @@
+/* session.c — one question end to end, the same for every front end: a
+ * run id and its trace, the thread's earlier turns (or its paused question)
+ * as context, the agent's steps traced as they happen, and the turn saved
+ * in one transaction at the end. */
+#include "store/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tt_session {
+  char *state_dir;
+  char *db_path;
+  tt_store *store;
+  tt_agent *agent;
+  tt_llm *llm;
+};
+
+tt_session *tt_session_new(const char *state_dir, const char *db_path, tt_db *db,
+                           const tt_schema *schema, tt_llm *llm,
+                           const tt_agent_opts *opts, tt_buf *err) {
+  tt_store *store = tt_store_open(state_dir, err);
+  if (!store) return NULL;
+  tt_session *s = tt_xcalloc(1, sizeof *s);
+  s->state_dir = tt_xstrdup(state_dir);
+  s->db_path = tt_xstrdup(db_path);
+  s->store = store;
+  s->llm = llm;
+  s->agent = tt_agent_new(db, schema, llm, opts);
+  return s;
+}
+
+void tt_session_free(tt_session *s) {
+  if (!s) return;
+  tt_agent_free(s->agent);
+  tt_store_close(s->store);
+  free(s->state_dir);
+  free(s->db_path);
+  free(s);
+}
+
+tt_agent *tt_session_agent(tt_session *s) { return s->agent; }
+
+tt_store *tt_session_store(tt_session *s) { return s->store; }
+
+/* Forwards agent events to the trace first, then to the front end. */
+typedef struct tt_tracer {
+  tt_trace *trace;
+  const tt_agent_hooks *ui;
+  const char *model;
+} tt_tracer;
+
+static json_t *tt_str_or_null(const char *s) {
+  return s ? tt_json_stringn(s, strlen(s)) : json_null();
+}
+
+static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
+  json_t *o = json_object();
+  switch (ev->kind) {
+  case TT_EV_LLM_WAIT:
+    json_decref(o);
+    return NULL;
+  case TT_EV_LLM_CALL: {
+    const tt_llm_reply *r = ev->reply;
+    json_object_set_new(o, "event", json_string("llm_call"));
+    json_object_set_new(o, "step", json_integer(ev->step));
+    json_object_set_new(o, "gen_ai.operation.name", json_string("chat"));
+    json_object_set_new(o, "gen_ai.request.model", tt_str_or_null(tr->model));
+    if (r) {
+      json_object_set_new(o, "latency_ms", json_real(r->latency_ms));
+      json_object_set_new(o, "attempts", json_integer(r->attempts));
+      json_object_set_new(o, "gen_ai.usage.input_tokens", json_integer(r->usage.prompt));
+      json_object_set_new(o, "gen_ai.usage.cache_read.input_tokens", json_integer(r->usage.cached));
+      json_object_set_new(o, "gen_ai.usage.output_tokens", json_integer(r->usage.completion));
+      json_object_set_new(o, "computed_tokens", json_integer(r->usage.prompt - r->usage.cached));
+      json_object_set_new(o, "gen_ai.response.finish_reasons",
+                          r->finish_reason ? json_pack("[s]", r->finish_reason) : json_array());
+      json_object_set_new(o, "tool", tt_str_or_null(r->is_tool ? r->tool_name : NULL));
+      json_object_set_new(o, "arguments", tt_str_or_null(r->is_tool ? r->tool_args : NULL));
+      if (!r->is_tool) json_object_set_new(o, "text", tt_str_or_null(r->text));
+    } else {
+      json_object_set_new(o, "error", tt_str_or_null(ev->llm_error->message));
+      json_object_set_new(o, "error.type", json_string(tt_llm_errkind_name(ev->llm_error->kind)));
+      if (ev->llm_error->http_status)
+        json_object_set_new(o, "http.response.status_code", json_integer(ev->llm_error->http_status));
+    }
+    return o;
+  }
+  case TT_EV_TOOL_CALL:
+    json_object_set_new(o, "event", json_string("tool_call"));
+    json_object_set_new(o, "step", json_integer(ev->step));
+    json_object_set_new(o, "gen_ai.tool.name", tt_str_or_null(ev->tool));
+    json_object_set_new(o, "ok", json_boolean(ev->ok));
+    if (ev->sql) json_object_set_new(o, "sql", tt_str_or_null(ev->sql));
+    if (ev->tool && strcmp(ev->tool, "run_sql") == 0) {
+      json_object_set_new(o, "rows", json_integer(ev->rows));
+      json_object_set_new(o, "truncated", json_boolean(ev->truncated));
+      json_object_set_new(o, "ms", json_real(ev->ms));
+    }
+    if (ev->error) json_object_set_new(o, "error", tt_str_or_null(ev->error));
+    return o;
+  case TT_EV_VERIFY:
+    json_object_set_new(o, "event", json_string("verify"));
+    json_object_set_new(o, "step", json_integer(ev->step));
+    json_object_set_new(o, "decision", tt_str_or_null(ev->decision));
+    json_object_set_new(o, "reason", tt_str_or_null(ev->reason));
+    return o;
+  }
+  return o;
+}
+
+static void tt_tracer_event(void *ud, const tt_event *ev) {
+  tt_tracer *tr = ud;
+  json_t *j = tt_event_json(tr, ev);
+  if (j) tt_trace_write(tr->trace, j);
+  if (tr->ui && tr->ui->on_event) tr->ui->on_event(tr->ui->ud, ev);
+}
+
+static void tt_tracer_text(void *ud, const char *piece, size_t n) {
+  tt_tracer *tr = ud;
+  if (tr->ui && tr->ui->on_text) tr->ui->on_text(tr->ui->ud, piece, n);
+}
+
+static void tt_tracer_restart(void *ud) {
+  tt_tracer *tr = ud;
+  if (tr->ui && tr->ui->on_text_restart) tr->ui->on_text_restart(tr->ui->ud);
+}
+
+static json_t *tt_totals_json(const tt_run_totals *t) {
+  return json_pack("{s:i,s:i,s:I,s:I,s:I,s:f,s:f,s:f}", "llm_calls", t->llm_calls, "tool_calls",
+                   t->tool_calls, "prompt_tokens", (json_int_t)t->prompt_tokens, "cached_tokens",
+                   (json_int_t)t->cached_tokens, "completion_tokens",
+                   (json_int_t)t->completion_tokens, "wall_ms", t->wall_ms, "llm_ms", t->llm_ms,
+                   "own_ms", t->wall_ms - t->llm_ms);
+}
+
+void tt_session_ask(tt_session *s, const char *thread, const char *question,
+                    const tt_agent_hooks *ui, tt_run *run, tt_ask_result *info) {
+  double t0 = tt_now_ms();
+  memset(info, 0, sizeof *info);
+  char *run_id = tt_new_run_id();
+  snprintf(info->run_id, sizeof info->run_id, "%s", run_id);
+  tt_buf err = TT_BUF_INIT;
+  tt_trace *trace = tt_trace_open(s->state_dir, run_id, &err);
+  if (trace) snprintf(info->trace_path, sizeof info->trace_path, "%s", tt_trace_path(trace));
+
+  tt_thread th;
+  bool have_thread = tt_store_load_thread(s->store, thread, s->db_path, &th, &err);
+  size_t nturns = have_thread ? th.nturns : 0;
+  /* a paused question is continued by this one */
+  tt_chat pending = {0};
+  if (nturns && th.turns[nturns - 1].status == TT_RUN_CLARIFY && th.turns[nturns - 1].pending) {
+    json_t *j = json_loads(th.turns[nturns - 1].pending, 0, NULL);
+    info->resumed = tt_chat_append_json(&pending, j) && pending.n > 0;
+    json_decref(j);
+    if (info->resumed) nturns--;
+  }
+  tt_turn *history = tt_xcalloc(nturns ? nturns : 1, sizeof(tt_turn));
+  for (size_t i = 0; i < nturns; i++) {
+    const tt_turn_rec *t = &th.turns[i];
+    history[i] = (tt_turn){t->question, t->answer, t->sql, t->summary, t->status};
+  }
+
+  json_t *start = json_pack("{s:s,s:s,s:s,s:b,s:s,s:s}", "event", "run_start", "database", s->db_path,
+                            "thread", thread, "resumed", info->resumed, "backend",
+                            tt_llm_backend(s->llm), "gen_ai.request.model", tt_llm_model(s->llm));
+  json_object_set_new(start, "question", tt_str_or_null(question));
+  tt_trace_write(trace, start);
+
+  tt_tracer tr = {.trace = trace, .ui = ui, .model = tt_llm_model(s->llm)};
+  tt_agent_hooks hooks = {.on_event = tt_tracer_event, .on_text = tt_tracer_text,
+                          .on_text_restart = tt_tracer_restart, .ud = &tr,
+                          .cancel = ui ? ui->cancel : NULL};
+  tt_agent_ask(s->agent, history, nturns, info->resumed ? &pending : NULL, question, &hooks, run);
+
+  if (!tt_store_save_turn(s->store, thread, s->db_path, run_id, question, run, info->resumed, &err)) {
+    json_t *w = json_pack("{s:s}", "event", "store_error");
+    json_object_set_new(w, "error", tt_str_or_null(tt_buf_cstr(&err)));
+    tt_trace_write(trace, w);
+  }
+  run->totals.wall_ms = tt_now_ms() - t0; /* everything the question cost */
+  json_t *end = json_pack("{s:s,s:s,s:b}", "event", "run_end", "status",
+                          tt_run_status_name(run->status), "verified", run->verified);
+  json_object_set_new(end, "answer", tt_str_or_null(run->answer));
+  json_object_set_new(end, "sql", tt_str_or_null(run->sql));
+  json_object_set_new(end, "rows", json_integer(run->rows ? (json_int_t)run->rows->nrows : 0));
+  json_object_set_new(end, "error", tt_str_or_null(run->error));
+  json_object_set_new(end, "totals", tt_totals_json(&run->totals));
+  tt_trace_write(trace, end);
+
+  tt_trace_close(trace);
+  tt_chat_free(&pending);
+  free(history);
+  tt_thread_free(&th); /* initialised even when loading failed */
+  tt_buf_free(&err);
+  free(run_id);
+}

@@ -1,0 +1,90 @@
+/* store.h — public face of the store layer: threads (follow-up memory) in
+ * a SQLite file under the state directory, one JSONL trace per run, and the
+ * session that ties a question to both: load the thread, run the agent,
+ * trace every step, save the turn. Front ends (CLI, MCP, evals) ask through
+ * a session and never repeat this wiring.
+ *
+ * Every write to the thread store is one transaction: a process killed at
+ * any moment leaves a store that opens and reads correctly. */
+#ifndef TT_STORE_H
+#define TT_STORE_H
+
+#include "agent/agent.h"
+
+/* ---- threads ------------------------------------------------------------ */
+
+typedef struct tt_store tt_store;
+
+typedef struct tt_turn_rec {
+  char *run_id;
+  char *question;
+  char *answer;
+  char *sql;
+  char *summary;
+  tt_run_status status;
+  char *pending; /* JSON conversation of a question paused by ask_user */
+} tt_turn_rec;
+
+typedef struct tt_thread {
+  char *name;
+  char *db_path;
+  size_t nturns;
+  tt_turn_rec *turns; /* oldest first */
+} tt_thread;
+
+/* Opens (creating when needed) <state_dir>/threads.sqlite. */
+tt_store *tt_store_open(const char *state_dir, tt_buf *err);
+void tt_store_close(tt_store *s);
+/* The turns of thread name on database db_path (none for a new thread). */
+bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
+                          tt_thread *out, tt_buf *err);
+void tt_thread_free(tt_thread *t);
+/* Appends a turn, or completes the thread's paused turn when resumed. */
+bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
+                        const char *run_id, const char *question, const tt_run *run,
+                        bool resumed, tt_buf *err);
+/* Names of the threads on db_path, most recent first. */
+char **tt_store_list_threads(tt_store *s, const char *db_path, size_t *n);
+void tt_strv_free(char **v, size_t n);
+
+/* ---- traces --------------------------------------------------------------- */
+
+typedef struct tt_trace tt_trace;
+
+/* Creates <state_dir>/runs/<run_id>.jsonl. */
+tt_trace *tt_trace_open(const char *state_dir, const char *run_id, tt_buf *err);
+/* Writes ev (stolen) as one whole line, with "ts" and "run_id" added. */
+void tt_trace_write(tt_trace *t, json_t *ev);
+void tt_trace_close(tt_trace *t);
+const char *tt_trace_path(const tt_trace *t);
+/* Run ids with a trace, oldest first. */
+char **tt_trace_list(const char *state_dir, size_t *n);
+/* The events of a run (an array), or NULL when it cannot be read. */
+json_t *tt_trace_load(const char *state_dir, const char *run_id, tt_buf *err);
+
+/* ---- sessions ------------------------------------------------------------- */
+
+typedef struct tt_session tt_session;
+
+/* A database, its schema, a model and the state directory. The session
+ * borrows everything given and must not outlive it. */
+tt_session *tt_session_new(const char *state_dir, const char *db_path, tt_db *db,
+                           const tt_schema *schema, tt_llm *llm,
+                           const tt_agent_opts *opts, tt_buf *err);
+void tt_session_free(tt_session *s);
+tt_agent *tt_session_agent(tt_session *s);
+tt_store *tt_session_store(tt_session *s);
+
+typedef struct tt_ask_result {
+  char run_id[64];
+  char trace_path[4096];
+  bool resumed;     /* the question continued a paused one */
+} tt_ask_result;
+
+/* Asks question in thread (created when new). A thread whose last question
+ * waits for the user's reply is continued with this text as the reply.
+ * The agent's events reach ui (may be NULL) after they are traced. */
+void tt_session_ask(tt_session *s, const char *thread, const char *question,
+                    const tt_agent_hooks *ui, tt_run *run, tt_ask_result *info);
+
+#endif

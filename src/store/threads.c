@@ -1,0 +1,191 @@
+/* threads.c — the thread store: a small SQLite file of questions and
+ * answers per (thread, database), read back as follow-up context. WAL mode,
+ * one transaction per write, a busy timeout for concurrent processes. */
+#include "store/store.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tt_store {
+  sqlite3 *h;
+};
+
+static const char tt_store_schema[] =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=NORMAL;"
+    "CREATE TABLE IF NOT EXISTS turns("
+    "  thread TEXT NOT NULL, db_path TEXT NOT NULL, seq INTEGER NOT NULL,"
+    "  run_id TEXT, question TEXT NOT NULL, answer TEXT, sql TEXT, summary TEXT,"
+    "  status TEXT NOT NULL, pending TEXT, created REAL NOT NULL,"
+    "  PRIMARY KEY(thread, db_path, seq));";
+
+tt_store *tt_store_open(const char *state_dir, tt_buf *err) {
+  if (!tt_mkdir_p(state_dir, 0700)) {
+    tt_buf_printf(err, "cannot create the state directory %s", state_dir);
+    return NULL;
+  }
+  char *path = tt_xasprintf("%s/threads.sqlite", state_dir);
+  sqlite3 *h = NULL;
+  int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_busy_timeout(h, 5000);
+    rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
+  }
+  if (rc != SQLITE_OK) {
+    tt_buf_printf(err, "cannot open the thread store %s: %s", path, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+    sqlite3_close(h);
+    free(path);
+    return NULL;
+  }
+  free(path);
+  tt_store *s = tt_xcalloc(1, sizeof *s);
+  s->h = h;
+  return s;
+}
+
+void tt_store_close(tt_store *s) {
+  if (!s) return;
+  sqlite3_close(s->h);
+  free(s);
+}
+
+static char *tt_col_dup(sqlite3_stmt *st, int c) {
+  const unsigned char *t = sqlite3_column_text(st, c);
+  return t ? tt_xstrdup((const char *)t) : NULL;
+}
+
+static tt_run_status tt_status_parse(const char *s) {
+  static const tt_run_status all[] = {TT_RUN_ANSWERED, TT_RUN_CLARIFY, TT_RUN_FAILED,
+                                      TT_RUN_BUDGET, TT_RUN_CANCELLED};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (s && strcmp(s, tt_run_status_name(all[i])) == 0) return all[i];
+  return TT_RUN_FAILED;
+}
+
+bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
+                          tt_thread *out, tt_buf *err) {
+  memset(out, 0, sizeof *out);
+  out->name = tt_xstrdup(name);
+  out->db_path = tt_xstrdup(db_path);
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(s->h,
+                              "SELECT run_id, question, answer, sql, summary, status, pending "
+                              "FROM turns WHERE thread = ?1 AND db_path = ?2 ORDER BY seq",
+                              -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
+    return false;
+  }
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, db_path, -1, SQLITE_STATIC);
+  size_t cap = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (out->nturns == cap) {
+      cap = cap ? cap * 2 : 8;
+      out->turns = tt_xrealloc(out->turns, cap * sizeof(tt_turn_rec));
+    }
+    tt_turn_rec *t = &out->turns[out->nturns++];
+    t->run_id = tt_col_dup(st, 0);
+    t->question = tt_col_dup(st, 1);
+    t->answer = tt_col_dup(st, 2);
+    t->sql = tt_col_dup(st, 3);
+    t->summary = tt_col_dup(st, 4);
+    t->status = tt_status_parse((const char *)sqlite3_column_text(st, 5));
+    t->pending = tt_col_dup(st, 6);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
+    return false;
+  }
+  return true;
+}
+
+void tt_thread_free(tt_thread *t) {
+  for (size_t i = 0; i < t->nturns; i++) {
+    tt_turn_rec *r = &t->turns[i];
+    free(r->run_id);
+    free(r->question);
+    free(r->answer);
+    free(r->sql);
+    free(r->summary);
+    free(r->pending);
+  }
+  free(t->turns);
+  free(t->name);
+  free(t->db_path);
+  memset(t, 0, sizeof *t);
+}
+
+static void tt_bind_opt(sqlite3_stmt *st, int i, const char *s) {
+  if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+  else sqlite3_bind_null(st, i);
+}
+
+bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
+                        const char *run_id, const char *question, const tt_run *run,
+                        bool resumed, tt_buf *err) {
+  char *summary = tt_run_summary(run);
+  char *pending = NULL;
+  if (run->status == TT_RUN_CLARIFY) {
+    json_t *j = tt_chat_to_json(&run->pending);
+    pending = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+  }
+  /* A resumed question completes its paused turn instead of adding one. */
+  const char *sql =
+      resumed ? "UPDATE turns SET run_id = ?3, question = question || ' (the user answered: ' || ?4 || ')',"
+                " answer = ?5, sql = ?6, summary = ?7, status = ?8, pending = ?9, created = ?10"
+                " WHERE thread = ?1 AND db_path = ?2 AND seq = (SELECT max(seq) FROM turns"
+                " WHERE thread = ?1 AND db_path = ?2)"
+              : "INSERT INTO turns(thread, db_path, seq, run_id, question, answer, sql, summary,"
+                " status, pending, created) VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1"
+                " FROM turns WHERE thread = ?1 AND db_path = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+  bool ok = sqlite3_exec(s->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+  sqlite3_stmt *st = NULL;
+  if (ok) ok = sqlite3_prepare_v2(s->h, sql, -1, &st, NULL) == SQLITE_OK;
+  if (ok) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, db_path, -1, SQLITE_STATIC);
+    tt_bind_opt(st, 3, run_id);
+    tt_bind_opt(st, 4, question);
+    tt_bind_opt(st, 5, run->answer ? run->answer : run->error);
+    tt_bind_opt(st, 6, run->sql);
+    tt_bind_opt(st, 7, summary);
+    tt_bind_opt(st, 8, tt_run_status_name(run->status));
+    tt_bind_opt(st, 9, pending);
+    sqlite3_bind_double(st, 10, tt_wall_time());
+    ok = sqlite3_step(st) == SQLITE_DONE;
+  }
+  if (ok) ok = sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+  if (!ok) {
+    tt_buf_printf(err, "cannot save to the thread store: %s", sqlite3_errmsg(s->h));
+    sqlite3_exec(s->h, "ROLLBACK", NULL, NULL, NULL);
+  }
+  sqlite3_finalize(st);
+  free(summary);
+  free(pending);
+  return ok;
+}
+
+char **tt_store_list_threads(tt_store *s, const char *db_path, size_t *n) {
+  *n = 0;
+  char **v = NULL;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->h, "SELECT thread FROM turns WHERE db_path = ?1 GROUP BY thread "
+                               "ORDER BY max(created) DESC", -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_text(st, 1, db_path, -1, SQLITE_STATIC);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    v = tt_xrealloc(v, (*n + 1) * sizeof(char *));
+    v[(*n)++] = tt_col_dup(st, 0);
+  }
+  sqlite3_finalize(st);
+  return v;
+}
+
+void tt_strv_free(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++) free(v[i]);
+  free(v);
+}
