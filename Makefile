@@ -1,6 +1,7 @@
 # Thin wrapper around CMake and the project scripts. The two commands of the
 # README: `make demo` (set up, then use tabletalk on the sample database) and
 # `make test` (set up, then run every test).
+MAKEFLAGS += --no-print-directory
 PREFIX ?= /usr/local
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)

@@ -4,11 +4,11 @@
 # otherwise prints the exact apt-get line and exits with status 2.
 set -euo pipefail
 
-need=(cmake make gcc pkg-config libsqlite3-dev libjansson-dev)
+need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-openssl-dev libedit-dev)
 if [ "${1:-build}" = test ]; then
   # cmocka for unit tests; clang and its runtime for the sanitizer build
   # and libFuzzer.
-  need+=(libcmocka-dev clang libclang-rt-14-dev)
+  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3)
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -6,8 +6,12 @@
 
 #include <stdio.h>
 
+#include <getopt.h>
+#include <signal.h>
+
 #include "db/db.h"
 #include "schema/schema.h"
+#include "store/store.h"
 
 enum {
   TT_EXIT_OK = 0,
@@ -26,6 +30,9 @@ typedef struct tt_command {
 
 int cmd_sql(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
+int cmd_ask(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 /* Exit code for a db error kind. */
 int tt_exit_for(tt_db_errkind kind);
@@ -64,5 +71,103 @@ void tt_render_tsv(tt_buf *out, const tt_result *r, const tt_term *t);
 void tt_render_csv(tt_buf *out, const tt_result *r, const tt_term *t);
 /* "3 rows, 0.4 ms" (with a truncation note when cut). */
 void tt_render_footer(tt_buf *out, const tt_result *r, const tt_term *t);
+
+/* ---- model, database and session set-up shared by ask and chat ---------- */
+
+typedef struct tt_cli_agent_opts {
+  const char *base_url, *model, *api_key_env, *state_dir, *thread;
+  double llm_timeout_s;   /* 0: from TABLETALK_LLM_TIMEOUT or 120 */
+  bool no_stream;
+  long max_tokens;
+  double temperature;
+  long seed;
+  bool has_seed;
+  double sql_timeout_s;
+  long schema_budget;
+  bool immutable;
+  bool json, quiet;
+} tt_cli_agent_opts;
+
+void tt_cli_agent_defaults(tt_cli_agent_opts *o);
+
+enum {
+  TT_OPT_BASE_URL = 300, TT_OPT_MODEL, TT_OPT_API_KEY_ENV, TT_OPT_STATE_DIR, TT_OPT_THREAD,
+  TT_OPT_LLM_TIMEOUT, TT_OPT_NO_STREAM, TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED,
+  TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
+};
+
+/* The long options ask and chat share (entries of a struct option table). */
+#define TT_AGENT_LONG_OPTIONS                                        \
+  {"base-url", required_argument, NULL, TT_OPT_BASE_URL},            \
+  {"model", required_argument, NULL, TT_OPT_MODEL},                  \
+  {"api-key-env", required_argument, NULL, TT_OPT_API_KEY_ENV},      \
+  {"state-dir", required_argument, NULL, TT_OPT_STATE_DIR},          \
+  {"thread", required_argument, NULL, TT_OPT_THREAD},                \
+  {"llm-timeout", required_argument, NULL, TT_OPT_LLM_TIMEOUT},      \
+  {"no-stream", no_argument, NULL, TT_OPT_NO_STREAM},                \
+  {"max-tokens", required_argument, NULL, TT_OPT_MAX_TOKENS},        \
+  {"temperature", required_argument, NULL, TT_OPT_TEMPERATURE},      \
+  {"seed", required_argument, NULL, TT_OPT_SEED},                    \
+  {"timeout", required_argument, NULL, TT_OPT_SQL_TIMEOUT},          \
+  {"schema-budget", required_argument, NULL, TT_OPT_SCHEMA_BUDGET},  \
+  {"immutable", no_argument, NULL, TT_OPT_IMMUTABLE}
+
+#define TT_AGENT_OPTIONS_HELP                                                         \
+  "Model (flags, then TABLETALK_* environment variables, then ./.env):\n"             \
+  "      --base-url URL     OpenAI-compatible endpoint (TABLETALK_BASE_URL),\n"        \
+  "                         e.g. http://127.0.0.1:8080/v1\n"                           \
+  "      --model NAME       model name sent to it (TABLETALK_MODEL)\n"                 \
+  "      --api-key-env VAR  variable holding the API key (default TABLETALK_API_KEY)\n" \
+  "      --llm-timeout S    give up when the endpoint sends nothing for S s (120)\n"    \
+  "      --no-stream        ask for whole replies instead of a stream\n"               \
+  "      --max-tokens N     longest reply (1024); --temperature T (0); --seed N\n"     \
+  "Queries and state:\n"                                                              \
+  "      --timeout S        time limit of each SQL query (5)\n"                        \
+  "      --schema-budget N  prompt tokens for schema cards before retrieval (2000)\n"  \
+  "      --immutable        open the database with immutable=1\n"                      \
+  "      --state-dir DIR    threads and traces (TABLETALK_STATE_DIR,\n"                \
+  "                         default ~/.local/state/tabletalk)\n"
+
+/* Handles one of the shared options. Returns 0 when handled, -1 when c is
+ * not one of them, or the usage exit code after printing the error. */
+int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char *cmd);
+
+typedef struct tt_cli_env {
+  tt_dotenv *dotenv;
+  char *state_dir;
+  char *db_path;   /* absolute */
+  tt_db *db;
+  tt_schema *schema;
+  tt_llm *llm;
+  tt_session *session;
+} tt_cli_env;
+
+/* Opens the database, reads its schema, sets up the model and the session.
+ * Returns 0, or an exit code after printing what went wrong. */
+int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o);
+void tt_cli_env_close(tt_cli_env *e);
+
+/* Installs the Ctrl-C handler; returns the flag it sets. */
+volatile sig_atomic_t *tt_interrupt_install(void);
+void tt_interrupt_clear(void);
+
+/* ---- showing a run --------------------------------------------------------- */
+
+typedef struct tt_ui tt_ui;
+
+/* Progress lines, a spinner and the answer as it streams, on a terminal;
+ * quiet shows nothing but the result. */
+tt_ui *tt_ui_new(bool quiet, bool json, volatile sig_atomic_t *cancel);
+void tt_ui_hooks(tt_ui *ui, tt_agent_hooks *out);
+/* Stops the spinner and removes streamed text before the result prints. */
+void tt_ui_done(tt_ui *ui);
+void tt_ui_print_result(tt_ui *ui, const tt_run *run, const tt_ask_result *info,
+                        const char *thread);
+void tt_ui_free(tt_ui *ui);
+/* One JSON object: answer, sql, columns, rows, status, clarification... */
+void tt_print_run_json(const tt_run *run, const tt_ask_result *info, const char *thread);
+int tt_exit_for_run(const tt_run *run);
+/* Prints a run's trace readably (or as JSON). Returns an exit code. */
+int tt_trace_print(const char *state_dir, const char *run_id, bool json);
 
 #endif

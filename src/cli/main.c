@@ -12,8 +12,11 @@
 #include "tt_version.h"
 
 static const tt_command tt_commands[] = {
+    {"ask", "answer one question about a database (the agent)", cmd_ask},
+    {"chat", "ask questions and follow-ups, with line editing", cmd_chat},
     {"sql", "run one read-only SQL query and print the rows", cmd_sql},
     {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
+    {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace},
 };
 
 static void tt_print_help(FILE *f) {

@@ -1,0 +1,248 @@
+/* cmd_trace.c — `tabletalk trace latest|list|RUN_ID`: a run's steps read
+ * back from its JSONL trace (model calls with timings and tokens, SQL with
+ * rows and time, checks, the result), or the list of recent runs. */
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char tt_trace_usage[] =
+    "Usage: tabletalk trace latest|list|RUN_ID [options]\n"
+    "\n"
+    "Show what happened in a run: each model call (tool chosen, time, tokens),\n"
+    "each query (rows, time, errors), answer checks and the result. `list`\n"
+    "shows recent runs.\n"
+    "\n"
+    "Options:\n"
+    "      --json            the events as a JSON array (list: an array of runs)\n"
+    "  -n, --limit N         how many runs `list` shows (default 20)\n"
+    "      --state-dir DIR   where traces live (TABLETALK_STATE_DIR,\n"
+    "                        default ~/.local/state/tabletalk)\n"
+    "  -h, --help            show this help\n";
+
+static const char *tt_jstr(const json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "";
+}
+
+static double tt_jnum(const json_t *o, const char *key) {
+  return json_number_value(json_object_get(o, key));
+}
+
+static void tt_put_safe(tt_buf *b, const char *s, size_t max_chars) {
+  tt_escape_opts eo = {.max_chars = max_chars, .short_marker = true};
+  tt_escape_terminal(b, s, strlen(s), &eo);
+}
+
+static void tt_trace_step(tt_buf *b, const tt_term *t, const json_t *ev) {
+  const char *kind = tt_jstr(ev, "event");
+  if (strcmp(kind, "llm_call") == 0) {
+    tt_buf_printf(b, "%2lld %sllm%s  ", (long long)json_integer_value(json_object_get(ev, "step")),
+                  tt_term_dim(t), tt_term_reset(t));
+    if (json_object_get(ev, "error")) {
+      tt_buf_puts(b, "!! ");
+      tt_put_safe(b, tt_jstr(ev, "error"), 300);
+    } else {
+      const char *tool = tt_jstr(ev, "tool");
+      tt_buf_printf(b, "-> %-8s %6.0f ms  %lld+%lld tok", *tool ? tool : "text",
+                    tt_jnum(ev, "latency_ms"),
+                    (long long)json_integer_value(json_object_get(ev, "gen_ai.usage.input_tokens")),
+                    (long long)json_integer_value(json_object_get(ev, "gen_ai.usage.output_tokens")));
+      long long cached = json_integer_value(json_object_get(ev, "gen_ai.usage.cache_read.input_tokens"));
+      if (cached) tt_buf_printf(b, " (%lld cached)", cached);
+    }
+  } else if (strcmp(kind, "tool_call") == 0) {
+    const char *name = tt_jstr(ev, "gen_ai.tool.name");
+    if (strcmp(name, "run_sql") == 0) {
+      tt_buf_printf(b, "   %ssql%s  ", tt_term_dim(t), tt_term_reset(t));
+      tt_put_safe(b, tt_jstr(ev, "sql"), 200);
+      if (json_is_true(json_object_get(ev, "ok")))
+        tt_buf_printf(b, " (%lld rows, %.0f ms)", (long long)json_integer_value(json_object_get(ev, "rows")),
+                      tt_jnum(ev, "ms"));
+    } else if (!json_is_true(json_object_get(ev, "ok"))) {
+      tt_buf_printf(b, "   %scall%s %s", tt_term_dim(t), tt_term_reset(t), name);
+    } else {
+      return;
+    }
+    if (json_object_get(ev, "error")) {
+      tt_buf_puts(b, " -- ");
+      tt_put_safe(b, tt_jstr(ev, "error"), 300);
+    }
+  } else if (strcmp(kind, "verify") == 0) {
+    tt_buf_printf(b, "   %scheck%s %s: ", tt_term_dim(t), tt_term_reset(t), tt_jstr(ev, "decision"));
+    tt_put_safe(b, tt_jstr(ev, "reason"), 200);
+  } else {
+    return;
+  }
+  tt_buf_putc(b, '\n');
+}
+
+static void tt_trace_head(tt_buf *b, const tt_term *t, const json_t *start, const char *run_id) {
+  tt_buf_printf(b, "%srun %s%s  %s\n", tt_term_bold(t), run_id, tt_term_reset(t), tt_jstr(start, "ts"));
+  tt_buf_puts(b, "question: ");
+  tt_put_safe(b, tt_jstr(start, "question"), 500);
+  tt_buf_puts(b, "\ndatabase: ");
+  tt_put_safe(b, tt_jstr(start, "database"), 300);
+  tt_buf_puts(b, "  thread: ");
+  tt_put_safe(b, tt_jstr(start, "thread"), 100);
+  tt_buf_puts(b, "\nmodel: ");
+  tt_put_safe(b, tt_jstr(start, "gen_ai.request.model"), 100);
+  tt_buf_printf(b, " (%s)\n\n", tt_jstr(start, "backend"));
+}
+
+static void tt_trace_tail(tt_buf *b, const tt_term *t, const json_t *end) {
+  const json_t *tot = json_object_get(end, "totals");
+  tt_buf_printf(b, "\n%s%s%s in %.2f s (model %.2f s, tabletalk %.1f ms); ", tt_term_bold(t),
+                tt_jstr(end, "status"), tt_term_reset(t), tt_jnum(tot, "wall_ms") / 1000,
+                tt_jnum(tot, "llm_ms") / 1000, tt_jnum(tot, "own_ms"));
+  tt_buf_printf(b, "%lld LLM calls, %lld tool calls, %lld+%lld tokens (%lld cached)\n",
+                (long long)json_integer_value(json_object_get(tot, "llm_calls")),
+                (long long)json_integer_value(json_object_get(tot, "tool_calls")),
+                (long long)json_integer_value(json_object_get(tot, "prompt_tokens")),
+                (long long)json_integer_value(json_object_get(tot, "completion_tokens")),
+                (long long)json_integer_value(json_object_get(tot, "cached_tokens")));
+  if (*tt_jstr(end, "answer")) {
+    tt_buf_puts(b, "answer: ");
+    tt_put_safe(b, tt_jstr(end, "answer"), 2000);
+    tt_buf_putc(b, '\n');
+  }
+  if (*tt_jstr(end, "sql")) {
+    tt_buf_puts(b, "sql: ");
+    tt_put_safe(b, tt_jstr(end, "sql"), 2000);
+    tt_buf_putc(b, '\n');
+  }
+  if (*tt_jstr(end, "error")) {
+    tt_buf_puts(b, "error: ");
+    tt_put_safe(b, tt_jstr(end, "error"), 600);
+    tt_buf_putc(b, '\n');
+  }
+}
+
+int tt_trace_print(const char *state_dir, const char *run_id, bool json) {
+  tt_buf err = TT_BUF_INIT;
+  json_t *events = tt_trace_load(state_dir, run_id, &err);
+  if (!events) {
+    int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    tt_buf_free(&err);
+    return rc;
+  }
+  tt_term t = tt_term_probe(stdout);
+  tt_buf b = TT_BUF_INIT;
+  if (json) {
+    tt_json_dump(&b, events, (t.tty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(15));
+    tt_buf_putc(&b, '\n');
+  } else {
+    size_t i;
+    json_t *ev;
+    const json_t *end = NULL;
+    json_array_foreach(events, i, ev) {
+      const char *kind = tt_jstr(ev, "event");
+      if (strcmp(kind, "run_start") == 0) tt_trace_head(&b, &t, ev, run_id);
+      else if (strcmp(kind, "run_end") == 0) end = ev;
+      else tt_trace_step(&b, &t, ev);
+    }
+    if (end) tt_trace_tail(&b, &t, end);
+    else tt_buf_puts(&b, "\n(the run did not finish: it was stopped or is still running)\n");
+  }
+  tt_write_all(stdout, &b);
+  tt_buf_free(&b);
+  json_decref(events);
+  return TT_EXIT_OK;
+}
+
+static int tt_trace_list_print(const char *state_dir, long limit, bool json) {
+  size_t n;
+  char **ids = tt_trace_list(state_dir, &n);
+  tt_term t = tt_term_probe(stdout);
+  tt_buf b = TT_BUF_INIT;
+  json_t *arr = json_array();
+  size_t shown = 0;
+  for (size_t k = n; k > 0 && shown < (size_t)limit; k--, shown++) {
+    const char *id = ids[k - 1];
+    json_t *events = tt_trace_load(state_dir, id, &b);
+    if (!events) continue;
+    const json_t *start = NULL, *end = NULL, *ev;
+    size_t i;
+    json_array_foreach(events, i, ev) {
+      if (strcmp(tt_jstr(ev, "event"), "run_start") == 0) start = ev;
+      if (strcmp(tt_jstr(ev, "event"), "run_end") == 0) end = ev;
+    }
+    const json_t *tot = json_object_get(end, "totals");
+    if (json) {
+      json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:f,s:I}", "run_id", id, "question",
+                                           tt_jstr(start, "question"), "status",
+                                           end ? tt_jstr(end, "status") : "unfinished", "ts",
+                                           tt_jstr(start, "ts"), "seconds",
+                                           tt_jnum(tot, "wall_ms") / 1000, "llm_calls",
+                                           (json_int_t)json_integer_value(json_object_get(tot, "llm_calls"))));
+    } else {
+      tt_buf_printf(&b, "%s  %-10s %5.1f s  ", id, end ? tt_jstr(end, "status") : "unfinished",
+                    tt_jnum(tot, "wall_ms") / 1000);
+      tt_put_safe(&b, tt_jstr(start, "question"), 70);
+      tt_buf_putc(&b, '\n');
+    }
+    json_decref(events);
+  }
+  if (json) {
+    tt_buf_reset(&b);
+    tt_json_dump(&b, arr, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    tt_buf_putc(&b, '\n');
+  } else if (n == 0) {
+    tt_buf_printf(&b, "no runs yet in %s/runs\n", state_dir);
+  }
+  (void)t;
+  tt_write_all(stdout, &b);
+  tt_buf_free(&b);
+  json_decref(arr);
+  tt_strv_free(ids, n);
+  return TT_EXIT_OK;
+}
+
+int cmd_trace(int argc, char **argv) {
+  enum { OPT_JSON = 256, OPT_STATE_DIR };
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, OPT_JSON},
+      {"limit", required_argument, NULL, 'n'},
+      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  bool json = false;
+  long limit = 20;
+  const char *state = NULL;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_JSON: json = true; break;
+    case 'n':
+      if (!tt_parse_long(optarg, 1, 100000, &limit))
+        return tt_usage_error("trace", "--limit wants a number, not '%s'", optarg);
+      break;
+    case OPT_STATE_DIR: state = optarg; break;
+    case 'h': fputs(tt_trace_usage, stdout); return TT_EXIT_OK;
+    case ':': return tt_usage_error("trace", "option '%s' needs a value", argv[optind - 1]);
+    default: return tt_usage_error("trace", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (argc - optind != 1) return tt_usage_error("trace", "give latest, list or a run id");
+  const char *what = argv[optind];
+  tt_dotenv *env = tt_dotenv_load(".env");
+  char *dir = state ? tt_xstrdup(state) : tt_default_dir(env, "STATE");
+  int rc;
+  if (strcmp(what, "list") == 0) {
+    rc = tt_trace_list_print(dir, limit, json);
+  } else if (strcmp(what, "latest") == 0) {
+    size_t n;
+    char **ids = tt_trace_list(dir, &n);
+    rc = n ? tt_trace_print(dir, ids[n - 1], json)
+           : tt_fail(TT_EXIT_FAIL, "no runs yet in %s/runs; ask a question first", dir);
+    tt_strv_free(ids, n);
+  } else {
+    rc = tt_trace_print(dir, what, json);
+  }
+  free(dir);
+  tt_dotenv_free(env);
+  return rc;
+}

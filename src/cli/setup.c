@@ -1,0 +1,144 @@
+/* setup.c — what ask and chat share before the first question: their
+ * options, configuration from flags, TABLETALK_* variables and ./.env (in
+ * that order), opening the database read-only, reading its schema, and
+ * connecting the model and the session (threads and traces). */
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tt_cli_agent_defaults(tt_cli_agent_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->max_tokens = 1024;
+  o->sql_timeout_s = 5;
+  o->schema_budget = 2000;
+  o->temperature = 0;
+}
+
+int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char *cmd) {
+  long n;
+  switch (c) {
+  case TT_OPT_BASE_URL: o->base_url = arg; return 0;
+  case TT_OPT_MODEL: o->model = arg; return 0;
+  case TT_OPT_API_KEY_ENV: o->api_key_env = arg; return 0;
+  case TT_OPT_STATE_DIR: o->state_dir = arg; return 0;
+  case TT_OPT_THREAD:
+    if (!*arg) return tt_usage_error(cmd, "--thread wants a name");
+    o->thread = arg;
+    return 0;
+  case TT_OPT_LLM_TIMEOUT:
+    if (!tt_parse_double(arg, 0.1, 86400, &o->llm_timeout_s))
+      return tt_usage_error(cmd, "--llm-timeout wants seconds, not '%s'", arg);
+    return 0;
+  case TT_OPT_NO_STREAM: o->no_stream = true; return 0;
+  case TT_OPT_MAX_TOKENS:
+    if (!tt_parse_long(arg, 16, 1000000, &o->max_tokens))
+      return tt_usage_error(cmd, "--max-tokens wants a number from 16 to 1000000, not '%s'", arg);
+    return 0;
+  case TT_OPT_TEMPERATURE:
+    if (!tt_parse_double(arg, 0, 2, &o->temperature))
+      return tt_usage_error(cmd, "--temperature wants a number from 0 to 2, not '%s'", arg);
+    return 0;
+  case TT_OPT_SEED:
+    if (!tt_parse_long(arg, 0, 2147483647L, &o->seed))
+      return tt_usage_error(cmd, "--seed wants a whole number, not '%s'", arg);
+    o->has_seed = true;
+    return 0;
+  case TT_OPT_SQL_TIMEOUT:
+    if (!tt_parse_double(arg, 0.001, 86400, &o->sql_timeout_s))
+      return tt_usage_error(cmd, "--timeout wants seconds, not '%s'", arg);
+    return 0;
+  case TT_OPT_SCHEMA_BUDGET:
+    if (!tt_parse_long(arg, 100, 1000000, &n))
+      return tt_usage_error(cmd, "--schema-budget wants a number of tokens, not '%s'", arg);
+    o->schema_budget = n;
+    return 0;
+  case TT_OPT_IMMUTABLE: o->immutable = true; return 0;
+  default: return -1;
+  }
+}
+
+static tt_llm *tt_cli_llm(const tt_cli_env *e, const tt_cli_agent_opts *o) {
+  tt_llm_http_opts h = tt_llm_http_default_opts();
+  h.base_url = o->base_url ? o->base_url : tt_config_get(e->dotenv, "TABLETALK_BASE_URL");
+  if (!h.base_url) {
+    tt_fail(TT_EXIT_FAIL,
+            "no model configured: pass --base-url URL or set TABLETALK_BASE_URL (in the "
+            "environment or ./.env) to an OpenAI-compatible endpoint, e.g. "
+            "http://127.0.0.1:8080/v1 for a local llama.cpp server");
+    return NULL;
+  }
+  h.model = o->model ? o->model : tt_config_get(e->dotenv, "TABLETALK_MODEL");
+  if (!h.model) h.model = "default";
+  const char *key_var = o->api_key_env ? o->api_key_env : "TABLETALK_API_KEY";
+  h.api_key = tt_config_get(e->dotenv, key_var);
+  if (o->api_key_env && !h.api_key) {
+    tt_fail(TT_EXIT_FAIL, "--api-key-env %s: that variable is not set (in the environment or ./.env)",
+            key_var);
+    return NULL;
+  }
+  double timeout = o->llm_timeout_s;
+  const char *env_timeout = tt_config_get(e->dotenv, "TABLETALK_LLM_TIMEOUT");
+  if (timeout <= 0 && env_timeout && !tt_parse_double(env_timeout, 0.1, 86400, &timeout)) {
+    tt_fail(TT_EXIT_USAGE, "TABLETALK_LLM_TIMEOUT wants seconds, not '%s'", env_timeout);
+    return NULL;
+  }
+  if (timeout > 0) h.read_timeout_s = timeout;
+  h.stream = !o->no_stream;
+  h.max_tokens = o->max_tokens;
+  h.temperature = o->temperature;
+  h.seed = o->seed;
+  h.has_seed = o->has_seed;
+  tt_llm_error err;
+  tt_llm *llm = tt_llm_http_new(&h, &err);
+  if (!llm) tt_fail(TT_EXIT_FAIL, "%s", err.message);
+  return llm;
+}
+
+int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o) {
+  memset(e, 0, sizeof *e);
+  e->dotenv = tt_dotenv_load(".env");
+  e->state_dir = o->state_dir ? tt_xstrdup(o->state_dir) : tt_default_dir(e->dotenv, "STATE");
+  tt_db_opts dbo = tt_db_default_opts();
+  dbo.immutable = o->immutable;
+  tt_db_error derr;
+  e->db = tt_db_open(db_path, &dbo, &derr);
+  if (!e->db) {
+    tt_fail(tt_exit_for(derr.kind), "%s", derr.message);
+    return tt_exit_for(derr.kind);
+  }
+  char *real = realpath(db_path, NULL);
+  e->db_path = real ? real : tt_xstrdup(db_path);
+  tt_catalog *cat = tt_db_catalog_load(e->db, &derr);
+  if (!cat) {
+    tt_fail(TT_EXIT_FAIL, "cannot read the schema of %s: %s", db_path, derr.message);
+    return TT_EXIT_FAIL;
+  }
+  e->schema = tt_schema_new(cat);
+  e->llm = tt_cli_llm(e, o);
+  if (!e->llm) return TT_EXIT_FAIL;
+  tt_agent_opts ao = tt_agent_default_opts();
+  ao.sql.timeout_s = o->sql_timeout_s;
+  ao.sql.immutable = o->immutable;
+  ao.schema_budget = (size_t)o->schema_budget;
+  tt_buf err = TT_BUF_INIT;
+  e->session = tt_session_new(e->state_dir, e->db_path, e->db, e->schema, e->llm, &ao, &err);
+  if (!e->session) {
+    tt_fail(TT_EXIT_FAIL, "%s (set --state-dir or TABLETALK_STATE_DIR to a writable folder)",
+            tt_buf_cstr(&err));
+    tt_buf_free(&err);
+    return TT_EXIT_FAIL;
+  }
+  return 0;
+}
+
+void tt_cli_env_close(tt_cli_env *e) {
+  tt_session_free(e->session);
+  tt_llm_free(e->llm);
+  tt_schema_free(e->schema);
+  tt_db_close(e->db);
+  tt_dotenv_free(e->dotenv);
+  free(e->state_dir);
+  free(e->db_path);
+  memset(e, 0, sizeof *e);
+}
