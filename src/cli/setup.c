@@ -96,8 +96,10 @@ static tt_llm *tt_cli_llm(const tt_cli_env *e, const tt_cli_agent_opts *o) {
 }
 
 int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o) {
+  double t0 = tt_now_ms();
   memset(e, 0, sizeof *e);
   e->dotenv = tt_dotenv_load(".env");
+  if (o->base_url || tt_config_get(e->dotenv, "TABLETALK_BASE_URL")) tt_llm_http_preload();
   e->state_dir = o->state_dir ? tt_xstrdup(o->state_dir) : tt_default_dir(e->dotenv, "STATE");
   tt_db_opts dbo = tt_db_default_opts();
   dbo.immutable = o->immutable;
@@ -129,6 +131,7 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
     tt_buf_free(&err);
     return TT_EXIT_FAIL;
   }
+  tt_session_note_startup(e->session, tt_now_ms() - t0);
   return 0;
 }
 

@@ -6,7 +6,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "llm/llm_internal.h"
 
-#include <curl/curl.h>
+#include "llm/curl_api.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 #define TT_HTTP_MAX_BODY (16u << 20)
 
 typedef struct tt_http {
+  const tt_curl_api *curl_api;
   char *url, *api_key, *model;
   tt_llm_http_opts o;
   CURL *curl; /* kept between calls: the connection is reused */
@@ -303,38 +304,38 @@ static const char *tt_status_hint(long status) {
 static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
                               const tt_llm_call *call, tt_xfer *x, tt_llm_error *err) {
   CURL *c = h->curl;
-  curl_easy_reset(c);
+  h->curl_api->easy_reset(c);
   struct curl_slist *headers = NULL;
-  headers = curl_slist_append(headers, "Content-Type: application/json");
-  headers = curl_slist_append(headers, h->o.stream ? "Accept: text/event-stream" : "Accept: application/json");
+  headers = h->curl_api->slist_append(headers, "Content-Type: application/json");
+  headers = h->curl_api->slist_append(headers, h->o.stream ? "Accept: text/event-stream" : "Accept: application/json");
   char *auth = NULL;
   if (h->api_key) {
     auth = tt_xasprintf("Authorization: Bearer %s", h->api_key);
-    headers = curl_slist_append(headers, auth);
+    headers = h->curl_api->slist_append(headers, auth);
   }
   x->call = call;
   x->retry_after_s = -1;
-  curl_easy_setopt(c, CURLOPT_URL, h->url);
-  curl_easy_setopt(c, CURLOPT_POST, 1L);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, tt_on_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, tt_on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, tt_on_progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(h->o.connect_timeout_s * 1000));
+  h->curl_api->easy_setopt(c, CURLOPT_URL, h->url);
+  h->curl_api->easy_setopt(c, CURLOPT_POST, 1L);
+  h->curl_api->easy_setopt(c, CURLOPT_POSTFIELDS, body);
+  h->curl_api->easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+  h->curl_api->easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  h->curl_api->easy_setopt(c, CURLOPT_HEADERFUNCTION, tt_on_header);
+  h->curl_api->easy_setopt(c, CURLOPT_HEADERDATA, x);
+  h->curl_api->easy_setopt(c, CURLOPT_WRITEFUNCTION, tt_on_body);
+  h->curl_api->easy_setopt(c, CURLOPT_WRITEDATA, x);
+  h->curl_api->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  h->curl_api->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, tt_on_progress);
+  h->curl_api->easy_setopt(c, CURLOPT_XFERINFODATA, x);
+  h->curl_api->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  h->curl_api->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(h->o.connect_timeout_s * 1000));
   long read_s = (long)ceil(h->o.read_timeout_s);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, read_s < 1 ? 1L : read_s);
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "tabletalk");
-  CURLcode rc = curl_easy_perform(c);
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
-  curl_slist_free_all(headers);
+  h->curl_api->easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  h->curl_api->easy_setopt(c, CURLOPT_LOW_SPEED_TIME, read_s < 1 ? 1L : read_s);
+  h->curl_api->easy_setopt(c, CURLOPT_USERAGENT, "tabletalk");
+  CURLcode rc = h->curl_api->easy_perform(c);
+  h->curl_api->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
+  h->curl_api->slist_free_all(headers);
   free(auth);
   if (x->line.len) { /* a last event without its newline */
     tt_xfer_sse_line(x, tt_buf_cstr(&x->line), x->line.len);
@@ -363,7 +364,7 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
     tt_llm_set_error(err, TT_LLM_ERR_CONNECT, 0,
                      "cannot reach the model endpoint %s (%s); check --base-url or "
                      "TABLETALK_BASE_URL and that the server is running",
-                     h->url, curl_easy_strerror(rc));
+                     h->url, h->curl_api->easy_strerror(rc));
     return TT_TRY_RETRY;
   }
   if (x->status != 200) {
@@ -383,7 +384,7 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
   if (rc != CURLE_OK || !(x->saw_done || x->finish)) {
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
                      "the reply from %s ended before it was complete (%s)", h->url,
-                     rc != CURLE_OK ? curl_easy_strerror(rc) : "no end of stream");
+                     rc != CURLE_OK ? h->curl_api->easy_strerror(rc) : "no end of stream");
     return TT_TRY_RETRY;
   }
   if (!x->saw_tool && x->text.len == 0) {
@@ -459,7 +460,7 @@ static const char *tt_http_model(const void *impl) { return ((const tt_http *)im
 static void tt_http_free(void *impl) {
   tt_http *h = impl;
   if (!h) return;
-  curl_easy_cleanup(h->curl);
+  if (h->curl) h->curl_api->easy_cleanup(h->curl);
   free(h->url);
   free(h->api_key);
   free(h->model);
@@ -484,12 +485,15 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
                      "the base URL '%s' must start with http:// or https://", opts->base_url);
     return NULL;
   }
-  static bool curl_ready = false;
-  if (!curl_ready) {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    curl_ready = true;
+  tt_buf why = TT_BUF_INIT;
+  const tt_curl_api *api = tt_curl_api_get(&why);
+  if (!api) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "%s", tt_buf_cstr(&why));
+    tt_buf_free(&why);
+    return NULL;
   }
   tt_http *h = tt_xcalloc(1, sizeof *h);
+  h->curl_api = api;
   h->o = *opts;
   size_t n = strlen(opts->base_url);
   while (n && opts->base_url[n - 1] == '/') n--;
@@ -500,7 +504,7 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
   free(base);
   h->api_key = opts->api_key && *opts->api_key ? tt_xstrdup(opts->api_key) : NULL;
   h->model = tt_xstrdup(opts->model && *opts->model ? opts->model : "default");
-  h->curl = curl_easy_init();
+  h->curl = api->easy_init();
   if (!h->curl) {
     tt_http_free(h);
     tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "cannot initialise libcurl");

@@ -13,7 +13,10 @@ struct tt_session {
   tt_store *store;
   tt_agent *agent;
   tt_llm *llm;
+  double startup_ms; /* not yet traced */
 };
+
+void tt_session_note_startup(tt_session *s, double ms) { s->startup_ms = ms; }
 
 tt_session *tt_session_new(const char *state_dir, const char *db_path, tt_db *db,
                            const tt_schema *schema, tt_llm *llm,
@@ -125,6 +128,9 @@ static void tt_tracer_restart(void *ud) {
   if (tr->ui && tr->ui->on_text_restart) tr->ui->on_text_restart(tr->ui->ud);
 }
 
+/* own_ms: what tabletalk itself spent on the question, waiting for the
+ * model excluded. The process's start-up (startup_ms in run_start) is paid
+ * once per process, not per question, and is reported on its own. */
 static json_t *tt_totals_json(const tt_run_totals *t) {
   return json_pack("{s:i,s:i,s:I,s:I,s:I,s:f,s:f,s:f}", "llm_calls", t->llm_calls, "tool_calls",
                    t->tool_calls, "prompt_tokens", (json_int_t)t->prompt_tokens, "cached_tokens",
@@ -164,6 +170,8 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
                             "thread", thread, "resumed", info->resumed, "backend",
                             tt_llm_backend(s->llm), "gen_ai.request.model", tt_llm_model(s->llm));
   json_object_set_new(start, "question", tt_str_or_null(question));
+  json_object_set_new(start, "startup_ms", json_real(s->startup_ms));
+  s->startup_ms = 0; /* reported once, with the first question */
   tt_trace_write(trace, start);
 
   tt_tracer tr = {.trace = trace, .ui = ui, .model = tt_llm_model(s->llm)};

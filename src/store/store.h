@@ -72,6 +72,10 @@ tt_session *tt_session_new(const char *state_dir, const char *db_path, tt_db *db
                            const tt_schema *schema, tt_llm *llm,
                            const tt_agent_opts *opts, tt_buf *err);
 void tt_session_free(tt_session *s);
+/* Time the front end spent before the first question (opening the
+ * database, reading the schema, connecting): traced with that question so
+ * the per-question cost is complete. */
+void tt_session_note_startup(tt_session *s, double ms);
 tt_agent *tt_session_agent(tt_session *s);
 tt_store *tt_session_store(tt_session *s);
 

@@ -30,6 +30,13 @@ tt_store *tt_store_open(const char *state_dir, tt_buf *err) {
   int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
   if (rc == SQLITE_OK) {
     sqlite3_busy_timeout(h, 5000);
+    /* Each ask is a short process: keep the WAL file and skip the
+     * checkpoint on close, so that saving a turn is one append without an
+     * fsync (synchronous=NORMAL). SQLite checkpoints on its own once the
+     * WAL passes 1,000 pages. A killed process loses nothing committed. */
+    int persist = 1;
+    sqlite3_db_config(h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+    sqlite3_file_control(h, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
     rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
   }
   if (rc != SQLITE_OK) {

@@ -195,3 +195,58 @@ test('plain output when not a terminal: answer, SQL, then a summary on stderr', 
   assert.match(r.stderr, /sql SELECT count\(\*\) FROM Artist \(1 row, \d+ ms\)/);
   assert.match(r.stderr, /2 LLM calls, 2 tool calls, [\d,]+\+[\d,]+ tokens.*run \d{8}-\d{6}-[0-9a-f]{6}/);
 });
+
+test('Ctrl-C cancels the question being answered, not the chat', async () => {
+  const sc = scratch();
+  const srv = await server({
+    rules: [
+      { when: { question: 'slow' }, hang_ms: 60000, ...sql('SELECT 1') },
+      { when: { question: 'artists', step: 0 }, ...sql('SELECT count(*) FROM Artist') },
+      { when: { question: 'artists', step: 1 }, ...answer('There are 275 artists.') },
+    ],
+  });
+  let child;
+  const done = run(['chat', sc.db, '--base-url', srv.url, '--state-dir', sc.state, '--quiet'], {
+    input: null,
+    onSpawn: (c) => { child = c; },
+  });
+  /* stdin stays open: the second line is sent after the interrupt */
+  await new Promise((r) => setTimeout(r, 50));
+  const t0 = Date.now();
+  await waitFor(() => srv.requests.length > 0 || Date.now() - t0 > 5000, child, 'a slow question\n');
+  child.kill('SIGINT');
+  await waitFor(() => false, null, null, 300);
+  child.stdin.end('How many artists?\n');
+  const r = await done;
+  await srv.close();
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /\(cancelled\)/);
+  assert.match(r.stdout, /There are 275 artists\./);
+});
+
+test('Ctrl-C during ask: exit 130 and a trace that says cancelled', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [{ hang_ms: 60000, ...sql('SELECT 1') }] });
+  const r = await ask(sc, srv, 'slow question', [], {
+    onSpawn: (child) => {
+      const poll = setInterval(() => {
+        if (srv.requests.length) {
+          clearInterval(poll);
+          child.kill('SIGINT');
+        }
+      }, 20);
+    },
+  });
+  await srv.close();
+  assert.equal(r.code, 130);
+  assert.equal(r.json.status, 'cancelled');
+  assert.ok(r.ms < 5000, `stopped after ${r.ms} ms`);
+  assert.equal(traceEvents(r.json.trace).at(-1).status, 'cancelled');
+});
+
+/* Polls until cond() holds (optionally writing a line first). */
+async function waitFor(cond, child, line, ms = 5000) {
+  if (child && line) child.stdin.write(line);
+  const t0 = Date.now();
+  while (!cond() && Date.now() - t0 < ms) await new Promise((r) => setTimeout(r, 20));
+}

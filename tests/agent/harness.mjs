@@ -35,7 +35,8 @@ export async function server(script) {
 }
 
 /* Runs tabletalk; resolves with {code, signal, stdout, stderr, json, ms}. */
-export function run(args, { env = {}, input = null, cwd, timeoutMs = 60000, onSpawn } = {}) {
+/* input: a string for stdin; null with onSpawn leaves stdin open for the caller. */
+export function run(args, { env = {}, input, cwd, timeoutMs = 60000, onSpawn } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
     const child = spawn(BIN, args, {
@@ -54,7 +55,8 @@ export function run(args, { env = {}, input = null, cwd, timeoutMs = 60000, onSp
       try { json = JSON.parse(stdout); } catch { /* not JSON output */ }
       resolve({ code, signal, stdout, stderr, json, ms: Date.now() - t0 });
     });
-    if (input !== null) child.stdin.end(input); else child.stdin.end();
+    if (typeof input === 'string') child.stdin.end(input);
+    else if (input === undefined || (input === null && !onSpawn)) child.stdin.end();
     if (onSpawn) onSpawn(child);
   });
 }
