@@ -18,6 +18,8 @@ tt_agent_opts tt_agent_default_opts(void) {
   o.sql = tt_db_default_opts();
   o.sql.timeout_s = 5;
   o.sql.max_rows = 200;
+  /* "Nmae" must be an error the model can repair, not a string literal */
+  o.sql.double_quoted_strings = false;
   return o;
 }
 

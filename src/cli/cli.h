@@ -64,10 +64,10 @@ bool tt_write_all(FILE *f, const tt_buf *b);
 /* Box-drawing table on a terminal (fitted to its width), a plain aligned
  * table otherwise. Cells are escaped; numbers are right-aligned. */
 void tt_render_table(tt_buf *out, const tt_result *r, const tt_term *t);
-/* Tab-separated values: \t \n \r \\ escaped; on a terminal unsafe
- * characters are escaped too. NULL is an empty field. */
+/* Tab-separated values: \t \n \r \\ escaped, and unsafe characters
+ * shown as visible escapes. NULL is an empty field. */
 void tt_render_tsv(tt_buf *out, const tt_result *r, const tt_term *t);
-/* RFC 4180 CSV; on a terminal unsafe characters are escaped. */
+/* RFC 4180 CSV, data as it is; on a terminal unsafe characters are escaped. */
 void tt_render_csv(tt_buf *out, const tt_result *r, const tt_term *t);
 /* "3 rows, 0.4 ms" (with a truncation note when cut). */
 void tt_render_footer(tt_buf *out, const tt_result *r, const tt_term *t);
@@ -76,6 +76,8 @@ void tt_render_footer(tt_buf *out, const tt_result *r, const tt_term *t);
 
 typedef struct tt_cli_agent_opts {
   const char *base_url, *model, *api_key_env, *state_dir, *thread;
+  const char *model_path;  /* a GGUF file for the embedded engine */
+  long ctx, threads;       /* embedded engine: context tokens, threads (0: defaults) */
   double llm_timeout_s;   /* 0: from TABLETALK_LLM_TIMEOUT or 120 */
   bool no_stream;
   long max_tokens;
@@ -94,6 +96,7 @@ enum {
   TT_OPT_BASE_URL = 300, TT_OPT_MODEL, TT_OPT_API_KEY_ENV, TT_OPT_STATE_DIR, TT_OPT_THREAD,
   TT_OPT_LLM_TIMEOUT, TT_OPT_NO_STREAM, TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED,
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
+  TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS,
 };
 
 /* The long options ask and chat share (entries of a struct option table). */
@@ -110,11 +113,18 @@ enum {
   {"seed", required_argument, NULL, TT_OPT_SEED},                    \
   {"timeout", required_argument, NULL, TT_OPT_SQL_TIMEOUT},          \
   {"schema-budget", required_argument, NULL, TT_OPT_SCHEMA_BUDGET},  \
-  {"immutable", no_argument, NULL, TT_OPT_IMMUTABLE}
+  {"immutable", no_argument, NULL, TT_OPT_IMMUTABLE},                \
+  {"model-path", required_argument, NULL, TT_OPT_MODEL_PATH},        \
+  {"ctx", required_argument, NULL, TT_OPT_CTX},                      \
+  {"threads", required_argument, NULL, TT_OPT_THREADS}
 
 #define TT_AGENT_OPTIONS_HELP                                                         \
   "Model (flags, then TABLETALK_* environment variables, then ./.env):\n"             \
-  "      --base-url URL     OpenAI-compatible endpoint (TABLETALK_BASE_URL),\n"        \
+  "      --model-path FILE  a GGUF model run in-process (TABLETALK_MODEL_PATH; the\n"   \
+  "                         default is the model `tabletalk pull` installed)\n"         \
+  "      --ctx N            context tokens of the local model (8192)\n"                 \
+  "      --threads N        CPU threads of the local model (all cores)\n"               \
+  "      --base-url URL     OpenAI-compatible endpoint instead (TABLETALK_BASE_URL),\n" \
   "                         e.g. http://127.0.0.1:8080/v1\n"                           \
   "      --model NAME       model name sent to it (TABLETALK_MODEL)\n"                 \
   "      --api-key-env VAR  variable holding the API key (default TABLETALK_API_KEY)\n" \
@@ -145,6 +155,8 @@ typedef struct tt_cli_env {
 /* Opens the database, reads its schema, sets up the model and the session.
  * Returns 0, or an exit code after printing what went wrong. */
 int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o);
+/* The installed default model (see tt_cli_env_open), or NULL. */
+char *tt_cli_default_model(const tt_dotenv *d);
 void tt_cli_env_close(tt_cli_env *e);
 
 /* Installs the Ctrl-C handler; returns the flag it sets. */

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,13 @@ int cmd_sql(int argc, char **argv) {
      * reported as such rather than cut. */
     sql = tt_read_stream(STDIN_FILENO, 100001, &len, &too_long);
     if (!sql) return tt_fail(TT_EXIT_FAIL, "cannot read the SQL from standard input");
+    if (too_long) {
+      free(sql);
+      tt_db_error big = {.kind = TT_DB_ERR_LIMIT};
+      snprintf(big.message, sizeof big.message,
+               "the SQL text is longer than the limit of 100,000 bytes; shorten it");
+      return tt_print_error(fmt, &big);
+    }
   } else {
     sql = tt_xstrdup(sql_arg);
     len = strlen(sql);

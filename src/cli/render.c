@@ -196,38 +196,49 @@ void tt_render_table(tt_buf *out, const tt_result *r, const tt_term *t) {
   tt_grid_free(&g);
 }
 
-/* A delimited field: the format's own escaping, and on a terminal the
- * same visible escapes as the table. */
-static void tt_put_field(tt_buf *out, const char *s, size_t n, const tt_term *t,
-                         bool csv) {
+/* A TSV field: the format's own escapes (\t \n \r \\) and, always, the
+ * visible escapes of the table for other unsafe characters: TSV text is
+ * already an escaped form, and pipes often end on a terminal. */
+static void tt_put_tsv_field(tt_buf *out, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    size_t k = tt_utf8_decode(p + i, n - i, &cp);
+    if (k == 1 && (cp == '\t' || cp == '\n' || cp == '\r' || cp == '\\')) {
+      tt_buf_puts(out, cp == '\t' ? "\\t" : cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : "\\\\");
+    } else if (k == 0 || tt_cp_is_unsafe(cp)) {
+      tt_escape_terminal(out, s + i, k ? k : 1, NULL);
+    } else {
+      tt_buf_append(out, s + i, k);
+    }
+    i += k ? k : 1;
+  }
+}
+
+/* A CSV field (RFC 4180). The data stays as it is in a file or pipe (CSV is
+ * for programs); on a terminal unsafe characters are escaped. */
+static void tt_put_csv_field(tt_buf *out, const char *s, size_t n, const tt_term *t) {
   tt_buf safe = TT_BUF_INIT;
   if (t->tty) {
     tt_escape_terminal(&safe, s, n, NULL);
     s = tt_buf_cstr(&safe);
     n = safe.len;
   }
-  if (csv) {
-    bool quote = n && (s[0] == ' ' || s[n - 1] == ' ');
-    for (size_t i = 0; i < n && !quote; i++)
-      quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
-    if (quote) tt_buf_putc(out, '"');
-    for (size_t i = 0; i < n; i++) {
-      if (s[i] == '"') tt_buf_putc(out, '"');
-      tt_buf_putc(out, s[i]);
-    }
-    if (quote) tt_buf_putc(out, '"');
-  } else {
-    for (size_t i = 0; i < n; i++) {
-      switch (s[i]) {
-      case '\t': tt_buf_puts(out, "\\t"); break;
-      case '\n': tt_buf_puts(out, "\\n"); break;
-      case '\r': tt_buf_puts(out, "\\r"); break;
-      case '\\': tt_buf_puts(out, "\\\\"); break;
-      default: tt_buf_putc(out, s[i]);
-      }
-    }
+  bool quote = n && (s[0] == ' ' || s[n - 1] == ' ');
+  for (size_t i = 0; i < n && !quote; i++)
+    quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+  if (quote) tt_buf_putc(out, '"');
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '"') tt_buf_putc(out, '"');
+    tt_buf_putc(out, s[i]);
   }
+  if (quote) tt_buf_putc(out, '"');
   tt_buf_free(&safe);
+}
+
+static void tt_put_field(tt_buf *out, const char *s, size_t n, const tt_term *t, bool csv) {
+  if (csv) tt_put_csv_field(out, s, n, t);
+  else tt_put_tsv_field(out, s, n);
 }
 
 static void tt_render_delimited(tt_buf *out, const tt_result *r, const tt_term *t,

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void tt_cli_agent_defaults(tt_cli_agent_opts *o) {
   memset(o, 0, sizeof *o);
@@ -54,18 +55,93 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     o->schema_budget = n;
     return 0;
   case TT_OPT_IMMUTABLE: o->immutable = true; return 0;
+  case TT_OPT_MODEL_PATH: o->model_path = arg; return 0;
+  case TT_OPT_CTX:
+    if (!tt_parse_long(arg, 512, 1048576, &o->ctx))
+      return tt_usage_error(cmd, "--ctx wants a number of tokens from 512, not '%s'", arg);
+    return 0;
+  case TT_OPT_THREADS:
+    if (!tt_parse_long(arg, 1, 1024, &o->threads))
+      return tt_usage_error(cmd, "--threads wants a number from 1 to 1024, not '%s'", arg);
+    return 0;
   default: return -1;
   }
 }
 
+/* The model file the defaults point at: <data>/models/default.gguf (what
+ * `tabletalk pull` sets), else the only GGUF in that folder. */
+char *tt_cli_default_model(const tt_dotenv *d) {
+  char *dir = tt_default_dir(d, "DATA");
+  char *models = tt_xasprintf("%s/models", dir);
+  free(dir);
+  char *path = tt_xasprintf("%s/default.gguf", models);
+  if (!tt_file_exists(path)) {
+    free(path);
+    path = NULL;
+    size_t n = 0;
+    char **names = tt_list_files(models, ".gguf", &n);
+    if (n == 1) path = tt_xasprintf("%s/%s", models, names[0]);
+    tt_strv_free(names, n);
+  }
+  free(models);
+  return path;
+}
+
+/* Which backend answers: --model-path, then --base-url, then
+ * TABLETALK_MODEL_PATH, then the installed default model, then
+ * TABLETALK_BASE_URL (environment or ./.env). NULL: HTTP with base_url. */
+static char *tt_cli_pick_model(const tt_cli_env *e, const tt_cli_agent_opts *o, const char **base_url) {
+  *base_url = NULL;
+  if (o->model_path) return tt_xstrdup(o->model_path);
+  if (o->base_url) {
+    *base_url = o->base_url;
+    return NULL;
+  }
+  const char *env_path = tt_config_get(e->dotenv, "TABLETALK_MODEL_PATH");
+  if (env_path) return tt_xstrdup(env_path);
+  char *def = tt_cli_default_model(e->dotenv);
+  if (def) return def;
+  *base_url = tt_config_get(e->dotenv, "TABLETALK_BASE_URL");
+  return NULL;
+}
+
+static tt_llm *tt_cli_llama(const tt_cli_env *e, const tt_cli_agent_opts *o, const char *path) {
+  tt_llm_llama_opts lo = tt_llm_llama_default_opts();
+  lo.model_path = path;
+  if (o->ctx) lo.n_ctx = (int)o->ctx;
+  const char *threads = tt_config_get(e->dotenv, "TABLETALK_THREADS");
+  long n;
+  if (o->threads) lo.n_threads = (int)o->threads;
+  else if (threads && tt_parse_long(threads, 1, 1024, &n)) lo.n_threads = (int)n;
+  lo.temperature = o->temperature;
+  if (o->has_seed) lo.seed = o->seed;
+  lo.max_tokens = o->max_tokens;
+  char *cache = tt_default_dir(e->dotenv, "CACHE");
+  lo.cache_dir = cache;
+  lo.show_progress = !o->quiet && isatty(STDERR_FILENO);
+  tt_llm_error err;
+  tt_llm *llm = tt_llm_llama_new(&lo, &err);
+  free(cache);
+  if (!llm) tt_fail(TT_EXIT_FAIL, "%s", err.message);
+  return llm;
+}
+
 static tt_llm *tt_cli_llm(const tt_cli_env *e, const tt_cli_agent_opts *o) {
+  const char *base_url;
+  char *model_path = tt_cli_pick_model(e, o, &base_url);
+  if (model_path) {
+    tt_llm *llm = tt_cli_llama(e, o, model_path);
+    free(model_path);
+    return llm;
+  }
   tt_llm_http_opts h = tt_llm_http_default_opts();
-  h.base_url = o->base_url ? o->base_url : tt_config_get(e->dotenv, "TABLETALK_BASE_URL");
+  h.base_url = base_url;
   if (!h.base_url) {
     tt_fail(TT_EXIT_FAIL,
-            "no model configured: pass --base-url URL or set TABLETALK_BASE_URL (in the "
-            "environment or ./.env) to an OpenAI-compatible endpoint, e.g. "
-            "http://127.0.0.1:8080/v1 for a local llama.cpp server");
+            "no model available: download one with `tabletalk pull` (a SQL-tuned 7B; "
+            "`tabletalk pull --list` shows smaller ones), or pass --model-path FILE.gguf, or "
+            "point --base-url / TABLETALK_BASE_URL at an OpenAI-compatible server such as "
+            "http://127.0.0.1:8080/v1");
     return NULL;
   }
   h.model = o->model ? o->model : tt_config_get(e->dotenv, "TABLETALK_MODEL");
@@ -99,7 +175,10 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   double t0 = tt_now_ms();
   memset(e, 0, sizeof *e);
   e->dotenv = tt_dotenv_load(".env");
-  if (o->base_url || tt_config_get(e->dotenv, "TABLETALK_BASE_URL")) tt_llm_http_preload();
+  const char *url;
+  char *model = tt_cli_pick_model(e, o, &url);
+  if (!model && url) tt_llm_http_preload(); /* overlaps opening the database */
+  free(model);
   e->state_dir = o->state_dir ? tt_xstrdup(o->state_dir) : tt_default_dir(e->dotenv, "STATE");
   tt_db_opts dbo = tt_db_default_opts();
   dbo.immutable = o->immutable;

@@ -332,12 +332,27 @@ static void tt_print_box(const tt_term *t, const char *title, const char *text, 
   tt_buf_free(&b);
 }
 
+/* Text the model wrote, lines kept, everything else unsafe escaped. */
+static void tt_put_lines(tt_buf *b, const char *text) {
+  const char *end = text + strlen(text);
+  for (const char *p = text; p <= end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    tt_escape_terminal(b, p, len, NULL);
+    tt_buf_putc(b, '\n');
+    if (!nl) break;
+    p = nl + 1;
+  }
+}
+
 static void tt_print_plain(const char *label, const char *text, const char *sql) {
   tt_buf b = TT_BUF_INIT;
   tt_buf_printf(&b, "%s:\n", label);
-  tt_buf_puts(&b, text);
-  tt_buf_putc(&b, '\n');
-  if (sql) tt_buf_printf(&b, "\nSQL:\n%s\n", sql);
+  tt_put_lines(&b, text);
+  if (sql) {
+    tt_buf_puts(&b, "\nSQL:\n");
+    tt_put_lines(&b, sql);
+  }
   tt_write_all(stdout, &b);
   tt_buf_free(&b);
 }

@@ -137,15 +137,11 @@ tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
     const char *type = tt_cell_text(cat->arena, list, i, 1);
     t->name = name ? name : "";
     t->is_view = type && strcmp(type, "view") == 0;
-    bool ok = tt_load_columns(db, cat->arena, t, err) &&
-              tt_load_fks(db, cat->arena, t, err);
-    if (!ok && !t->is_view) {
-      tt_result_free(list);
-      tt_catalog_free(cat);
-      return NULL;
-    }
-    /* A broken view (it names a table that is gone) is listed without
-     * columns rather than making the whole schema unreadable. */
+    /* A broken view (it names a table that is gone) or a virtual table
+     * whose module is not available is listed without columns rather than
+     * making the whole schema unreadable. */
+    tt_db_error ignored;
+    if (tt_load_columns(db, cat->arena, t, &ignored)) tt_load_fks(db, cat->arena, t, &ignored);
     tt_load_count_and_sample(db, t);
   }
   tt_result_free(list);

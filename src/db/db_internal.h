@@ -42,8 +42,8 @@ bool tt_guard_tail_is_empty(const char *tail, const char *end);
  * precision above the length limit (one such call can otherwise spin for
  * seconds inside a single opcode, out of the progress handler's reach). */
 int tt_printf_guard_register(sqlite3 *h);
-/* Replaces instr() and replace() with linear-time versions (the built-ins
- * are O(n*m) inside one opcode). */
+/* Replaces instr(), replace() and the two-argument trims with linear-time
+ * versions (the built-ins are O(n*m) inside one opcode). */
 int tt_search_guard_register(sqlite3 *h);
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TT_MAX_CELLS 2000000
+
 /* SQLite's messages for parse-time limits (SQLITE_ERROR with no own code). */
 static const char *const tt_limit_messages[] = {
     "too many columns",          "Expression tree is too large",
@@ -44,6 +46,8 @@ static void tt_db_fail(tt_db *db, int rc, tt_db_error *err) {
       tt_db_set_error(err, TT_DB_ERR_LIMIT,
                       "query stopped: a string or blob would exceed the "
                       "%d-byte length limit", TT_LIMIT_LENGTH);
+  } else if (strstr(msg, "may not be modified")) { /* sqlite_master and friends */
+    tt_db_set_error(err, TT_DB_ERR_REFUSED, "writes are not allowed: %s", msg);
   } else if (tt_is_limit_message(msg)) {
     tt_db_set_error(err, TT_DB_ERR_LIMIT, "query is over a size limit: %s", msg);
   } else {
@@ -142,7 +146,9 @@ static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
       break;
     }
     size_t rb = tt_row_bytes(st, ncols);
-    if (r->bytes + rb > cap_bytes) {
+    /* NULL and empty cells weigh nothing in bytes but still cost memory:
+     * the number of cells is capped too. */
+    if (r->bytes + rb > cap_bytes || (r->nrows + 1) * r->ncols > TT_MAX_CELLS) {
       r->truncated = true;
       r->truncated_by = TT_TRUNC_BYTES;
       break;

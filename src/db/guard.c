@@ -161,6 +161,8 @@ static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
   case SQLITE_CREATE_INDEX: case SQLITE_CREATE_TEMP_INDEX:
     return tt_deny(db, "schema changes are not allowed: CREATE INDEX %s", S(a1));
   case SQLITE_CREATE_TABLE: case SQLITE_CREATE_TEMP_TABLE:
+    if (a1 && strncasecmp(a1, "sqlite_stat", 11) == 0) /* ANALYZE creates these first */
+      return tt_deny(db, "ANALYZE is not allowed: it writes statistics tables");
     return tt_deny(db, "schema changes are not allowed: CREATE TABLE %s", S(a1));
   case SQLITE_CREATE_TRIGGER: case SQLITE_CREATE_TEMP_TRIGGER:
     return tt_deny(db, "schema changes are not allowed: CREATE TRIGGER %s", S(a1));
@@ -188,8 +190,12 @@ static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
   case SQLITE_TRANSACTION:
     return tt_deny(db, "transactions are not allowed: %s (each query runs on "
                        "its own)", S(a1));
-  case SQLITE_SAVEPOINT:
-    return tt_deny(db, "savepoints are not allowed: %s %s", S(a1), S(a2));
+  case SQLITE_SAVEPOINT: {
+    const char *verb = a1 && strcmp(a1, "BEGIN") == 0      ? "SAVEPOINT"
+                       : a1 && strcmp(a1, "ROLLBACK") == 0 ? "ROLLBACK TO"
+                                                           : S(a1);
+    return tt_deny(db, "savepoints are not allowed: %s %s", verb, S(a2));
+  }
   case SQLITE_ANALYZE:
     return tt_deny(db, "ANALYZE is not allowed: it writes statistics tables");
   case SQLITE_REINDEX:

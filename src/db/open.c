@@ -76,6 +76,11 @@ static bool tt_db_check_file(const char *path, tt_db_error *err) {
                     path);
     return false;
   }
+  if (!S_ISREG(st.st_mode)) {
+    tt_db_set_error(err, TT_DB_ERR_IO,
+                    "%s is not a regular file; give the path of a SQLite database file", path);
+    return false;
+  }
   if (access(path, R_OK) != 0) {
     tt_db_set_error(err, TT_DB_ERR_IO,
                     "cannot read %s: %s (check the file's permissions)", path,
@@ -104,6 +109,36 @@ static void tt_db_apply_limits(sqlite3 *h) {
     sqlite3_limit(h, limits[i][0], limits[i][1]);
 }
 
+/* A database in WAL mode is read through its -wal and -shm files, and
+ * SQLite creates them when they are missing, even for a read-only
+ * connection. When neither exists no writer is active and the file holds
+ * everything, so it is opened immutable and nothing is created; a -wal
+ * without its -shm cannot be read without creating one. Returns false (err
+ * set) in that last case. */
+static bool tt_db_wal_check(const char *path, tt_db_opts *o, tt_db_error *err) {
+  unsigned char hdr[20];
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(hdr, 1, sizeof hdr, f) : 0;
+  if (f) fclose(f);
+  if (n < sizeof hdr || memcmp(hdr, "SQLite format 3", 16) != 0 || hdr[18] != 2 || hdr[19] != 2)
+    return true; /* not WAL (or not a database: opening says so) */
+  char *wal = tt_xasprintf("%s-wal", path), *shm = tt_xasprintf("%s-shm", path);
+  bool has_wal = tt_file_exists(wal), has_shm = tt_file_exists(shm);
+  bool ok = true;
+  if (!has_wal && !has_shm) {
+    o->immutable = true;
+  } else if (has_wal && !has_shm && !o->immutable) {
+    tt_db_set_error(err, TT_DB_ERR_IO,
+                    "%s is in WAL mode and has a -wal file but no -shm file; reading it would "
+                    "create %s. Let the program that writes it finish, or pass --immutable if "
+                    "nothing writes to it", path, shm);
+    ok = false;
+  }
+  free(wal);
+  free(shm);
+  return ok;
+}
+
 tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
   if (!tt_db_check_file(path, err)) return NULL;
   /* Resolve symlinks once, here, so that NOFOLLOW below guards the file we
@@ -115,6 +150,10 @@ tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
     return NULL;
   }
   tt_db_opts o = opts ? *opts : tt_db_default_opts();
+  if (!tt_db_wal_check(real, &o, err)) {
+    free(real);
+    return NULL;
+  }
   char *uri = tt_db_uri(real, o.immutable);
   free(real);
 

@@ -85,7 +85,8 @@ static const char *tt_parse_conv(const char *p, tt_fmt_args *a, tt_conv *c) {
       c->precision = tt_parse_digits(&p);
     }
   }
-  while (*p == 'l') p++;
+  if (*p == 'l') p++; /* "l" and "ll" are accepted and mean nothing here */
+  if (*p == 'l') p++;
   c->type = *p;
   return *p ? p + 1 : p;
 }
@@ -194,6 +195,7 @@ static void tt_checked_printf(sqlite3_context *ctx, int argc, sqlite3_value **ar
   sqlite3 *h = sqlite3_context_db_handle(ctx);
   long long limit = sqlite3_limit(h, SQLITE_LIMIT_LENGTH, -1);
   tt_fmt_args a = {argc, argv, 1};
+  long long budget = limit; /* all widths and precisions together */
   sqlite3_str *out = sqlite3_str_new(h);
   bool touched = false; /* the built-in returns '' rather than NULL once a
                            conversion ran, even one that printed nothing */
@@ -213,10 +215,13 @@ static void tt_checked_printf(sqlite3_context *ctx, int argc, sqlite3_value **ar
     }
     tt_conv c;
     p = tt_parse_conv(p, &a, &c);
-    if (c.width > limit || (c.has_prec && c.precision > limit)) {
+    /* One conversion can work long without printing much (%.900000g), so
+     * the widths and precisions of the whole format share the limit. */
+    budget -= c.width + (c.has_prec ? c.precision : 0);
+    if (c.width > limit || (c.has_prec && c.precision > limit) || budget < 0) {
       char *msg = sqlite3_mprintf(
-          "printf(): width or precision %lld is above the length limit of "
-          "%lld bytes", c.width > limit ? c.width : c.precision, limit);
+          "printf(): the widths and precisions (%lld) are above the length limit of "
+          "%lld bytes", limit - budget, limit);
       sqlite3_result_error(ctx, msg ? msg : "printf(): width too large", -1);
       sqlite3_result_error_code(ctx, SQLITE_TOOBIG);
       sqlite3_free(msg);
@@ -227,6 +232,7 @@ static void tt_checked_printf(sqlite3_context *ctx, int argc, sqlite3_value **ar
       break; /* SQLite stops at an unknown conversion */
     touched = true;
     if (c.type != 'n') tt_format_one(out, &c, &a); /* %n prints nothing in SQL */
+    if (sqlite3_str_errcode(out) != SQLITE_OK) break;
   }
   int rc = sqlite3_str_errcode(out);
   int len = sqlite3_str_length(out);

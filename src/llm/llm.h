@@ -82,6 +82,10 @@ typedef struct tt_llm_reply {
   tt_usage usage;
   double latency_ms;   /* from request to complete reply, retries included */
   int attempts;        /* HTTP attempts made */
+  /* embedded engine only */
+  double prefill_ms;   /* computing the prompt tokens not already cached */
+  double decode_ms;    /* generating the reply */
+  long grammar_full_checks; /* tokens the grammar had to pick from the whole vocabulary */
 } tt_llm_reply;
 
 void tt_llm_reply_free(tt_llm_reply *r);
@@ -118,6 +122,9 @@ typedef struct tt_llm_call {
   const char *stream_arg;
   void *ud;
   volatile sig_atomic_t *cancel; /* set (e.g. by SIGINT) to stop */
+  /* embedded engine: make the model write exactly this (a recorded turn
+   * replayed by the benchmark; every token is still computed). */
+  const char *force_output;
 } tt_llm_call;
 
 typedef struct tt_llm tt_llm;
@@ -152,6 +159,24 @@ tt_llm_http_opts tt_llm_http_default_opts(void);
  * start-up work; tt_llm_http_new waits for it. */
 void tt_llm_http_preload(void);
 tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err);
+
+/* ---- the embedded llama.cpp backend ------------------------------------- */
+
+typedef struct tt_llm_llama_opts {
+  const char *model_path;  /* a GGUF file */
+  int n_ctx;               /* context tokens (8192) */
+  int n_threads;           /* default: the number of cores */
+  double temperature;      /* 0: greedy (default) */
+  long seed;               /* for temperature > 0 */
+  long max_tokens;         /* longest reply (1024) */
+  const char *cache_dir;   /* where computed prompt prefixes are kept (NULL: not kept) */
+  bool reuse;              /* reuse cached tokens (false: recompute every call) */
+  bool show_progress;      /* loading progress on stderr */
+} tt_llm_llama_opts;
+
+tt_llm_llama_opts tt_llm_llama_default_opts(void);
+tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err);
+bool tt_llm_is_llama(const tt_llm *llm);
 
 /* ---- streaming a string argument out of partial JSON --------------------- */
 

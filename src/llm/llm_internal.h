@@ -22,4 +22,17 @@ tt_llm *tt_llm_wrap(const tt_llm_vtable *vt, void *impl);
 void tt_llm_set_error(tt_llm_error *err, tt_llm_errkind kind, int status,
                       const char *fmt, ...) TT_PRINTF(4, 5);
 
+/* How a model writes a tool call: Qwen2.5/Hermes style
+ * <tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>, or the bare
+ * JSON object for other families. */
+typedef enum tt_call_format { TT_CALL_HERMES, TT_CALL_JSON } tt_call_format;
+
+/* GBNF admitting exactly one call of one of the tools (only that one when
+ * only is not NULL), with schema-fitting arguments; NULL when no tool
+ * matches. */
+char *tt_grammar_for_tools(const tt_tool_spec *tools, size_t n, const char *only,
+                           tt_call_format format);
+/* GBNF admitting exactly text (replaying a recorded turn). */
+char *tt_grammar_for_text(const char *text);
+
 #endif

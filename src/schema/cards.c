@@ -3,12 +3,14 @@
  * example values), and the same facts as JSON for scripts and MCP. */
 #include "schema/schema.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define TT_EXAMPLE_CHARS 32 /* longer text examples are cut */
 #define TT_TEXT_EXAMPLES 3
 #define TT_NUMBER_EXAMPLES 2
+#define TT_JSON_CELL_BYTES 800 /* sample cells in JSON: about 200 characters */
 
 struct tt_schema {
   tt_catalog *cat;
@@ -17,14 +19,25 @@ struct tt_schema {
   size_t total_tokens;
 };
 
-/* One example value, short and safe: control and invisible characters are
- * escaped, long text is cut, text is quoted (values often hold commas). */
+/* Text as a JSON string: quotes and backslashes escaped, so a value
+ * cannot end the list it stands in or pose as card syntax; unsafe
+ * characters become \u escapes. */
+static void tt_put_json_text(tt_buf *out, const char *s, size_t n) {
+  json_t *j = tt_json_stringn(s, n);
+  tt_json_dump(out, j, JSON_ENCODE_ANY);
+  json_decref(j);
+}
+
+/* One example value, short and safe: long text is cut, text is a JSON
+ * string (values often hold commas and quotes). */
 static void tt_put_example(tt_buf *out, const tt_value *v) {
   if (v->type == TT_VAL_TEXT) {
-    tt_escape_opts o = {.max_chars = TT_EXAMPLE_CHARS, .short_marker = true};
-    tt_buf_putc(out, '"');
-    tt_escape_terminal(out, v->u.s, v->len, &o);
-    tt_buf_putc(out, '"');
+    size_t keep = tt_utf8_prefix(v->u.s, v->len, TT_EXAMPLE_CHARS);
+    tt_buf cut = TT_BUF_INIT;
+    tt_buf_append(&cut, v->u.s, keep);
+    if (keep < v->len) tt_buf_puts(&cut, "…");
+    tt_put_json_text(out, cut.data ? cut.data : "", cut.len);
+    tt_buf_free(&cut);
   } else {
     tt_value_to_text(out, v);
   }
@@ -69,9 +82,49 @@ static const tt_fk_info *tt_fk_of(const tt_table_info *t, const char *col) {
   return NULL;
 }
 
-/* Names come from the database file too: escape them like data. */
+static bool tt_is_plain_name(const char *s) {
+  if (!(isalpha((unsigned char)*s) || *s == '_')) return false;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_')) return false;
+  return true;
+}
+
+/* Names come from the database file too: anything but a plain identifier
+ * is written as a quoted SQL identifier (so "x), (admin: TEXT" cannot pose
+ * as another column), escaped like data. */
 static void tt_put_name(tt_buf *out, const char *s) {
-  tt_escape_terminal(out, s, strlen(s), NULL);
+  if (tt_is_plain_name(s)) {
+    tt_buf_puts(out, s);
+    return;
+  }
+  tt_buf q = TT_BUF_INIT;
+  tt_buf_put_sql_ident(&q, s);
+  tt_escape_terminal(out, q.data, q.len, NULL);
+  tt_buf_free(&q);
+}
+
+/* Declared types like INTEGER or NVARCHAR(200) as they are; anything
+ * stranger as a JSON string. */
+static void tt_put_type(tt_buf *out, const char *s) {
+  const char *p = s;
+  while (isalnum((unsigned char)*p) || *p == '_' || *p == ' ') p++;
+  if (*p == '(') {
+    p++;
+    while (isdigit((unsigned char)*p) || *p == ',' || *p == ' ') p++;
+    if (*p == ')') p++;
+  }
+  if (*p == '\0' && p != s) tt_buf_puts(out, s);
+  else tt_put_json_text(out, s, strlen(s));
+}
+
+/* Defaults are SQL text: numbers, 'strings' and keywords as they are,
+ * anything else as a JSON string. */
+static void tt_put_default(tt_buf *out, const char *s) {
+  size_t n = strlen(s);
+  bool quoted = n >= 2 && s[0] == '\'' && s[n - 1] == '\'' && !strpbrk(s, "()[],\"");
+  bool plain = n > 0 && strspn(s, "0123456789.-+eE") == n;
+  if (quoted || plain || tt_is_plain_name(s)) tt_escape_terminal(out, s, n, NULL);
+  else tt_put_json_text(out, s, n);
 }
 
 static void tt_card_render(const tt_table_info *t, tt_buf *out) {
@@ -86,12 +139,12 @@ static void tt_card_render(const tt_table_info *t, tt_buf *out) {
     tt_buf_putc(out, '(');
     tt_put_name(out, col->name);
     tt_buf_puts(out, ": ");
-    tt_put_name(out, col->type[0] ? col->type : "ANY");
+    tt_put_type(out, col->type[0] ? col->type : "ANY");
     if (col->pk) tt_buf_puts(out, ", primary key");
     else if (col->not_null) tt_buf_puts(out, ", not null");
     if (col->default_value) {
       tt_buf_puts(out, ", default ");
-      tt_put_name(out, col->default_value);
+      tt_put_default(out, col->default_value);
     }
     const tt_fk_info *fk = tt_fk_of(t, col->name);
     if (fk) {
@@ -188,7 +241,21 @@ json_t *tt_card_to_json(const tt_card *c) {
   json_object_set_new(o, "foreign_keys", fks);
   if (t->sample) {
     json_t *sample = tt_result_to_json(t->sample, 0);
-    json_object_set(o, "sample_rows", json_object_get(sample, "rows"));
+    json_t *rows = json_object_get(sample, "rows");
+    size_t i, k;
+    json_t *row, *cell;
+    json_array_foreach(rows, i, row) { /* long cells cut, as on the card */
+      json_array_foreach(row, k, cell) {
+        if (!json_is_string(cell) || json_string_length(cell) <= TT_JSON_CELL_BYTES) continue;
+        const char *s = json_string_value(cell);
+        tt_buf cut = TT_BUF_INIT;
+        tt_buf_append(&cut, s, tt_utf8_prefix(s, json_string_length(cell), TT_JSON_CELL_BYTES / 4));
+        tt_buf_puts(&cut, "…");
+        json_array_set_new(row, k, tt_json_stringn(cut.data, cut.len));
+        tt_buf_free(&cut);
+      }
+    }
+    json_object_set(o, "sample_rows", rows);
     json_decref(sample);
   } else {
     json_object_set_new(o, "sample_rows", json_array());

@@ -45,7 +45,6 @@ bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
                         bool resumed, tt_buf *err);
 /* Names of the threads on db_path, most recent first. */
 char **tt_store_list_threads(tt_store *s, const char *db_path, size_t *n);
-void tt_strv_free(char **v, size_t n);
 
 /* ---- traces --------------------------------------------------------------- */
 

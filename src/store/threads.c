@@ -191,8 +191,3 @@ char **tt_store_list_threads(tt_store *s, const char *db_path, size_t *n) {
   sqlite3_finalize(st);
   return v;
 }
-
-void tt_strv_free(char **v, size_t n) {
-  for (size_t i = 0; i < n; i++) free(v[i]);
-  free(v);
-}

@@ -16,26 +16,28 @@ bool tt_cp_is_unsafe(uint32_t cp) {
   case 0x061C: /* arabic letter mark */
   case 0x115F: case 0x1160: case 0x3164: case 0xFFA0: /* hangul fillers */
   case 0x17B4: case 0x17B5:
+  case 0x06DD: case 0x070F: case 0x08E2: case 0x110BD: case 0x110CD: /* format marks */
   case 0xFEFF: /* zero-width no-break space / BOM */
     return true;
   default:
     break;
   }
-  return (cp >= 0x180B && cp <= 0x180F) ||   /* mongolian selectors */
+  return (cp >= 0x0600 && cp <= 0x0605) ||   /* arabic number signs */
+         (cp >= 0x180B && cp <= 0x180F) ||   /* mongolian selectors */
          (cp >= 0x200B && cp <= 0x200F) ||   /* zero-width, LRM, RLM */
          (cp >= 0x2028 && cp <= 0x202E) ||   /* separators, embeddings */
          (cp >= 0x2060 && cp <= 0x206F) ||   /* invisible ops, isolates */
          (cp >= 0xFE00 && cp <= 0xFE0F) ||   /* variation selectors */
          (cp >= 0xFFF9 && cp <= 0xFFFB) ||   /* annotation controls */
          (cp >= 0x1BCA0 && cp <= 0x1BCA3) || /* shorthand format controls */
+         (cp >= 0x13430 && cp <= 0x1343F) || /* egyptian format controls */
          (cp >= 0x1D173 && cp <= 0x1D17A) || /* musical format controls */
-         (cp >= 0xE0000 && cp <= 0xE007F) || /* tag characters */
-         (cp >= 0xE0100 && cp <= 0xE01EF);   /* variation selectors supp. */
+         (cp >= 0xE0000 && cp <= 0xE0FFF);   /* tags, selectors supp., unassigned */
 }
 
-static bool tt_cp_is_variation_selector(uint32_t cp) {
-  return (cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xE0100 && cp <= 0xE01EF);
-}
+/* Text or emoji presentation after a visible character is ordinary; the
+ * other selectors carry nothing a reader sees, so they are always shown. */
+static bool tt_cp_is_presentation_selector(uint32_t cp) { return cp == 0xFE0E || cp == 0xFE0F; }
 
 static bool tt_cp_is_emoji(uint32_t cp) {
   return (cp >= 0x1F000 && cp <= 0x1FAFF) || (cp >= 0x2600 && cp <= 0x27BF) ||
@@ -124,7 +126,7 @@ size_t tt_escape_terminal(tt_buf *out, const char *s, size_t n,
       after_base = after_emoji = false;
     } else if (tt_cp_is_unsafe(cp)) {
       bool keep = false;
-      if (tt_cp_is_variation_selector(cp) && after_base) {
+      if (tt_cp_is_presentation_selector(cp) && after_base) {
         keep = true; /* one selector after a visible character is normal */
         after_base = false;
       } else if (cp == 0x200D && after_emoji) {

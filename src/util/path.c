@@ -2,6 +2,7 @@
  * base directories (overridable), and creating them. */
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,4 +43,36 @@ char *tt_default_dir(const tt_dotenv *d, const char *kind) {
                     : strcmp(kind, "CACHE") == 0 ? ".cache"
                                                  : ".local/state";
   return tt_xasprintf("%s/%s/tabletalk", home, sub);
+}
+
+static int tt_cmp_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **tt_list_files(const char *dir, const char *suffix, size_t *n) {
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (!d) return NULL;
+  char **v = NULL;
+  size_t sl = strlen(suffix);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] == '.' || len <= sl || strcmp(e->d_name + len - sl, suffix) != 0) continue;
+    char *full = tt_xasprintf("%s/%s", dir, e->d_name);
+    struct stat st;
+    bool regular = stat(full, &st) == 0 && S_ISREG(st.st_mode);
+    free(full);
+    if (!regular) continue;
+    v = tt_xrealloc(v, (*n + 1) * sizeof(char *));
+    v[(*n)++] = tt_xstrdup(e->d_name);
+  }
+  closedir(d);
+  if (*n) qsort(v, *n, sizeof(char *), tt_cmp_names);
+  return v;
+}
+
+void tt_strv_free(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++) free(v[i]);
+  free(v);
 }

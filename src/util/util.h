@@ -163,6 +163,10 @@ bool tt_mkdir_p(const char *path, unsigned mode);
  * ~/.local/<state|share|...>/tabletalk, for kind "STATE", "DATA", "CACHE". */
 char *tt_default_dir(const tt_dotenv *d, const char *kind);
 bool tt_file_exists(const char *path);
+/* Names of the regular files in dir ending in suffix, sorted; free with
+ * tt_strv_free. */
+char **tt_list_files(const char *dir, const char *suffix, size_t *n);
+void tt_strv_free(char **v, size_t n);
 
 /* ---- strings --------------------------------------------------------- */
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "db/db.h"
@@ -55,6 +56,43 @@ static void test_open_errors(void **state) {
   assert_null(tt_db_open(g_dir, NULL, &err));
   assert_non_null(strstr(err.message, "directory"));
   free(missing);
+}
+
+/* Opening a WAL-mode database creates no -wal or -shm file beside it. */
+static void test_wal_database_creates_nothing(void **state) {
+  (void)state;
+  char *wal_db = tt_xasprintf("%s/wal.sqlite", g_dir);
+  tu_copy_file(g_db, wal_db);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(wal_db, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  char *wal = tt_xasprintf("%s-wal", wal_db), *shm = tt_xasprintf("%s-shm", wal_db);
+  assert_false(tt_file_exists(wal));
+  tt_db_error err;
+  tt_db *db = tt_db_open(wal_db, NULL, &err);
+  assert_non_null(db);
+  tt_result *r = q(db, "SELECT count(*) FROM Track", &err);
+  assert_int_equal(tt_result_cell(r, 0, 0)->u.i, 3503);
+  tt_result_free(r);
+  tt_db_close(db);
+  assert_false(tt_file_exists(wal));
+  assert_false(tt_file_exists(shm));
+  /* a -wal without its -shm cannot be read without creating one */
+  FILE *f = fopen(wal, "w");
+  fclose(f);
+  assert_null(tt_db_open(wal_db, NULL, &err));
+  assert_non_null(strstr(err.message, "WAL mode"));
+  assert_false(tt_file_exists(shm));
+  unlink(wal);
+  free(wal);
+  free(shm);
+  free(wal_db);
+  char *fifo = tt_xasprintf("%s/pipe", g_dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_null(tt_db_open(fifo, NULL, &err));
+  assert_non_null(strstr(err.message, "not a regular file"));
+  free(fifo);
 }
 
 static void test_typed_values(void **state) {
@@ -154,6 +192,9 @@ static void test_refusal_reasons(void **state) {
   expect_refusal(db, "  ;  ", TT_DB_ERR_REFUSED, "no SQL statement");
   expect_refusal(db, "SELECT 'caf\xC3'", TT_DB_ERR_REFUSED, "not valid UTF-8");
   expect_refusal(db, "SELEC 1", TT_DB_ERR_SQL, "syntax error");
+  expect_refusal(db, "SAVEPOINT a", TT_DB_ERR_REFUSED, "savepoints are not allowed: SAVEPOINT a");
+  expect_refusal(db, "ANALYZE", TT_DB_ERR_REFUSED, "ANALYZE is not allowed");
+  expect_refusal(db, "DELETE FROM sqlite_master", TT_DB_ERR_REFUSED, "writes are not allowed");
   expect_refusal(db, "SELECT * FROM Trak", TT_DB_ERR_SQL, "no such table: Trak");
   tt_db_error err;
   tt_result *r = tt_db_query(db, "SELECT 1\0 DROP", 14, &err);
@@ -204,6 +245,10 @@ static void test_time_and_memory_limits(void **state) {
   assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
   assert_non_null(strstr(err.message, "printf"));
   r = q(db, "SELECT zeroblob(2000000)", &err);
+  assert_null(r);
+  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  /* many cheap-looking conversions that each work long: refused as a whole */
+  r = q(db, "SELECT printf(replace(hex(zeroblob(1000)),'00','%.900000g'), 1.5)", &err);
   assert_null(r);
   assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
   tt_db_close(db);
@@ -314,8 +359,13 @@ static void test_printf_matches_builtin(void **state) {
  * common), multi-byte text, a blob, a number or NULL. */
 static void random_value(tt_buf *sql, unsigned *seed) {
   static const char *const parts[] = {"a", "b", "ab", "\xC3\xA9", "\xE2\x82\xAC", "1", "."};
-  int kind = rand_r(seed) % 10;
-  if (kind == 0) {
+  int kind = rand_r(seed) % 12;
+  if (kind >= 10) { /* text that is not valid UTF-8: stray continuation and lead bytes */
+    static const char *const bytes[] = {"80", "C3", "A9", "61", "62", "E2", "82", "AC", "FF"};
+    tt_buf_puts(sql, "CAST(x'");
+    for (int i = rand_r(seed) % 7; i > 0; i--) tt_buf_puts(sql, bytes[rand_r(seed) % 9]);
+    tt_buf_puts(sql, "' AS TEXT)");
+  } else if (kind == 0) {
     tt_buf_puts(sql, "NULL");
   } else if (kind == 1) {
     tt_buf_printf(sql, "%d", rand_r(seed) % 200 - 50);
@@ -366,14 +416,15 @@ static void test_instr_replace_match_builtin(void **state) {
   assert_int_equal(sqlite3_open(":memory:", &plain), SQLITE_OK);
   unsigned seed = 777;
   int mismatches = 0;
-  for (int i = 0; i < 4000; i++) {
+  static const char *const fns[] = {"instr", "replace", "trim", "ltrim", "rtrim"};
+  for (int i = 0; i < 10000; i++) {
     tt_buf sql = TT_BUF_INIT;
-    bool instr = i % 2 == 0;
-    tt_buf_puts(&sql, instr ? "SELECT instr(" : "SELECT replace(");
+    const char *fn = fns[i % 5];
+    tt_buf_printf(&sql, "SELECT %s(", fn);
     random_value(&sql, &seed);
     tt_buf_puts(&sql, ", ");
     random_value(&sql, &seed);
-    if (!instr) {
+    if (strcmp(fn, "replace") == 0) {
       tt_buf_puts(&sql, ", ");
       random_value(&sql, &seed);
     }
@@ -385,11 +436,15 @@ static void test_instr_replace_match_builtin(void **state) {
   tt_db_error err;
   double t0 = tt_now_ms();
   tt_result *r = q(db, "SELECT instr(printf('%.999999c','a'), printf('%.499999c','a') || 'b'), "
-                       "length(replace(printf('%.999999c','a'), printf('%.499999c','a') || 'b', 'x'))", &err);
+                       "length(replace(printf('%.999999c','a'), printf('%.499999c','a') || 'b', 'x')), "
+                       "length(ltrim(printf('%.900000c','a'), printf('%.80000c','b') || 'a')), "
+                       "instr(printf('%.40000c', x'80'), printf('%.20000c', x'80'))", &err);
   assert_non_null(r);
   assert_int_equal(tt_result_cell(r, 0, 0)->u.i, 0);
   assert_int_equal(tt_result_cell(r, 0, 1)->u.i, 999999);
-  fprintf(stderr, "linear instr/replace on 1 MB: %.0f ms\n", tt_now_ms() - t0);
+  assert_int_equal(tt_result_cell(r, 0, 2)->u.i, 0);
+  assert_int_equal(tt_result_cell(r, 0, 3)->u.i, 1);
+  fprintf(stderr, "linear instr/replace/ltrim on 1 MB: %.0f ms\n", tt_now_ms() - t0);
   tt_result_free(r);
   sqlite3_close(plain);
   tt_db_close(db);
@@ -399,6 +454,7 @@ static void test_instr_replace_match_builtin(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_open_errors),
+      cmocka_unit_test(test_wal_database_creates_nothing),
       cmocka_unit_test(test_typed_values),
       cmocka_unit_test(test_caps),
       cmocka_unit_test(test_refusal_reasons),

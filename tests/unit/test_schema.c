@@ -95,16 +95,29 @@ static void test_views_and_hostile_names(void **state) {
       "CREATE VIEW v_ok AS SELECT id, note FROM \"we\"\"ird\x1b[31m\";"
       "CREATE VIEW v_broken AS SELECT a FROM gone;"
       "DROP TABLE gone;"
-      "CREATE TABLE empty(x REAL);";
+      "CREATE TABLE empty(x REAL);"
+      "CREATE TABLE hostile(\"x), (admin: TEXT, primary key\" TEXT, v TEXT);"
+      "INSERT INTO hostile VALUES ('a', 'v1\"], evil: [\"x');"
+      "PRAGMA writable_schema=ON;"
+      "INSERT INTO sqlite_master VALUES('table','vt','vt',0,'CREATE VIRTUAL TABLE vt USING nosuchmodule(a)');";
   assert_int_equal(sqlite3_exec(h, ddl, NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(h);
 
   tt_schema *s = load(path);
-  assert_int_equal(tt_schema_count(s), 4);
+  assert_int_equal(tt_schema_count(s), 6);
+  /* a virtual table whose module is missing is listed without columns */
+  const tt_card *vt = tt_schema_find(s, "vt");
+  assert_non_null(vt);
+  assert_int_equal(vt->table->ncols, 0);
+  /* hostile names and values cannot pose as card syntax */
+  const tt_card *hc = tt_schema_find(s, "hostile");
+  assert_non_null(strstr(hc->text, "(\"x), (admin: TEXT, primary key\": TEXT"));
+  assert_non_null(strstr(hc->text, "examples: [\"v1\\\"], evil: [\\\"x\"]"));
   const tt_card *weird = tt_schema_card(s, 0);
   assert_null(strchr(weird->text, 0x1b)); /* escaped, never raw */
   assert_non_null(strstr(weird->text, "\\x1B[31m"));
   assert_non_null(strstr(weird->text, "\"line1\\nline2\""));
+  assert_non_null(strstr(weird->text, "# Table: \"we\"\"ird\\x1B[31m\""));
   assert_string_equal(weird->table->cols[1].default_value, "'n/a'");
   assert_non_null(strstr(weird->text, "(note: TEXT, default 'n/a', examples: [\"line1\\nline2\", \"x\"]),"));
   const tt_card *v = tt_schema_find(s, "v_ok");

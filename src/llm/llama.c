@@ -1,0 +1,671 @@
+/* llama.c — the embedded backend: a GGUF model run in-process by the pinned
+ * llama.cpp. It renders the conversation with the model family's tool
+ * format (Qwen2.5/Hermes <tools> and <tool_call> for ChatML models, a JSON
+ * convention through the GGUF's own chat template otherwise), constrains
+ * every reply with a grammar to exactly one valid tool call, reuses the
+ * KV cache for every token it has already computed (within a question,
+ * across questions, and across processes through a saved prefix state),
+ * streams the answer text, and stops promptly when cancelled. */
+#include "llm/llm_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "llama.h"
+
+#define TT_LLAMA_BATCH 512
+
+/* A point where tokenization restarted: text[0..text_end) is exactly the
+ * detokenized tokens[0..ntok). The KV cache can be kept up to any such
+ * point whose text the next prompt starts with. */
+typedef struct tt_ckpt {
+  size_t text_end;
+  size_t ntok;
+} tt_ckpt;
+
+typedef struct tt_llama {
+  tt_llm_llama_opts o;
+  char *path, *name, *cache_dir;
+  struct llama_model *model;
+  struct llama_context *ctx;
+  const struct llama_vocab *vocab;
+  tt_call_format format;
+  char *tmpl;               /* the GGUF's chat template (generic family) */
+  /* what the KV cache (sequence 0) holds */
+  llama_token *toks;
+  size_t ntoks, captoks;
+  tt_buf text;
+  tt_ckpt *ckpts;
+  size_t nckpts, capckpts;
+  volatile sig_atomic_t *cancel; /* of the call in progress */
+  char model_id[128];       /* size and mtime of the file, for the prefix cache */
+} tt_llama;
+
+/* ---- logging and set-up ---------------------------------------------------- */
+
+static void tt_llama_log(enum ggml_log_level level, const char *text, void *ud) {
+  (void)ud;
+  if (level == GGML_LOG_LEVEL_ERROR && getenv("TABLETALK_LLAMA_LOG")) fputs(text, stderr);
+  else if (getenv("TABLETALK_LLAMA_LOG") && *getenv("TABLETALK_LLAMA_LOG") == '2') fputs(text, stderr);
+}
+
+static bool tt_llama_progress(float p, void *ud) {
+  const tt_llama *L = ud;
+  if (L->o.show_progress) {
+    fprintf(stderr, "\rloading %s… %3d%%", L->name, (int)(p * 100));
+    if (p >= 1.0f) fputs("\r\033[K", stderr);
+    fflush(stderr);
+  }
+  return true;
+}
+
+static bool tt_llama_abort(void *ud) {
+  const tt_llama *L = ud;
+  return L->cancel && *L->cancel;
+}
+
+tt_llm_llama_opts tt_llm_llama_default_opts(void) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return (tt_llm_llama_opts){
+      .n_ctx = 8192,
+      .n_threads = cores > 0 ? (int)cores : 2,
+      .temperature = 0.0,
+      .seed = 42,
+      .max_tokens = 1024,
+      .reuse = true,
+  };
+}
+
+/* ---- the tokens of the KV cache ------------------------------------------- */
+
+static void tt_kv_push_tokens(tt_llama *L, const llama_token *t, size_t n) {
+  if (L->ntoks + n > L->captoks) {
+    while (L->ntoks + n > L->captoks) L->captoks = L->captoks ? L->captoks * 2 : 4096;
+    L->toks = tt_xrealloc(L->toks, L->captoks * sizeof(llama_token));
+  }
+  memcpy(L->toks + L->ntoks, t, n * sizeof(llama_token));
+  L->ntoks += n;
+}
+
+static void tt_kv_checkpoint(tt_llama *L) {
+  if (L->nckpts && L->ckpts[L->nckpts - 1].ntok == L->ntoks) return;
+  if (L->nckpts == L->capckpts) {
+    L->capckpts = L->capckpts ? L->capckpts * 2 : 64;
+    L->ckpts = tt_xrealloc(L->ckpts, L->capckpts * sizeof(tt_ckpt));
+  }
+  L->ckpts[L->nckpts++] = (tt_ckpt){L->text.len, L->ntoks};
+}
+
+static void tt_kv_reset(tt_llama *L) {
+  llama_memory_clear(llama_get_memory(L->ctx), true);
+  L->ntoks = 0;
+  L->nckpts = 0;
+  tt_buf_reset(&L->text);
+}
+
+/* Keeps the cache up to the last checkpoint that prompt starts with;
+ * returns how much of prompt's text is covered. */
+static size_t tt_kv_keep_prefix(tt_llama *L, const char *prompt, size_t len) {
+  size_t k = L->nckpts;
+  while (k > 0) {
+    const tt_ckpt *c = &L->ckpts[k - 1];
+    if (c->text_end <= len && memcmp(L->text.data, prompt, c->text_end) == 0) break;
+    k--;
+  }
+  if (k == 0) {
+    tt_kv_reset(L);
+    return 0;
+  }
+  const tt_ckpt c = L->ckpts[k - 1];
+  if (c.ntok < L->ntoks) llama_memory_seq_rm(llama_get_memory(L->ctx), 0, (llama_pos)c.ntok, -1);
+  L->ntoks = c.ntok;
+  L->nckpts = k;
+  L->text.len = c.text_end;
+  L->text.data[c.text_end] = '\0';
+  return c.text_end;
+}
+
+static llama_token *tt_tokenize(const tt_llama *L, const char *text, size_t len, int32_t *n) {
+  int32_t cap = (int32_t)len + 16;
+  llama_token *t = tt_xmalloc((size_t)cap * sizeof(llama_token));
+  *n = llama_tokenize(L->vocab, text, (int32_t)len, t, cap, false, true);
+  if (*n < 0) {
+    cap = -*n;
+    t = tt_xrealloc(t, (size_t)cap * sizeof(llama_token));
+    *n = llama_tokenize(L->vocab, text, (int32_t)len, t, cap, false, true);
+  }
+  return t;
+}
+
+/* Decodes tokens into the cache in batches. 0 on success, 2 when aborted,
+ * anything else on failure. */
+static int tt_decode(tt_llama *L, llama_token *t, size_t n) {
+  for (size_t i = 0; i < n; i += TT_LLAMA_BATCH) {
+    size_t k = n - i < TT_LLAMA_BATCH ? n - i : TT_LLAMA_BATCH;
+    int rc = llama_decode(L->ctx, llama_batch_get_one(t + i, (int32_t)k));
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+/* ---- the prefix state on disk --------------------------------------------- */
+
+static uint64_t tt_fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+static char *tt_prefix_file(const tt_llama *L, const char *text, size_t len) {
+  if (!L->cache_dir) return NULL;
+  uint64_t h = 14695981039346656037ULL;
+  h = tt_fnv1a(h, L->model_id, strlen(L->model_id));
+  h = tt_fnv1a(h, &L->o.n_ctx, sizeof L->o.n_ctx);
+  h = tt_fnv1a(h, text, len);
+  return tt_xasprintf("%s/prefix-%016llx.state", L->cache_dir, (unsigned long long)h);
+}
+
+/* Restores the state of the first segment (system prompt and tools) saved
+ * by an earlier process, when the tokens match. */
+static bool tt_prefix_restore(tt_llama *L, const char *text, size_t len, const llama_token *want,
+                              size_t nwant) {
+  char *path = tt_prefix_file(L, text, len);
+  if (!path || access(path, R_OK) != 0) {
+    free(path);
+    return false;
+  }
+  llama_token *got = tt_xmalloc((nwant + 1) * sizeof(llama_token));
+  size_t n = 0;
+  size_t read = llama_state_seq_load_file(L->ctx, path, 0, got, nwant + 1, &n);
+  bool ok = read > 0 && n == nwant && memcmp(got, want, nwant * sizeof(llama_token)) == 0;
+  if (ok) {
+    tt_kv_push_tokens(L, got, n);
+    tt_buf_append(&L->text, text, len);
+    tt_kv_checkpoint(L);
+  } else {
+    llama_memory_clear(llama_get_memory(L->ctx), true);
+  }
+  free(got);
+  free(path);
+  return ok;
+}
+
+static void tt_prefix_save(tt_llama *L, const char *text, size_t len) {
+  char *path = tt_prefix_file(L, text, len);
+  if (!path || access(path, R_OK) == 0 || !tt_mkdir_p(L->cache_dir, 0700)) {
+    free(path);
+    return;
+  }
+  char *tmp = tt_xasprintf("%s.%d.tmp", path, (int)getpid());
+  if (llama_state_seq_save_file(L->ctx, tmp, 0, L->toks, L->ntoks) > 0) rename(tmp, path);
+  else unlink(tmp);
+  free(tmp);
+  free(path);
+}
+
+/* ---- rendering the conversation ------------------------------------------- */
+
+/* One JSON line per tool, {"type": "function", "function": {...}}, with the
+ * separators Python's json.dumps uses (as Qwen's template does). */
+static void tt_render_tool_lines(tt_buf *b, const tt_tool_spec *tools, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    json_t *params = json_loads(tools[i].parameters, 0, NULL);
+    json_t *t = json_pack("{s:s,s:{s:s,s:s,s:o}}", "type", "function", "function", "name",
+                          tools[i].name, "description", tools[i].description, "parameters",
+                          params ? params : json_object());
+    char *s = json_dumps(t, JSON_PRESERVE_ORDER);
+    tt_buf_printf(b, "\n%s", s ? s : "{}");
+    free(s);
+    json_decref(t);
+  }
+}
+
+static void tt_render_system(const tt_llama *L, tt_buf *b, const char *system,
+                             const tt_tool_spec *tools, size_t n) {
+  tt_buf_puts(b, system ? system : "");
+  if (!n) return;
+  if (L->format == TT_CALL_HERMES) {
+    tt_buf_puts(b, "\n\n# Tools\n\nYou may call one or more functions to assist with the user "
+                   "query.\n\nYou are provided with function signatures within <tools></tools> "
+                   "XML tags:\n<tools>");
+    tt_render_tool_lines(b, tools, n);
+    tt_buf_puts(b, "\n</tools>\n\nFor each function call, return a json object with function name "
+                   "and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+                   "{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>");
+  } else {
+    tt_buf_puts(b, "\n\nTools you can call:");
+    tt_render_tool_lines(b, tools, n);
+    tt_buf_puts(b, "\n\nReply with exactly one JSON object {\"name\": <tool name>, \"arguments\": "
+                   "<arguments object>} and nothing else.");
+  }
+}
+
+/* The exact text a model writes for a call (the grammar fixes its shape). */
+static void tt_render_call(const tt_llama *L, tt_buf *b, const char *name, const char *args) {
+  if (L->format == TT_CALL_HERMES) tt_buf_puts(b, "<tool_call>\n");
+  tt_buf_printf(b, "{\"name\": \"%s\", \"arguments\": %s}", name, args && *args ? args : "{}");
+  if (L->format == TT_CALL_HERMES) tt_buf_puts(b, "\n</tool_call>");
+}
+
+/* Renders the whole prompt, with the offset where each message ends (the
+ * last boundary is the generation prompt). */
+static void tt_render_chatml(const tt_llama *L, const tt_chat *chat, const tt_llm_call *call,
+                             tt_buf *out, size_t *ends) {
+  for (size_t i = 0; i < chat->n; i++) {
+    const tt_msg *m = &chat->msgs[i];
+    switch (m->role) {
+    case TT_ROLE_SYSTEM:
+      tt_buf_puts(out, "<|im_start|>system\n");
+      tt_render_system(L, out, m->content, call->tools, call->ntools);
+      break;
+    case TT_ROLE_USER:
+      tt_buf_printf(out, "<|im_start|>user\n%s", m->content ? m->content : "");
+      break;
+    case TT_ROLE_ASSISTANT:
+      tt_buf_puts(out, "<|im_start|>assistant\n");
+      if (m->tool_name) tt_render_call(L, out, m->tool_name, m->tool_args);
+      else tt_buf_puts(out, m->content ? m->content : "");
+      break;
+    case TT_ROLE_TOOL:
+      tt_buf_printf(out, "<|im_start|>user\n<tool_response>\n%s\n</tool_response>",
+                    m->content ? m->content : "");
+      break;
+    }
+    tt_buf_puts(out, "<|im_end|>\n");
+    ends[i] = out->len;
+  }
+  tt_buf_puts(out, "<|im_start|>assistant\n");
+  ends[chat->n] = out->len;
+}
+
+/* Other families: the model's own template from the GGUF, with the tools
+ * described in the system message and results given back as user turns. */
+static bool tt_render_template(const tt_llama *L, const tt_chat *chat, const tt_llm_call *call,
+                               tt_buf *out, size_t *ends) {
+  struct llama_chat_message *msgs = tt_xcalloc(chat->n + 1, sizeof *msgs);
+  char **owned = tt_xcalloc(chat->n + 1, sizeof(char *));
+  for (size_t i = 0; i < chat->n; i++) {
+    const tt_msg *m = &chat->msgs[i];
+    tt_buf b = TT_BUF_INIT;
+    const char *role = tt_role_name(m->role);
+    if (m->role == TT_ROLE_SYSTEM) tt_render_system(L, &b, m->content, call->tools, call->ntools);
+    else if (m->tool_name) tt_render_call(L, &b, m->tool_name, m->tool_args);
+    else if (m->role == TT_ROLE_TOOL) {
+      tt_buf_printf(&b, "Result of the tool call:\n%s", m->content ? m->content : "");
+      role = "user";
+    } else tt_buf_puts(&b, m->content ? m->content : "");
+    owned[i] = tt_buf_detach(&b);
+    msgs[i] = (struct llama_chat_message){role, owned[i]};
+  }
+  bool ok = true;
+  for (size_t k = 1; k <= chat->n + 1 && ok; k++) {
+    size_t nmsg = k <= chat->n ? k : chat->n;
+    bool gen = k == chat->n + 1;
+    int32_t need = llama_chat_apply_template(L->tmpl, msgs, nmsg, gen, NULL, 0);
+    if (need < 0) {
+      ok = false;
+      break;
+    }
+    char *buf = tt_xmalloc((size_t)need + 1);
+    llama_chat_apply_template(L->tmpl, msgs, nmsg, gen, buf, need + 1);
+    if (k == chat->n + 1) {
+      tt_buf_reset(out);
+      tt_buf_append(out, buf, (size_t)need);
+    }
+    ends[k - 1] = (size_t)need;
+    free(buf);
+  }
+  for (size_t i = 0; i < chat->n; i++) free(owned[i]);
+  free(owned);
+  free(msgs);
+  return ok;
+}
+
+/* ---- one call ----------------------------------------------------------------- */
+
+/* Brings the cache up to the whole prompt, computing only what it lacks. */
+static bool tt_prefill(tt_llama *L, const tt_chat *chat, const tt_llm_call *call,
+                       tt_llm_reply *out, tt_llm_error *err) {
+  tt_buf prompt = TT_BUF_INIT;
+  size_t *ends = tt_xcalloc(chat->n + 1, sizeof(size_t));
+  bool ok = true;
+  if (L->format == TT_CALL_HERMES) tt_render_chatml(L, chat, call, &prompt, ends);
+  else ok = tt_render_template(L, chat, call, &prompt, ends);
+  if (!ok) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "the model's chat template cannot be applied");
+    free(ends);
+    tt_buf_free(&prompt);
+    return false;
+  }
+  if (!L->o.reuse) tt_kv_reset(L);
+  size_t done = tt_kv_keep_prefix(L, prompt.data, prompt.len);
+  size_t reused = L->ntoks;
+  double t0 = tt_now_ms();
+  int rc = 0;
+  for (size_t seg = 0; seg <= chat->n && rc == 0; seg++) {
+    if (ends[seg] <= done) continue;
+    int32_t n;
+    llama_token *t = tt_tokenize(L, prompt.data + done, ends[seg] - done, &n);
+    bool restored = seg == 0 && done == 0 && L->ntoks == 0 && L->o.reuse &&
+                    tt_prefix_restore(L, prompt.data, ends[0], t, (size_t)n);
+    if (restored) {
+      reused = L->ntoks;
+    } else {
+      rc = tt_decode(L, t, (size_t)n);
+      if (rc == 0) {
+        tt_kv_push_tokens(L, t, (size_t)n);
+        tt_buf_append(&L->text, prompt.data + done, ends[seg] - done);
+        tt_kv_checkpoint(L);
+        if (seg == 0 && reused == 0 && L->o.reuse) tt_prefix_save(L, prompt.data, ends[0]);
+      }
+    }
+    free(t);
+    done = ends[seg];
+  }
+  out->prefill_ms = tt_now_ms() - t0;
+  out->usage.prompt = (long)L->ntoks;
+  out->usage.cached = (long)reused;
+  free(ends);
+  tt_buf_free(&prompt);
+  if (rc != 0) {
+    tt_kv_reset(L); /* a partial batch may be in the cache: start clean next time */
+    if (rc == 2) tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
+    else if (rc == 1)
+      tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0,
+                       "the conversation no longer fits the model's context of %d tokens; start a "
+                       "new thread or raise --ctx", L->o.n_ctx);
+    else tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "llama.cpp failed to process the prompt (%d)", rc);
+    return false;
+  }
+  return true;
+}
+
+static llama_token tt_argmax(const float *logits, int n) {
+  int best = 0;
+  for (int i = 1; i < n; i++)
+    if (logits[i] > logits[best]) best = i;
+  return best;
+}
+
+/* Picks the next token: first without the grammar (cheap), then checks that
+ * one token against the grammar, and only when it is rejected runs the
+ * grammar over the whole vocabulary. */
+static llama_token tt_sample(tt_llama *L, struct llama_sampler *grammar, struct llama_sampler *chain,
+                             llama_token_data *cands, long *full_checks) {
+  const float *logits = llama_get_logits_ith(L->ctx, -1);
+  int nv = llama_vocab_n_tokens(L->vocab);
+  llama_token tok;
+  if (!chain) {
+    tok = tt_argmax(logits, nv);
+  } else {
+    for (int i = 0; i < nv; i++) cands[i] = (llama_token_data){i, logits[i], 0.0f};
+    llama_token_data_array arr = {.data = cands, .size = (size_t)nv, .selected = -1};
+    llama_sampler_apply(chain, &arr);
+    tok = cands[arr.selected].id;
+  }
+  if (grammar) {
+    llama_token_data one = {tok, logits[tok], 0.0f};
+    llama_token_data_array single = {.data = &one, .size = 1, .selected = -1};
+    llama_sampler_apply(grammar, &single);
+    if (isinf(one.logit) && one.logit < 0) { /* rejected: constrain the whole vocabulary */
+      (*full_checks)++;
+      for (int i = 0; i < nv; i++) cands[i] = (llama_token_data){i, logits[i], 0.0f};
+      llama_token_data_array arr = {.data = cands, .size = (size_t)nv, .selected = -1};
+      llama_sampler_apply(grammar, &arr);
+      if (chain) {
+        llama_sampler_apply(chain, &arr);
+        tok = cands[arr.selected].id;
+      } else {
+        size_t best = 0;
+        for (size_t i = 1; i < arr.size; i++)
+          if (cands[i].logit > cands[best].logit) best = i;
+        tok = cands[best].id;
+      }
+    }
+    llama_sampler_accept(grammar, tok);
+  }
+  if (chain) llama_sampler_accept(chain, tok);
+  return tok;
+}
+
+/* Streams the answer's text while it is being written. */
+typedef struct tt_streamer {
+  const tt_llm_call *call;
+  size_t fed;           /* bytes of the output already examined */
+  bool active, decided;
+  tt_argstream *as;
+} tt_streamer;
+
+static void tt_stream_update(tt_streamer *s, const tt_llama *L, const tt_buf *text) {
+  const tt_llm_call *c = s->call;
+  if (!c->on_text || !c->stream_tool) return;
+  if (!s->decided) {
+    tt_buf head = TT_BUF_INIT;
+    tt_render_call(L, &head, c->stream_tool, "");
+    head.len -= L->format == TT_CALL_HERMES ? strlen("{}}\n</tool_call>") : strlen("{}}");
+    if (text->len < head.len) {
+      s->decided = memcmp(text->data, head.data, text->len) != 0;
+      tt_buf_free(&head);
+      return;
+    }
+    s->decided = true;
+    s->active = memcmp(text->data, head.data, head.len) == 0;
+    s->fed = head.len;
+    tt_buf_free(&head);
+    if (s->active) s->as = tt_argstream_new(c->stream_arg);
+  }
+  if (!s->active || text->len <= s->fed) return;
+  tt_buf piece = TT_BUF_INIT;
+  tt_argstream_feed(s->as, text->data + s->fed, text->len - s->fed, &piece);
+  s->fed = text->len;
+  if (piece.len) c->on_text(c->ud, piece.data, piece.len);
+  tt_buf_free(&piece);
+}
+
+/* Generates under the grammar until the end of the turn. */
+static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call, tt_buf *text,
+                        tt_llm_reply *out, tt_llm_error *err) {
+  struct llama_sampler *grammar = gbnf ? llama_sampler_init_grammar(L->vocab, gbnf, "root") : NULL;
+  if (gbnf && !grammar) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "internal error: the tool grammar does not parse");
+    return false;
+  }
+  struct llama_sampler *chain = NULL;
+  if (L->o.temperature > 0) {
+    chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    llama_sampler_chain_add(chain, llama_sampler_init_temp((float)L->o.temperature));
+    llama_sampler_chain_add(chain, llama_sampler_init_dist((uint32_t)L->o.seed));
+  }
+  int nv = llama_vocab_n_tokens(L->vocab);
+  llama_token_data *cands = tt_xmalloc((size_t)nv * sizeof(llama_token_data));
+  tt_streamer st = {.call = call};
+  long full_checks = 0, n = 0;
+  bool ok = false, ended = false;
+  double t0 = tt_now_ms();
+  char piece[256];
+  while (n < L->o.max_tokens) {
+    if (call->cancel && *call->cancel) {
+      tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
+      break;
+    }
+    llama_token tok = tt_sample(L, grammar, chain, cands, &full_checks);
+    if (llama_vocab_is_eog(L->vocab, tok)) {
+      ended = true;
+      break;
+    }
+    int32_t len = llama_token_to_piece(L->vocab, tok, piece, sizeof piece, 0, false);
+    if (len > 0) tt_buf_append(text, piece, (size_t)len);
+    n++;
+    tt_stream_update(&st, L, text);
+    int rc = llama_decode(L->ctx, llama_batch_get_one(&tok, 1));
+    if (rc != 0) {
+      tt_kv_reset(L);
+      if (rc == 2) tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
+      else tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "the model's context is full (%d tokens)", L->o.n_ctx);
+      goto done;
+    }
+    tt_kv_push_tokens(L, &tok, 1);
+    if (len > 0) tt_buf_append(&L->text, piece, (size_t)len);
+  }
+  tt_kv_checkpoint(L);
+  if (ended) ok = true;
+  else if (!err || err->kind == TT_LLM_OK)
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0,
+                     "the model did not finish its reply within %ld tokens (--max-tokens)",
+                     L->o.max_tokens);
+done:
+  out->decode_ms = tt_now_ms() - t0;
+  out->usage.completion = n;
+  out->grammar_full_checks = full_checks;
+  free(cands);
+  tt_argstream_free(st.as);
+  if (grammar) llama_sampler_free(grammar);
+  if (chain) llama_sampler_free(chain);
+  return ok;
+}
+
+/* Splits a generated call into the tool's name and its arguments, kept
+ * byte for byte as written (so that rendering them again gives the same
+ * text, and the same cached tokens). */
+static bool tt_parse_call(const tt_llama *L, const char *text, tt_llm_reply *out) {
+  const char *p = text;
+  if (L->format == TT_CALL_HERMES) {
+    if (!tt_has_prefix(p, "<tool_call>\n")) return false;
+    p += strlen("<tool_call>\n");
+  }
+  if (!tt_has_prefix(p, "{\"name\": \"")) return false;
+  p += strlen("{\"name\": \"");
+  const char *q = strchr(p, '"');
+  if (!q || !tt_has_prefix(q, "\", \"arguments\": ")) return false;
+  out->tool_name = tt_xstrndup(p, (size_t)(q - p));
+  const char *args = q + strlen("\", \"arguments\": ");
+  const char *tail = L->format == TT_CALL_HERMES ? "}\n</tool_call>" : "}";
+  size_t n = strlen(args), tl = strlen(tail);
+  if (n < tl || strcmp(args + n - tl, tail) != 0) return false;
+  out->tool_args = tt_xstrndup(args, n - tl);
+  return true;
+}
+
+static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *call,
+                          tt_llm_reply *out, tt_llm_error *err) {
+  tt_llama *L = impl;
+  double t0 = tt_now_ms();
+  L->cancel = call->cancel;
+  out->attempts = 1;
+  char *gbnf = call->force_output ? tt_grammar_for_text(call->force_output)
+                                  : tt_grammar_for_tools(call->tools, call->ntools, call->force_tool,
+                                                         L->format);
+  bool ok = tt_prefill(L, chat, call, out, err);
+  tt_buf text = TT_BUF_INIT;
+  if (ok) ok = tt_generate(L, gbnf, call, &text, out, err);
+  if (ok && call->ntools && tt_parse_call(L, tt_buf_cstr(&text), out) &&
+      tt_utf8_valid(text.data, text.len, NULL)) {
+    out->is_tool = true;
+    out->call_id = tt_xasprintf("call_%ld", (long)L->ntoks);
+    out->finish_reason = tt_xstrdup("tool_calls");
+  } else if (ok && call->ntools && !call->force_output) {
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "internal error: a grammar-constrained reply "
+                                                 "did not parse");
+    ok = false;
+  } else if (ok) {
+    out->text = tt_buf_detach(&text);
+    out->finish_reason = tt_xstrdup("stop");
+  }
+  tt_buf_free(&text);
+  free(gbnf);
+  L->cancel = NULL;
+  out->latency_ms = tt_now_ms() - t0;
+  return ok;
+}
+
+static const char *tt_llama_model_name(const void *impl) { return ((const tt_llama *)impl)->name; }
+
+static void tt_llama_free(void *impl) {
+  tt_llama *L = impl;
+  if (!L) return;
+  if (L->ctx) llama_free(L->ctx);
+  if (L->model) llama_model_free(L->model);
+  free(L->toks);
+  free(L->ckpts);
+  tt_buf_free(&L->text);
+  free(L->tmpl);
+  free(L->path);
+  free(L->name);
+  free(L->cache_dir);
+  free(L);
+}
+
+static const tt_llm_vtable tt_llama_vtable = {
+    .name = "llama.cpp",
+    .chat = tt_llama_chat,
+    .model = tt_llama_model_name,
+    .free = tt_llama_free,
+};
+
+tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
+  struct stat st;
+  if (!opts->model_path || stat(opts->model_path, &st) != 0 || !S_ISREG(st.st_mode)) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+                     "no model file at %s; download one with `tabletalk pull` or give "
+                     "--model-path FILE.gguf", opts->model_path ? opts->model_path : "(none)");
+    return NULL;
+  }
+  static bool backend_ready = false;
+  if (!backend_ready) {
+    llama_log_set(tt_llama_log, NULL);
+    llama_backend_init();
+    backend_ready = true;
+  }
+  tt_llama *L = tt_xcalloc(1, sizeof *L);
+  L->o = *opts;
+  L->path = tt_xstrdup(opts->model_path);
+  const char *base = strrchr(opts->model_path, '/');
+  L->name = tt_xstrdup(base ? base + 1 : opts->model_path);
+  L->cache_dir = opts->cache_dir ? tt_xstrdup(opts->cache_dir) : NULL;
+  snprintf(L->model_id, sizeof L->model_id, "%lld:%lld:%s", (long long)st.st_size,
+           (long long)st.st_mtime, L->name);
+
+  struct llama_model_params mp = llama_model_default_params();
+  mp.load_mode = LLAMA_LOAD_MODE_MMAP;
+  mp.progress_callback = tt_llama_progress;
+  mp.progress_callback_user_data = L;
+  L->model = llama_model_load_from_file(opts->model_path, mp);
+  if (!L->model) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+                     "cannot load %s as a GGUF model (set TABLETALK_LLAMA_LOG=1 for llama.cpp's "
+                     "reasons)", opts->model_path);
+    tt_llama_free(L);
+    return NULL;
+  }
+  L->vocab = llama_model_get_vocab(L->model);
+  struct llama_context_params cp = llama_context_default_params();
+  cp.n_ctx = (uint32_t)opts->n_ctx;
+  cp.n_batch = 2048;
+  cp.n_ubatch = TT_LLAMA_BATCH;
+  cp.n_threads = opts->n_threads;
+  cp.n_threads_batch = opts->n_threads;
+  cp.no_perf = true;
+  cp.abort_callback = tt_llama_abort;
+  cp.abort_callback_data = L;
+  L->ctx = llama_init_from_model(L->model, cp);
+  if (!L->ctx) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+                     "cannot create a context of %d tokens for %s (too little memory? try --ctx 4096)",
+                     opts->n_ctx, opts->model_path);
+    tt_llama_free(L);
+    return NULL;
+  }
+  const char *tmpl = llama_model_chat_template(L->model, NULL);
+  L->tmpl = tmpl ? tt_xstrdup(tmpl) : NULL;
+  /* ChatML models (Qwen and Hermes-style) get the <tools>/<tool_call>
+   * format their templates describe; others a JSON convention through their
+   * own template. A model without a template is treated as ChatML. */
+  L->format = !tmpl || strstr(tmpl, "<|im_start|>") ? TT_CALL_HERMES : TT_CALL_JSON;
+  return tt_llm_wrap(&tt_llama_vtable, L);
+}
+
+bool tt_llm_is_llama(const tt_llm *llm) { return llm && llm->vt == &tt_llama_vtable; }
