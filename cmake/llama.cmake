@@ -1,0 +1,64 @@
+# llama.cmake — the pinned llama.cpp, built as static CPU libraries (llama,
+# ggml, ggml-cpu, ggml-base: no tools, examples, server or tests) in one
+# build folder that the release and sanitizer trees share, and imported as
+# the target tt::llama. TABLETALK_LLAMA_DIR points at the source
+# (scripts/fetch-llama.sh unpacks the release there by default);
+# TABLETALK_LLAMA_BUILD is where it is built and cached between runs.
+include(ExternalProject)
+
+set(TABLETALK_LLAMA_DIR "${CMAKE_SOURCE_DIR}/third_party/llama.cpp" CACHE PATH
+    "llama.cpp checkout of the pinned release (v0.4.0, node-llama-cpp 3.21.1)")
+set(TABLETALK_LLAMA_BUILD "${CMAKE_SOURCE_DIR}/build-llama" CACHE PATH
+    "Where llama.cpp is built (shared by all build trees)")
+option(TT_LLAMA_NATIVE "Build llama.cpp for this machine's CPU (-march=native)" ON)
+option(TT_LLAMA_OPENMP "Use OpenMP threads in ggml (OFF: ggml's own pool)" OFF)
+
+if(NOT EXISTS "${TABLETALK_LLAMA_DIR}/include/llama.h")
+  message(FATAL_ERROR "llama.cpp not found in ${TABLETALK_LLAMA_DIR}: run scripts/fetch-llama.sh "
+                      "or pass -DTABLETALK_LLAMA_DIR=/path/to/llama.cpp (release v0.4.0)")
+endif()
+
+# One compiler for the shared build, whatever compiles the project itself.
+find_program(TT_LLAMA_CC NAMES gcc cc)
+find_program(TT_LLAMA_CXX NAMES g++ c++)
+include(ProcessorCount)
+ProcessorCount(TT_NPROC)
+if(TT_NPROC EQUAL 0)
+  set(TT_NPROC 2)
+endif()
+
+set(TT_LLAMA_LIBS
+  "${TABLETALK_LLAMA_BUILD}/src/libllama.a"
+  "${TABLETALK_LLAMA_BUILD}/ggml/src/libggml.a"
+  "${TABLETALK_LLAMA_BUILD}/ggml/src/libggml-cpu.a"
+  "${TABLETALK_LLAMA_BUILD}/ggml/src/libggml-base.a")
+
+ExternalProject_Add(llama_cpp
+  SOURCE_DIR "${TABLETALK_LLAMA_DIR}"
+  BINARY_DIR "${TABLETALK_LLAMA_BUILD}"
+  CMAKE_ARGS
+    -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_C_COMPILER=${TT_LLAMA_CC}
+    -DCMAKE_CXX_COMPILER=${TT_LLAMA_CXX}
+    -DBUILD_SHARED_LIBS=OFF
+    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF
+    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
+    -DLLAMA_OPENSSL=OFF -DGGML_CCACHE=OFF
+    -DGGML_NATIVE=${TT_LLAMA_NATIVE}
+    -DGGML_OPENMP=${TT_LLAMA_OPENMP}
+  BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --target llama -j ${TT_NPROC}
+  INSTALL_COMMAND ""
+  BUILD_BYPRODUCTS ${TT_LLAMA_LIBS}
+  LOG_CONFIGURE ON
+  LOG_BUILD ON
+  LOG_OUTPUT_ON_FAILURE ON)
+
+add_library(tt_llama_libs INTERFACE)
+add_dependencies(tt_llama_libs llama_cpp)
+target_include_directories(tt_llama_libs SYSTEM INTERFACE
+  "${TABLETALK_LLAMA_DIR}/include" "${TABLETALK_LLAMA_DIR}/ggml/include")
+target_link_libraries(tt_llama_libs INTERFACE ${TT_LLAMA_LIBS} stdc++ m Threads::Threads)
+if(TT_LLAMA_OPENMP)
+  target_link_libraries(tt_llama_libs INTERFACE gomp)
+endif()
+add_library(tt::llama ALIAS tt_llama_libs)
