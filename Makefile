@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build demo test install clean data deps
+.PHONY: all build demo test install clean data deps llama
 
 all: build
 
@@ -16,7 +16,10 @@ deps:
 data:
 	@scripts/fetch-data.sh
 
-build: deps
+llama:
+	@scripts/fetch-llama.sh
+
+build: deps llama
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 

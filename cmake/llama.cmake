@@ -27,6 +27,13 @@ if(TT_NPROC EQUAL 0)
   set(TT_NPROC 2)
 endif()
 
+# -march=native turns on AMX on CPUs that have it, but its kernels fault
+# where the OS does not grant AMX state (seen in VMs): keep AMX off.
+set(TT_LLAMA_FLAGS "")
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND TT_LLAMA_NATIVE)
+  set(TT_LLAMA_FLAGS "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16")
+endif()
+
 set(TT_LLAMA_LIBS
   "${TABLETALK_LLAMA_BUILD}/src/libllama.a"
   "${TABLETALK_LLAMA_BUILD}/ggml/src/libggml.a"
@@ -45,6 +52,8 @@ ExternalProject_Add(llama_cpp
     -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
     -DLLAMA_OPENSSL=OFF -DGGML_CCACHE=OFF
     -DGGML_NATIVE=${TT_LLAMA_NATIVE}
+    "-DCMAKE_C_FLAGS=${TT_LLAMA_FLAGS}"
+    "-DCMAKE_CXX_FLAGS=${TT_LLAMA_FLAGS}"
     -DGGML_OPENMP=${TT_LLAMA_OPENMP}
   BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --target llama -j ${TT_NPROC}
   INSTALL_COMMAND ""

@@ -12,6 +12,7 @@ shared=${TABLETALK_SHARED_DIR:-$root/../shared}
 
 scripts/deps.sh test
 scripts/fetch-data.sh
+scripts/fetch-llama.sh
 
 passed=0 failed=0 skipped=0
 run_tree() { # run_tree DIR -- cmake args...

@@ -33,6 +33,9 @@ int cmd_schema(int argc, char **argv);
 int cmd_ask(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Exit code for a db error kind. */
 int tt_exit_for(tt_db_errkind kind);
@@ -130,7 +133,7 @@ enum {
   "      --api-key-env VAR  variable holding the API key (default TABLETALK_API_KEY)\n" \
   "      --llm-timeout S    give up when the endpoint sends nothing for S s (120)\n"    \
   "      --no-stream        ask for whole replies instead of a stream\n"               \
-  "      --max-tokens N     longest reply (1024); --temperature T (0); --seed N\n"     \
+  "      --max-tokens N     longest reply (2048); --temperature T (0); --seed N\n"     \
   "Queries and state:\n"                                                              \
   "      --timeout S        time limit of each SQL query (5)\n"                        \
   "      --schema-budget N  prompt tokens for schema cards before retrieval (2000)\n"  \

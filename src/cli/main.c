@@ -17,6 +17,9 @@ static const tt_command tt_commands[] = {
     {"sql", "run one read-only SQL query and print the rows", cmd_sql},
     {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
     {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace},
+    {"pull", "download a model (GGUF) and make it the default", cmd_pull},
+    {"models", "list installed models", cmd_models},
+    {"bench", "replay a conversation on the local engine and time it", cmd_bench},
 };
 
 static void tt_print_help(FILE *f) {

@@ -10,7 +10,7 @@
 
 void tt_cli_agent_defaults(tt_cli_agent_opts *o) {
   memset(o, 0, sizeof *o);
-  o->max_tokens = 1024;
+  o->max_tokens = 2048;
   o->sql_timeout_s = 5;
   o->schema_budget = 2000;
   o->temperature = 0;

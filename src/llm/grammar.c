@@ -10,7 +10,15 @@
 #include <string.h>
 
 #define TT_MAX_STRING 1500  /* characters in one string value */
+#define TT_MAX_ITEM_STRING 64 /* characters of a string inside an array (column names) */
 #define TT_MAX_ITEMS 20     /* items in one array */
+
+/* Every character costs at least one token, so bounding each string by a
+ * share of the token budget guarantees that even a model that never wants
+ * to close a string finishes its call within max_tokens. */
+typedef struct tt_gbnf_ctx {
+  int string_chars; /* bound for a top-level string value */
+} tt_gbnf_ctx;
 
 /* GBNF literal for text: "..." with quotes, backslashes and newlines escaped. */
 static void tt_gbnf_literal(tt_buf *g, const char *text) {
@@ -34,11 +42,13 @@ static void tt_rule_name(tt_buf *out, const char *prefix, const char *name) {
   for (const char *p = name; *p; p++) tt_buf_putc(out, isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '-');
 }
 
-static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, const char *rule, int depth);
+static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, const char *rule, int depth,
+                          const tt_gbnf_ctx *gc);
 
 /* {"a": A, "b": B} with the required members first, in schema order, then
  * the optional ones, each optional. */
-static void tt_gbnf_object(tt_buf *rules, tt_buf *expr, const json_t *schema, const char *rule, int depth) {
+static void tt_gbnf_object(tt_buf *rules, tt_buf *expr, const json_t *schema, const char *rule, int depth,
+                           const tt_gbnf_ctx *gc) {
   const json_t *props = json_object_get(schema, "properties");
   const json_t *required = json_object_get(schema, "required");
   tt_buf_puts(expr, "\"{\" ");
@@ -56,7 +66,7 @@ static void tt_gbnf_object(tt_buf *rules, tt_buf *expr, const json_t *schema, co
       tt_buf_printf(&sub, "%s-", rule);
       tt_rule_name(&sub, "", key);
       tt_buf val = TT_BUF_INIT;
-      tt_gbnf_value(rules, &val, ps, tt_buf_cstr(&sub), depth + 1);
+      tt_gbnf_value(rules, &val, ps, tt_buf_cstr(&sub), depth + 1, gc);
       tt_buf member = TT_BUF_INIT;
       tt_buf quoted = TT_BUF_INIT;
       tt_buf_printf(&quoted, "%s\"%s\": ", first ? "" : ", ", key);
@@ -74,7 +84,8 @@ static void tt_gbnf_object(tt_buf *rules, tt_buf *expr, const json_t *schema, co
   tt_buf_puts(expr, "\"}\"");
 }
 
-static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, const char *rule, int depth) {
+static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, const char *rule, int depth,
+                          const tt_gbnf_ctx *gc) {
   const json_t *options = json_object_get(schema, "enum");
   const char *type = json_string_value(json_object_get(schema, "type"));
   if (json_is_array(options) && json_array_size(options)) {
@@ -91,7 +102,9 @@ static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, con
   } else if (!type || depth > 4) {
     tt_buf_puts(expr, "json-value");
   } else if (strcmp(type, "string") == 0) {
-    tt_buf_puts(expr, json_integer_value(json_object_get(schema, "minLength")) > 0 ? "string-nonempty" : "string");
+    int chars = depth > 1 ? TT_MAX_ITEM_STRING : gc->string_chars;
+    bool nonempty = json_integer_value(json_object_get(schema, "minLength")) > 0;
+    tt_buf_printf(expr, "\"\\\"\" char{%d,%d} \"\\\"\"", nonempty ? 1 : 0, chars);
   } else if (strcmp(type, "integer") == 0) {
     tt_buf_puts(expr, "integer");
   } else if (strcmp(type, "number") == 0) {
@@ -103,7 +116,7 @@ static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, con
     const json_t *items = json_object_get(schema, "items");
     tt_buf sub = TT_BUF_INIT;
     tt_buf_printf(&sub, "%s-item", rule);
-    if (items) tt_gbnf_value(rules, &item, items, tt_buf_cstr(&sub), depth + 1);
+    if (items) tt_gbnf_value(rules, &item, items, tt_buf_cstr(&sub), depth + 2, gc);
     else tt_buf_puts(&item, "json-value");
     bool nonempty = json_integer_value(json_object_get(schema, "minItems")) > 0;
     tt_buf_printf(expr, "\"[\" %s%s ( \", \" %s ){0,%d}%s \"]\"", nonempty ? "" : "( ",
@@ -112,7 +125,7 @@ static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, con
     tt_buf_free(&sub);
   } else if (strcmp(type, "object") == 0) {
     tt_buf body = TT_BUF_INIT;
-    tt_gbnf_object(rules, &body, schema, rule, depth);
+    tt_gbnf_object(rules, &body, schema, rule, depth, gc);
     tt_buf_printf(rules, "%s ::= %s\n", rule, tt_buf_cstr(&body));
     tt_buf_puts(expr, rule);
     tt_buf_free(&body);
@@ -121,16 +134,34 @@ static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, con
   }
 }
 
+/* JSON strings as ASCII; \u escapes for everything else, but no C0 control
+ * characters and no lone surrogates (a pair is fine); JSON numbers without
+ * leading zeros. */
 static const char tt_gbnf_common[] =
-    "char ::= [ !#-\\[\\]-~] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} )\n"
-    "string ::= \"\\\"\" char{0,1500} \"\\\"\"\n"
-    "string-nonempty ::= \"\\\"\" char{1,1500} \"\\\"\"\n"
-    "integer ::= \"-\"? [0-9]{1,15}\n"
-    "number ::= \"-\"? [0-9]{1,15} ( \".\" [0-9]{1,10} )?\n"
+    "char ::= [ !#-\\[\\]-~] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" esc-u )\n"
+    "esc-u ::= \"00\" [2-9a-fA-F] hex | \"0\" [1-9a-fA-F] hex hex | [1-9a-cA-Ce-fE-F] hex hex hex"
+    " | [dD] [0-7] hex hex | [dD] [89abAB] hex hex \"\\\\u\" [dD] [c-fC-F] hex hex\n"
+    "hex ::= [0-9a-fA-F]\n"
+    "string ::= \"\\\"\" char{0,64} \"\\\"\"\n"
+    "digits ::= \"0\" | [1-9] [0-9]{0,14}\n"
+    "integer ::= \"-\"? digits\n"
+    "number ::= \"-\"? digits ( \".\" [0-9]{1,10} )?\n"
     "json-value ::= string | number | \"true\" | \"false\" | \"null\"\n";
 
+/* Top-level string members and array members of a tool's arguments. */
+static int tt_count_members(const json_t *schema, const char *want) {
+  int n = 0;
+  const char *key;
+  const json_t *ps;
+  json_object_foreach((json_t *)json_object_get(schema, "properties"), key, ps) {
+    const char *type = json_string_value(json_object_get(ps, "type"));
+    if (type && strcmp(type, want) == 0 && !json_object_get(ps, "enum")) n++;
+  }
+  return n;
+}
+
 char *tt_grammar_for_tools(const tt_tool_spec *tools, size_t n, const char *only,
-                           tt_call_format format) {
+                           tt_call_format format, long max_tokens) {
   tt_buf rules = TT_BUF_INIT, calls = TT_BUF_INIT;
   size_t alternatives = 0;
   for (size_t i = 0; i < n; i++) {
@@ -138,7 +169,15 @@ char *tt_grammar_for_tools(const tt_tool_spec *tools, size_t n, const char *only
     json_t *schema = json_loads(tools[i].parameters, 0, NULL);
     tt_buf rule = TT_BUF_INIT, args = TT_BUF_INIT, head = TT_BUF_INIT;
     tt_rule_name(&rule, "args-", tools[i].name);
-    tt_gbnf_value(&rules, &args, schema ? schema : json_object(), tt_buf_cstr(&rule), 0);
+    /* what the call's own syntax, arrays and numbers may take, then a share
+     * of the rest for each string */
+    int arrays = schema ? tt_count_members(schema, "array") : 0;
+    int strings = schema ? tt_count_members(schema, "string") : 0;
+    long budget = max_tokens - 64 - (long)arrays * TT_MAX_ITEMS * (TT_MAX_ITEM_STRING + 4);
+    tt_gbnf_ctx gc = {.string_chars = TT_MAX_STRING};
+    if (strings && budget / strings < gc.string_chars)
+      gc.string_chars = budget / strings > 16 ? (int)(budget / strings) : 16;
+    tt_gbnf_value(&rules, &args, schema ? schema : json_object(), tt_buf_cstr(&rule), 0, &gc);
     tt_buf_printf(&head, "\"%s\", \"arguments\": ", tools[i].name);
     if (alternatives++) tt_buf_puts(&calls, " | ");
     tt_buf_puts(&calls, "( ");

@@ -75,7 +75,7 @@ tt_llm_llama_opts tt_llm_llama_default_opts(void) {
       .n_threads = cores > 0 ? (int)cores : 2,
       .temperature = 0.0,
       .seed = 42,
-      .max_tokens = 1024,
+      .max_tokens = 2048,
       .reuse = true,
   };
 }
@@ -395,9 +395,10 @@ static llama_token tt_argmax(const float *logits, int n) {
  * one token against the grammar, and only when it is rejected runs the
  * grammar over the whole vocabulary. */
 static llama_token tt_sample(tt_llama *L, struct llama_sampler *grammar, struct llama_sampler *chain,
-                             llama_token_data *cands, long *full_checks) {
-  const float *logits = llama_get_logits_ith(L->ctx, -1);
+                             llama_token_data *cands, long *full_checks, llama_token bias_to) {
+  float *logits = llama_get_logits_ith(L->ctx, -1);
   int nv = llama_vocab_n_tokens(L->vocab);
+  if (bias_to >= 0 && bias_to < nv) logits[bias_to] += 1e4f; /* replay: as a trained model would */
   llama_token tok;
   if (!chain) {
     tok = tt_argmax(logits, nv);
@@ -467,7 +468,8 @@ static void tt_stream_update(tt_streamer *s, const tt_llama *L, const tt_buf *te
 }
 
 /* Generates under the grammar until the end of the turn. */
-static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call, tt_buf *text,
+static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
+                        const llama_token *forced, size_t nforced, tt_buf *text,
                         tt_llm_reply *out, tt_llm_error *err) {
   struct llama_sampler *grammar = gbnf ? llama_sampler_init_grammar(L->vocab, gbnf, "root") : NULL;
   if (gbnf && !grammar) {
@@ -492,7 +494,11 @@ static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call, 
       tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
       break;
     }
-    llama_token tok = tt_sample(L, grammar, chain, cands, &full_checks);
+    llama_token bias_to = -1;
+    if (forced) bias_to = (size_t)n < nforced ? forced[n] : llama_vocab_eot(L->vocab) >= 0
+                                                              ? llama_vocab_eot(L->vocab)
+                                                              : llama_vocab_eos(L->vocab);
+    llama_token tok = tt_sample(L, grammar, chain, cands, &full_checks, bias_to);
     if (llama_vocab_is_eog(L->vocab, tok)) {
       ended = true;
       break;
@@ -556,18 +562,28 @@ static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *ca
   double t0 = tt_now_ms();
   L->cancel = call->cancel;
   out->attempts = 1;
-  char *gbnf = call->force_output ? tt_grammar_for_text(call->force_output)
-                                  : tt_grammar_for_tools(call->tools, call->ntools, call->force_tool,
-                                                         L->format);
+  char *gbnf = NULL;
+  llama_token *forced = NULL;
+  int32_t nforced = 0;
+  if (call->force_call_name) {
+    tt_buf want = TT_BUF_INIT;
+    tt_render_call(L, &want, call->force_call_name, call->force_call_args);
+    if (!call->no_grammar) gbnf = tt_grammar_for_text(tt_buf_cstr(&want));
+    if (call->force_by_bias) forced = tt_tokenize(L, want.data, want.len, &nforced);
+    tt_buf_free(&want);
+  } else if (!call->no_grammar) {
+    gbnf = tt_grammar_for_tools(call->tools, call->ntools, call->force_tool, L->format, L->o.max_tokens);
+  }
   bool ok = tt_prefill(L, chat, call, out, err);
   tt_buf text = TT_BUF_INIT;
-  if (ok) ok = tt_generate(L, gbnf, call, &text, out, err);
+  if (ok) ok = tt_generate(L, gbnf, call, forced, (size_t)(nforced > 0 ? nforced : 0), &text, out, err);
+  free(forced);
   if (ok && call->ntools && tt_parse_call(L, tt_buf_cstr(&text), out) &&
       tt_utf8_valid(text.data, text.len, NULL)) {
     out->is_tool = true;
     out->call_id = tt_xasprintf("call_%ld", (long)L->ntoks);
     out->finish_reason = tt_xstrdup("tool_calls");
-  } else if (ok && call->ntools && !call->force_output) {
+  } else if (ok && call->ntools && !call->force_call_name && !call->no_grammar) {
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "internal error: a grammar-constrained reply "
                                                  "did not parse");
     ok = false;
@@ -669,3 +685,30 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
 }
 
 bool tt_llm_is_llama(const tt_llm *llm) { return llm && llm->vt == &tt_llama_vtable; }
+
+/* ---- for tests ------------------------------------------------------------ */
+
+bool tt_llama_debug_prompt(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call, tt_buf *out) {
+  if (!tt_llm_is_llama(llm)) return false;
+  tt_llama *L = llm->impl;
+  size_t *ends = tt_xcalloc(chat->n + 1, sizeof(size_t));
+  bool ok = true;
+  if (L->format == TT_CALL_HERMES) tt_render_chatml(L, chat, call, out, ends);
+  else ok = tt_render_template(L, chat, call, out, ends);
+  free(ends);
+  return ok;
+}
+
+float *tt_llama_debug_logits(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
+                             int *n_vocab, long *reused) {
+  if (!tt_llm_is_llama(llm)) return NULL;
+  tt_llama *L = llm->impl;
+  tt_llm_reply r = {0};
+  tt_llm_error err;
+  if (!tt_prefill(L, chat, call, &r, &err)) return NULL;
+  *n_vocab = llama_vocab_n_tokens(L->vocab);
+  *reused = r.usage.cached;
+  float *copy = tt_xmalloc((size_t)*n_vocab * sizeof(float));
+  memcpy(copy, llama_get_logits_ith(L->ctx, -1), (size_t)*n_vocab * sizeof(float));
+  return copy;
+}

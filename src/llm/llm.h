@@ -122,9 +122,14 @@ typedef struct tt_llm_call {
   const char *stream_arg;
   void *ud;
   volatile sig_atomic_t *cancel; /* set (e.g. by SIGINT) to stop */
-  /* embedded engine: make the model write exactly this (a recorded turn
-   * replayed by the benchmark; every token is still computed). */
-  const char *force_output;
+  /* Embedded engine, for the benchmark: make the model write exactly this
+   * call (a recorded turn replayed; every token still costs a forward
+   * pass). The grammar admits only that text; force_by_bias also raises the
+   * right token's logit, as a trained model would, so the grammar's cheap
+   * path is the one measured; no_grammar turns the grammar off. */
+  const char *force_call_name, *force_call_args;
+  bool force_by_bias;
+  bool no_grammar;
 } tt_llm_call;
 
 typedef struct tt_llm tt_llm;
@@ -177,6 +182,35 @@ typedef struct tt_llm_llama_opts {
 tt_llm_llama_opts tt_llm_llama_default_opts(void);
 tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err);
 bool tt_llm_is_llama(const tt_llm *llm);
+
+/* A backend that answers each call with the next recorded tool call,
+ * produced by inner (the embedded engine) under force_call: the benchmark's
+ * way to replay a conversation. calls is a JSON array of {"name":..,
+ * "arguments":{..}} (borrowed). When the recording runs out, it answers
+ * with an error. */
+tt_llm *tt_llm_replay_new(tt_llm *inner, const json_t *calls, bool by_bias, bool no_grammar);
+
+/* ---- downloading models ---------------------------------------------------- */
+
+typedef struct tt_pull_opts {
+  void (*on_progress)(void *ud, long long done, long long total /* -1: unknown */);
+  void *ud;
+  volatile sig_atomic_t *cancel;
+  double stall_timeout_s; /* give up when nothing arrives for this long (60) */
+} tt_pull_opts;
+
+typedef struct tt_pull_result {
+  long long bytes;        /* size of the file */
+  long long resumed_from; /* bytes a previous attempt had already fetched */
+  bool verified;          /* the announced sha256 matched */
+  char sha256[65];
+} tt_pull_result;
+
+/* Downloads url to dest (via dest.part, resumed when present), verifying
+ * the sha256 the server announces. false with err on failure; an
+ * interrupted download keeps its .part for the next attempt. */
+bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o,
+                   tt_pull_result *res, tt_buf *err);
 
 /* ---- streaming a string argument out of partial JSON --------------------- */
 

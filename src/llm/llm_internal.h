@@ -31,8 +31,15 @@ typedef enum tt_call_format { TT_CALL_HERMES, TT_CALL_JSON } tt_call_format;
  * only is not NULL), with schema-fitting arguments; NULL when no tool
  * matches. */
 char *tt_grammar_for_tools(const tt_tool_spec *tools, size_t n, const char *only,
-                           tt_call_format format);
+                           tt_call_format format, long max_tokens);
 /* GBNF admitting exactly text (replaying a recorded turn). */
 char *tt_grammar_for_text(const char *text);
+
+/* Embedded engine, for tests: the prompt text a call would send, and the
+ * logits of the next token after bringing the cache up to that prompt
+ * (a copy, n_vocab floats; *reused receives the tokens taken from cache). */
+bool tt_llama_debug_prompt(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call, tt_buf *out);
+float *tt_llama_debug_logits(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
+                             int *n_vocab, long *reused);
 
 #endif

@@ -141,6 +141,16 @@ void tt_random_hex(char *out, size_t n);
 /* A sortable run id: UTC time plus randomness, 20261202-094512-7f3a9c. */
 char *tt_new_run_id(void);
 
+/* ---- SHA-256 (libcrypto, loaded on first use) ------------------------------ */
+
+typedef struct tt_sha256 tt_sha256;
+
+/* NULL when libcrypto is not installed. */
+tt_sha256 *tt_sha256_new(void);
+void tt_sha256_update(tt_sha256 *h, const void *data, size_t n);
+/* Writes 64 lower-case hex digits and a NUL, and frees h. */
+void tt_sha256_finish(tt_sha256 *h, char hex[65]);
+
 /* ---- configuration: environment, then a .env file ------------------------ */
 
 typedef struct tt_dotenv tt_dotenv;

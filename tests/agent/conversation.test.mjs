@@ -90,7 +90,9 @@ test('no endpoint configured: the error says how to configure one', async () => 
   const sc = scratch();
   const r = await run(['ask', sc.db, 'hi', '--state-dir', sc.state], { cwd: tempDir() });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /no model configured: pass --base-url URL or set TABLETALK_BASE_URL/);
+  assert.match(r.stderr, /no model available: download one with `tabletalk pull`/);
+  assert.match(r.stderr, /--model-path FILE\.gguf/);
+  assert.match(r.stderr, /--base-url \/ TABLETALK_BASE_URL/);
 });
 
 test('usage errors exit 2', async () => {

@@ -18,6 +18,9 @@ export function tempDir(prefix = 'tabletalk-agent-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/* No installed model, no cache of the person running the tests. */
+const isolated = tempDir('tabletalk-home-');
+
 /* A private copy of chinook, and the folder it lives in (also the state dir). */
 export function scratch() {
   const dir = tempDir();
@@ -41,7 +44,11 @@ export function run(args, { env = {}, input, cwd, timeoutMs = 60000, onSpawn } =
     const t0 = Date.now();
     const child = spawn(BIN, args, {
       cwd,
-      env: { ...process.env, NO_COLOR: '1', TABLETALK_BASE_URL: '', TABLETALK_MODEL: '', ...env },
+      env: {
+        ...process.env, NO_COLOR: '1', TABLETALK_BASE_URL: '', TABLETALK_MODEL: '',
+        TABLETALK_MODEL_PATH: '', TABLETALK_DATA_DIR: path.join(isolated, 'data'),
+        TABLETALK_CACHE_DIR: path.join(isolated, 'cache'), ...env,
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '', stderr = '';

@@ -1,0 +1,309 @@
+/* cmd_bench.c — `tabletalk bench RECORDING.json`: replays a recorded
+ * conversation (questions and the model's tool calls) through the agent and
+ * the embedded engine, each model turn forced to the recorded call so that
+ * every token costs a real forward pass, and reports per step and in total
+ * the prompt tokens sent, reused from the cache and computed, the tokens
+ * decoded, and prefill, decode and wall seconds. --no-reuse recomputes every
+ * prompt, as a server without prompt caching would. */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char tt_bench_usage[] =
+    "Usage: tabletalk bench RECORDING.json --model-path MODEL.gguf [options]\n"
+    "\n"
+    "Replay a recorded conversation on the embedded engine and time it.\n"
+    "RECORDING.json: {\"database\": \"chinook.sqlite\", \"questions\": [{\"question\":\n"
+    "\"...\", \"calls\": [{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"...\"}},\n"
+    "{\"name\": \"answer\", \"arguments\": {\"text\": \"...\"}}]}, ...]}; the questions\n"
+    "are asked one after another in one thread, as in chat. The database path\n"
+    "is relative to the recording unless --db is given.\n"
+    "\n"
+    "Options:\n"
+    "      --model-path FILE  the GGUF model (or TABLETALK_MODEL_PATH)\n"
+    "      --db FILE          the database (instead of the recording's)\n"
+    "      --no-reuse         recompute the whole prompt at every call\n"
+    "      --cold             ignore saved prefix states (but keep reuse in the run)\n"
+    "      --grammar-overhead also time decoding without the grammar and report\n"
+    "                         its cost\n"
+    "      --threads N        CPU threads (default: all cores)\n"
+    "      --ctx N            context tokens (8192)\n"
+    "      --json             one JSON object: steps and totals\n"
+    "  -h, --help             show this help\n";
+
+typedef struct tt_bench_step {
+  int question, step;
+  char tool[32];
+  long prompt, reused, computed, decoded;
+  double prefill_s, decode_s, wall_s;
+  long full_checks;
+} tt_bench_step;
+
+typedef struct tt_bench {
+  tt_bench_step *steps;
+  size_t n, cap;
+  int question;
+} tt_bench;
+
+static void tt_bench_event(void *ud, const tt_event *ev) {
+  tt_bench *b = ud;
+  if (ev->kind != TT_EV_LLM_CALL || !ev->reply) return;
+  if (b->n == b->cap) {
+    b->cap = b->cap ? b->cap * 2 : 16;
+    b->steps = tt_xrealloc(b->steps, b->cap * sizeof(tt_bench_step));
+  }
+  const tt_llm_reply *r = ev->reply;
+  tt_bench_step *s = &b->steps[b->n++];
+  memset(s, 0, sizeof *s);
+  s->question = b->question;
+  s->step = ev->step;
+  snprintf(s->tool, sizeof s->tool, "%s", r->is_tool ? r->tool_name : "text");
+  s->prompt = r->usage.prompt;
+  s->reused = r->usage.cached;
+  s->computed = r->usage.prompt - r->usage.cached;
+  s->decoded = r->usage.completion;
+  s->prefill_s = r->prefill_ms / 1000.0;
+  s->decode_s = r->decode_ms / 1000.0;
+  s->wall_s = r->latency_ms / 1000.0;
+  s->full_checks = r->grammar_full_checks;
+}
+
+static json_t *tt_step_json(const tt_bench_step *s) {
+  return json_pack("{s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:f,s:f,s:f}", "question", s->question, "step",
+                   s->step, "tool", s->tool, "prompt_tokens", (json_int_t)s->prompt,
+                   "reused_tokens", (json_int_t)s->reused, "computed_tokens",
+                   (json_int_t)s->computed, "decode_tokens", (json_int_t)s->decoded, "prefill_s",
+                   s->prefill_s, "decode_s", s->decode_s, "wall_s", s->wall_s);
+}
+
+/* Runs every question of the recording once; fills b. */
+static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, tt_llm *engine,
+                        bool by_bias, bool no_grammar, tt_bench *b, tt_buf *err) {
+  json_t *calls = json_array();
+  size_t i;
+  json_t *q;
+  json_array_foreach(json_object_get(rec, "questions"), i, q) {
+    json_array_extend(calls, json_object_get(q, "calls"));
+  }
+  tt_llm *replay = tt_llm_replay_new(engine, calls, by_bias, no_grammar);
+  tt_agent *agent = tt_agent_new(db, schema, replay, NULL);
+  tt_agent_hooks hooks = {.on_event = tt_bench_event, .ud = b};
+  tt_turn *history = tt_xcalloc(json_array_size(json_object_get(rec, "questions")) + 1, sizeof(tt_turn));
+  tt_run *runs = tt_xcalloc(json_array_size(json_object_get(rec, "questions")) + 1, sizeof(tt_run));
+  char **summaries = tt_xcalloc(json_array_size(json_object_get(rec, "questions")) + 1, sizeof(char *));
+  int rc = TT_EXIT_OK;
+  json_array_foreach(json_object_get(rec, "questions"), i, q) {
+    b->question = (int)i + 1;
+    const char *text = json_string_value(json_object_get(q, "question"));
+    tt_agent_ask(agent, history, i, NULL, text ? text : "", &hooks, &runs[i]);
+    if (runs[i].status != TT_RUN_ANSWERED) {
+      tt_buf_printf(err, "question %zu ended %s: %s", i + 1, tt_run_status_name(runs[i].status),
+                    runs[i].error ? runs[i].error : "(no error)");
+      rc = TT_EXIT_FAIL;
+      break;
+    }
+    summaries[i] = tt_run_summary(&runs[i]);
+    history[i] = (tt_turn){text, runs[i].answer, runs[i].sql, summaries[i], runs[i].status};
+  }
+  for (size_t k = 0; k <= json_array_size(json_object_get(rec, "questions")); k++) {
+    tt_run_free(&runs[k]);
+    free(summaries[k]);
+  }
+  free(runs);
+  free(summaries);
+  free(history);
+  tt_agent_free(agent);
+  tt_llm_free(replay);
+  json_decref(calls);
+  return rc;
+}
+
+static void tt_bench_totals(const tt_bench *b, tt_bench_step *t) {
+  memset(t, 0, sizeof *t);
+  for (size_t i = 0; i < b->n; i++) {
+    const tt_bench_step *s = &b->steps[i];
+    t->prompt += s->prompt;
+    t->reused += s->reused;
+    t->computed += s->computed;
+    t->decoded += s->decoded;
+    t->prefill_s += s->prefill_s;
+    t->decode_s += s->decode_s;
+    t->wall_s += s->wall_s;
+    t->full_checks += s->full_checks;
+  }
+}
+
+static void tt_bench_print(const tt_bench *b, const tt_bench_step *t, const char *model, int threads,
+                           bool reuse) {
+  printf("model %s, %d threads, %s\n\n", model, threads, reuse ? "reusing computed tokens" : "no reuse");
+  printf("%-4s %-4s %-8s %8s %8s %9s %7s %10s %9s %8s\n", "q", "step", "tool", "prompt", "reused",
+         "computed", "decode", "prefill s", "decode s", "wall s");
+  for (size_t i = 0; i < b->n; i++) {
+    const tt_bench_step *s = &b->steps[i];
+    printf("%-4d %-4d %-8s %8ld %8ld %9ld %7ld %10.2f %9.2f %8.2f\n", s->question, s->step, s->tool,
+           s->prompt, s->reused, s->computed, s->decoded, s->prefill_s, s->decode_s, s->wall_s);
+  }
+  printf("%-18s %8ld %8ld %9ld %7ld %10.2f %9.2f %8.2f\n", "total", t->prompt, t->reused, t->computed,
+         t->decoded, t->prefill_s, t->decode_s, t->wall_s);
+  if (t->prompt)
+    printf("\ncomputed %.1f%% of the prompt tokens sent; decoding %.1f tok/s\n",
+           100.0 * (double)t->computed / (double)t->prompt,
+           t->decode_s > 0 ? (double)t->decoded / t->decode_s : 0);
+}
+
+int cmd_bench(int argc, char **argv) {
+  enum { OPT_MODEL = 256, OPT_DB, OPT_NO_REUSE, OPT_COLD, OPT_GRAMMAR, OPT_THREADS, OPT_CTX, OPT_JSON };
+  static const struct option opts[] = {
+      {"model-path", required_argument, NULL, OPT_MODEL},
+      {"db", required_argument, NULL, OPT_DB},
+      {"no-reuse", no_argument, NULL, OPT_NO_REUSE},
+      {"cold", no_argument, NULL, OPT_COLD},
+      {"grammar-overhead", no_argument, NULL, OPT_GRAMMAR},
+      {"threads", required_argument, NULL, OPT_THREADS},
+      {"ctx", required_argument, NULL, OPT_CTX},
+      {"json", no_argument, NULL, OPT_JSON},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *model = NULL, *db_arg = NULL;
+  bool reuse = true, cold = false, grammar = false, as_json = false;
+  long threads = 0, ctx = 0;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_MODEL: model = optarg; break;
+    case OPT_DB: db_arg = optarg; break;
+    case OPT_NO_REUSE: reuse = false; break;
+    case OPT_COLD: cold = true; break;
+    case OPT_GRAMMAR: grammar = true; break;
+    case OPT_THREADS:
+      if (!tt_parse_long(optarg, 1, 1024, &threads)) return tt_usage_error("bench", "--threads wants a number");
+      break;
+    case OPT_CTX:
+      if (!tt_parse_long(optarg, 512, 1048576, &ctx)) return tt_usage_error("bench", "--ctx wants a number");
+      break;
+    case OPT_JSON: as_json = true; break;
+    case 'h': fputs(tt_bench_usage, stdout); return TT_EXIT_OK;
+    case ':': return tt_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
+    default: return tt_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (argc - optind != 1) return tt_usage_error("bench", "give one recording file");
+  tt_dotenv *env = tt_dotenv_load(".env");
+  if (!model) model = tt_config_get(env, "TABLETALK_MODEL_PATH");
+  char *def = model ? NULL : tt_cli_default_model(env);
+  if (!model) model = def;
+  if (!model) {
+    tt_dotenv_free(env);
+    return tt_usage_error("bench", "give --model-path (bench runs the embedded engine)");
+  }
+  json_error_t jerr;
+  json_t *rec = json_load_file(argv[optind], 0, &jerr);
+  if (!rec || !json_is_array(json_object_get(rec, "questions"))) {
+    int rc = tt_fail(TT_EXIT_FAIL, "cannot read the recording %s: %s", argv[optind],
+                     rec ? "it has no \"questions\" array" : jerr.text);
+    json_decref(rec);
+    free(def);
+    tt_dotenv_free(env);
+    return rc;
+  }
+  char *db_path = NULL;
+  if (db_arg) {
+    db_path = tt_xstrdup(db_arg);
+  } else {
+    const char *rel = json_string_value(json_object_get(rec, "database"));
+    char *copy = tt_xstrdup(argv[optind]);
+    db_path = rel && rel[0] != '/' ? tt_xasprintf("%s/%s", dirname(copy), rel) : tt_xstrdup(rel ? rel : "");
+    free(copy);
+  }
+  int rc = TT_EXIT_OK;
+  tt_db_error derr;
+  tt_db *db = tt_db_open(db_path, NULL, &derr);
+  tt_catalog *cat = db ? tt_db_catalog_load(db, &derr) : NULL;
+  tt_schema *schema = cat ? tt_schema_new(cat) : NULL;
+  tt_llm *engine = NULL;
+  if (!schema) {
+    rc = tt_fail(TT_EXIT_FAIL, "%s", derr.message);
+  } else {
+    tt_llm_llama_opts lo = tt_llm_llama_default_opts();
+    lo.model_path = model;
+    lo.reuse = reuse;
+    if (threads) lo.n_threads = (int)threads;
+    if (ctx) lo.n_ctx = (int)ctx;
+    char *cache = tt_default_dir(env, "CACHE");
+    lo.cache_dir = reuse && !cold ? cache : NULL;
+    tt_llm_error lerr;
+    engine = tt_llm_llama_new(&lo, &lerr);
+    free(cache);
+    if (!engine) rc = tt_fail(TT_EXIT_FAIL, "%s", lerr.message);
+    tt_bench b = {0}, bare = {0};
+    tt_buf err = TT_BUF_INIT;
+    if (engine) rc = tt_bench_run(rec, db, schema, engine, true, false, &b, &err);
+    if (engine && rc == TT_EXIT_OK && grammar) {
+      /* the same turns again, without the grammar: the difference in decode
+       * time is what the grammar costs */
+      tt_llm_free(engine);
+      lo.cache_dir = NULL;
+      engine = tt_llm_llama_new(&lo, &lerr);
+      if (engine) rc = tt_bench_run(rec, db, schema, engine, true, true, &bare, &err);
+    }
+    if (rc != TT_EXIT_OK && err.len) tt_fail(rc, "%s", tt_buf_cstr(&err));
+    if (rc == TT_EXIT_OK) {
+      tt_bench_step t, tb;
+      tt_bench_totals(&b, &t);
+      tt_bench_totals(&bare, &tb);
+      if (as_json) {
+        json_t *o = json_object(), *steps = json_array();
+        for (size_t i = 0; i < b.n; i++) json_array_append_new(steps, tt_step_json(&b.steps[i]));
+        json_object_set_new(o, "model", json_string(model));
+        json_object_set_new(o, "threads", json_integer(lo.n_threads));
+        json_object_set_new(o, "reuse", json_boolean(reuse));
+        json_object_set_new(o, "steps", steps);
+        json_object_set_new(o, "totals", tt_step_json(&t));
+        json_t *totals = json_object_get(o, "totals");
+        json_object_del(totals, "question");
+        json_object_del(totals, "step");
+        json_object_del(totals, "tool");
+        if (grammar) {
+          double with = t.decoded ? t.decode_s / (double)t.decoded : 0;
+          double without = tb.decoded ? tb.decode_s / (double)tb.decoded : 0;
+          json_object_set_new(o, "grammar", json_pack("{s:f,s:f,s:f,s:I}", "decode_ms_per_token",
+                                                      with * 1000, "decode_ms_per_token_without",
+                                                      without * 1000, "overhead_percent",
+                                                      without > 0 ? 100 * (with - without) / without : 0,
+                                                      "full_vocabulary_checks", (json_int_t)t.full_checks));
+        }
+        tt_buf out = TT_BUF_INIT;
+        tt_json_dump(&out, o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+        printf("%s\n", tt_buf_cstr(&out));
+        tt_buf_free(&out);
+        json_decref(o);
+      } else {
+        tt_bench_print(&b, &t, model, lo.n_threads, reuse);
+        if (grammar) {
+          double with = t.decoded ? 1000 * t.decode_s / (double)t.decoded : 0;
+          double without = tb.decoded ? 1000 * tb.decode_s / (double)tb.decoded : 0;
+          printf("grammar: %.2f ms/token with it, %.2f ms/token without: %+.1f%% "
+                 "(%ld tokens needed the whole-vocabulary check)\n",
+                 with, without, without > 0 ? 100 * (with - without) / without : 0, t.full_checks);
+        }
+      }
+    }
+    free(b.steps);
+    free(bare.steps);
+    tt_buf_free(&err);
+  }
+  tt_llm_free(engine);
+  tt_schema_free(schema);
+  tt_db_close(db);
+  free(db_path);
+  json_decref(rec);
+  free(def);
+  tt_dotenv_free(env);
+  return rc;
+}

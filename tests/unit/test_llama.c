@@ -1,0 +1,252 @@
+/* test_llama.c — the embedded engine on a tiny random-weight model
+ * (written at test time by tt-mkmodel from the Qwen2 vocabulary of the
+ * llama.cpp source): it loads, renders the Qwen2.5 tool format, every
+ * generation is a valid tool call whatever the seed, a prefix restored from
+ * disk gives the same next-token logits as one computed, the cache is
+ * reused within and across questions, and cancellation stops it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "llm/llm_internal.h"
+#include "testutil.h"
+
+static const char *model_path(void) {
+  const char *p = getenv("TT_TINY_MODEL");
+  return p && *p ? p : "tiny.gguf";
+}
+
+static const tt_tool_spec tools[] = {
+    {"run_sql", "Run SQL",
+     "{\"type\":\"object\",\"properties\":{\"sql\":{\"type\":\"string\",\"minLength\":1}},"
+     "\"required\":[\"sql\"],\"additionalProperties\":false}"},
+    {"ask_user", "Ask",
+     "{\"type\":\"object\",\"properties\":{\"question\":{\"type\":\"string\",\"minLength\":1}},"
+     "\"required\":[\"question\"],\"additionalProperties\":false}"},
+    {"answer", "Answer",
+     "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\",\"minLength\":1}},"
+     "\"required\":[\"text\"],\"additionalProperties\":false}"},
+    {"make_chart", "Chart",
+     "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"enum\":[\"bar\",\"line\",\"pie\"]},"
+     "\"y\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1},"
+     "\"limit\":{\"type\":\"integer\"}},\"required\":[\"kind\",\"y\"],\"additionalProperties\":false}"},
+};
+
+static tt_llm *open_engine(double temperature, long seed, const char *cache, bool reuse) {
+  tt_llm_llama_opts o = tt_llm_llama_default_opts();
+  o.model_path = model_path();
+  o.n_ctx = 4096;
+  o.n_threads = 2;
+  o.temperature = temperature;
+  o.seed = seed;
+  o.max_tokens = 400;
+  o.cache_dir = cache;
+  o.reuse = reuse;
+  tt_llm_error err;
+  tt_llm *llm = tt_llm_llama_new(&o, &err);
+  if (!llm) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(llm);
+  return llm;
+}
+
+static void base_chat(tt_chat *c, const char *question) {
+  tt_chat_add(c, TT_ROLE_SYSTEM, "You answer questions about a database. Tables: Genre(GenreId, Name).");
+  tt_chat_add(c, TT_ROLE_USER, question);
+}
+
+static void test_loads_and_renders_the_tool_format(void **state) {
+  (void)state;
+  tt_llm *llm = open_engine(0, 1, NULL, true);
+  assert_true(tt_llm_is_llama(llm));
+  assert_string_equal(tt_llm_backend(llm), "llama.cpp");
+  tt_chat c = {0};
+  base_chat(&c, "How many genres?");
+  tt_chat_add_tool_call(&c, "call_1", "run_sql", "{\"sql\": \"SELECT count(*) FROM Genre\"}");
+  tt_chat_add_tool_result(&c, "call_1", "25");
+  tt_llm_call call = {.tools = tools, .ntools = 3};
+  tt_buf p = TT_BUF_INIT;
+  assert_true(tt_llama_debug_prompt(llm, &c, &call, &p));
+  const char *s = tt_buf_cstr(&p);
+  assert_true(tt_has_prefix(s, "<|im_start|>system\nYou answer questions"));
+  assert_non_null(strstr(s, "# Tools\n\nYou may call one or more functions"));
+  assert_non_null(strstr(s, "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"run_sql\""));
+  assert_non_null(strstr(s, "<|im_start|>user\nHow many genres?<|im_end|>\n"));
+  assert_non_null(strstr(s, "<|im_start|>assistant\n<tool_call>\n{\"name\": \"run_sql\", \"arguments\": "
+                            "{\"sql\": \"SELECT count(*) FROM Genre\"}}\n</tool_call><|im_end|>\n"));
+  assert_non_null(strstr(s, "<|im_start|>user\n<tool_response>\n25\n</tool_response><|im_end|>\n"));
+  assert_true(strcmp(s + p.len - strlen("<|im_start|>assistant\n"), "<|im_start|>assistant\n") == 0);
+  tt_buf_free(&p);
+  tt_chat_free(&c);
+  tt_llm_free(llm);
+}
+
+static void test_every_generation_is_a_valid_tool_call(void **state) {
+  (void)state;
+  int runs = getenv("TT_GENERATIONS") ? atoi(getenv("TT_GENERATIONS")) : 50;
+  int valid = 0;
+  for (int seed = 1; seed <= runs; seed++) {
+    tt_llm *llm = open_engine(1.0, seed, NULL, true);
+    tt_chat c = {0};
+    base_chat(&c, "List the genres");
+    tt_llm_call call = {.tools = tools, .ntools = 4};
+    tt_llm_reply r;
+    tt_llm_error err;
+    bool ok = tt_llm_chat(llm, &c, &call, &r, &err);
+    const tt_tool_spec *t = ok && r.is_tool ? tt_tool_find(tools, 4, r.tool_name) : NULL;
+    tt_buf why = TT_BUF_INIT;
+    if (t && tt_tool_check(t, r.tool_args, &why)) valid++;
+    else fprintf(stderr, "seed %d: %s %s %s\n", seed, ok ? "" : err.message, r.tool_name ? r.tool_name : "",
+                 tt_buf_cstr(&why));
+    tt_buf_free(&why);
+    tt_llm_reply_free(&r);
+    tt_chat_free(&c);
+    tt_llm_free(llm);
+  }
+  fprintf(stderr, "%d of %d generations were valid tool calls\n", valid, runs);
+  assert_int_equal(valid, runs);
+}
+
+static void test_forced_tool_and_utf8(void **state) {
+  (void)state;
+  tt_llm *llm = open_engine(1.0, 7, NULL, true);
+  for (int i = 0; i < 5; i++) {
+    tt_chat c = {0};
+    base_chat(&c, "Ünïcödé questîon 日本");
+    tt_llm_call call = {.tools = tools, .ntools = 4, .force_tool = "answer"};
+    tt_llm_reply r;
+    tt_llm_error err;
+    assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
+    assert_string_equal(r.tool_name, "answer");
+    assert_true(tt_utf8_valid(r.tool_args, strlen(r.tool_args), NULL));
+    tt_llm_reply_free(&r);
+    tt_chat_free(&c);
+  }
+  tt_llm_free(llm);
+}
+
+static void test_cache_reuse_within_and_across_questions(void **state) {
+  (void)state;
+  tt_llm *llm = open_engine(0, 1, NULL, true);
+  tt_chat c = {0};
+  base_chat(&c, "How many genres?");
+  tt_llm_call call = {.tools = tools, .ntools = 3};
+  tt_llm_reply r;
+  tt_llm_error err;
+  assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
+  assert_int_equal(r.usage.cached, 0);
+  long first_prompt = r.usage.prompt;
+  /* the next step: everything before it comes from the cache, the model's
+   * own reply included */
+  tt_chat_add_tool_call(&c, r.call_id, r.tool_name, r.tool_args);
+  tt_chat_add_tool_result(&c, r.call_id, "25 rows");
+  long generated = r.usage.completion;
+  tt_llm_reply_free(&r);
+  bool ok = tt_llm_chat(llm, &c, &call, &r, &err);
+  if (!ok) fprintf(stderr, "%s\n", err.message);
+  assert_true(ok);
+  assert_int_equal(r.usage.cached, first_prompt + generated);
+  tt_llm_reply_free(&r);
+  tt_chat_free(&c);
+  /* a new question on the same system prompt: the system part is reused */
+  tt_chat d = {0};
+  base_chat(&d, "Which genre is first?");
+  assert_true(tt_llm_chat(llm, &d, &call, &r, &err));
+  assert_true(r.usage.cached > 0);
+  assert_true(r.usage.cached < r.usage.prompt);
+  fprintf(stderr, "second question: %ld of %ld prompt tokens reused\n", r.usage.cached, r.usage.prompt);
+  tt_llm_reply_free(&r);
+  tt_chat_free(&d);
+  tt_llm_free(llm);
+}
+
+static void test_restored_prefix_gives_identical_logits(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  tt_chat c = {0};
+  base_chat(&c, "How many genres?");
+  tt_llm_call call = {.tools = tools, .ntools = 3};
+  int nv = 0;
+  long reused = -1;
+  tt_llm *a = open_engine(0, 1, dir, true); /* computes and saves the prefix */
+  float *computed = tt_llama_debug_logits(a, &c, &call, &nv, &reused);
+  assert_non_null(computed);
+  assert_int_equal(reused, 0);
+  tt_llm_free(a);
+  tt_llm *b = open_engine(0, 1, dir, true); /* a fresh engine restores it */
+  float *restored = tt_llama_debug_logits(b, &c, &call, &nv, &reused);
+  assert_non_null(restored);
+  assert_true(reused > 0);
+  tt_llm_free(b);
+  float worst = 0;
+  for (int i = 0; i < nv; i++) worst = fmaxf(worst, fabsf(computed[i] - restored[i]));
+  fprintf(stderr, "restored %ld prefix tokens; largest logit difference %g\n", reused, (double)worst);
+  assert_true(worst == 0.0f);
+  free(computed);
+  free(restored);
+  tt_chat_free(&c);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+static volatile sig_atomic_t g_cancel;
+
+static void *cancel_soon(void *arg) {
+  (void)arg;
+  usleep(30 * 1000);
+  g_cancel = 1;
+  return NULL;
+}
+
+static void test_cancellation_stops_promptly(void **state) {
+  (void)state;
+  tt_llm *llm = open_engine(1.0, 3, NULL, true);
+  tt_chat c = {0};
+  base_chat(&c, "Write a very long answer");
+  tt_llm_call call = {.tools = tools, .ntools = 3, .cancel = &g_cancel};
+  tt_llm_reply r;
+  tt_llm_error err;
+  g_cancel = 1; /* already cancelled: nothing is computed */
+  assert_false(tt_llm_chat(llm, &c, &call, &r, &err));
+  assert_int_equal(err.kind, TT_LLM_ERR_CANCELLED);
+  tt_llm_reply_free(&r);
+  g_cancel = 0;
+  pthread_t t;
+  pthread_create(&t, NULL, cancel_soon, NULL);
+  double t0 = tt_now_ms();
+  bool ok = tt_llm_chat(llm, &c, &call, &r, &err);
+  double ms = tt_now_ms() - t0;
+  pthread_join(t, NULL);
+  if (!ok) assert_int_equal(err.kind, TT_LLM_ERR_CANCELLED);
+  fprintf(stderr, "cancelled after %.0f ms (%s)\n", ms, ok ? "it had finished" : "stopped");
+  assert_true(ms < 2000);
+  tt_llm_reply_free(&r);
+  /* the engine is usable afterwards */
+  g_cancel = 0;
+  assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
+  tt_llm_reply_free(&r);
+  tt_chat_free(&c);
+  tt_llm_free(llm);
+}
+
+int main(void) {
+  if (access(model_path(), R_OK) != 0) {
+    fprintf(stderr, "test setup failed: %s is missing (the make_tiny_model test writes it)\n", model_path());
+    return 99;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_loads_and_renders_the_tool_format),
+      cmocka_unit_test(test_every_generation_is_a_valid_tool_call),
+      cmocka_unit_test(test_forced_tool_and_utf8),
+      cmocka_unit_test(test_cache_reuse_within_and_across_questions),
+      cmocka_unit_test(test_restored_prefix_gives_identical_logits),
+      cmocka_unit_test(test_cancellation_stops_promptly),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
