@@ -58,6 +58,11 @@ static float rnd(void) {
   return (float)((rng_state >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
 }
 
+static void quiet(enum ggml_log_level level, const char *text, void *ud) {
+  (void)ud;
+  if (level == GGML_LOG_LEVEL_ERROR) fputs(text, stderr);
+}
+
 static void die(const char *what) {
   fprintf(stderr, "tt-mkmodel: %s\n", what);
   exit(1);
@@ -203,6 +208,7 @@ int main(int argc, char **argv) {
   gguf_free(vocab);
 
   if (sh->quantize) {
+    llama_log_set(quiet, NULL);
     llama_backend_init();
     struct llama_model_quantize_params qp = llama_model_quantize_default_params();
     qp.ftype = LLAMA_FTYPE_MOSTLY_Q4_K_M;
