@@ -38,7 +38,7 @@ typedef struct tt_bench_step {
   int question, step;
   char tool[32];
   long prompt, reused, computed, decoded;
-  double prefill_s, decode_s, wall_s;
+  double prefill_s, decode_s, wall_s, restore_s;
   long full_checks;
 } tt_bench_step;
 
@@ -68,15 +68,17 @@ static void tt_bench_event(void *ud, const tt_event *ev) {
   s->prefill_s = r->prefill_ms / 1000.0;
   s->decode_s = r->decode_ms / 1000.0;
   s->wall_s = r->latency_ms / 1000.0;
+  s->restore_s = r->restore_ms / 1000.0;
   s->full_checks = r->grammar_full_checks;
 }
 
 static json_t *tt_step_json(const tt_bench_step *s) {
-  return json_pack("{s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:f,s:f,s:f}", "question", s->question, "step",
+  return json_pack("{s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "question", s->question, "step",
                    s->step, "tool", s->tool, "prompt_tokens", (json_int_t)s->prompt,
                    "reused_tokens", (json_int_t)s->reused, "computed_tokens",
                    (json_int_t)s->computed, "decode_tokens", (json_int_t)s->decoded, "prefill_s",
-                   s->prefill_s, "decode_s", s->decode_s, "wall_s", s->wall_s);
+                   s->prefill_s, "decode_s", s->decode_s, "wall_s", s->wall_s, "restore_s",
+                   s->restore_s);
 }
 
 /* Runs every question of the recording once; fills b. */
@@ -132,6 +134,7 @@ static void tt_bench_totals(const tt_bench *b, tt_bench_step *t) {
     t->prefill_s += s->prefill_s;
     t->decode_s += s->decode_s;
     t->wall_s += s->wall_s;
+    t->restore_s += s->restore_s;
     t->full_checks += s->full_checks;
   }
 }
@@ -152,6 +155,7 @@ static void tt_bench_print(const tt_bench *b, const tt_bench_step *t, const char
     printf("\ncomputed %.1f%% of the prompt tokens sent; decoding %.1f tok/s\n",
            100.0 * (double)t->computed / (double)t->prompt,
            t->decode_s > 0 ? (double)t->decoded / t->decode_s : 0);
+  if (t->restore_s > 0) printf("a saved prefix state was restored in %.0f ms\n", t->restore_s * 1000);
 }
 
 int cmd_bench(int argc, char **argv) {

@@ -350,8 +350,10 @@ static bool tt_prefill(tt_llama *L, const tt_chat *chat, const tt_llm_call *call
     if (ends[seg] <= done) continue;
     int32_t n;
     llama_token *t = tt_tokenize(L, prompt.data + done, ends[seg] - done, &n);
+    double r0 = tt_now_ms();
     bool restored = seg == 0 && done == 0 && L->ntoks == 0 && L->o.reuse &&
                     tt_prefix_restore(L, prompt.data, ends[0], t, (size_t)n);
+    if (restored) out->restore_ms = tt_now_ms() - r0;
     if (restored) {
       reused = L->ntoks;
     } else {

@@ -85,6 +85,7 @@ typedef struct tt_llm_reply {
   /* embedded engine only */
   double prefill_ms;   /* computing the prompt tokens not already cached */
   double decode_ms;    /* generating the reply */
+  double restore_ms;   /* loading a saved prefix state from disk (part of prefill) */
   long grammar_full_checks; /* tokens the grammar had to pick from the whole vocabulary */
 } tt_llm_reply;
 
