@@ -13,6 +13,12 @@ shared=${TABLETALK_SHARED_DIR:-$root/../shared}
 scripts/deps.sh test
 scripts/fetch-data.sh
 scripts/fetch-llama.sh
+# The MCP tests' client side: the official MCP SDK, the MCP Inspector and
+# a Node.js new enough for both, pinned by tests/mcp/package-lock.json.
+if [ ! -f tests/mcp/node_modules/.package-lock.json ] ||
+   [ tests/mcp/package-lock.json -nt tests/mcp/node_modules/.package-lock.json ]; then
+  (cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 passed=0 failed=0 skipped=0
 run_tree() { # run_tree DIR -- cmake args...

@@ -36,6 +36,7 @@ int cmd_trace(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_serve_mcp(int argc, char **argv);
 
 /* Exit code for a db error kind. */
 int tt_exit_for(tt_db_errkind kind);
@@ -158,12 +159,18 @@ typedef struct tt_cli_env {
 /* Opens the database, reads its schema, sets up the model and the session.
  * Returns 0, or an exit code after printing what went wrong. */
 int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o);
+/* The model the options and configuration ask for (see tt_cli_env_open
+ * for the order), or NULL with the reason in err. */
+tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err);
 /* The installed default model (see tt_cli_env_open), or NULL. */
 char *tt_cli_default_model(const tt_dotenv *d);
 void tt_cli_env_close(tt_cli_env *e);
 
 /* Installs the Ctrl-C handler; returns the flag it sets. */
 volatile sig_atomic_t *tt_interrupt_install(void);
+/* For servers: SIGINT and SIGTERM set the flag (a second one ends the
+ * process), SIGPIPE is ignored. */
+volatile sig_atomic_t *tt_interrupt_install_server(void);
 void tt_interrupt_clear(void);
 
 /* ---- showing a run --------------------------------------------------------- */

@@ -16,6 +16,7 @@ static const tt_command tt_commands[] = {
     {"chat", "ask questions and follow-ups, with line editing", cmd_chat},
     {"sql", "run one read-only SQL query and print the rows", cmd_sql},
     {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
+    {"serve-mcp", "serve the database to MCP clients (Claude Code, ...) over stdio or HTTP", cmd_serve_mcp},
     {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace},
     {"pull", "download a model (GGUF) and make it the default", cmd_pull},
     {"models", "list installed models", cmd_models},

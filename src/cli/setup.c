@@ -90,73 +90,75 @@ char *tt_cli_default_model(const tt_dotenv *d) {
 /* Which backend answers: --model-path, then --base-url, then
  * TABLETALK_MODEL_PATH, then the installed default model, then
  * TABLETALK_BASE_URL (environment or ./.env). NULL: HTTP with base_url. */
-static char *tt_cli_pick_model(const tt_cli_env *e, const tt_cli_agent_opts *o, const char **base_url) {
+static char *tt_cli_pick_model(const tt_dotenv *d, const tt_cli_agent_opts *o,
+                               const char **base_url) {
   *base_url = NULL;
   if (o->model_path) return tt_xstrdup(o->model_path);
   if (o->base_url) {
     *base_url = o->base_url;
     return NULL;
   }
-  const char *env_path = tt_config_get(e->dotenv, "TABLETALK_MODEL_PATH");
+  const char *env_path = tt_config_get(d, "TABLETALK_MODEL_PATH");
   if (env_path) return tt_xstrdup(env_path);
-  char *def = tt_cli_default_model(e->dotenv);
+  char *def = tt_cli_default_model(d);
   if (def) return def;
-  *base_url = tt_config_get(e->dotenv, "TABLETALK_BASE_URL");
+  *base_url = tt_config_get(d, "TABLETALK_BASE_URL");
   return NULL;
 }
 
-static tt_llm *tt_cli_llama(const tt_cli_env *e, const tt_cli_agent_opts *o, const char *path) {
+static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *path,
+                            tt_buf *errbuf) {
   tt_llm_llama_opts lo = tt_llm_llama_default_opts();
   lo.model_path = path;
   if (o->ctx) lo.n_ctx = (int)o->ctx;
-  const char *threads = tt_config_get(e->dotenv, "TABLETALK_THREADS");
+  const char *threads = tt_config_get(d, "TABLETALK_THREADS");
   long n;
   if (o->threads) lo.n_threads = (int)o->threads;
   else if (threads && tt_parse_long(threads, 1, 1024, &n)) lo.n_threads = (int)n;
   lo.temperature = o->temperature;
   if (o->has_seed) lo.seed = o->seed;
   lo.max_tokens = o->max_tokens;
-  char *cache = tt_default_dir(e->dotenv, "CACHE");
+  char *cache = tt_default_dir(d, "CACHE");
   lo.cache_dir = cache;
   lo.show_progress = !o->quiet && isatty(STDERR_FILENO);
   tt_llm_error err;
   tt_llm *llm = tt_llm_llama_new(&lo, &err);
   free(cache);
-  if (!llm) tt_fail(TT_EXIT_FAIL, "%s", err.message);
+  if (!llm) tt_buf_puts(errbuf, err.message);
   return llm;
 }
 
-static tt_llm *tt_cli_llm(const tt_cli_env *e, const tt_cli_agent_opts *o) {
+tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err) {
   const char *base_url;
-  char *model_path = tt_cli_pick_model(e, o, &base_url);
+  char *model_path = tt_cli_pick_model(d, o, &base_url);
   if (model_path) {
-    tt_llm *llm = tt_cli_llama(e, o, model_path);
+    tt_llm *llm = tt_cli_llama(d, o, model_path, err);
     free(model_path);
     return llm;
   }
   tt_llm_http_opts h = tt_llm_http_default_opts();
   h.base_url = base_url;
   if (!h.base_url) {
-    tt_fail(TT_EXIT_FAIL,
-            "no model available: download one with `tabletalk pull` (a SQL-tuned 7B; "
-            "`tabletalk pull --list` shows smaller ones), or pass --model-path FILE.gguf, or "
-            "point --base-url / TABLETALK_BASE_URL at an OpenAI-compatible server such as "
-            "http://127.0.0.1:8080/v1");
+    tt_buf_puts(err,
+                "no model available: download one with `tabletalk pull` (a SQL-tuned 7B; "
+                "`tabletalk pull --list` shows smaller ones), or pass --model-path FILE.gguf, or "
+                "point --base-url / TABLETALK_BASE_URL at an OpenAI-compatible server such as "
+                "http://127.0.0.1:8080/v1");
     return NULL;
   }
-  h.model = o->model ? o->model : tt_config_get(e->dotenv, "TABLETALK_MODEL");
+  h.model = o->model ? o->model : tt_config_get(d, "TABLETALK_MODEL");
   if (!h.model) h.model = "default";
   const char *key_var = o->api_key_env ? o->api_key_env : "TABLETALK_API_KEY";
-  h.api_key = tt_config_get(e->dotenv, key_var);
+  h.api_key = tt_config_get(d, key_var);
   if (o->api_key_env && !h.api_key) {
-    tt_fail(TT_EXIT_FAIL, "--api-key-env %s: that variable is not set (in the environment or ./.env)",
-            key_var);
+    tt_buf_printf(err, "--api-key-env %s: that variable is not set (in the environment or ./.env)",
+                  key_var);
     return NULL;
   }
   double timeout = o->llm_timeout_s;
-  const char *env_timeout = tt_config_get(e->dotenv, "TABLETALK_LLM_TIMEOUT");
+  const char *env_timeout = tt_config_get(d, "TABLETALK_LLM_TIMEOUT");
   if (timeout <= 0 && env_timeout && !tt_parse_double(env_timeout, 0.1, 86400, &timeout)) {
-    tt_fail(TT_EXIT_USAGE, "TABLETALK_LLM_TIMEOUT wants seconds, not '%s'", env_timeout);
+    tt_buf_printf(err, "TABLETALK_LLM_TIMEOUT wants seconds, not '%s'", env_timeout);
     return NULL;
   }
   if (timeout > 0) h.read_timeout_s = timeout;
@@ -165,9 +167,9 @@ static tt_llm *tt_cli_llm(const tt_cli_env *e, const tt_cli_agent_opts *o) {
   h.temperature = o->temperature;
   h.seed = o->seed;
   h.has_seed = o->has_seed;
-  tt_llm_error err;
-  tt_llm *llm = tt_llm_http_new(&h, &err);
-  if (!llm) tt_fail(TT_EXIT_FAIL, "%s", err.message);
+  tt_llm_error lerr;
+  tt_llm *llm = tt_llm_http_new(&h, &lerr);
+  if (!llm) tt_buf_puts(err, lerr.message);
   return llm;
 }
 
@@ -176,7 +178,7 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   memset(e, 0, sizeof *e);
   e->dotenv = tt_dotenv_load(".env");
   const char *url;
-  char *model = tt_cli_pick_model(e, o, &url);
+  char *model = tt_cli_pick_model(e->dotenv, o, &url);
   if (!model && url) tt_llm_http_preload(); /* overlaps opening the database */
   free(model);
   e->state_dir = o->state_dir ? tt_xstrdup(o->state_dir) : tt_default_dir(e->dotenv, "STATE");
@@ -196,8 +198,13 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
     return TT_EXIT_FAIL;
   }
   e->schema = tt_schema_new(cat);
-  e->llm = tt_cli_llm(e, o);
-  if (!e->llm) return TT_EXIT_FAIL;
+  tt_buf lerr = TT_BUF_INIT;
+  e->llm = tt_cli_make_llm(e->dotenv, o, &lerr);
+  if (!e->llm) {
+    tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&lerr));
+    tt_buf_free(&lerr);
+    return TT_EXIT_FAIL;
+  }
   tt_agent_opts ao = tt_agent_default_opts();
   ao.sql.timeout_s = o->sql_timeout_s;
   ao.sql.immutable = o->immutable;

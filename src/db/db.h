@@ -29,6 +29,9 @@ typedef struct tt_db_opts {
   long max_rows;       /* rows returned before the result is cut */
   long max_bytes;      /* bytes returned (text/blob bytes, 8 per number) */
   bool double_quoted_strings; /* accept "x" as a string literal (Spider gold) */
+  long count_rows;     /* past max_rows, keep counting rows (not keeping
+                        * them) up to this many in all, within the time
+                        * limit; 0: stop at the cut */
 } tt_db_opts;
 
 tt_db_opts tt_db_default_opts(void);
@@ -93,6 +96,8 @@ typedef struct tt_result {
   bool truncated;
   tt_trunc truncated_by;
   size_t bytes;           /* bytes counted against max_bytes */
+  int64_t total_rows;     /* rows the statement produced, as far as counted */
+  bool total_exact;       /* total_rows is every row (stepping reached the end) */
   double elapsed_ms;
   tt_arena *arena;        /* owns every string above */
 } tt_result;

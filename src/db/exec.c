@@ -131,27 +131,41 @@ static tt_result *tt_result_start(sqlite3_stmt *st) {
   return r;
 }
 
-/* Steps through the rows under the caps. Returns the final step code. */
+/* Steps through the rows under the caps; past a cap, counts the rows it no
+ * longer keeps when count_rows asks for it. Returns the final step code. */
 static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
   size_t cap_rows = db->opts.max_rows > 0 ? (size_t)db->opts.max_rows : 0;
   size_t cap_bytes = db->opts.max_bytes > 0 ? (size_t)db->opts.max_bytes : 0;
+  int64_t count_cap = db->opts.count_rows > 0 ? db->opts.count_rows : 0;
   size_t alloc = 0;
   int ncols = (int)r->ncols;
+  int64_t seen = 0;
+  bool counting = false;
   int rc;
   db->stepping = true;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (r->nrows >= cap_rows) {
-      r->truncated = true;
-      r->truncated_by = TT_TRUNC_ROWS;
-      break;
+    seen++;
+    if (counting) {
+      if (seen >= count_cap) break;
+      continue;
     }
-    size_t rb = tt_row_bytes(st, ncols);
-    /* NULL and empty cells weigh nothing in bytes but still cost memory:
-     * the number of cells is capped too. */
-    if (r->bytes + rb > cap_bytes || (r->nrows + 1) * r->ncols > TT_MAX_CELLS) {
+    tt_trunc cut = TT_TRUNC_NONE;
+    size_t rb = 0;
+    if (r->nrows >= cap_rows) {
+      cut = TT_TRUNC_ROWS;
+    } else {
+      rb = tt_row_bytes(st, ncols);
+      /* NULL and empty cells weigh nothing in bytes but still cost memory:
+       * the number of cells is capped too. */
+      if (r->bytes + rb > cap_bytes || (r->nrows + 1) * r->ncols > TT_MAX_CELLS)
+        cut = TT_TRUNC_BYTES;
+    }
+    if (cut != TT_TRUNC_NONE) {
       r->truncated = true;
-      r->truncated_by = TT_TRUNC_BYTES;
-      break;
+      r->truncated_by = cut;
+      if (seen >= count_cap) break;
+      counting = true;
+      continue;
     }
     if (r->nrows == alloc) {
       alloc = alloc ? alloc * 2 : 16;
@@ -163,6 +177,11 @@ static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
     r->nrows++;
   }
   db->stepping = false;
+  r->total_rows = seen;
+  r->total_exact = rc == SQLITE_DONE;
+  /* Counting past the cut is a courtesy: when it runs out of time or memory
+   * the rows we hold are still complete up to the cut. */
+  if (counting && rc != SQLITE_ROW && rc != SQLITE_DONE) rc = SQLITE_ROW;
   /* The step that would have found a row past the cap ran out of time: the
    * rows we hold are complete up to the cap and more may exist. */
   if (rc != SQLITE_ROW && rc != SQLITE_DONE && db->timed_out && cap_rows &&

@@ -1,6 +1,7 @@
 /* sha256.c — SHA-256 through OpenSSL's libcrypto (installed with libcurl),
  * loaded with dlopen when first needed so that no command pays for it at
- * start-up. Used to verify downloaded models. */
+ * start-up. Used to verify downloaded models and to sign the state the MCP
+ * server hands to clients. */
 #include "util/util.h"
 
 #include <dlfcn.h>
@@ -16,6 +17,8 @@ typedef struct tt_evp {
   int (*init)(void *ctx, const void *md, void *engine);
   int (*update)(void *ctx, const void *data, size_t n);
   int (*final)(void *ctx, unsigned char *md, unsigned int *n);
+  unsigned char *(*hmac)(const void *md, const void *key, int key_len, const unsigned char *d,
+                         size_t n, unsigned char *out, unsigned int *out_len);
 } tt_evp;
 
 static tt_evp tt_evp_api;
@@ -39,6 +42,7 @@ static void tt_evp_load(void) {
   TT_SYM(init, "EVP_DigestInit_ex");
   TT_SYM(update, "EVP_DigestUpdate");
   TT_SYM(final, "EVP_DigestFinal_ex");
+  TT_SYM(hmac, "HMAC");
   tt_evp_ready = true;
 }
 
@@ -68,4 +72,15 @@ void tt_sha256_finish(tt_sha256 *h, char hex[65]) {
   for (unsigned i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
   tt_evp_api.ctx_free(h->ctx);
   free(h);
+}
+
+bool tt_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t n, char hex[65]) {
+  pthread_once(&tt_evp_once, tt_evp_load);
+  if (!tt_evp_ready || key_len > 1024) return false;
+  unsigned char md[32];
+  unsigned int len = 0;
+  if (!tt_evp_api.hmac(tt_evp_api.sha256(), key, (int)key_len, msg, n, md, &len) || len != 32)
+    return false;
+  for (unsigned i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+  return true;
 }

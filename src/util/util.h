@@ -150,6 +150,17 @@ tt_sha256 *tt_sha256_new(void);
 void tt_sha256_update(tt_sha256 *h, const void *data, size_t n);
 /* Writes 64 lower-case hex digits and a NUL, and frees h. */
 void tt_sha256_finish(tt_sha256 *h, char hex[65]);
+/* HMAC-SHA-256 of msg under key as 64 hex digits; false when libcrypto is
+ * not installed. */
+bool tt_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t n, char hex[65]);
+
+/* ---- base64 (RFC 4648) ------------------------------------------------------ */
+
+/* Appends the base64 of p (url: the URL-safe alphabet without padding). */
+void tt_base64_encode(tt_buf *out, const void *p, size_t n, bool url);
+/* Appends the decoded bytes of s (either alphabet, padding optional); false
+ * when s is not base64. */
+bool tt_base64_decode(tt_buf *out, const char *s, size_t n);
 
 /* ---- configuration: environment, then a .env file ------------------------ */
 

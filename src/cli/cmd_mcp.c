@@ -1,0 +1,213 @@
+/* cmd_mcp.c — `tabletalk serve-mcp DB`: the database as an MCP server over
+ * stdio (for Claude Code, Claude Desktop and other clients that start the
+ * server themselves) or Streamable HTTP with --http. Opens the database
+ * read-only and reads its schema at once; the model for ask_database is
+ * made on the first question, so run_sql and describe_schema start fast
+ * and need no model at all. */
+#include "cli/cli.h"
+#include "mcp/mcp.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char tt_mcp_usage[] =
+    "Usage: tabletalk serve-mcp DB [options]\n"
+    "\n"
+    "Serve the SQLite file DB to MCP clients (read-only): the tools ask_database\n"
+    "(questions in plain language, through the agent), run_sql and describe_schema,\n"
+    "a resource per table, and prompts. stdio by default; stdout carries only\n"
+    "protocol messages, diagnostics go to stderr.\n"
+    "\n"
+    "  claude mcp add tabletalk -- tabletalk serve-mcp /path/to/db.sqlite\n"
+    "\n"
+    "Options:\n"
+    "      --http [HOST:]PORT   serve Streamable HTTP at http://HOST:PORT/mcp instead\n"
+    "                           (HOST 127.0.0.1 unless given; PORT 0 picks one); a\n"
+    "                           TABLETALK_MCP_TOKEN in the environment or ./.env must\n"
+    "                           then come as Authorization: Bearer TOKEN\n"
+    "      --allow-origin URL   let browser pages from URL call the HTTP server\n"
+    "                           (loopback origins always may; repeatable)\n"
+    "      --max-message BYTES  largest message accepted (1048576)\n"
+    "      --workers N          stdio requests served at once (4)\n"
+    "  -h, --help               show this help\n"
+    TT_AGENT_OPTIONS_HELP
+    "\n"
+    "Exit codes: 0 after the input ends or SIGINT/SIGTERM, 1 failure, 2 usage.\n";
+
+enum { TT_OPT_HTTP = 400, TT_OPT_ALLOW_ORIGIN, TT_OPT_MAX_MESSAGE, TT_OPT_WORKERS };
+
+typedef struct tt_mcp_llm_ctx {
+  const tt_dotenv *dotenv;
+  tt_cli_agent_opts opts;
+} tt_mcp_llm_ctx;
+
+static tt_llm *tt_mcp_make_llm(void *ud, tt_buf *err) {
+  tt_mcp_llm_ctx *c = ud;
+  return tt_cli_make_llm(c->dotenv, &c->opts, err);
+}
+
+static void tt_mcp_on_listen(void *ud, const char *url) {
+  const char *db = ud;
+  fprintf(stderr, "tabletalk: serving %s over MCP (Streamable HTTP) at %s\n", db, url);
+  fflush(stderr);
+}
+
+/* "PORT", ":PORT", "HOST:PORT" or "[V6]:PORT". */
+static bool tt_parse_listen(const char *s, char *host, size_t hostsz, long *port) {
+  const char *colon = strrchr(s, ':');
+  const char *p = colon ? colon + 1 : s;
+  if (!tt_parse_long(p, 0, 65535, port)) return false;
+  size_t n = colon ? (size_t)(colon - s) : 0;
+  if (n >= hostsz) return false;
+  memcpy(host, s, n);
+  host[n] = '\0';
+  if (!n) snprintf(host, hostsz, "127.0.0.1");
+  return true;
+}
+
+int cmd_serve_mcp(int argc, char **argv) {
+  static const struct option opts[] = {
+      TT_AGENT_LONG_OPTIONS,
+      {"http", required_argument, NULL, TT_OPT_HTTP},
+      {"allow-origin", required_argument, NULL, TT_OPT_ALLOW_ORIGIN},
+      {"max-message", required_argument, NULL, TT_OPT_MAX_MESSAGE},
+      {"workers", required_argument, NULL, TT_OPT_WORKERS},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  tt_cli_agent_opts o;
+  tt_cli_agent_defaults(&o);
+  o.quiet = true; /* no progress bars from the model on a server */
+  tt_mcp_config cfg = tt_mcp_default_config();
+  const char *http = NULL;
+  const char **origins = tt_xcalloc((size_t)argc + 1, sizeof *origins);
+  size_t norigins = 0;
+  long n;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    int r = tt_cli_agent_option(c, optarg, &o, "serve-mcp");
+    if (r > 0) {
+      free(origins);
+      return r;
+    }
+    if (r == 0) continue;
+    int bad = 0;
+    switch (c) {
+    case TT_OPT_HTTP: http = optarg; break;
+    case TT_OPT_ALLOW_ORIGIN: origins[norigins++] = optarg; break;
+    case TT_OPT_MAX_MESSAGE:
+      if (!tt_parse_long(optarg, 1024, 1L << 30, &n))
+        bad = tt_usage_error("serve-mcp", "--max-message wants bytes from 1024, not '%s'", optarg);
+      cfg.max_message = (size_t)n;
+      break;
+    case TT_OPT_WORKERS:
+      if (!tt_parse_long(optarg, 1, 64, &n))
+        bad = tt_usage_error("serve-mcp", "--workers wants a number from 1 to 64, not '%s'", optarg);
+      cfg.workers = (int)n;
+      break;
+    case 'h':
+      fputs(tt_mcp_usage, stdout);
+      free(origins);
+      return TT_EXIT_OK;
+    case ':': bad = tt_usage_error("serve-mcp", "option '%s' needs a value", argv[optind - 1]); break;
+    default: bad = tt_usage_error("serve-mcp", "unknown option '%s'", argv[optind - 1]); break;
+    }
+    if (bad) {
+      free(origins);
+      return bad;
+    }
+  }
+  if (argc - optind != 1) {
+    free(origins);
+    return tt_usage_error("serve-mcp", argc - optind < 1 ? "give a database file"
+                                                         : "too many arguments: one database");
+  }
+  char host[256];
+  long port = 0;
+  if (http && !tt_parse_listen(http, host, sizeof host, &port)) {
+    free(origins);
+    return tt_usage_error("serve-mcp", "--http wants [HOST:]PORT, e.g. 127.0.0.1:8765, not '%s'",
+                          http);
+  }
+
+  const char *db_arg = argv[optind];
+  tt_dotenv *dotenv = tt_dotenv_load(".env");
+  tt_db_opts dbo = tt_db_default_opts();
+  dbo.immutable = o.immutable;
+  dbo.timeout_s = o.sql_timeout_s;
+  tt_db_error derr;
+  tt_db *db = tt_db_open(db_arg, &dbo, &derr);
+  if (!db) {
+    tt_dotenv_free(dotenv);
+    free(origins);
+    return tt_fail(tt_exit_for(derr.kind), "%s", derr.message);
+  }
+  tt_catalog *cat = tt_db_catalog_load(db, &derr);
+  if (!cat) {
+    tt_db_close(db);
+    tt_dotenv_free(dotenv);
+    free(origins);
+    return tt_fail(TT_EXIT_FAIL, "cannot read the schema of %s: %s", db_arg, derr.message);
+  }
+  tt_schema *schema = tt_schema_new(cat);
+  char *real = realpath(db_arg, NULL);
+  char *state_dir = o.state_dir ? tt_xstrdup(o.state_dir) : tt_default_dir(dotenv, "STATE");
+  tt_mcp_llm_ctx llm_ctx = {.dotenv = dotenv, .opts = o};
+
+  cfg.db_path = real ? real : db_arg;
+  cfg.db_opts = dbo;
+  cfg.schema = schema;
+  cfg.state_dir = state_dir;
+  cfg.agent_opts.sql.timeout_s = o.sql_timeout_s;
+  cfg.agent_opts.sql.immutable = o.immutable;
+  cfg.agent_opts.schema_budget = (size_t)o.schema_budget;
+  cfg.make_llm = tt_mcp_make_llm;
+  cfg.llm_ud = &llm_ctx;
+  tt_buf err = TT_BUF_INIT;
+  int rc = TT_EXIT_OK;
+  tt_mcp_server *srv = tt_mcp_server_new(&cfg, &err);
+  if (!srv) {
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+  } else {
+    volatile sig_atomic_t *stop = tt_interrupt_install_server();
+    if (http) {
+      tt_mcp_http_opts ho = {
+          .host = host,
+          .port = (int)port,
+          .token = tt_config_get(dotenv, "TABLETALK_MCP_TOKEN"),
+          .origins = origins,
+          .norigins = norigins,
+          .on_listen = tt_mcp_on_listen,
+          .ud = (void *)db_arg,
+      };
+      bool loopback = strcmp(host, "127.0.0.1") == 0 || strcmp(host, "localhost") == 0 ||
+                      strcmp(host, "::1") == 0 || strcmp(host, "[::1]") == 0;
+      if (!loopback && !ho.token)
+        fprintf(stderr,
+                "tabletalk: warning: serving %s on %s without a token: anyone who can reach "
+                "this address can read the database (set TABLETALK_MCP_TOKEN)\n",
+                db_arg, host);
+      if (tt_mcp_serve_http(srv, &ho, stop, &err) != 0)
+        rc = tt_fail(TT_EXIT_FAIL, "--http %s: %s", http, tt_buf_cstr(&err));
+    } else {
+      if (isatty(STDERR_FILENO))
+        fprintf(stderr,
+                "tabletalk: serving %s over MCP on stdin/stdout (%zu tables); an MCP client "
+                "starts this command itself, see `tabletalk serve-mcp --help`\n",
+                db_arg, tt_schema_count(schema));
+      rc = tt_mcp_serve_stdio(srv, STDIN_FILENO, STDOUT_FILENO, stop) ? TT_EXIT_FAIL : TT_EXIT_OK;
+    }
+  }
+  tt_mcp_server_free(srv);
+  tt_buf_free(&err);
+  tt_schema_free(schema);
+  tt_db_close(db);
+  free(state_dir);
+  free(real);
+  tt_dotenv_free(dotenv);
+  free(origins);
+  return rc;
+}

@@ -1,0 +1,704 @@
+/* http.c — the Streamable HTTP transport on libmicrohttpd: one endpoint,
+ * /mcp, taking POSTed JSON-RPC. Requests are answered with JSON, or with a
+ * server-sent event stream when ask_database has something to send before
+ * its result (progress, an elicitation request of a handshake revision);
+ * closing that stream cancels the question. initialize opens a session
+ * (Mcp-Session-Id) that later requests of the handshake revisions name;
+ * 2026-07-28 requests need none.
+ *
+ * Guards: binds to loopback unless told otherwise, checks Host and Origin
+ * against DNS rebinding, and requires a bearer token when one is set. Each
+ * connection has its own thread, so requests run concurrently. */
+#include "mcp/mcp_internal.h"
+#include "mcp/mhd_api.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TT_SESSION_IDLE_S 3600
+#define TT_SESSIONS_MAX 1000
+#define TT_KEEPALIVE_MS 15000
+
+typedef struct tt_http_session {
+  char id[40];
+  tt_mcp_conn *conn;
+  int refs;
+  struct tt_http_session *next;
+} tt_http_session;
+
+typedef struct tt_http {
+  tt_mcp_server *srv;
+  const tt_mhd_api *mhd;
+  const tt_mcp_http_opts *o;
+  bool loopback;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  tt_http_session *sessions;
+  size_t nsessions;
+  int streams;            /* stream workers still running */
+  volatile sig_atomic_t stopping;
+} tt_http;
+
+/* What MHD keeps per request while the body arrives. */
+typedef struct tt_http_req {
+  tt_buf body;
+  size_t received;
+  bool too_large;
+} tt_http_req;
+
+/* ---- sessions ------------------------------------------------------------- */
+
+static void tt_hsession_unref(tt_http *h, tt_http_session *s) {
+  if (!s) return;
+  pthread_mutex_lock(&h->mu);
+  bool gone = --s->refs == 0;
+  pthread_mutex_unlock(&h->mu);
+  if (gone) tt_mcp_conn_free(s->conn);
+  if (gone) free(s);
+}
+
+/* Unlinks a session; its memory goes with the last reference. Call with mu. */
+static void tt_hsession_unlink(tt_http *h, tt_http_session *s) {
+  for (tt_http_session **p = &h->sessions; *p; p = &(*p)->next) {
+    if (*p == s) {
+      *p = s->next;
+      h->nsessions--;
+      break;
+    }
+  }
+  tt_mcp_conn_cancel_all(s->conn);
+  tt_mcp_conn_close(s->conn);
+}
+
+static tt_http_session *tt_hsession_new(tt_http *h) {
+  tt_http_session *s = tt_xcalloc(1, sizeof *s);
+  tt_random_hex(s->id, 16);
+  s->conn = tt_mcp_conn_new();
+  s->refs = 2; /* the list and the request that creates it */
+  tt_http_session *drop = NULL;
+  pthread_mutex_lock(&h->mu);
+  /* Forget sessions idle for an hour, and the oldest idle one when full. */
+  for (tt_http_session *p = h->sessions, *next; p; p = next) {
+    next = p->next;
+    if (p->refs == 1 && tt_mcp_conn_idle_s(p->conn) > TT_SESSION_IDLE_S) {
+      tt_hsession_unlink(h, p);
+      p->next = drop;
+      drop = p;
+    }
+  }
+  if (h->nsessions >= TT_SESSIONS_MAX) {
+    tt_http_session *oldest = NULL;
+    for (tt_http_session *p = h->sessions; p; p = p->next)
+      if (p->refs == 1 && (!oldest || tt_mcp_conn_idle_s(p->conn) > tt_mcp_conn_idle_s(oldest->conn)))
+        oldest = p;
+    if (oldest) {
+      tt_hsession_unlink(h, oldest);
+      oldest->next = drop;
+      drop = oldest;
+    }
+  }
+  s->next = h->sessions;
+  h->sessions = s;
+  h->nsessions++;
+  pthread_mutex_unlock(&h->mu);
+  while (drop) {
+    tt_http_session *n = drop->next;
+    tt_hsession_unref(h, drop);
+    drop = n;
+  }
+  return s;
+}
+
+static tt_http_session *tt_hsession_get(tt_http *h, const char *id) {
+  tt_http_session *found = NULL;
+  pthread_mutex_lock(&h->mu);
+  for (tt_http_session *s = h->sessions; s; s = s->next) {
+    if (strcmp(s->id, id) == 0) {
+      found = s;
+      s->refs++;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&h->mu);
+  if (found) tt_mcp_conn_touch(found->conn);
+  return found;
+}
+
+/* Ends a session (DELETE, or an initialize that failed). */
+static void tt_hsession_end(tt_http *h, tt_http_session *s) {
+  pthread_mutex_lock(&h->mu);
+  bool listed = false;
+  for (tt_http_session *p = h->sessions; p; p = p->next) listed = listed || p == s;
+  if (listed) tt_hsession_unlink(h, s);
+  pthread_mutex_unlock(&h->mu);
+  if (listed) tt_hsession_unref(h, s);
+}
+
+/* ---- checks --------------------------------------------------------------------- */
+
+static bool tt_is_loopback_host(const char *host, size_t n) {
+  static const char *const names[] = {"localhost", "127.0.0.1", "[::1]", "::1"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strlen(names[i]) == n && strncasecmp(host, names[i], n) == 0) return true;
+  return false;
+}
+
+/* The host part of "host:port", "[v6]:port" or "host". */
+static size_t tt_host_part(const char *s) {
+  if (*s == '[') {
+    const char *e = strchr(s, ']');
+    return e ? (size_t)(e - s + 1) : strlen(s);
+  }
+  const char *colon = strchr(s, ':');
+  return colon ? (size_t)(colon - s) : strlen(s);
+}
+
+/* DNS rebinding: a page on evil.example resolving to 127.0.0.1 still sends
+ * Host: evil.example. */
+static bool tt_host_ok(const tt_http *h, const char *host) {
+  if (!h->loopback) return true;
+  if (!host) return false;
+  return tt_is_loopback_host(host, tt_host_part(host));
+}
+
+static bool tt_origin_ok(const tt_http *h, const char *origin) {
+  if (!origin) return true; /* not a browser */
+  for (size_t i = 0; i < h->o->norigins; i++)
+    if (strcmp(origin, h->o->origins[i]) == 0) return true;
+  const char *rest = NULL;
+  if (strncmp(origin, "http://", 7) == 0) rest = origin + 7;
+  else if (strncmp(origin, "https://", 8) == 0) rest = origin + 8;
+  if (!rest) return false;
+  return tt_is_loopback_host(rest, tt_host_part(rest));
+}
+
+static bool tt_token_ok(const tt_http *h, const char *auth) {
+  const char *token = h->o->token;
+  if (!token || !*token) return true;
+  if (!auth || strncasecmp(auth, "Bearer ", 7) != 0) return false;
+  const char *given = auth + 7;
+  size_t n = strlen(token), m = strlen(given);
+  unsigned diff = (unsigned)(n ^ m); /* constant time in the token */
+  for (size_t i = 0; i < n; i++) diff |= (unsigned)(token[i] ^ (i < m ? given[i] : 0));
+  return diff == 0;
+}
+
+/* Whether a header value mentions what (case-insensitive). */
+static bool tt_has_token(const char *header, const char *what) {
+  if (!header) return false;
+  size_t n = strlen(what);
+  for (const char *p = header; *p; p++)
+    if (strncasecmp(p, what, n) == 0) return true;
+  return false;
+}
+
+/* ---- responses --------------------------------------------------------------------- */
+
+static void tt_add_common_headers(tt_http *h, struct MHD_Response *r, const char *origin,
+                                  const char *session) {
+  if (origin && tt_origin_ok(h, origin)) {
+    h->mhd->add_response_header(r, "Access-Control-Allow-Origin", origin);
+    h->mhd->add_response_header(r, "Access-Control-Expose-Headers", "Mcp-Session-Id");
+    h->mhd->add_response_header(r, "Vary", "Origin");
+  }
+  if (session) h->mhd->add_response_header(r, "Mcp-Session-Id", session);
+}
+
+static enum MHD_Result tt_send(tt_http *h, struct MHD_Connection *c, unsigned status,
+                               const char *type, const char *body, size_t len, const char *origin,
+                               const char *session, const char *extra_name, const char *extra) {
+  struct MHD_Response *r =
+      h->mhd->create_response_from_buffer(len, (void *)(body ? body : ""), MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  if (type) h->mhd->add_response_header(r, "Content-Type", type);
+  h->mhd->add_response_header(r, "Cache-Control", "no-store");
+  if (extra_name) h->mhd->add_response_header(r, extra_name, extra);
+  tt_add_common_headers(h, r, origin, session);
+  enum MHD_Result ret = h->mhd->queue_response(c, status, r);
+  h->mhd->destroy_response(r);
+  return ret;
+}
+
+static enum MHD_Result tt_send_json(tt_http *h, struct MHD_Connection *c, unsigned status,
+                                    json_t *msg, const char *origin, const char *session) {
+  tt_buf b = TT_BUF_INIT;
+  tt_rpc_dump(&b, msg);
+  json_decref(msg);
+  enum MHD_Result r = tt_send(h, c, status, "application/json", b.data, b.len, origin, session,
+                              NULL, NULL);
+  tt_buf_free(&b);
+  return r;
+}
+
+static enum MHD_Result tt_send_error(tt_http *h, struct MHD_Connection *c, unsigned status,
+                                     int code, const char *message, const char *origin) {
+  return tt_send_json(h, c, status, tt_rpc_error(NULL, code, message, NULL), origin, NULL);
+}
+
+/* ---- event streams ------------------------------------------------------------------- */
+
+typedef struct tt_sse {
+  tt_http *h;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  tt_buf pending;       /* bytes not yet handed to MHD */
+  size_t off;
+  bool done;            /* the response is in pending */
+  int refs;             /* the worker and MHD */
+  int fd;               /* the client's socket, to notice it hang up */
+  double last_ms;
+  tt_mcp_call call;
+  json_t *msg;
+  tt_http_session *session;
+} tt_sse;
+
+static void tt_sse_unref(tt_sse *s) {
+  pthread_mutex_lock(&s->mu);
+  bool gone = --s->refs == 0;
+  pthread_mutex_unlock(&s->mu);
+  if (!gone) return;
+  tt_buf_free(&s->pending);
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+static bool tt_sse_send(void *ud, const json_t *msg) {
+  tt_sse *s = ud;
+  tt_buf line = TT_BUF_INIT;
+  tt_rpc_dump(&line, msg);
+  pthread_mutex_lock(&s->mu);
+  bool open = s->refs == 2 && !s->call.cancel;
+  if (open) {
+    tt_buf_puts(&s->pending, "event: message\ndata: ");
+    tt_buf_append(&s->pending, line.data, line.len);
+    tt_buf_puts(&s->pending, "\n\n");
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  tt_buf_free(&line);
+  return open;
+}
+
+static bool tt_peer_gone(int fd) {
+  if (fd < 0) return false;
+#ifdef POLLRDHUP
+  short ev = POLLRDHUP;
+#else
+  short ev = 0;
+#endif
+  struct pollfd p = {.fd = fd, .events = ev};
+  return poll(&p, 1, 0) > 0 && (p.revents & (ev | POLLHUP | POLLERR | POLLNVAL));
+}
+
+static ssize_t tt_sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  (void)pos;
+  tt_sse *s = cls;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    if (s->off < s->pending.len) {
+      size_t n = s->pending.len - s->off;
+      if (n > max) n = max;
+      memcpy(buf, s->pending.data + s->off, n);
+      s->off += n;
+      if (s->off == s->pending.len) {
+        tt_buf_reset(&s->pending);
+        s->off = 0;
+      }
+      s->last_ms = tt_now_ms();
+      pthread_mutex_unlock(&s->mu);
+      return (ssize_t)n;
+    }
+    if (s->done) {
+      pthread_mutex_unlock(&s->mu);
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    if (s->h->stopping || tt_peer_gone(s->fd)) {
+      s->call.cancel = 1; /* closing the stream cancels the request */
+      pthread_mutex_unlock(&s->mu);
+      return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    if (tt_now_ms() - s->last_ms > TT_KEEPALIVE_MS) {
+      tt_buf_puts(&s->pending, ": keep-alive\n\n");
+      continue;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 100 * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+  }
+}
+
+static void tt_sse_closed(void *cls) {
+  tt_sse *s = cls;
+  pthread_mutex_lock(&s->mu);
+  if (!s->done) s->call.cancel = 1;
+  pthread_mutex_unlock(&s->mu);
+  tt_sse_unref(s);
+}
+
+static void *tt_sse_worker(void *arg) {
+  tt_sse *s = arg;
+  tt_http *h = s->h;
+  const json_t *id = json_object_get(s->msg, "id");
+  if (s->session) tt_mcp_conn_track(s->session->conn, id, &s->call.cancel);
+  json_t *reply = tt_mcp_handle(h->srv, &s->call, s->msg);
+  if (reply && !s->call.no_reply) tt_sse_send(s, reply);
+  json_decref(reply);
+  if (s->session) tt_mcp_conn_untrack(s->session->conn, id);
+  pthread_mutex_lock(&s->mu);
+  s->done = true;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  tt_hsession_unref(h, s->session);
+  json_decref(s->msg);
+  tt_sse_unref(s);
+  pthread_mutex_lock(&h->mu);
+  h->streams--;
+  pthread_cond_broadcast(&h->cv);
+  pthread_mutex_unlock(&h->mu);
+  return NULL;
+}
+
+/* ---- POST ------------------------------------------------------------------------------ */
+
+static const char *tt_header(tt_http *h, struct MHD_Connection *c, const char *name) {
+  return h->mhd->lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+static bool tt_is_modern(const json_t *msg) {
+  const json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+  const char *method = json_string_value(json_object_get(msg, "method"));
+  return json_object_get(meta, "io.modelcontextprotocol/protocolVersion") != NULL &&
+         !(method && strcmp(method, "initialize") == 0);
+}
+
+static bool tt_is_method(const json_t *msg, const char *method) {
+  const char *m = json_string_value(json_object_get(msg, "method"));
+  return m && strcmp(m, method) == 0 && json_object_get(msg, "id");
+}
+
+/* ask_database is the one request with something to say before its
+ * result: progress, and the question of a handshake revision. */
+static bool tt_wants_stream(tt_http *h, struct MHD_Connection *c, const json_t *msg) {
+  if (!tt_has_token(tt_header(h, c, "Accept"), "text/event-stream")) return false;
+  if (!tt_is_method(msg, "tools/call")) return false;
+  const char *name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
+  return name && strcmp(name, "ask_database") == 0;
+}
+
+static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req *rq,
+                               const char *origin) {
+  if (rq->too_large)
+    return tt_send_json(h, c, 413, tt_mcp_too_large(h->srv, rq->received), origin, NULL);
+  const char *ctype = tt_header(h, c, "Content-Type");
+  if (!ctype || strncasecmp(ctype, "application/json", 16) != 0)
+    return tt_send_error(h, c, 415, TT_RPC_INVALID_REQUEST,
+                         "Unsupported Media Type: send the JSON-RPC message with Content-Type: "
+                         "application/json",
+                         origin);
+  const char *accept = tt_header(h, c, "Accept");
+  if (accept && !tt_has_token(accept, "application/json") &&
+      !tt_has_token(accept, "text/event-stream") && !tt_has_token(accept, "*/*") &&
+      !tt_has_token(accept, "application/*"))
+    return tt_send_error(h, c, 406, TT_RPC_INVALID_REQUEST,
+                         "Not Acceptable: accept application/json and text/event-stream", origin);
+  json_error_t e;
+  json_t *msg = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len, JSON_DECODE_ANY, &e);
+  if (!msg) return tt_send_json(h, c, 400, tt_mcp_parse_error(&e), origin, NULL);
+
+  const char *sid = tt_header(h, c, "Mcp-Session-Id");
+  bool modern = tt_is_modern(msg);
+  tt_http_session *session = NULL;
+  bool created = false;
+  if (sid && !modern) {
+    session = tt_hsession_get(h, sid);
+    if (!session) {
+      json_decref(msg);
+      return tt_send_error(h, c, 404, -32001,
+                           "Session not found: it ended or the server restarted; send "
+                           "initialize again without Mcp-Session-Id",
+                           origin);
+    }
+  } else if (!modern && tt_is_method(msg, "initialize")) {
+    session = tt_hsession_new(h);
+    created = true;
+  }
+  tt_mcp_call call = {
+      .conn = session ? session->conn : NULL,
+      .http = true,
+      .header_version = tt_header(h, c, "MCP-Protocol-Version"),
+      .header_method = tt_header(h, c, "Mcp-Method"),
+      .header_name = tt_header(h, c, "Mcp-Name"),
+  };
+
+  if (tt_wants_stream(h, c, msg)) {
+    json_t *bad = tt_mcp_precheck(h->srv, &call, msg);
+    if (bad) {
+      tt_hsession_unref(h, session);
+      json_decref(msg);
+      return tt_send_json(h, c, (unsigned)call.http_status, bad, origin, NULL);
+    }
+    tt_sse *s = tt_xcalloc(1, sizeof *s);
+    s->h = h;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->refs = 2;
+    s->last_ms = tt_now_ms();
+    const union MHD_ConnectionInfo *ci =
+        h->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    s->fd = ci ? ci->connect_fd : -1;
+    s->call = call;
+    s->call.send = tt_sse_send;
+    s->call.send_ud = s;
+    s->msg = msg;
+    s->session = session;
+    struct MHD_Response *r =
+        h->mhd->create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, tt_sse_read, s, tt_sse_closed);
+    pthread_t t;
+    pthread_mutex_lock(&h->mu);
+    bool started = r && pthread_create(&t, NULL, tt_sse_worker, s) == 0;
+    if (started) h->streams++;
+    pthread_mutex_unlock(&h->mu);
+    if (!started) {
+      if (r) h->mhd->destroy_response(r); /* frees s through tt_sse_closed: one ref */
+      else tt_sse_unref(s);
+      tt_sse_unref(s);
+      tt_hsession_unref(h, session);
+      json_decref(msg);
+      return tt_send_error(h, c, 503, TT_RPC_INTERNAL_ERROR,
+                           "Service Unavailable: cannot start a worker; try again", origin);
+    }
+    pthread_detach(t);
+    h->mhd->add_response_header(r, "Content-Type", "text/event-stream");
+    h->mhd->add_response_header(r, "Cache-Control", "no-cache");
+    h->mhd->add_response_header(r, "X-Accel-Buffering", "no");
+    tt_add_common_headers(h, r, origin, NULL);
+    enum MHD_Result ret = h->mhd->queue_response(c, 200, r);
+    h->mhd->destroy_response(r);
+    return ret;
+  }
+
+  const json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
+  bool track = session && id && json_object_get(msg, "method");
+  if (track) tt_mcp_conn_track(session->conn, id, &call.cancel);
+  json_t *reply = tt_mcp_handle(h->srv, &call, msg);
+  if (track) tt_mcp_conn_untrack(session->conn, id);
+  bool init_ok = created && reply && json_object_get(reply, "result");
+  if (created && !init_ok) tt_hsession_end(h, session);
+  char sid_copy[40] = "";
+  if (init_ok) snprintf(sid_copy, sizeof sid_copy, "%s", session->id);
+  tt_hsession_unref(h, session);
+  json_decref(msg);
+  if (!reply || call.no_reply)
+    return tt_send(h, c, 202, NULL, NULL, 0, origin, NULL, NULL, NULL);
+  return tt_send_json(h, c, (unsigned)call.http_status, reply, origin, init_ok ? sid_copy : NULL);
+}
+
+static enum MHD_Result tt_delete(tt_http *h, struct MHD_Connection *c, const char *origin) {
+  const char *sid = tt_header(h, c, "Mcp-Session-Id");
+  if (!sid)
+    return tt_send_error(h, c, 400, TT_RPC_INVALID_REQUEST,
+                         "Bad Request: DELETE ends a session; name it with Mcp-Session-Id", origin);
+  tt_http_session *s = tt_hsession_get(h, sid);
+  if (!s) return tt_send_error(h, c, 404, -32001, "Session not found", origin);
+  tt_hsession_end(h, s);
+  tt_hsession_unref(h, s);
+  return tt_send(h, c, 200, NULL, NULL, 0, origin, NULL, NULL, NULL);
+}
+
+static enum MHD_Result tt_serve(tt_http *h, struct MHD_Connection *c, const char *url,
+                                const char *method, tt_http_req *rq) {
+  const char *origin = tt_header(h, c, "Origin");
+  if (strcmp(url, "/mcp") != 0 && strcmp(url, "/mcp/") != 0) {
+    static const char msg[] = "Not Found: the MCP endpoint is /mcp\n";
+    return tt_send(h, c, 404, "text/plain; charset=utf-8", msg, sizeof msg - 1, NULL, NULL, NULL,
+                   NULL);
+  }
+  if (!tt_host_ok(h, tt_header(h, c, "Host")))
+    return tt_send_error(h, c, 403, TT_RPC_INVALID_REQUEST,
+                         "Forbidden: the Host header must name this machine (localhost, "
+                         "127.0.0.1 or [::1])",
+                         NULL);
+  if (!tt_origin_ok(h, origin))
+    return tt_send_error(h, c, 403, TT_RPC_INVALID_REQUEST,
+                         "Forbidden: requests from this Origin are not allowed (serve-mcp "
+                         "--allow-origin adds one)",
+                         NULL);
+  if (strcmp(method, "OPTIONS") == 0) {
+    struct MHD_Response *r = h->mhd->create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r) return MHD_NO;
+    h->mhd->add_response_header(r, "Access-Control-Allow-Methods", "POST, DELETE, OPTIONS");
+    h->mhd->add_response_header(r, "Access-Control-Allow-Headers",
+                                "Content-Type, Accept, Authorization, Mcp-Session-Id, "
+                                "MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID");
+    h->mhd->add_response_header(r, "Access-Control-Max-Age", "600");
+    tt_add_common_headers(h, r, origin, NULL);
+    enum MHD_Result ret = h->mhd->queue_response(c, 204, r);
+    h->mhd->destroy_response(r);
+    return ret;
+  }
+  if (!tt_token_ok(h, tt_header(h, c, "Authorization"))) {
+    json_t *e = tt_rpc_error(NULL, TT_RPC_INVALID_REQUEST,
+                             "Unauthorized: send Authorization: Bearer <the TABLETALK_MCP_TOKEN "
+                             "of the server>",
+                             NULL);
+    tt_buf b = TT_BUF_INIT;
+    tt_rpc_dump(&b, e);
+    json_decref(e);
+    enum MHD_Result r = tt_send(h, c, 401, "application/json", b.data, b.len, origin, NULL,
+                                "WWW-Authenticate", "Bearer realm=\"tabletalk\"");
+    tt_buf_free(&b);
+    return r;
+  }
+  if (strcmp(method, "POST") == 0) return tt_post(h, c, rq, origin);
+  if (strcmp(method, "DELETE") == 0) return tt_delete(h, c, origin);
+  static const char msg[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Method Not "
+      "Allowed: POST JSON-RPC messages to /mcp (this server opens no GET stream)\"}}";
+  return tt_send(h, c, 405, "application/json", msg, sizeof msg - 1, origin, NULL, "Allow",
+                 "POST, DELETE, OPTIONS");
+}
+
+static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char *url,
+                                 const char *method, const char *version, const char *upload,
+                                 size_t *upload_size, void **con_cls) {
+  (void)version;
+  tt_http *h = cls;
+  tt_http_req *rq = *con_cls;
+  if (!rq) {
+    *con_cls = tt_xcalloc(1, sizeof *rq);
+    return MHD_YES;
+  }
+  if (*upload_size) {
+    rq->received += *upload_size;
+    if (rq->received > tt_mcp_max_message(h->srv)) {
+      rq->too_large = true;
+      tt_buf_free(&rq->body);
+    } else {
+      tt_buf_append(&rq->body, upload, *upload_size);
+    }
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  return tt_serve(h, c, url, method, rq);
+}
+
+static void tt_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode code) {
+  (void)cls;
+  (void)c;
+  (void)code;
+  tt_http_req *rq = *con_cls;
+  if (!rq) return;
+  tt_buf_free(&rq->body);
+  free(rq);
+  *con_cls = NULL;
+}
+
+static void tt_mhd_log(void *cls, const char *fmt, va_list ap) TT_PRINTF(2, 0);
+static void tt_mhd_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_vprintf(&b, fmt, ap);
+  fprintf(stderr, "tabletalk: http: %s%s", tt_buf_cstr(&b),
+          b.len && b.data[b.len - 1] == '\n' ? "" : "\n");
+  tt_buf_free(&b);
+}
+
+/* ---- the server ---------------------------------------------------------------------------- */
+
+int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_atomic_t *stop,
+                      tt_buf *err) {
+  const tt_mhd_api *mhd = tt_mhd_api_get(err);
+  if (!mhd) return 1;
+  const char *host = o->host && *o->host ? o->host : "127.0.0.1";
+  char hostbuf[256];
+  size_t hl = strlen(host);
+  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']' && hl - 2 < sizeof hostbuf) {
+    memcpy(hostbuf, host + 1, hl - 2);
+    hostbuf[hl - 2] = '\0';
+    host = hostbuf;
+  }
+  char port[16];
+  snprintf(port, sizeof port, "%d", o->port);
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                           .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+  struct addrinfo *ai = NULL;
+  int gai = getaddrinfo(host, port, &hints, &ai);
+  if (gai != 0 || !ai) {
+    tt_buf_printf(err, "cannot use the address %s: %s", host, gai_strerror(gai));
+    return 1;
+  }
+  tt_http h;
+  memset(&h, 0, sizeof h);
+  h.srv = s;
+  h.mhd = mhd;
+  h.o = o;
+  bool v6 = ai->ai_family == AF_INET6;
+  if (v6) {
+    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)(const void *)ai->ai_addr;
+    h.loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+  } else {
+    const struct sockaddr_in *a = (const struct sockaddr_in *)(const void *)ai->ai_addr;
+    h.loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+  }
+  pthread_mutex_init(&h.mu, NULL);
+  pthread_cond_init(&h.cv, NULL);
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+                   MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+  struct MHD_Daemon *d = mhd->start_daemon(
+      flags, (uint16_t)o->port, NULL, NULL, tt_access, &h, MHD_OPTION_EXTERNAL_LOGGER, tt_mhd_log,
+      NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, tt_completed, NULL,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+      MHD_OPTION_END);
+  freeaddrinfo(ai);
+  if (!d) {
+    tt_buf_printf(err, "cannot listen on %s port %d (in use, or not an address of this machine)",
+                  host, o->port);
+    pthread_cond_destroy(&h.cv);
+    pthread_mutex_destroy(&h.mu);
+    return 1;
+  }
+  const union MHD_DaemonInfo *di = mhd->get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+  int bound = di ? di->port : o->port;
+  if (o->on_listen) {
+    char url[320];
+    snprintf(url, sizeof url, v6 ? "http://[%s]:%d/mcp" : "http://%s:%d/mcp", host, bound);
+    o->on_listen(o->ud, url);
+  }
+  while (!*stop) {
+    struct timespec ts = {0, 100 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  /* Stop: streams see `stopping` and cancel their questions; sessions
+   * cancel what they have in flight. */
+  h.stopping = 1;
+  pthread_mutex_lock(&h.mu);
+  for (tt_http_session *p = h.sessions; p; p = p->next) tt_mcp_conn_cancel_all(p->conn);
+  pthread_mutex_unlock(&h.mu);
+  mhd->stop_daemon(d);
+  pthread_mutex_lock(&h.mu);
+  while (h.streams > 0) pthread_cond_wait(&h.cv, &h.mu);
+  pthread_mutex_unlock(&h.mu);
+  while (h.sessions) {
+    tt_http_session *n = h.sessions->next;
+    tt_mcp_conn_free(h.sessions->conn);
+    free(h.sessions);
+    h.sessions = n;
+  }
+  pthread_cond_destroy(&h.cv);
+  pthread_mutex_destroy(&h.mu);
+  return 0;
+}
