@@ -59,6 +59,11 @@ tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err);
 void tt_db_close(tt_db *db);
 const char *tt_db_path(const tt_db *db);
 const tt_db_opts *tt_db_get_opts(const tt_db *db);
+/* A number that changes whenever the database file's contents may have
+ * changed (a commit by any process, in rollback or WAL mode), read from the
+ * file headers without a lock; 0 when it cannot tell. With immutable the
+ * file is taken not to change. For caching results of repeatable queries. */
+uint64_t tt_db_data_stamp(const tt_db *db);
 void tt_db_set_opts(tt_db *db, const tt_db_opts *opts);
 
 /* ---- result sets ------------------------------------------------------ */
@@ -98,6 +103,9 @@ typedef struct tt_result {
   size_t bytes;           /* bytes counted against max_bytes */
   int64_t total_rows;     /* rows the statement produced, as far as counted */
   bool total_exact;       /* total_rows is every row (stepping reached the end) */
+  bool repeatable;        /* the same SQL on unchanged data gives this same
+                           * result: no clock, randomness or connection
+                           * counters, and no time limit cut it short */
   double elapsed_ms;
   tt_arena *arena;        /* owns every string above */
 } tt_result;

@@ -22,6 +22,7 @@ struct tt_db {
   char deny[320];     /* why, in words for the user */
   double deadline_ms; /* progress handler stops the query after this */
   bool timed_out;
+  bool varies;        /* calls a function whose value changes between runs */
 };
 
 void tt_db_set_error(tt_db_error *err, tt_db_errkind kind, const char *fmt, ...)

@@ -245,6 +245,8 @@ tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err)
     return NULL;
   }
   sqlite3_finalize(st);
+  r->repeatable = !db->varies && !db->timed_out && (r->total_exact || !db->opts.count_rows ||
+                                                    r->total_rows >= db->opts.count_rows);
   r->elapsed_ms = tt_now_ms() - t0;
   return r;
 }

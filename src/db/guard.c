@@ -65,6 +65,15 @@ static bool tt_in_list(const char *name, const char *const *list, size_t n) {
   return name && bsearch(name, list, n, sizeof *list, tt_cmp_name) != NULL;
 }
 
+/* Functions whose result can differ between two runs on the same data:
+ * the clock, randomness and the connection's own counters. A statement
+ * calling one is not repeatable (see tt_result.repeatable). */
+static const char *const tt_varying_functions[] = {
+    "changes", "current_date", "current_time", "current_timestamp", "date", "datetime",
+    "julianday", "last_insert_rowid", "random", "randomblob", "strftime", "time", "timediff",
+    "total_changes", "unixepoch",
+};
+
 #define TT_IN(name, list) tt_in_list(name, list, sizeof list / sizeof list[0])
 
 static bool tt_table_forbidden(const char *t) {
@@ -131,6 +140,7 @@ static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
                          "internals, not data", a1);
     return SQLITE_OK;
   case SQLITE_FUNCTION:
+    if (TT_IN(a2, tt_varying_functions)) db->varies = true;
     if (TT_IN(a2, tt_allowed_functions)) return SQLITE_OK;
     return tt_deny(db, "function not allowed: %s() (only built-in scalar, "
                        "aggregate, window, date, math and JSON functions can "
@@ -240,6 +250,7 @@ void tt_guard_arm(tt_db *db) {
   db->deny_weak = false;
   db->deny[0] = '\0';
   db->timed_out = false;
+  db->varies = false;
   db->stepping = false;
   db->deadline_ms = tt_now_ms() + db->opts.timeout_s * 1000.0;
 }

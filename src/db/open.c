@@ -4,6 +4,7 @@
 #include "db/db_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,4 +229,46 @@ void tt_db_set_opts(tt_db *db, const tt_db_opts *opts) {
     sqlite3_db_config(db->h, SQLITE_DBCONFIG_DQS_DML,
                       opts->double_quoted_strings ? 1 : 0, (int *)NULL);
   db->opts = *opts;
+}
+
+/* FNV-1a, to fold the header bytes and file facts into one number. */
+static uint64_t tt_fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* Folds in a file's identity, size, modification time and first bytes. */
+static uint64_t tt_stamp_file(uint64_t h, const char *path, size_t head, bool *ok) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (errno != ENOENT) *ok = false;
+    return tt_fnv(h, "-", 1); /* no such file (no WAL): a state of its own */
+  }
+  struct stat st;
+  unsigned char buf[100];
+  if (fstat(fd, &st) != 0) {
+    *ok = false;
+  } else {
+    int64_t facts[5] = {(int64_t)st.st_dev, (int64_t)st.st_ino, (int64_t)st.st_size,
+                        (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec};
+    h = tt_fnv(h, facts, sizeof facts);
+    ssize_t n = pread(fd, buf, head < sizeof buf ? head : sizeof buf, 0);
+    if (n > 0) h = tt_fnv(h, buf, (size_t)n);
+  }
+  close(fd);
+  return h;
+}
+
+uint64_t tt_db_data_stamp(const tt_db *db) {
+  if (db->opts.immutable) return 1;
+  /* Rollback mode: every commit rewrites page 1 with a new file change
+   * counter (header offset 24). WAL mode: every commit appends to -wal,
+   * and a restarted WAL gets new salts in its 32-byte header. */
+  bool ok = true;
+  uint64_t h = tt_stamp_file(1469598103934665603ULL, db->path, 100, &ok);
+  char *wal = tt_xasprintf("%s-wal", db->path);
+  h = tt_stamp_file(h, wal, 32, &ok);
+  free(wal);
+  return ok && h ? h : 0;
 }

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct tt_inflight {
+struct tt_inflight {
   char *key;
   volatile sig_atomic_t *flag;
-  struct tt_inflight *next;
-} tt_inflight;
+  struct tt_inflight *prev, *next;
+};
 
 typedef struct tt_waiter {
   char *key;
@@ -76,31 +76,29 @@ bool tt_mcp_conn_legacy(tt_mcp_conn *c, char version[16], json_t **caps) {
   return ok;
 }
 
-void tt_mcp_conn_track(tt_mcp_conn *c, const json_t *id, volatile sig_atomic_t *flag) {
+tt_inflight *tt_mcp_conn_track(tt_mcp_conn *c, const json_t *id, volatile sig_atomic_t *flag) {
   tt_inflight *f = tt_xcalloc(1, sizeof *f);
   f->key = tt_rpc_id_key(id);
   f->flag = flag;
   pthread_mutex_lock(&c->mu);
   f->next = c->inflight;
+  if (c->inflight) c->inflight->prev = f;
   c->inflight = f;
   c->last_used_ms = tt_now_ms();
   pthread_mutex_unlock(&c->mu);
+  return f;
 }
 
-void tt_mcp_conn_untrack(tt_mcp_conn *c, const json_t *id) {
-  char *key = tt_rpc_id_key(id);
+void tt_mcp_conn_untrack(tt_mcp_conn *c, tt_inflight *f) {
+  if (!f) return;
   pthread_mutex_lock(&c->mu);
-  for (tt_inflight **p = &c->inflight; *p; p = &(*p)->next) {
-    if (strcmp((*p)->key, key) == 0) {
-      tt_inflight *f = *p;
-      *p = f->next;
-      free(f->key);
-      free(f);
-      break;
-    }
-  }
+  if (f->prev) f->prev->next = f->next;
+  else c->inflight = f->next;
+  if (f->next) f->next->prev = f->prev;
+  c->last_used_ms = tt_now_ms();
   pthread_mutex_unlock(&c->mu);
-  free(key);
+  free(f->key);
+  free(f);
 }
 
 bool tt_mcp_conn_cancel(tt_mcp_conn *c, const json_t *id) {

@@ -9,6 +9,7 @@
  * Guards: binds to loopback unless told otherwise, checks Host and Origin
  * against DNS rebinding, and requires a bearer token when one is set. Each
  * connection has its own thread, so requests run concurrently. */
+#define _GNU_SOURCE /* POLLRDHUP: a client that closed its stream is seen at once */
 #include "mcp/mcp_internal.h"
 #include "mcp/mhd_api.h"
 
@@ -352,11 +353,11 @@ static void *tt_sse_worker(void *arg) {
   tt_sse *s = arg;
   tt_http *h = s->h;
   const json_t *id = json_object_get(s->msg, "id");
-  if (s->session) tt_mcp_conn_track(s->session->conn, id, &s->call.cancel);
+  tt_inflight *tracked = s->session ? tt_mcp_conn_track(s->session->conn, id, &s->call.cancel) : NULL;
   json_t *reply = tt_mcp_handle(h->srv, &s->call, s->msg);
   if (reply && !s->call.no_reply) tt_sse_send(s, reply);
   json_decref(reply);
-  if (s->session) tt_mcp_conn_untrack(s->session->conn, id);
+  if (s->session) tt_mcp_conn_untrack(s->session->conn, tracked);
   pthread_mutex_lock(&s->mu);
   s->done = true;
   pthread_cond_broadcast(&s->cv);
@@ -492,9 +493,9 @@ static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req
 
   const json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
   bool track = session && id && json_object_get(msg, "method");
-  if (track) tt_mcp_conn_track(session->conn, id, &call.cancel);
+  tt_inflight *tracked = track ? tt_mcp_conn_track(session->conn, id, &call.cancel) : NULL;
   json_t *reply = tt_mcp_handle(h->srv, &call, msg);
-  if (track) tt_mcp_conn_untrack(session->conn, id);
+  if (track) tt_mcp_conn_untrack(session->conn, tracked);
   bool init_ok = created && reply && json_object_get(reply, "result");
   if (created && !init_ok) tt_hsession_end(h, session);
   char sid_copy[40] = "";

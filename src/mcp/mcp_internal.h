@@ -73,8 +73,10 @@ void tt_mcp_conn_set_legacy(tt_mcp_conn *c, const char *version, const json_t *c
 /* Copies the negotiated version into version (false when not initialized)
  * and returns a new reference to the capabilities. */
 bool tt_mcp_conn_legacy(tt_mcp_conn *c, char version[16], json_t **caps);
-void tt_mcp_conn_track(tt_mcp_conn *c, const json_t *id, volatile sig_atomic_t *flag);
-void tt_mcp_conn_untrack(tt_mcp_conn *c, const json_t *id);
+/* A request in flight, until untracked (its flag must live that long). */
+typedef struct tt_inflight tt_inflight;
+tt_inflight *tt_mcp_conn_track(tt_mcp_conn *c, const json_t *id, volatile sig_atomic_t *flag);
+void tt_mcp_conn_untrack(tt_mcp_conn *c, tt_inflight *f);
 /* Sets the flag of request id; false when no such request is in flight. */
 bool tt_mcp_conn_cancel(tt_mcp_conn *c, const json_t *id);
 void tt_mcp_conn_cancel_all(tt_mcp_conn *c);
@@ -159,6 +161,7 @@ bool tt_mcp_version_at_least(const tt_mcp_req *r, const char *v);
 /* ---- what the server holds ---------------------------------------------------- */
 
 typedef struct tt_mcp_agent tt_mcp_agent;
+typedef struct tt_sql_cache tt_sql_cache;
 
 struct tt_mcp_server {
   tt_mcp_config cfg;
@@ -171,6 +174,7 @@ struct tt_mcp_server {
   tt_db **pool;
   size_t npool, pool_cap;
   tt_mcp_agent *agent;
+  tt_sql_cache *cache;      /* run_sql results while the file is unchanged */
 };
 
 /* A read-only handle of the database (opened when none is free). */
@@ -182,6 +186,8 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s);
 json_t *tt_mcp_tools_call(tt_mcp_req *r);
 tt_mcp_agent *tt_mcp_agent_new(void);
 void tt_mcp_agent_free(tt_mcp_agent *a);
+tt_sql_cache *tt_sql_cache_new(void);
+void tt_sql_cache_free(tt_sql_cache *c);
 
 /* content.c: resources and prompts */
 json_t *tt_mcp_prompt_defs(const tt_mcp_server *s);

@@ -78,6 +78,7 @@ tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
   s->prompts = tt_mcp_prompt_defs(s);
   pthread_mutex_init(&s->pool_mu, NULL);
   s->agent = tt_mcp_agent_new();
+  s->cache = tt_sql_cache_new();
   if (getrandom(s->state_key, sizeof s->state_key, 0) != (ssize_t)sizeof s->state_key) {
     tt_buf_puts(err, "cannot read random bytes from the kernel for signing client state");
     tt_mcp_server_free(s);
@@ -89,6 +90,7 @@ tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
 void tt_mcp_server_free(tt_mcp_server *s) {
   if (!s) return;
   tt_mcp_agent_free(s->agent);
+  tt_sql_cache_free(s->cache);
   for (size_t i = 0; i < s->npool; i++) tt_db_close(s->pool[i]);
   free(s->pool);
   pthread_mutex_destroy(&s->pool_mu);

@@ -1,9 +1,9 @@
 /* stdio.c — the stdio transport: one JSON-RPC message per line on stdin,
  * one per line on stdout, nothing else on stdout. The reading thread
  * parses lines, answers what is malformed at once, routes the client's
- * responses and notifications, and queues requests for a few workers, so
- * a long ask_database never holds up run_sql, and notifications/cancelled
- * reaches a request while it runs. */
+ * responses and notifications, answers quick requests itself, and queues
+ * ask_database for a few workers, so a long question never holds up
+ * run_sql, and notifications/cancelled reaches a question while it runs. */
 #include "mcp/mcp_internal.h"
 
 #include <errno.h>
@@ -18,7 +18,7 @@
 typedef struct tt_job {
   json_t *msg;
   tt_mcp_call call;
-  const json_t *id;  /* of a tracked request, else NULL */
+  tt_inflight *tracked;  /* for notifications/cancelled (requests only) */
   struct tt_job *next;
 } tt_job;
 
@@ -83,7 +83,7 @@ static void *tt_stdio_worker(void *arg) {
       json_decref(reply);
       reply = NULL;
     }
-    if (job->id) tt_mcp_conn_untrack(st->conn, job->id);
+    tt_mcp_conn_untrack(st->conn, job->tracked);
     tt_stdio_reply(st, reply);
     json_decref(job->msg);
     free(job);
@@ -97,12 +97,11 @@ static void tt_stdio_enqueue(tt_stdio *st, json_t *msg, const json_t *id) {
   job->call.conn = st->conn;
   job->call.send = tt_stdio_send;
   job->call.send_ud = st;
-  job->id = id;
-  if (id) tt_mcp_conn_track(st->conn, id, &job->call.cancel);
+  if (id) job->tracked = tt_mcp_conn_track(st->conn, id, &job->call.cancel);
   pthread_mutex_lock(&st->mu);
   if (st->queued >= TT_STDIO_QUEUE_MAX) {
     pthread_mutex_unlock(&st->mu);
-    if (id) tt_mcp_conn_untrack(st->conn, id);
+    tt_mcp_conn_untrack(st->conn, job->tracked);
     tt_stdio_reply(st, tt_rpc_error(id, TT_RPC_INTERNAL_ERROR,
                                     "Server busy: 10000 requests are waiting; send fewer at once",
                                     NULL));
@@ -118,6 +117,19 @@ static void tt_stdio_enqueue(tt_stdio *st, json_t *msg, const json_t *id) {
   pthread_mutex_unlock(&st->mu);
 }
 
+/* ask_database (and batches, which may hold it) run on the workers: a
+ * question takes seconds to minutes, and the reading thread must stay free
+ * for notifications/cancelled and elicitation answers. Everything else is
+ * answered on the reading thread, which saves two thread hand-offs per
+ * call (run_sql is bounded by its time limit). */
+static bool tt_stdio_is_slow(const json_t *msg) {
+  if (json_is_array(msg)) return true;
+  const char *method = json_string_value(json_object_get(msg, "method"));
+  if (!method || strcmp(method, "tools/call") != 0) return false;
+  const char *name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
+  return name && strcmp(name, "ask_database") == 0;
+}
+
 static void tt_stdio_line(tt_stdio *st, const char *line, size_t n) {
   while (n && (line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t')) n--;
   size_t lead = 0;
@@ -131,11 +143,7 @@ static void tt_stdio_line(tt_stdio *st, const char *line, size_t n) {
   }
   const char *why;
   tt_rpc_kind kind = json_is_array(msg) ? TT_RPC_REQUEST : tt_rpc_classify(msg, &why);
-  const char *method = json_string_value(json_object_get(msg, "method"));
-  bool initialize = method && strcmp(method, "initialize") == 0;
-  if (kind == TT_RPC_REQUEST && !initialize) {
-    /* Requests (and batches) go to the workers; the rest is quick, and
-     * initialize must be done before the requests that follow it. */
+  if (kind == TT_RPC_REQUEST && tt_stdio_is_slow(msg)) {
     tt_stdio_enqueue(st, msg, json_is_object(msg) ? json_object_get(msg, "id") : NULL);
     return;
   }

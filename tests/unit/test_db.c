@@ -161,6 +161,88 @@ static void test_caps(void **state) {
   tt_db_close(db);
 }
 
+/* count_rows: past the cut the rows are counted, not kept. */
+static void test_count_rows(void **state) {
+  (void)state;
+  tt_db *db = open_chinook();
+  tt_db_opts o = *tt_db_get_opts(db);
+  o.max_rows = 50;
+  o.count_rows = 1000000;
+  tt_db_set_opts(db, &o);
+  tt_db_error err;
+  tt_result *r = q(db, "SELECT * FROM Track", &err);
+  assert_int_equal(r->nrows, 50);
+  assert_true(r->truncated);
+  assert_int_equal(r->total_rows, 3503);
+  assert_true(r->total_exact);
+  assert_true(r->repeatable);
+  tt_result_free(r);
+  o.count_rows = 100; /* counting stops at 100 in all */
+  tt_db_set_opts(db, &o);
+  r = q(db, "SELECT * FROM Track", &err);
+  assert_int_equal(r->nrows, 50);
+  assert_int_equal(r->total_rows, 100);
+  assert_false(r->total_exact);
+  tt_result_free(r);
+  r = q(db, "SELECT * FROM Genre", &err);
+  assert_int_equal(r->total_rows, 25);
+  assert_true(r->total_exact);
+  assert_false(r->truncated);
+  tt_result_free(r);
+  /* Counting that runs out of time still returns the rows it kept. */
+  o.count_rows = 1000000000;
+  o.timeout_s = 0.3;
+  tt_db_set_opts(db, &o);
+  r = q(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c", &err);
+  assert_non_null(r);
+  assert_int_equal(r->nrows, 50);
+  assert_false(r->total_exact);
+  assert_true(r->total_rows > 50);
+  assert_false(r->repeatable);
+  tt_result_free(r);
+  o.timeout_s = 5;
+  tt_db_set_opts(db, &o);
+  /* The clock and randomness make a statement unrepeatable. */
+  static const char *const varying[] = {"SELECT random()", "SELECT datetime('now')",
+                                        "SELECT CURRENT_TIMESTAMP", "SELECT changes()",
+                                        "SELECT Name FROM Genre ORDER BY random() LIMIT 1"};
+  for (size_t i = 0; i < sizeof varying / sizeof varying[0]; i++) {
+    r = q(db, varying[i], &err);
+    assert_non_null(r);
+    if (r->repeatable) fail_msg("%s counted as repeatable", varying[i]);
+    tt_result_free(r);
+  }
+  r = q(db, "SELECT upper(Name), date('2009-01-01') FROM Genre", &err);
+  assert_true(r->repeatable == false); /* date() is on the list as a whole */
+  tt_result_free(r);
+  r = q(db, "SELECT upper(Name), length(Name) FROM Genre", &err);
+  assert_true(r->repeatable);
+  tt_result_free(r);
+  tt_db_close(db);
+}
+
+/* The data stamp changes with every commit, and only then. */
+static void test_data_stamp(void **state) {
+  (void)state;
+  tt_db *db = open_chinook();
+  uint64_t a = tt_db_data_stamp(db), b = tt_db_data_stamp(db);
+  assert_true(a != 0);
+  assert_true(a == b);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(g_db, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "UPDATE Genre SET Name = Name || '!' WHERE GenreId = 1", NULL, NULL, NULL), SQLITE_OK);
+  uint64_t c = tt_db_data_stamp(db);
+  assert_true(c != a);
+  assert_int_equal(sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
+  uint64_t d = tt_db_data_stamp(db);
+  assert_int_equal(sqlite3_exec(h, "UPDATE Genre SET Name = 'Rock' WHERE GenreId = 1", NULL, NULL, NULL), SQLITE_OK);
+  uint64_t e = tt_db_data_stamp(db);
+  assert_true(e != d);
+  assert_int_equal(sqlite3_exec(h, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  tt_db_close(db);
+}
+
 static void expect_refusal(tt_db *db, const char *sql, tt_db_errkind kind, const char *words) {
   tt_db_error err;
   tt_result *r = q(db, sql, &err);
@@ -457,6 +539,8 @@ int main(void) {
       cmocka_unit_test(test_wal_database_creates_nothing),
       cmocka_unit_test(test_typed_values),
       cmocka_unit_test(test_caps),
+      cmocka_unit_test(test_count_rows),
+      cmocka_unit_test(test_data_stamp),
       cmocka_unit_test(test_refusal_reasons),
       cmocka_unit_test(test_time_and_memory_limits),
       cmocka_unit_test(test_printf_matches_builtin),
