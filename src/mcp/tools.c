@@ -347,9 +347,7 @@ static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
   tt_result *res = tt_db_query(db, text_sql, json_string_length(sql), &derr);
   tt_mcp_db_release(r->srv, db);
   if (!res) {
-    const char *hint = derr.kind == TT_DB_ERR_REFUSED  ? " (only one read-only statement is allowed)"
-                       : derr.kind == TT_DB_ERR_TIMEOUT ? " (narrow the query or add LIMIT)"
-                                                        : "";
+    const char *hint = derr.kind == TT_DB_ERR_TIMEOUT ? " (narrow the query or add LIMIT)" : "";
     return tt_tool_error("%s: %s%s", tt_db_errkind_name(derr.kind), derr.message, hint);
   }
   json_t *o = tt_rows_json(res, r->srv->cfg.preview_rows);
