@@ -44,6 +44,8 @@ typedef struct tt_http {
   tt_http_session *sessions;
   size_t nsessions;
   int streams;            /* stream workers still running */
+  pthread_t *ended;       /* stream workers that have finished, to be joined */
+  size_t nended, ended_cap;
   volatile sig_atomic_t stopping;
 } tt_http;
 
@@ -349,6 +351,21 @@ static void tt_sse_closed(void *cls) {
   tt_sse_unref(s);
 }
 
+/* Joins the stream workers that have finished. They are not detached: a
+ * thread that has said it is done still runs its thread-exit handlers
+ * (libcurl's and OpenSSL's per-thread state), and the process must not
+ * end, nor the server go, while one does. */
+static void tt_http_reap(tt_http *h) {
+  pthread_mutex_lock(&h->mu);
+  pthread_t *ended = h->ended;
+  size_t n = h->nended;
+  h->ended = NULL;
+  h->nended = h->ended_cap = 0;
+  pthread_mutex_unlock(&h->mu);
+  for (size_t i = 0; i < n; i++) pthread_join(ended[i], NULL);
+  free(ended);
+}
+
 static void *tt_sse_worker(void *arg) {
   tt_sse *s = arg;
   tt_http *h = s->h;
@@ -366,6 +383,11 @@ static void *tt_sse_worker(void *arg) {
   json_decref(s->msg);
   tt_sse_unref(s);
   pthread_mutex_lock(&h->mu);
+  if (h->nended == h->ended_cap) {
+    h->ended_cap = h->ended_cap ? h->ended_cap * 2 : 8;
+    h->ended = tt_xrealloc(h->ended, h->ended_cap * sizeof *h->ended);
+  }
+  h->ended[h->nended++] = pthread_self();
   h->streams--;
   pthread_cond_broadcast(&h->cv);
   pthread_mutex_unlock(&h->mu);
@@ -467,6 +489,7 @@ static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req
     s->session = session;
     struct MHD_Response *r =
         h->mhd->create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, tt_sse_read, s, tt_sse_closed);
+    tt_http_reap(h);
     pthread_t t;
     pthread_mutex_lock(&h->mu);
     bool started = r && pthread_create(&t, NULL, tt_sse_worker, s) == 0;
@@ -481,7 +504,6 @@ static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req
       return tt_send_error(h, c, 503, TT_RPC_INTERNAL_ERROR,
                            "Service Unavailable: cannot start a worker; try again", origin);
     }
-    pthread_detach(t);
     h->mhd->add_response_header(r, "Content-Type", "text/event-stream");
     h->mhd->add_response_header(r, "Cache-Control", "no-cache");
     h->mhd->add_response_header(r, "X-Accel-Buffering", "no");
@@ -693,6 +715,7 @@ int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_
   pthread_mutex_lock(&h.mu);
   while (h.streams > 0) pthread_cond_wait(&h.cv, &h.mu);
   pthread_mutex_unlock(&h.mu);
+  tt_http_reap(&h);
   while (h.sessions) {
     tt_http_session *n = h.sessions->next;
     tt_mcp_conn_free(h.sessions->conn);
