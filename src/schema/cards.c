@@ -222,7 +222,9 @@ json_t *tt_card_to_json(const tt_card *c) {
     json_t *jc = json_object();
     json_object_set_new(jc, "name", tt_str(col->name));
     json_object_set_new(jc, "type", tt_str(col->type));
-    json_object_set_new(jc, "primary_key", col->pk ? json_integer(col->pk) : json_false());
+    json_object_set_new(jc, "primary_key", json_boolean(col->pk > 0));
+    /* The column's place in a primary key of several columns. */
+    if (col->pk) json_object_set_new(jc, "primary_key_position", json_integer(col->pk));
     json_object_set_new(jc, "not_null", json_boolean(col->not_null));
     json_object_set_new(jc, "default",
                         col->default_value ? tt_str(col->default_value) : json_null());

@@ -72,6 +72,12 @@ static void test_chinook_cards(void **state) {
   json_t *jt = json_array_get(json_object_get(j, "tables"), 10);
   assert_string_equal(json_string_value(json_object_get(jt, "name")), "Track");
   assert_int_equal(json_array_size(json_object_get(jt, "sample_rows")), 3);
+  json_t *c0 = json_array_get(json_object_get(jt, "columns"), 0);
+  json_t *c1 = json_array_get(json_object_get(jt, "columns"), 1);
+  assert_true(json_is_true(json_object_get(c0, "primary_key")));
+  assert_int_equal(json_integer_value(json_object_get(c0, "primary_key_position")), 1);
+  assert_true(json_is_false(json_object_get(c1, "primary_key")));
+  assert_null(json_object_get(c1, "primary_key_position"));
   json_decref(j);
 
   tt_buf b = TT_BUF_INIT;
