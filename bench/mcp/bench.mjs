@@ -9,7 +9,8 @@
 // newline-delimited JSON-RPC client, so its own cost is small and the same
 // for both servers. Start-ups alternate between the servers.
 //
-//   node bench.mjs TABLETALK_BIN DB [--starts 10] [--calls 200] [--json FILE]
+//   node bench.mjs TABLETALK_BIN DB [--starts 10] [--calls 200] [--json FILE] [--no-cache]
+// (--no-cache: tabletalk runs every statement, repeats included)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,7 +23,8 @@ const opt = (name, def) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : def;
 };
-const [ttBin, dbArg] = argv.filter((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'));
+const valued = new Set(['--starts', '--calls', '--json']);
+const [ttBin, dbArg] = argv.filter((a, i) => !a.startsWith('--') && !valued.has(argv[i - 1]));
 if (!ttBin || !dbArg) {
   console.error('usage: node bench.mjs TABLETALK_BIN DB [--starts N] [--calls N] [--json FILE]');
   process.exit(2);
@@ -47,7 +49,8 @@ fs.writeFileSync(toml, `[[sources]]\nid = "default"\ndsn = "sqlite://${dbhubDb}"
 const servers = [
   {
     name: 'tabletalk', tool: 'run_sql', cmd: path.resolve(ttBin),
-    args: ['serve-mcp', ttDb, '--state-dir', path.join(work, 'state')],
+    args: ['serve-mcp', ttDb, '--state-dir', path.join(work, 'state'),
+      ...(argv.includes('--no-cache') ? ['--no-cache'] : [])],
   },
   {
     name: 'dbhub 1.4.0', tool: 'execute_sql', cmd: process.execPath,

@@ -29,13 +29,15 @@ static const char tt_mcp_usage[] =
     "      --allow-origin URL   let browser pages from URL call the HTTP server\n"
     "                           (loopback origins always may; repeatable)\n"
     "      --max-message BYTES  largest message accepted (1048576)\n"
-    "      --workers N          stdio requests served at once (4)\n"
+    "      --workers N          questions answered at once over stdio (4)\n"
+    "      --no-cache           run every run_sql statement, even a repeat on an\n"
+    "                           unchanged database\n"
     "  -h, --help               show this help\n"
     TT_AGENT_OPTIONS_HELP
     "\n"
     "Exit codes: 0 after the input ends or SIGINT/SIGTERM, 1 failure, 2 usage.\n";
 
-enum { TT_OPT_HTTP = 400, TT_OPT_ALLOW_ORIGIN, TT_OPT_MAX_MESSAGE, TT_OPT_WORKERS };
+enum { TT_OPT_HTTP = 400, TT_OPT_ALLOW_ORIGIN, TT_OPT_MAX_MESSAGE, TT_OPT_WORKERS, TT_OPT_NO_CACHE };
 
 typedef struct tt_mcp_llm_ctx {
   const tt_dotenv *dotenv;
@@ -73,6 +75,7 @@ int cmd_serve_mcp(int argc, char **argv) {
       {"allow-origin", required_argument, NULL, TT_OPT_ALLOW_ORIGIN},
       {"max-message", required_argument, NULL, TT_OPT_MAX_MESSAGE},
       {"workers", required_argument, NULL, TT_OPT_WORKERS},
+      {"no-cache", no_argument, NULL, TT_OPT_NO_CACHE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -108,6 +111,7 @@ int cmd_serve_mcp(int argc, char **argv) {
         bad = tt_usage_error("serve-mcp", "--workers wants a number from 1 to 64, not '%s'", optarg);
       cfg.workers = (int)n;
       break;
+    case TT_OPT_NO_CACHE: cfg.no_cache = true; break;
     case 'h':
       fputs(tt_mcp_usage, stdout);
       free(origins);

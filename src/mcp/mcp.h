@@ -33,6 +33,7 @@ typedef struct tt_mcp_config {
   size_t max_message;         /* bytes in one incoming message */
   int workers;                /* stdio requests served at once */
   int preview_rows;           /* rows a result shows */
+  bool no_cache;              /* run every run_sql, even unchanged repeats */
 } tt_mcp_config;
 
 tt_mcp_config tt_mcp_default_config(void);

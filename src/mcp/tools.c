@@ -331,7 +331,7 @@ static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
    * lookup miss rather than serve rows from before the commit. */
   uint64_t stamp = tt_db_data_stamp(db);
   const char *text_sql = json_string_value(sql);
-  bool cacheable = stamp && strlen(text_sql) == json_string_length(sql);
+  bool cacheable = !r->srv->cfg.no_cache && stamp && strlen(text_sql) == json_string_length(sql);
   char *cached_text = NULL;
   json_t *cached = NULL;
   if (cacheable && tt_cache_get(r->srv->cache, text_sql, stamp, &cached_text, &cached)) {
