@@ -45,7 +45,7 @@ typedef struct srv {
   char *state;
 } srv;
 
-static void srv_open(srv *v) {
+static void srv_open_opts(srv *v, bool no_cache) {
   memset(v, 0, sizeof *v);
   tt_db_error derr;
   v->db = tt_db_open(g_scratch.db, NULL, &derr);
@@ -58,12 +58,15 @@ static void srv_open(srv *v) {
   cfg.db_path = g_scratch.db;
   cfg.schema = v->schema;
   cfg.state_dir = v->state;
+  cfg.no_cache = no_cache;
   tt_buf err = TT_BUF_INIT;
   v->s = tt_mcp_server_new(&cfg, &err);
   assert_non_null(v->s);
   tt_buf_free(&err);
   v->conn = tt_mcp_conn_new();
 }
+
+static void srv_open(srv *v) { srv_open_opts(v, false); }
 
 static void srv_close(srv *v) {
   tt_mcp_conn_free(v->conn);
@@ -476,6 +479,19 @@ static void test_cache_rollback_journal(void **state) {
   check_cache_follows_commits();
 }
 
+static void test_no_cache(void **state) {
+  (void)state;
+  srv v;
+  srv_open_opts(&v, true);
+  initialize(&v, "2025-11-25");
+  for (int i = 0; i < 3; i++) {
+    json_t *a = run_sql(&v, "SELECT Name FROM Genre WHERE GenreId = 1");
+    assert_false(cached(a));
+    json_decref(a);
+  }
+  srv_close(&v);
+}
+
 static void test_cache_wal(void **state) {
   (void)state;
   /* Keep the -wal and -shm files around so the server may read the file. */
@@ -517,6 +533,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_result_shapes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_rollback_journal, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_wal, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_cache, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
