@@ -4,11 +4,11 @@
 # otherwise prints the exact apt-get line and exits with status 2.
 set -euo pipefail
 
-need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-openssl-dev libedit-dev libmicrohttpd-dev)
+need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-openssl-dev libedit-dev libmicrohttpd-dev libcairo2-dev fonts-dejavu-core)
 if [ "${1:-build}" = test ]; then
   # cmocka for unit tests; clang and its runtime for the sanitizer build
-  # and libFuzzer.
-  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3)
+  # and libFuzzer; expat to check that charts' SVG is well-formed XML.
+  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev)
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
