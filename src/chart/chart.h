@@ -19,11 +19,12 @@ typedef enum tt_chart_kind {
 } tt_chart_kind;
 
 typedef enum tt_chart_sort {
-  TT_CHART_SORT_DEFAULT, /* per kind: bars by y (descending) when x is a
-                          * category, by x for numbers and dates; lines by x */
+  TT_CHART_SORT_DEFAULT, /* per kind: bars keep the result's order for
+                          * text x and sort by x for numbers and dates;
+                          * lines and areas by x; pies by y; scatter none */
   TT_CHART_SORT_NONE,    /* the result's order */
   TT_CHART_SORT_X,       /* by x ascending */
-  TT_CHART_SORT_Y,       /* by the (first) y, descending */
+  TT_CHART_SORT_Y,       /* by y (the total of all series), largest first */
 } tt_chart_sort;
 
 typedef enum tt_chart_orient {
@@ -83,22 +84,35 @@ void tt_chart_free(tt_chart *c);
 void tt_chart_describe(const tt_chart *c, tt_buf *out);
 /* Points (bars, slices, line points) drawn, all series together. */
 size_t tt_chart_npoints(const tt_chart *c);
+/* What the chart leaves out ("Showing the first 60 of 5,000 bars"), or
+ * NULL when it shows every row. */
+const char *tt_chart_note(const tt_chart *c);
+tt_chart_kind tt_chart_get_kind(const tt_chart *c);
 
 /* ---- renderers ---------------------------------------------------------------- */
 
 #define TT_CHART_DEFAULT_WIDTH 1200
 #define TT_CHART_DEFAULT_HEIGHT 700
+#define TT_CHART_MIN_SIDE 100
+#define TT_CHART_MAX_SIDE 8000
+#define TT_CHART_MAX_PIXELS 32000000
+
+/* True when width x height can be drawn; else err says the limits. */
+bool tt_chart_size_ok(int width, int height, tt_buf *err);
 
 /* PNG through cairo (loaded with dlopen on first use: cairo and its
  * libraries cost start-up time every other command would pay). Title,
  * axes with "nice" ticks and thousands separators, rotated or cut long
  * labels, a legend for several series, a colour-blind-safe palette.
- * width and height in pixels (100..10000). False with the reason in err
- * (cairo missing, the file cannot be written). */
+ * width and height in pixels (see tt_chart_size_ok). The file is written
+ * whole or not at all (a temporary file renamed into place). False with
+ * the reason in err (cairo missing, the file cannot be written). */
 bool tt_chart_write_png(const tt_chart *c, const char *path, int width, int height, tt_buf *err);
 /* The same drawing as SVG 1.1 (valid XML, text as <text>). */
 bool tt_chart_write_svg(const tt_chart *c, const char *path, int width, int height, tt_buf *err);
 void tt_chart_render_svg(const tt_chart *c, int width, int height, tt_buf *out);
+/* PNG or SVG, by the extension of path (.png, .svg; any case). */
+bool tt_chart_write_file(const tt_chart *c, const char *path, int width, int height, tt_buf *err);
 
 typedef struct tt_chart_term_opts {
   size_t width;    /* columns available (>= 20) */
