@@ -3,7 +3,9 @@
  * the model for one tool call per step, runs run_sql through the guarded
  * executor, shows the rows to the model as data, lets it repair errors,
  * stops it at the budgets, checks its answer against what actually ran, and
- * returns the answer with the SQL and rows behind it.
+ * returns the answer with the SQL and rows behind it. make_chart draws the
+ * rows of the latest successful query as a chart (the front end's hook
+ * saves the file).
  *
  * The agent persists nothing and prints nothing: front ends receive events
  * (for progress lines and traces) and the final tt_run. */
@@ -12,6 +14,7 @@
 
 #include <signal.h>
 
+#include "chart/chart.h"
 #include "llm/llm.h"
 #include "schema/schema.h"
 
@@ -41,6 +44,8 @@ typedef struct tt_agent_opts {
   size_t schema_budget;  /* prompt tokens for schema cards (2000) */
   tt_db_opts sql;        /* limits for each query (timeout 5 s, 200 rows) */
   int history_turns;     /* earlier questions of the thread shown (6) */
+  long chart_rows;       /* rows a chart may use: a cut result is read again
+                          * up to this many (10000) */
 } tt_agent_opts;
 
 tt_agent_opts tt_agent_default_opts(void);
@@ -67,6 +72,8 @@ typedef struct tt_event {
   bool truncated;
   double ms;
   const char *error;               /* why it failed or was rejected */
+  const char *chart;               /* make_chart: "bar chart, 5 bars: ..." */
+  const char *chart_file;          /* make_chart: the file saved, or NULL */
   /* TT_EV_VERIFY */
   const char *decision;            /* "push_back", "accept_unverified", "write_note" */
   const char *reason;
@@ -77,6 +84,10 @@ typedef struct tt_agent_hooks {
   /* the final answer's text as the model writes it (streaming backends) */
   void (*on_text)(void *ud, const char *piece, size_t n);
   void (*on_text_restart)(void *ud);
+  /* make_chart built chart number index (0-based) of this question: save
+   * it and put the file in path; false with the reason in err (the model
+   * is told). NULL: charts are kept in the run, no file is written. */
+  bool (*on_chart)(void *ud, const tt_chart *chart, size_t index, tt_buf *path, tt_buf *err);
   void *ud;
   volatile sig_atomic_t *cancel;
 } tt_agent_hooks;
@@ -89,6 +100,15 @@ typedef struct tt_run_totals {
   double llm_ms;   /* waiting for the model */
 } tt_run_totals;
 
+/* A chart the model made during the question. */
+typedef struct tt_run_chart {
+  json_t *spec;       /* the spec as parsed (owned) */
+  char *description;  /* "bar chart, 5 bars: Invoices per year" */
+  char *file;         /* the file saved, or NULL */
+  char *sql;          /* the query whose rows it draws */
+  tt_chart *chart;    /* the chart model, for previews */
+} tt_run_chart;
+
 typedef struct tt_run {
   tt_run_status status;
   char *answer;         /* the answer; for clarify, the question asked */
@@ -97,6 +117,8 @@ typedef struct tt_run {
   tt_result *rows;      /* its rows (or NULL) */
   char *error;          /* status failed/budget: what went wrong */
   tt_chat pending;      /* status clarify: the conversation, to resume */
+  tt_run_chart *charts; /* made by make_chart, in order */
+  size_t ncharts;
   tt_run_totals totals;
 } tt_run;
 

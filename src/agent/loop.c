@@ -14,6 +14,7 @@ tt_agent_opts tt_agent_default_opts(void) {
       .rows_to_model = 30,
       .schema_budget = 2000,
       .history_turns = 6,
+      .chart_rows = 10000,
   };
   o.sql = tt_db_default_opts();
   o.sql.timeout_s = 5;
@@ -66,6 +67,14 @@ void tt_run_free(tt_run *r) {
   free(r->error);
   tt_result_free(r->rows);
   tt_chat_free(&r->pending);
+  for (size_t i = 0; i < r->ncharts; i++) {
+    json_decref(r->charts[i].spec);
+    free(r->charts[i].description);
+    free(r->charts[i].file);
+    free(r->charts[i].sql);
+    tt_chart_free(r->charts[i].chart);
+  }
+  free(r->charts);
   memset(r, 0, sizeof *r);
 }
 
@@ -111,6 +120,7 @@ typedef struct tt_step_state {
   bool pushed_back;       /* the answer check has already objected once */
   bool write_refused;
   bool thread_has_sql;    /* an earlier question's SQL is in the prompt */
+  const char *thread_sql; /* the thread's latest SQL (charts of a follow-up) */
 } tt_step_state;
 
 static void tt_emit(const tt_step_state *st, tt_event *ev) {
@@ -162,6 +172,18 @@ static bool tt_is_write_refusal(const tt_db_error *err) {
           strstr(err->message, "would modify"));
 }
 
+/* One guarded query under the agent's limits, keeping at most max_rows. */
+static tt_result *tt_agent_query(tt_agent *a, const char *sql, long max_rows, tt_db_error *err) {
+  tt_db_opts saved = *tt_db_get_opts(a->db);
+  tt_db_opts o = a->o.sql;
+  o.max_rows = max_rows;
+  if (max_rows > a->o.sql.max_rows && o.max_bytes < 64L << 20) o.max_bytes = 64L << 20;
+  tt_db_set_opts(a->db, &o);
+  tt_result *res = tt_db_query(a->db, sql, strlen(sql), err);
+  tt_db_set_opts(a->db, &saved);
+  return res;
+}
+
 static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
   tt_agent *a = st->a;
   char *sql = tt_arg_string(r->tool_args, "sql");
@@ -177,13 +199,10 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
     free(sql);
     return;
   }
-  tt_db_opts saved = *tt_db_get_opts(a->db);
-  tt_db_set_opts(a->db, &a->o.sql);
   tt_db_error err;
   double t0 = tt_now_ms();
-  tt_result *res = tt_db_query(a->db, sql, strlen(sql), &err);
+  tt_result *res = tt_agent_query(a, sql, a->o.sql.max_rows, &err);
   ev.ms = tt_now_ms() - t0;
-  tt_db_set_opts(a->db, &saved);
   if (res) {
     st->failed_in_row = 0;
     tt_view_rows(&view, res, a->o.rows_to_model);
@@ -227,6 +246,95 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
   free(sql);
 }
 
+/* The rows make_chart draws: the question's latest result (read again in
+ * full when it was cut and reading it again gives the same rows), or, in a
+ * follow-up that has not queried yet, the thread's latest SQL run again.
+ * NULL with what to do in why. *owned: the caller frees the result. */
+static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool *owned,
+                                      tt_buf *why) {
+  tt_agent *a = st->a;
+  tt_run *out = st->out;
+  *owned = false;
+  tt_db_error err;
+  if (out->rows) {
+    *sql = out->sql;
+    if (!out->rows->truncated || !out->rows->repeatable || a->o.chart_rows <= a->o.sql.max_rows)
+      return out->rows;
+    tt_result *full = tt_agent_query(a, out->sql, a->o.chart_rows, &err);
+    if (!full) return out->rows; /* the rows already read will do */
+    *owned = true;
+    return full;
+  }
+  if (!st->thread_sql) {
+    tt_buf_puts(why, "there are no rows to draw yet: call run_sql first with a query whose "
+                     "columns are what the chart shows (one row per bar or point), then "
+                     "make_chart naming those columns");
+    return NULL;
+  }
+  tt_result *res = tt_agent_query(a, st->thread_sql, a->o.chart_rows, &err);
+  if (!res) {
+    tt_buf_printf(why, "the previous question's query could not be run again (%s); call "
+                       "run_sql to get the rows to draw", err.message);
+    return NULL;
+  }
+  /* the chart's query becomes this question's query */
+  out->sql = tt_xstrdup(st->thread_sql);
+  out->rows = res;
+  *sql = out->sql;
+  return res;
+}
+
+static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
+  tt_run *out = st->out;
+  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "make_chart", .args = r->tool_args};
+  tt_buf why = TT_BUF_INIT, msg = TT_BUF_INIT, desc = TT_BUF_INIT, path = TT_BUF_INIT;
+  json_t *args = json_loads(r->tool_args, 0, NULL);
+  tt_chart_spec *spec = tt_chart_spec_from_json(args, &why);
+  const char *sql = NULL;
+  bool owned = false;
+  const tt_result *rows = spec ? tt_chart_rows(st, &sql, &owned, &why) : NULL;
+  tt_chart *chart = rows ? tt_chart_build(spec, rows, &why) : NULL;
+  if (chart) {
+    double t0 = tt_now_ms();
+    tt_chart_describe(chart, &desc);
+    const tt_agent_hooks *h = st->hooks;
+    if (h && h->on_chart && !h->on_chart(h->ud, chart, out->ncharts, &path, &why)) {
+      tt_chart_free(chart);
+      chart = NULL;
+    }
+    ev.ms = tt_now_ms() - t0;
+  }
+  if (chart) {
+    out->charts = tt_xrealloc(out->charts, (out->ncharts + 1) * sizeof *out->charts);
+    out->charts[out->ncharts++] = (tt_run_chart){
+        .spec = tt_chart_spec_to_json(spec), .description = tt_xstrdup(tt_buf_cstr(&desc)),
+        .file = path.len ? tt_xstrdup(tt_buf_cstr(&path)) : NULL, .sql = tt_xstrdup(sql),
+        .chart = chart};
+    tt_buf_printf(&msg, "Chart made: %s. The user sees it with your answer.", tt_buf_cstr(&desc));
+    if (tt_chart_note(chart)) tt_buf_printf(&msg, " Note on the chart: %s.", tt_chart_note(chart));
+    tt_buf_puts(&msg, " Now call answer: say in words what the chart shows, with its key "
+                      "numbers from the query result.");
+    ev.ok = true;
+    ev.rows = (long)rows->nrows;
+    ev.sql = sql;
+    ev.chart = tt_buf_cstr(&desc);
+    ev.chart_file = path.len ? tt_buf_cstr(&path) : NULL;
+  } else {
+    tt_buf_printf(&msg, "make_chart failed: %s. Fix the call and try again, or answer without a "
+                        "chart.", tt_buf_cstr(&why));
+    ev.error = tt_buf_cstr(&why);
+  }
+  tt_reply_tool(st, r, tt_buf_cstr(&msg));
+  tt_emit(st, &ev);
+  if (owned) tt_result_free((tt_result *)rows);
+  tt_chart_spec_free(spec);
+  json_decref(args);
+  tt_buf_free(&why);
+  tt_buf_free(&msg);
+  tt_buf_free(&desc);
+  tt_buf_free(&path);
+}
+
 /* The answer check. Returns true when the answer is accepted. */
 static bool tt_check_answer(tt_step_state *st, const tt_llm_reply *r, char **text) {
   bool has_query = st->out->rows != NULL || st->thread_has_sql;
@@ -265,6 +373,10 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
     tt_do_run_sql(st, r);
     return false;
   }
+  if (strcmp(r->tool_name, "make_chart") == 0) {
+    tt_do_make_chart(st, r);
+    return false;
+  }
   if (strcmp(r->tool_name, "ask_user") == 0) {
     st->out->status = TT_RUN_CLARIFY;
     st->out->answer = tt_arg_string(r->tool_args, "question");
@@ -292,7 +404,10 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
 static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhistory,
                           const tt_chat *resume, const char *question) {
   tt_agent *a = st->a;
-  for (size_t i = 0; i < nhistory; i++) st->thread_has_sql |= history[i].sql != NULL;
+  for (size_t i = 0; i < nhistory; i++) {
+    st->thread_has_sql |= history[i].sql != NULL;
+    if (history[i].sql) st->thread_sql = history[i].sql;
+  }
   if (resume && resume->n && resume->msgs[resume->n - 1].tool_name) {
     for (size_t i = 0; i < resume->n; i++) {
       const tt_msg *m = &resume->msgs[i];

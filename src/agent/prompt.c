@@ -13,7 +13,8 @@ static const char tt_rules[] =
     "\n"
     "How to work:\n"
     "- Call exactly one tool per step: run_sql to query the database, answer to give "
-    "the final answer, ask_user to ask the user one clarifying question.\n"
+    "the final answer, ask_user to ask the user one clarifying question, make_chart "
+    "to draw a chart.\n"
     "- run_sql takes one SQLite SELECT statement (WITH ... SELECT is fine). The "
     "database is read-only: never try to change data or the schema.\n"
     "- Every number in your answer must come from a query result in this "
@@ -28,6 +29,9 @@ static const char tt_rules[] =
     "different things (for example \"top customer\" by revenue or by number of "
     "purchases) or names a person, product or value the database does not contain "
     "(check with a query first).\n"
+    "- When the user asks for a chart, plot or graph: first run_sql to get exactly the "
+    "rows to draw (one row per bar, slice or point, with clear column names), then "
+    "make_chart naming those columns, then answer with what the chart shows.\n"
     "- Keep the answer short: the result with its numbers, and any assumption you "
     "made.\n";
 
@@ -90,5 +94,13 @@ size_t tt_prompt_tools(tt_tool_spec *out) {
       "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\",\"minLength\":1,"
       "\"description\":\"The answer for the user\"}},\"required\":[\"text\"],"
       "\"additionalProperties\":false}"};
-  return 3;
+  out[3] = (tt_tool_spec){
+      "make_chart",
+      "Draw a chart of the rows of your latest successful run_sql result (in a follow-up, "
+      "of the previous question's query). Name columns of that result: x for categories, "
+      "dates or numbers, y for the numeric column(s). kind: bar (categories, top-N), line "
+      "or area (a value over time), scatter (two numbers), pie (shares of a whole), "
+      "histogram (distribution of x). tabletalk draws it; then call answer.",
+      tt_chart_spec_schema()};
+  return 4;
 }

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <signal.h>
 
+#include "chart/chart.h"
 #include "db/db.h"
 #include "schema/schema.h"
 #include "store/store.h"
@@ -37,6 +38,7 @@ int cmd_pull(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_serve_mcp(int argc, char **argv);
+int cmd_chart(int argc, char **argv);
 
 /* Exit code for a db error kind. */
 int tt_exit_for(tt_db_errkind kind);
@@ -92,6 +94,10 @@ typedef struct tt_cli_agent_opts {
   long schema_budget;
   bool immutable;
   bool json, quiet;
+  int chart_w, chart_h;    /* --size (0: 1200x700) */
+  bool chart_svg;          /* --chart-format svg */
+  const char *chart_out;   /* ask --out FILE */
+  bool no_preview;         /* --no-preview */
 } tt_cli_agent_opts;
 
 void tt_cli_agent_defaults(tt_cli_agent_opts *o);
@@ -100,7 +106,8 @@ enum {
   TT_OPT_BASE_URL = 300, TT_OPT_MODEL, TT_OPT_API_KEY_ENV, TT_OPT_STATE_DIR, TT_OPT_THREAD,
   TT_OPT_LLM_TIMEOUT, TT_OPT_NO_STREAM, TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED,
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
-  TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS,
+  TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS, TT_OPT_SIZE, TT_OPT_CHART_FORMAT,
+  TT_OPT_NO_PREVIEW, TT_OPT_OUT,
 };
 
 /* The long options ask and chat share (entries of a struct option table). */
@@ -120,7 +127,10 @@ enum {
   {"immutable", no_argument, NULL, TT_OPT_IMMUTABLE},                \
   {"model-path", required_argument, NULL, TT_OPT_MODEL_PATH},        \
   {"ctx", required_argument, NULL, TT_OPT_CTX},                      \
-  {"threads", required_argument, NULL, TT_OPT_THREADS}
+  {"threads", required_argument, NULL, TT_OPT_THREADS},            \
+  {"size", required_argument, NULL, TT_OPT_SIZE},                    \
+  {"chart-format", required_argument, NULL, TT_OPT_CHART_FORMAT},    \
+  {"no-preview", no_argument, NULL, TT_OPT_NO_PREVIEW}
 
 #define TT_AGENT_OPTIONS_HELP                                                         \
   "Model (flags, then TABLETALK_* environment variables, then ./.env):\n"             \
@@ -139,8 +149,12 @@ enum {
   "      --timeout S        time limit of each SQL query (5)\n"                        \
   "      --schema-budget N  prompt tokens for schema cards before retrieval (2000)\n"  \
   "      --immutable        open the database with immutable=1\n"                      \
-  "      --state-dir DIR    threads and traces (TABLETALK_STATE_DIR,\n"                \
-  "                         default ~/.local/state/tabletalk)\n"
+  "      --state-dir DIR    threads, traces and charts (TABLETALK_STATE_DIR,\n"       \
+  "                         default ~/.local/state/tabletalk)\n"                      \
+  "Charts (when the question asks for one):\n"                                       \
+  "      --size WxH         pixels (1200x700)\n"                                      \
+  "      --chart-format F   png (default) or svg; files go to STATE/charts/\n"        \
+  "      --no-preview       no chart preview in the terminal\n"
 
 /* Handles one of the shared options. Returns 0 when handled, -1 when c is
  * not one of them, or the usage exit code after printing the error. */
@@ -173,6 +187,13 @@ volatile sig_atomic_t *tt_interrupt_install(void);
 volatile sig_atomic_t *tt_interrupt_install_server(void);
 void tt_interrupt_clear(void);
 
+/* ---- charts (cmd_chart.c) ------------------------------------------------------ */
+
+/* Parses --size WIDTHxHEIGHT; false with the reason in err. */
+bool tt_cli_parse_size(const char *s, int *w, int *h, tt_buf *err);
+/* The terminal preview of c for terminal t (at most 100 columns wide). */
+void tt_cli_chart_preview(const tt_chart *c, const tt_term *t, tt_buf *out);
+
 /* ---- showing a run --------------------------------------------------------- */
 
 typedef struct tt_ui tt_ui;
@@ -181,6 +202,8 @@ typedef struct tt_ui tt_ui;
  * quiet shows nothing but the result. */
 tt_ui *tt_ui_new(bool quiet, bool json, volatile sig_atomic_t *cancel);
 void tt_ui_hooks(tt_ui *ui, tt_agent_hooks *out);
+/* Chart previews after the answer on a terminal (on unless turned off). */
+void tt_ui_set_preview(tt_ui *ui, bool on);
 /* Stops the spinner and removes streamed text before the result prints. */
 void tt_ui_done(tt_ui *ui);
 void tt_ui_print_result(tt_ui *ui, const tt_run *run, const tt_ask_result *info,

@@ -18,7 +18,9 @@ static const char tt_ask_usage[] =
     "                         thread per question); a thread whose last question\n"
     "                         was a clarifying question takes this as the reply\n"
     "      --json             print one JSON object (answer, sql, columns, rows,\n"
-    "                         status, clarification, run_id, totals)\n"
+    "                         status, clarification, charts, run_id, totals)\n"
+    "  -o, --out FILE         write the chart (if the question asks for one) to\n"
+    "                         FILE.png or FILE.svg; a second one to FILE-2.png\n"
     "  -q, --quiet            print only the result\n"
     "  -h, --help             show this help\n"
     TT_AGENT_OPTIONS_HELP
@@ -30,6 +32,7 @@ int cmd_ask(int argc, char **argv) {
   static const struct option opts[] = {
       TT_AGENT_LONG_OPTIONS,
       {"json", no_argument, NULL, TT_OPT_JSON},
+      {"out", required_argument, NULL, 'o'},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -39,12 +42,20 @@ int cmd_ask(int argc, char **argv) {
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":qho:", opts, NULL)) != -1) {
     int r = tt_cli_agent_option(c, optarg, &o, "ask");
     if (r > 0) return r;
     if (r == 0) continue;
     switch (c) {
     case TT_OPT_JSON: o.json = true; break;
+    case 'o': {
+      size_t len = strlen(optarg);
+      if (len < 5 || (!tt_streq_nocase(optarg + len - 4, ".png") &&
+                      !tt_streq_nocase(optarg + len - 4, ".svg")))
+        return tt_usage_error("ask", "--out wants a file name ending in .png or .svg, not '%s'", optarg);
+      o.chart_out = optarg;
+      break;
+    }
     case 'q': o.quiet = true; break;
     case 'h': fputs(tt_ask_usage, stdout); return TT_EXIT_OK;
     case ':': return tt_usage_error("ask", "option '%s' needs a value", argv[optind - 1]);
@@ -73,6 +84,7 @@ int cmd_ask(int argc, char **argv) {
   }
   volatile sig_atomic_t *cancel = tt_interrupt_install();
   tt_ui *ui = tt_ui_new(o.quiet, o.json, cancel);
+  tt_ui_set_preview(ui, !o.no_preview);
   tt_agent_hooks hooks;
   tt_ui_hooks(ui, &hooks);
   tt_run run;

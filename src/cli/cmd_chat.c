@@ -39,6 +39,7 @@ typedef struct tt_chat_state {
   char last_run[64];
   bool tty;
   bool quiet;
+  bool no_preview;
   volatile sig_atomic_t *cancel;
 } tt_chat_state;
 
@@ -67,6 +68,7 @@ static char *tt_read_line(const tt_chat_state *st) {
 
 static void tt_chat_ask(tt_chat_state *st, const char *question) {
   tt_ui *ui = tt_ui_new(st->quiet, false, st->cancel);
+  tt_ui_set_preview(ui, !st->no_preview);
   tt_agent_hooks hooks;
   tt_ui_hooks(ui, &hooks);
   tt_run run;
@@ -150,7 +152,7 @@ int cmd_chat(int argc, char **argv) {
     return rc;
   }
   tt_chat_state st = {.env = &env, .tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO),
-                      .quiet = o.quiet};
+                      .quiet = o.quiet, .no_preview = o.no_preview};
   st.thread = o.thread ? tt_xstrdup(o.thread) : tt_default_thread(env.db_path);
   st.cancel = tt_interrupt_install();
   char *history = tt_xasprintf("%s/chat_history", env.state_dir);

@@ -15,6 +15,7 @@ static const tt_command tt_commands[] = {
     {"ask", "answer one question about a database (the agent)", cmd_ask},
     {"chat", "ask questions and follow-ups, with line editing", cmd_chat},
     {"sql", "run one read-only SQL query and print the rows", cmd_sql},
+    {"chart", "draw a chart of one query's rows (PNG, SVG, terminal)", cmd_chart},
     {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
     {"serve-mcp", "serve the database to MCP clients (Claude Code, ...) over stdio or HTTP", cmd_serve_mcp},
     {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace},

@@ -64,6 +64,19 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     if (!tt_parse_long(arg, 1, 1024, &o->threads))
       return tt_usage_error(cmd, "--threads wants a number from 1 to 1024, not '%s'", arg);
     return 0;
+  case TT_OPT_SIZE: {
+    tt_buf err = TT_BUF_INIT;
+    bool ok = tt_cli_parse_size(arg, &o->chart_w, &o->chart_h, &err);
+    int rc = ok ? 0 : tt_usage_error(cmd, "%s", tt_buf_cstr(&err));
+    tt_buf_free(&err);
+    return rc;
+  }
+  case TT_OPT_CHART_FORMAT:
+    if (strcmp(arg, "png") && strcmp(arg, "svg"))
+      return tt_usage_error(cmd, "--chart-format wants png or svg, not '%s'", arg);
+    o->chart_svg = strcmp(arg, "svg") == 0;
+    return 0;
+  case TT_OPT_NO_PREVIEW: o->no_preview = true; return 0;
   default: return -1;
   }
 }
@@ -217,6 +230,9 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
     tt_buf_free(&err);
     return TT_EXIT_FAIL;
   }
+  tt_chart_files cf = {.svg = o->chart_svg, .width = o->chart_w, .height = o->chart_h,
+                       .out = o->chart_out};
+  tt_session_set_chart_files(e->session, &cf);
   tt_session_note_startup(e->session, tt_now_ms() - t0);
   return 0;
 }

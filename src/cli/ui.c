@@ -14,6 +14,7 @@
 
 struct tt_ui {
   bool quiet, json;
+  bool preview;     /* chart previews on a terminal */
   tt_term err, out;
   volatile sig_atomic_t *cancel;
   pthread_mutex_t mu;
@@ -63,11 +64,14 @@ tt_ui *tt_ui_new(bool quiet, bool json, volatile sig_atomic_t *cancel) {
   ui->err = tt_term_probe(stderr);
   ui->out = tt_term_probe(stdout);
   ui->stream_ok = ui->out.tty && !json && !quiet;
+  ui->preview = true;
   pthread_mutex_init(&ui->mu, NULL);
   if (ui->err.tty && !quiet && pthread_create(&ui->spinner, NULL, tt_ui_spin, ui) == 0)
     ui->spinner_started = true;
   return ui;
 }
+
+void tt_ui_set_preview(tt_ui *ui, bool on) { ui->preview = on; }
 
 /* Rows of the terminal that the streamed text occupies. */
 static size_t tt_ui_streamed_rows(const tt_ui *ui) {
@@ -141,6 +145,13 @@ static void tt_ui_tool_line(tt_ui *ui, const tt_event *ev) {
     else
       tt_buf_printf(&b, " -- %s", ev->error ? ev->error : "failed");
     tt_ui_line(ui, "sql", tt_buf_cstr(&b));
+  } else if (ev->tool && strcmp(ev->tool, "make_chart") == 0 && (ev->ok || ev->chart)) {
+    tt_buf_printf(&b, "%s%s%s", ev->chart ? ev->chart : "", ev->chart_file ? " -> " : "",
+                  ev->chart_file ? ev->chart_file : "");
+    tt_ui_line(ui, "chart", tt_buf_cstr(&b));
+  } else if (ev->tool && strcmp(ev->tool, "make_chart") == 0) {
+    tt_buf_printf(&b, "!! %s", ev->error ? ev->error : "failed");
+    tt_ui_line(ui, "chart", tt_buf_cstr(&b));
   } else if (!ev->ok) {
     tt_buf_printf(&b, "!! unusable tool call: %s", ev->error ? ev->error : "?");
     tt_ui_line(ui, "llm", tt_buf_cstr(&b));
@@ -377,6 +388,29 @@ static void tt_print_rows(const tt_term *t, const tt_result *rows) {
   tt_buf_free(&b);
 }
 
+/* The charts the model made: a preview on a terminal, and where the file is. */
+static void tt_print_charts(const tt_ui *ui, const tt_run *run) {
+  const tt_term *t = &ui->out;
+  tt_buf b = TT_BUF_INIT;
+  for (size_t i = 0; i < run->ncharts; i++) {
+    const tt_run_chart *rc = &run->charts[i];
+    tt_buf_putc(&b, '\n');
+    if (t->tty && ui->preview) tt_cli_chart_preview(rc->chart, t, &b);
+    tt_buf_puts(&b, tt_term_dim(t));
+    tt_buf_puts(&b, t->tty ? "chart: " : "Chart: ");
+    if (rc->file) tt_escape_terminal(&b, rc->file, strlen(rc->file), NULL);
+    else tt_buf_puts(&b, "(not saved)");
+    if (!t->tty) {
+      tt_buf_puts(&b, " (");
+      tt_escape_terminal(&b, rc->description, strlen(rc->description), NULL);
+      tt_buf_puts(&b, ")");
+    }
+    tt_buf_printf(&b, "%s\n", tt_term_reset(t));
+  }
+  tt_write_all(stdout, &b);
+  tt_buf_free(&b);
+}
+
 static void tt_print_summary(const tt_term *t, const tt_run *run, const tt_ask_result *info) {
   const tt_run_totals *x = &run->totals;
   tt_buf b = TT_BUF_INIT;
@@ -416,6 +450,7 @@ void tt_ui_print_result(tt_ui *ui, const tt_run *run, const tt_ask_result *info,
     else tt_print_plain(title, run->answer, sql);
     if (sql && run->rows && run->rows->nrows) tt_print_rows(&ui->out, run->rows);
   }
+  if (run->status != TT_RUN_CLARIFY) tt_print_charts(ui, run);
   if (run->status == TT_RUN_ANSWERED && !run->verified && !ui->quiet)
     tt_fail(0, "note: no query backs the numbers in this answer");
   if (run->status == TT_RUN_CLARIFY && !ui->quiet)
@@ -457,6 +492,21 @@ void tt_print_run_json(const tt_run *run, const tt_ask_result *info, const char 
     json_object_set_new(o, "row_count", json_integer(0));
     json_object_set_new(o, "truncated", json_false());
   }
+  json_t *charts = json_array();
+  for (size_t i = 0; i < run->ncharts; i++) {
+    const tt_run_chart *rc = &run->charts[i];
+    json_t *c = json_object();
+    json_object_set_new(c, "file", rc->file ? tt_json_stringn(rc->file, strlen(rc->file)) : json_null());
+    json_object_set_new(c, "kind", json_string(tt_chart_kind_name(tt_chart_get_kind(rc->chart))));
+    json_object_set_new(c, "description", tt_json_stringn(rc->description, strlen(rc->description)));
+    json_object_set_new(c, "points", json_integer((json_int_t)tt_chart_npoints(rc->chart)));
+    const char *note = tt_chart_note(rc->chart);
+    json_object_set_new(c, "note", note ? tt_json_stringn(note, strlen(note)) : json_null());
+    json_object_set(c, "spec", rc->spec);
+    json_object_set_new(c, "sql", tt_json_stringn(rc->sql, strlen(rc->sql)));
+    json_array_append_new(charts, c);
+  }
+  json_object_set_new(o, "charts", charts);
   json_object_set_new(o, "verified", json_boolean(run->verified));
   json_object_set_new(o, "error", run->error ? tt_json_stringn(run->error, strlen(run->error)) : json_null());
   json_object_set_new(o, "run_id", json_string(info->run_id));

@@ -88,7 +88,20 @@ static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, con
                           const tt_gbnf_ctx *gc) {
   const json_t *options = json_object_get(schema, "enum");
   const char *type = json_string_value(json_object_get(schema, "type"));
-  if (json_is_array(options) && json_array_size(options)) {
+  const json_t *alts = json_object_get(schema, "anyOf");
+  if (json_is_array(alts) && json_array_size(alts) && depth <= 4) {
+    tt_buf_puts(expr, "( ");
+    size_t i;
+    const json_t *alt;
+    json_array_foreach(alts, i, alt) {
+      tt_buf sub = TT_BUF_INIT;
+      tt_buf_printf(&sub, "%s-alt%zu", rule, i);
+      if (i) tt_buf_puts(expr, " | ");
+      tt_gbnf_value(rules, expr, alt, tt_buf_cstr(&sub), depth + 1, gc);
+      tt_buf_free(&sub);
+    }
+    tt_buf_puts(expr, " )");
+  } else if (json_is_array(options) && json_array_size(options)) {
     tt_buf_puts(expr, "( ");
     size_t i;
     const json_t *o;
@@ -119,8 +132,10 @@ static void tt_gbnf_value(tt_buf *rules, tt_buf *expr, const json_t *schema, con
     if (items) tt_gbnf_value(rules, &item, items, tt_buf_cstr(&sub), depth + 2, gc);
     else tt_buf_puts(&item, "json-value");
     bool nonempty = json_integer_value(json_object_get(schema, "minItems")) > 0;
+    json_int_t most = json_integer_value(json_object_get(schema, "maxItems"));
+    int items_max = most > 0 && most < TT_MAX_ITEMS ? (int)most : TT_MAX_ITEMS;
     tt_buf_printf(expr, "\"[\" %s%s ( \", \" %s ){0,%d}%s \"]\"", nonempty ? "" : "( ",
-                  tt_buf_cstr(&item), tt_buf_cstr(&item), TT_MAX_ITEMS - 1, nonempty ? "" : " )?");
+                  tt_buf_cstr(&item), tt_buf_cstr(&item), items_max - 1, nonempty ? "" : " )?");
     tt_buf_free(&item);
     tt_buf_free(&sub);
   } else if (strcmp(type, "object") == 0) {

@@ -59,7 +59,7 @@ typedef struct tt_tool_spec {
 
 /* Checks arguments (JSON text) against the tool's schema (the subset we
  * use: object, properties, required, additionalProperties, type, enum,
- * items, minimum/maximum, minLength). On failure writes what is wrong in
+ * anyOf, items, minItems/maxItems, minimum/maximum, minLength). On failure writes what is wrong in
  * words a model can act on and returns false. */
 bool tt_tool_check(const tt_tool_spec *tool, const char *args, tt_buf *why);
 const tt_tool_spec *tt_tool_find(const tt_tool_spec *tools, size_t n, const char *name);

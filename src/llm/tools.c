@@ -82,7 +82,31 @@ static bool tt_check_object(const json_t *schema, const json_t *v, const char *w
   return true;
 }
 
+/* anyOf: the value must fit one of the alternatives; the message names
+ * what each alternative wants. */
+static bool tt_check_any_of(const json_t *alts, const json_t *v, const char *where, tt_buf *why) {
+  size_t i;
+  const json_t *alt;
+  json_array_foreach(alts, i, alt) {
+    tt_buf ignored = TT_BUF_INIT;
+    bool ok = tt_check_value(alt, v, where, &ignored);
+    tt_buf_free(&ignored);
+    if (ok) return true;
+  }
+  tt_buf_printf(why, "%s must be", where);
+  json_array_foreach(alts, i, alt) {
+    const char *type = json_string_value(json_object_get(alt, "type"));
+    const char *items = json_string_value(json_object_get(json_object_get(alt, "items"), "type"));
+    tt_buf_printf(why, "%s", i == 0 ? " " : i + 1 == json_array_size(alts) ? " or " : ", ");
+    if (type && strcmp(type, "array") == 0 && items) tt_buf_printf(why, "an array of %ss", items);
+    else tt_buf_printf(why, "%s %s", type && strchr("aeiou", type[0]) ? "an" : "a", type ? type : "value");
+  }
+  return false;
+}
+
 static bool tt_check_value(const json_t *schema, const json_t *v, const char *where, tt_buf *why) {
+  const json_t *alts = json_object_get(schema, "anyOf");
+  if (json_is_array(alts) && json_array_size(alts)) return tt_check_any_of(alts, v, where, why);
   const char *want = NULL;
   if (!tt_type_ok(schema, v, &want)) {
     tt_buf_printf(why, "%s must be %s %s", where,
@@ -123,6 +147,11 @@ static bool tt_check_value(const json_t *schema, const json_t *v, const char *wh
     json_int_t min = json_integer_value(json_object_get(schema, "minItems"));
     if ((json_int_t)json_array_size(v) < min) {
       tt_buf_printf(why, "%s needs at least %lld item(s)", where, (long long)min);
+      return false;
+    }
+    const json_t *max = json_object_get(schema, "maxItems");
+    if (json_is_integer(max) && (json_int_t)json_array_size(v) > json_integer_value(max)) {
+      tt_buf_printf(why, "%s takes at most %lld item(s)", where, (long long)json_integer_value(max));
       return false;
     }
     size_t i;

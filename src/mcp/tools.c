@@ -8,10 +8,12 @@
 #include "mcp/mcp_internal.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TT_QUESTION_MAX_CHARS 4000
 #define TT_THREAD_MAX 128
@@ -81,6 +83,10 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
                 "successfully\"},%s,"
                 "\"thread_id\":{\"type\":\"string\",\"description\":\"pass it back to ask a "
                 "follow-up\"},"
+                "\"charts\":{\"type\":\"array\",\"description\":\"charts drawn for the "
+                "question (the PNGs also come as image content)\",\"items\":{\"type\":"
+                "\"object\",\"properties\":{\"file\":{\"type\":[\"string\",\"null\"]},"
+                "\"description\":{\"type\":\"string\"}}}},"
                 "\"run_id\":{\"type\":\"string\",\"description\":\"the trace of this run: "
                 "tabletalk trace RUN_ID\"}},"
                 "\"required\":[\"status\",\"answer\",\"needs_clarification\",\"thread_id\","
@@ -543,6 +549,30 @@ static const char *tt_status_word(tt_run_status st) {
   }
 }
 
+/* The PNG charts of a run as image content, so the client can show them
+ * (or a multimodal model can look at them). At most 4 MB each. */
+static void tt_add_chart_images(json_t *content, const tt_run *run) {
+  for (size_t i = 0; content && i < run->ncharts; i++) {
+    const char *file = run->charts[i].file;
+    size_t n = file ? strlen(file) : 0;
+    if (n < 4 || !tt_streq_nocase(file + n - 4, ".png")) continue;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    size_t len;
+    bool too_long;
+    char *png = tt_read_stream(fd, 4u << 20, &len, &too_long);
+    close(fd);
+    if (png && !too_long) {
+      tt_buf b64 = TT_BUF_INIT;
+      tt_base64_encode(&b64, png, len, false);
+      json_array_append_new(content, json_pack("{s:s,s:s,s:s}", "type", "image", "data",
+                                               tt_buf_cstr(&b64), "mimeType", "image/png"));
+      tt_buf_free(&b64);
+    }
+    free(png);
+  }
+}
+
 static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_result *info,
                              const char *thread, const char *note) {
   int preview = r->srv->cfg.preview_rows;
@@ -562,6 +592,15 @@ static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_resu
   }
   json_object_set_new(o, "thread_id", json_string(thread));
   json_object_set_new(o, "run_id", json_string(info->run_id));
+  json_t *charts = json_array();
+  for (size_t i = 0; i < run->ncharts; i++) {
+    const tt_run_chart *c = &run->charts[i];
+    json_array_append_new(charts, json_pack("{s:o,s:o}", "file",
+                                            c->file ? tt_json_stringn(c->file, strlen(c->file)) : json_null(),
+                                            "description",
+                                            tt_json_stringn(c->description, strlen(c->description))));
+  }
+  json_object_set_new(o, "charts", charts);
 
   tt_buf text = TT_BUF_INIT;
   if (clarify) {
@@ -583,9 +622,13 @@ static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_resu
     tt_rpc_dump(&text, rows);
     json_decref(rows);
   }
+  for (size_t i = 0; i < run->ncharts; i++)
+    tt_buf_printf(&text, "\n\nChart: %s (%s)", run->charts[i].file ? run->charts[i].file : "not saved",
+                  run->charts[i].description);
   if (!clarify) tt_buf_printf(&text, "\n\nthread_id: %s (pass it to ask a follow-up)", thread);
   json_t *out = tt_tool_result(r, tt_buf_cstr(&text), o, failed);
   tt_buf_free(&text);
+  tt_add_chart_images(json_object_get(out, "content"), run);
   return out;
 }
 

@@ -14,6 +14,8 @@ struct tt_session {
   tt_agent *agent;
   tt_llm *llm;
   double startup_ms; /* not yet traced */
+  tt_chart_files charts;
+  char *charts_out;  /* owned copy of charts.out */
 };
 
 void tt_session_note_startup(tt_session *s, double ms) { s->startup_ms = ms; }
@@ -36,6 +38,7 @@ void tt_session_free(tt_session *s) {
   if (!s) return;
   tt_agent_free(s->agent);
   tt_store_close(s->store);
+  free(s->charts_out);
   free(s->state_dir);
   free(s->db_path);
   free(s);
@@ -45,11 +48,43 @@ tt_agent *tt_session_agent(tt_session *s) { return s->agent; }
 
 tt_store *tt_session_store(tt_session *s) { return s->store; }
 
+void tt_session_set_chart_files(tt_session *s, const tt_chart_files *f) {
+  free(s->charts_out);
+  s->charts = *f;
+  s->charts_out = f->out ? tt_xstrdup(f->out) : NULL;
+  s->charts.out = s->charts_out;
+}
+
+char *tt_chart_file_path(const char *state_dir, const char *run_id, size_t index,
+                         const char *ext, tt_buf *err) {
+  char *dir = tt_xasprintf("%s/charts", state_dir);
+  if (!tt_mkdir_p(dir, 0700)) {
+    tt_buf_printf(err, "cannot create the chart folder %s; check its permissions", dir);
+    free(dir);
+    return NULL;
+  }
+  char *path = index ? tt_xasprintf("%s/%s-%zu.%s", dir, run_id, index + 1, ext)
+                     : tt_xasprintf("%s/%s.%s", dir, run_id, ext);
+  free(dir);
+  return path;
+}
+
+/* out for the first chart; out with "-N" before its extension after. */
+static char *tt_numbered_file(const char *out, size_t index) {
+  if (index == 0) return tt_xstrdup(out);
+  const char *dot = strrchr(out, '.');
+  const char *slash = strrchr(out, '/');
+  if (!dot || (slash && dot < slash)) return tt_xasprintf("%s-%zu", out, index + 1);
+  return tt_xasprintf("%.*s-%zu%s", (int)(dot - out), out, index + 1, dot);
+}
+
 /* Forwards agent events to the trace first, then to the front end. */
 typedef struct tt_tracer {
   tt_trace *trace;
   const tt_agent_hooks *ui;
   const char *model;
+  const tt_session *session;
+  const char *run_id;
 } tt_tracer;
 
 static json_t *tt_str_or_null(const char *s) {
@@ -99,6 +134,12 @@ static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
       json_object_set_new(o, "truncated", json_boolean(ev->truncated));
       json_object_set_new(o, "ms", json_real(ev->ms));
     }
+    if (ev->chart) {
+      json_object_set_new(o, "chart", tt_str_or_null(ev->chart));
+      json_object_set_new(o, "chart_file", tt_str_or_null(ev->chart_file));
+      json_object_set_new(o, "rows", json_integer(ev->rows));
+      json_object_set_new(o, "ms", json_real(ev->ms));
+    }
     if (ev->error) json_object_set_new(o, "error", tt_str_or_null(ev->error));
     return o;
   case TT_EV_VERIFY:
@@ -116,6 +157,23 @@ static void tt_tracer_event(void *ud, const tt_event *ev) {
   json_t *j = tt_event_json(tr, ev);
   if (j) tt_trace_write(tr->trace, j);
   if (tr->ui && tr->ui->on_event) tr->ui->on_event(tr->ui->ud, ev);
+}
+
+/* Saves a chart the model made: PNG (or SVG) in the state folder, named
+ * after the run, or where the front end asked. */
+static bool tt_tracer_chart(void *ud, const tt_chart *chart, size_t index, tt_buf *path,
+                            tt_buf *err) {
+  tt_tracer *tr = ud;
+  const tt_chart_files *f = &tr->session->charts;
+  char *file = f->out ? tt_numbered_file(f->out, index)
+                      : tt_chart_file_path(tr->session->state_dir, tr->run_id, index,
+                                           f->svg ? "svg" : "png", err);
+  if (!file) return false;
+  bool ok = tt_chart_write_file(chart, file, f->width ? f->width : TT_CHART_DEFAULT_WIDTH,
+                                f->height ? f->height : TT_CHART_DEFAULT_HEIGHT, err);
+  if (ok) tt_buf_puts(path, file);
+  free(file);
+  return ok;
 }
 
 static void tt_tracer_text(void *ud, const char *piece, size_t n) {
@@ -174,10 +232,11 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
   s->startup_ms = 0; /* reported once, with the first question */
   tt_trace_write(trace, start);
 
-  tt_tracer tr = {.trace = trace, .ui = ui, .model = tt_llm_model(s->llm)};
+  tt_tracer tr = {.trace = trace, .ui = ui, .model = tt_llm_model(s->llm), .session = s,
+                  .run_id = run_id};
   tt_agent_hooks hooks = {.on_event = tt_tracer_event, .on_text = tt_tracer_text,
-                          .on_text_restart = tt_tracer_restart, .ud = &tr,
-                          .cancel = ui ? ui->cancel : NULL};
+                          .on_text_restart = tt_tracer_restart, .on_chart = tt_tracer_chart,
+                          .ud = &tr, .cancel = ui ? ui->cancel : NULL};
   tt_agent_ask(s->agent, history, nturns, info->resumed ? &pending : NULL, question, &hooks, run);
 
   if (!tt_store_save_turn(s->store, thread, s->db_path, run_id, question, run, info->resumed, &err)) {
@@ -192,6 +251,11 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
   json_object_set_new(end, "sql", tt_str_or_null(run->sql));
   json_object_set_new(end, "rows", json_integer(run->rows ? (json_int_t)run->rows->nrows : 0));
   json_object_set_new(end, "error", tt_str_or_null(run->error));
+  json_t *charts = json_array();
+  for (size_t i = 0; i < run->ncharts; i++)
+    json_array_append_new(charts, json_pack("{s:o,s:o}", "file", tt_str_or_null(run->charts[i].file),
+                                            "chart", tt_str_or_null(run->charts[i].description)));
+  json_object_set_new(end, "charts", charts);
   json_object_set_new(end, "totals", tt_totals_json(&run->totals));
   tt_trace_write(trace, end);
 

@@ -61,6 +61,22 @@ char **tt_trace_list(const char *state_dir, size_t *n);
 /* The events of a run (an array), or NULL when it cannot be read. */
 json_t *tt_trace_load(const char *state_dir, const char *run_id, tt_buf *err);
 
+/* ---- chart files ------------------------------------------------------------ */
+
+/* <state_dir>/charts/<run_id>.<ext> for a run's first chart, then
+ * <run_id>-2.<ext> and so on; the folder is created. NULL with the reason
+ * in err. */
+char *tt_chart_file_path(const char *state_dir, const char *run_id, size_t index,
+                         const char *ext, tt_buf *err);
+
+/* Where a session's charts go and how big they are. */
+typedef struct tt_chart_files {
+  bool svg;          /* SVG instead of PNG */
+  int width, height; /* pixels; 0: 1200x700 */
+  const char *out;   /* a run's first chart goes here (its second to NAME-2.EXT,
+                      * ...); NULL: the state folder */
+} tt_chart_files;
+
 /* ---- sessions ------------------------------------------------------------- */
 
 typedef struct tt_session tt_session;
@@ -76,6 +92,8 @@ void tt_session_free(tt_session *s);
  * the per-question cost is complete. */
 void tt_session_note_startup(tt_session *s, double ms);
 tt_agent *tt_session_agent(tt_session *s);
+/* Sets where the charts of later questions go (copied). */
+void tt_session_set_chart_files(tt_session *s, const tt_chart_files *f);
 tt_store *tt_session_store(tt_session *s);
 
 typedef struct tt_ask_result {

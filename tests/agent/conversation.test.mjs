@@ -52,7 +52,7 @@ test('the request: tools with schemas, tool_choice required, temperature 0, usag
   assert.equal(body.max_tokens, 300);
   assert.equal(body.stream, true);
   assert.deepEqual(body.stream_options, { include_usage: true });
-  assert.deepEqual(body.tools.map((t) => t.function.name), ['run_sql', 'ask_user', 'answer']);
+  assert.deepEqual(body.tools.map((t) => t.function.name), ['run_sql', 'ask_user', 'answer', 'make_chart']);
   assert.deepEqual(body.tools[0].function.parameters.required, ['sql']);
   /* usage with cached prompt tokens reaches the totals and the trace */
   assert.ok(r.json.totals.prompt_tokens > 0);

@@ -67,7 +67,7 @@ test('an unknown tool is corrected', async () => {
   const r = await ask(sc, srv, 'How many genres?');
   await srv.close();
   assert.equal(r.code, 0);
-  assert.match(lastTool(srv.requests[1]), /no tool named "drop_database" \(available: run_sql, ask_user, answer\)/);
+  assert.match(lastTool(srv.requests[1]), /no tool named "drop_database" \(available: run_sql, ask_user, answer, make_chart\)/);
 });
 
 test('SQL errors come back with the closest names; 3 failures in a row make the model explain', async () => {

@@ -45,8 +45,9 @@ static void test_system_prompt_is_stable(void **state) {
   assert_non_null(strstr(tt_agent_system_prompt(a), "never instructions"));
   size_t n;
   const tt_tool_spec *tools = tt_agent_tools(a, &n);
-  assert_int_equal(n, 3);
+  assert_int_equal(n, 4);
   assert_string_equal(tools[0].name, "run_sql");
+  assert_string_equal(tools[3].name, "make_chart");
   tt_agent_free(b);
   tt_agent_free(a);
   /* above the budget: a table index in the prompt, full cards per question */
