@@ -19,6 +19,15 @@ static int tt_step_decimals(double step) {
   return 10;
 }
 
+double tt_nice_step(double raw) {
+  if (!(raw > 0) || !isfinite(raw)) return 1;
+  double p = pow(10, floor(log10(raw)));
+  static const double mult[] = {1, 2, 2.5, 5};
+  for (size_t i = 0; i < sizeof mult / sizeof mult[0]; i++)
+    if (p * mult[i] >= raw * (1 - 1e-9)) return p * mult[i];
+  return p * 10;
+}
+
 void tt_ticks_number(double lo, double hi, int target, tt_ticks *t) {
   memset(t, 0, sizeof *t);
   if (target < 2) target = 2;
@@ -35,15 +44,7 @@ void tt_ticks_number(double lo, double hi, int target, tt_ticks *t) {
     lo = lo >= 0 && lo - pad < 0 ? 0 : lo - pad;
     hi += pad;
   }
-  double raw = (hi - lo) / (target - 1);
-  double p = pow(10, floor(log10(raw)));
-  static const double mult[] = {1, 2, 2.5, 5, 10};
-  double step = p * 10;
-  for (size_t i = 0; i < sizeof mult / sizeof mult[0]; i++)
-    if (p * mult[i] >= raw * (1 - 1e-9)) {
-      step = p * mult[i];
-      break;
-    }
+  double step = tt_nice_step((hi - lo) / (target - 1));
   double first = floor(lo / step + 1e-9) * step;
   double last = ceil(hi / step - 1e-9) * step;
   double count = round((last - first) / step) + 1;

@@ -72,6 +72,8 @@ typedef struct tt_ticks {
   int tstep;        /* time axes: the step in that unit */
 } tt_ticks;
 
+/* The smallest of 1, 2, 2.5 and 5 times a power of ten that is >= raw. */
+double tt_nice_step(double raw);
 /* Nice tick values for [lo, hi] with about target ticks (2..20). */
 void tt_ticks_number(double lo, double hi, int target, tt_ticks *t);
 /* Ticks on a time axis (days since the epoch) of the given granularity. */

@@ -352,39 +352,36 @@ static void tt_draw_histogram(tt_draw *d, const tt_plot *p) {
   }
 }
 
-/* Lines and areas: one path per run of points that have values. */
+/* Lines and areas: one path per series through the points that have a
+ * value (a series missing at some x is joined across the gap: the x
+ * positions are real). */
 static void tt_draw_lines(tt_draw *d, const tt_plot *p) {
   const tt_chart *c = d->c;
   double *xy = tt_xcalloc(c->n * 2 + 4, sizeof *xy);
   double base = tt_py(p, p->vlo > 0 ? p->vlo : p->vhi < 0 ? p->vhi : 0);
-  bool markers = c->n <= 60;
   bool labels = c->n <= 16 && c->nseries == 1;
   for (size_t s = 0; s < c->nseries; s++) {
     tt_rgba col = tt_series_color(c, s);
-    size_t i = 0;
-    while (i < c->n) {
-      while (i < c->n && isnan(c->series[s].v[i])) i++;
-      size_t n = 0;
-      while (i < c->n && !isnan(c->series[s].v[i])) {
-        xy[2 * n] = tt_px(p, c, i);
-        xy[2 * n + 1] = tt_py(p, c->series[s].v[i]);
-        n++;
-        i++;
-      }
-      if (!n) break;
-      if (c->kind == TT_CHART_AREA) {
-        xy[2 * n] = xy[2 * (n - 1)];
-        xy[2 * n + 1] = base;
-        xy[2 * n + 2] = xy[0];
-        xy[2 * n + 3] = base;
-        tt_rgba fill = col;
-        fill.a = c->nseries > 1 ? 0.22 : 0.3;
-        d->ops->path(d->ud, xy, n + 2, true, fill, 0, col);
-      }
-      if (n > 1) d->ops->path(d->ud, xy, n, false, (tt_rgba){0, 0}, 2.4 * d->k, col);
-      if (markers || n == 1)
-        for (size_t j = 0; j < n; j++) d->ops->circle(d->ud, xy[2 * j], xy[2 * j + 1], 3.6 * d->k, col);
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+      if (isnan(c->series[s].v[i])) continue;
+      xy[2 * n] = tt_px(p, c, i);
+      xy[2 * n + 1] = tt_py(p, c->series[s].v[i]);
+      n++;
     }
+    if (!n) continue;
+    if (c->kind == TT_CHART_AREA && n > 1) {
+      xy[2 * n] = xy[2 * (n - 1)];
+      xy[2 * n + 1] = base;
+      xy[2 * n + 2] = xy[0];
+      xy[2 * n + 3] = base;
+      tt_rgba fill = col;
+      fill.a = c->nseries > 1 ? 0.22 : 0.3;
+      d->ops->path(d->ud, xy, n + 2, true, fill, 0, col);
+    }
+    if (n > 1) d->ops->path(d->ud, xy, n, false, (tt_rgba){0, 0}, 2.4 * d->k, col);
+    if (n <= 60)
+      for (size_t j = 0; j < n; j++) d->ops->circle(d->ud, xy[2 * j], xy[2 * j + 1], 3.6 * d->k, col);
     for (size_t j = 0; labels && j < c->n; j++) {
       double v = c->series[s].v[j];
       if (isnan(v)) continue;
@@ -489,6 +486,14 @@ static void tt_draw_vertical(tt_draw *d) {
       }
     }
   }
+  if (!p.category) { /* the last tick's label must not run off the right edge */
+    double widest = tt_widest_tick(d, &xt, c->xscale == TT_X_TIME, c->year_numbers);
+    if (xt.n && tt_px_value(&p, xt.v[xt.n - 1]) + widest / 2 > d->w - d->pad / 2) {
+      double room = d->w - d->pad / 2 - widest / 2 - p.x;
+      double frac = (xt.v[xt.n - 1] - p.xlo) / (p.xhi - p.xlo);
+      if (frac > 0 && room > 10) p.w = fmin(p.w, room / frac);
+    }
+  }
   double xtitle = c->x_label ? d->fs_axis * 1.8 : 0;
   p.y = d->top + d->fs_value * 0.6;
   p.h = d->bottom - xl.band - xtitle - p.y;
@@ -540,6 +545,10 @@ static void tt_draw_horizontal(tt_draw *d) {
     tt_ticks_number(p.vlo, p.vhi, (int)(p.w / (widest + d->fs_tick * 1.5)), &xt);
   p.xlo = xt.lo;
   p.xhi = xt.hi;
+  /* the last tick's label is centred on the plot's right edge: keep it in */
+  widest = tt_widest_tick(d, &xt, false, false);
+  if (p.x + p.w + widest / 2 > d->w - d->pad / 2) p.w = d->w - d->pad / 2 - widest / 2 - p.x;
+  if (p.w < 10) p.w = 10;
   double slot = p.h / (double)c->n;
   size_t every = slot < d->fs_tick * 1.15 ? (size_t)ceil(d->fs_tick * 1.15 / slot) : 1;
   /* grid and value ticks */

@@ -632,6 +632,33 @@ static bool tt_check_numeric(const tt_build *b, size_t col, const char *role, tt
   return false;
 }
 
+static int tt_cmp_values(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The bin width: with a limit, about that many bins; otherwise the wider
+ * of Freedman-Diaconis (2 IQR / n^(1/3), robust to long tails) capped at
+ * 50 bins and Sturges' log2(n) + 1 bins; rounded to a nice step. */
+static double tt_histogram_width(double *vals, size_t nv, double lo, double hi, long limit) {
+  double span = hi - lo;
+  if (span <= fabs(lo) * 1e-12 || span <= 0) return lo == floor(lo) ? 1 : fmax(fabs(lo) * 0.1, 1e-300);
+  double bins;
+  if (limit) {
+    bins = (double)(limit > 200 ? 200 : limit);
+  } else {
+    qsort(vals, nv, sizeof *vals, tt_cmp_values);
+    double iqr = vals[(nv * 3) / 4] - vals[nv / 4];
+    double sturges = ceil(log2((double)nv)) + 1;
+    double fd = iqr > 0 ? span / (2 * iqr / cbrt((double)nv)) : sturges;
+    bins = fmax(sturges, fmin(fd, 50));
+  }
+  double width = tt_nice_step(span / bins);
+  /* a nice step may give up to twice the bins asked for; above 200, exact */
+  if (span / width > 200) width = span / 200;
+  return width;
+}
+
 /* Histogram: bins of a nice width over the values of x. */
 static void tt_build_histogram(tt_build *b) {
   tt_chart *c = b->c;
@@ -661,22 +688,9 @@ static void tt_build_histogram(tt_build *b) {
     free(vals);
     return;
   }
-  /* Sturges' rule for the number of bins, or the limit; then a nice width */
-  long want = b->spec->limit ? b->spec->limit : (long)ceil(log2((double)nv)) + 1;
-  if (want < 1) want = 1;
-  if (want > 200) want = 200;
-  double width;
-  if (hi - lo <= fabs(lo) * 1e-12) {
-    width = lo == floor(lo) ? 1 : fabs(lo) * 0.1 + 1e-300;
-    lo -= width / 2;
-  } else {
-    tt_ticks t;
-    tt_ticks_number(lo, hi, (int)(want > 20 ? 20 : want < 2 ? 2 : want) + 1, &t);
-    width = t.step;
-    if (want > 20) width = (hi - lo) / (double)want; /* many bins: exact widths */
-    if (b->px.years && width < 1) width = 1;
-    lo = floor(lo / width) * width;
-  }
+  double width = tt_histogram_width(vals, nv, lo, hi, b->spec->limit);
+  if (b->px.years && width < 1) width = 1;
+  lo = floor(lo / width) * width;
   /* the last bin includes its upper edge, so the maximum ends a bin */
   double bins = ceil((hi - lo) / width - 1e-9);
   if (bins > 200) width = (hi - lo) / 200, bins = 200;

@@ -275,10 +275,7 @@ static void tt_pv_plot(tt_pv *p) {
     long px = -1, py = -1;
     for (size_t i = 0; i < c->n; i++) {
       double v = c->series[s].v[i];
-      if (isnan(v) || (!category && !isfinite(c->x[i]))) {
-        px = -1;
-        continue;
-      }
+      if (isnan(v) || (!category && !isfinite(c->x[i]))) continue; /* joined across gaps */
       double xf = category ? (c->n > 1 ? (double)i / xspan : 0.5) : (c->x[i] - xlo) / xspan;
       long x = lround(xf * (double)dw), y = lround((hi - v) / (hi - lo) * (double)dh);
       if (c->kind == TT_CHART_SCATTER || px < 0) tt_dot_line(&d, x, y, x, y, s, c->kind == TT_CHART_AREA ? base : -1);

@@ -1,7 +1,8 @@
 /* test_cli.c — the tabletalk command line as a user meets it: help and
  * version, usage errors (exit 2), missing or bad files (exit 1, nothing
  * created), refusals (exit 3), limits (exit 4), output formats, SQL from
- * standard input, and the schema command on chinook. */
+ * standard input, the schema command on chinook, and the chart command
+ * (files, JSON, the preview on a pseudo-terminal, its errors). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -291,6 +292,102 @@ static void test_schema_command(void **state) {
   tu_run_free(&r);
 }
 
+
+static const char *const INVOICES =
+    "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoices FROM Invoice GROUP BY year";
+
+static bool file_starts(const char *path, const char *magic, size_t n) {
+  size_t len;
+  char *data = tu_read_file(path, &len);
+  bool ok = data && len > n && memcmp(data, magic, n) == 0;
+  free(data);
+  return ok;
+}
+
+static void test_chart_command(void **state) {
+  (void)state;
+  char *before = tu_sha256(g_db);
+  char *png = tt_xasprintf("%s/inv.png", g_dir), *svg = tt_xasprintf("%s/inv.svg", g_dir);
+  char *statedir = tt_xasprintf("%s/state", g_dir);
+  tu_run r;
+  /* not a terminal: the file name alone, for scripts */
+  tt(&r, NULL, "chart", g_db, INVOICES, "--kind", "bar", "-x", "year", "-y", "invoices", "--out", png, NULL);
+  assert_int_equal(r.status, 0);
+  char *line = tt_xasprintf("%s\n", png);
+  assert_string_equal(tt_buf_cstr(&r.out), line);
+  free(line);
+  assert_true(file_starts(png, "\x89PNG\r\n", 6));
+  tu_run_free(&r);
+  tt(&r, NULL, "chart", g_db, INVOICES, "-k", "line", "-x", "year", "-y", "invoices", "--out", svg,
+     "--size", "800x500", "--json", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "\"width\":800"));
+  assert_true(has(&r.out, "\"chart\":\"line chart, 5 points: invoices by year\""));
+  assert_true(file_starts(svg, "<?xml", 5));
+  tu_run_free(&r);
+  /* without --out: STATE/charts/<run id>.png */
+  tt(&r, NULL, "chart", g_db, INVOICES, "-k", "pie", "-x", "year", "-y", "invoices", "--state-dir",
+     statedir, "--json", NULL);
+  assert_int_equal(r.status, 0);
+  json_t *j = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_non_null(j);
+  const char *file = json_string_value(json_object_get(j, "file"));
+  char *want = tt_xasprintf("%s/charts/%s.png", statedir,
+                            json_string_value(json_object_get(j, "run_id")));
+  assert_string_equal(file, want);
+  assert_true(file_starts(file, "\x89PNG", 4));
+  free(want);
+  json_decref(j);
+  tu_run_free(&r);
+  /* a terminal: the preview, then where the file is */
+  char *argv[] = {(char *)tu_bin(), "chart", g_db, (char *)INVOICES, "-k", "bar", "-x", "year", "-y",
+                  "invoices", "-t", "Invoices per year", "--out", png, NULL};
+  tu_run_pty(argv, 80, 20000, &r);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "Invoices per year"));
+  assert_true(has(&r.out, "2025  "));
+  assert_true(has(&r.out, "█"));
+  assert_true(has(&r.out, " 80"));
+  assert_true(has(&r.out, "chart: "));
+  tu_run_free(&r);
+  /* mistakes: usage (2) with the columns named, refused SQL (3), SQL errors (1) */
+  tt(&r, NULL, "chart", g_db, INVOICES, "-x", "year", "-y", "invoices", NULL);
+  assert_int_equal(r.status, 2);
+  assert_true(has(&r.err, "--kind"));
+  tu_run_free(&r);
+  tt(&r, NULL, "chart", g_db, INVOICES, "-k", "bar", "-x", "yr", "-y", "invoices", "--out", png, NULL);
+  assert_int_equal(r.status, 2);
+  assert_true(has(&r.err, "no column 'yr'"));
+  assert_true(has(&r.err, "year (text), invoices (integer)"));
+  tu_run_free(&r);
+  tt(&r, NULL, "chart", g_db, "DELETE FROM Invoice", "-k", "bar", "-x", "a", "-y", "b", "--out", png, NULL);
+  assert_int_equal(r.status, 3);
+  tu_run_free(&r);
+  tt(&r, NULL, "chart", g_db, "SELECT nope FROM Invoice", "-k", "bar", "-x", "a", "-y", "b", "--out", png, NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.err, "no such column"));
+  tu_run_free(&r);
+  tt(&r, NULL, "chart", g_db, INVOICES, "-k", "bar", "-x", "year", "-y", "invoices", "--out", "x.gif", NULL);
+  assert_int_equal(r.status, 2);
+  tu_run_free(&r);
+  tt(&r, NULL, "chart", g_db, INVOICES, "-k", "bar", "-x", "year", "-y", "invoices", "--size", "9x9", NULL);
+  assert_int_equal(r.status, 2);
+  assert_true(has(&r.err, "1200x700"));
+  tu_run_free(&r);
+  tt(&r, NULL, "chart", g_db, INVOICES, "-k", "bar", "-x", "year", "-y", "invoices", "--out",
+     "/nonexistent-dir/c.png", NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.err, "cannot write /nonexistent-dir/c.png"));
+  tu_run_free(&r);
+  char *after = tu_sha256(g_db);
+  assert_string_equal(before, after);
+  free(before);
+  free(after);
+  free(png);
+  free(svg);
+  free(statedir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_help_and_version),
@@ -302,6 +399,7 @@ int main(void) {
       cmocka_unit_test(test_caps),
       cmocka_unit_test(test_sql_from_stdin),
       cmocka_unit_test(test_schema_command),
+      cmocka_unit_test(test_chart_command),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
