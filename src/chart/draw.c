@@ -352,6 +352,35 @@ static void tt_draw_histogram(tt_draw *d, const tt_plot *p) {
   }
 }
 
+/* A line of n points that runs left to right, reduced to the first,
+ * lowest, highest and last point of each pixel column: the same picture
+ * for much less stroking when there are many points per pixel. Returns
+ * the points kept (in place). */
+static size_t tt_decimate(double *xy, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    if (xy[2 * i] < xy[2 * (i - 1)]) return n; /* not left to right: keep all */
+  size_t out = 0, i = 0;
+  while (i < n) {
+    double col = floor(xy[2 * i]);
+    size_t j = i, lo = i, hi = i;
+    while (j < n && floor(xy[2 * j]) == col) {
+      if (xy[2 * j + 1] < xy[2 * lo + 1]) lo = j;
+      if (xy[2 * j + 1] > xy[2 * hi + 1]) hi = j;
+      j++;
+    }
+    size_t keep[4] = {i, lo < hi ? lo : hi, lo < hi ? hi : lo, j - 1}, last = SIZE_MAX;
+    for (size_t k = 0; k < 4; k++) {
+      if (keep[k] == last) continue;
+      xy[2 * out] = xy[2 * keep[k]];
+      xy[2 * out + 1] = xy[2 * keep[k] + 1];
+      out++;
+      last = keep[k];
+    }
+    i = j;
+  }
+  return out;
+}
+
 /* Lines and areas: one path per series through the points that have a
  * value (a series missing at some x is joined across the gap: the x
  * positions are real). */
@@ -370,6 +399,8 @@ static void tt_draw_lines(tt_draw *d, const tt_plot *p) {
       n++;
     }
     if (!n) continue;
+    bool markers = n <= 60;
+    if (n > 2 * (size_t)p->w) n = tt_decimate(xy, n);
     if (c->kind == TT_CHART_AREA && n > 1) {
       xy[2 * n] = xy[2 * (n - 1)];
       xy[2 * n + 1] = base;
@@ -380,7 +411,7 @@ static void tt_draw_lines(tt_draw *d, const tt_plot *p) {
       d->ops->path(d->ud, xy, n + 2, true, fill, 0, col);
     }
     if (n > 1) d->ops->path(d->ud, xy, n, false, (tt_rgba){0, 0}, 2.4 * d->k, col);
-    if (n <= 60)
+    if (markers)
       for (size_t j = 0; j < n; j++) d->ops->circle(d->ud, xy[2 * j], xy[2 * j + 1], 3.6 * d->k, col);
     for (size_t j = 0; labels && j < c->n; j++) {
       double v = c->series[s].v[j];

@@ -436,7 +436,8 @@ static bool tt_row_x(tt_build *b, size_t i, tt_buf *key, double *pos) {
     return false;
   }
   *pos = d;
-  tt_buf_printf(key, "%.17g", d);
+  if (d == 0) d = 0; /* -0 and 0 are one x */
+  tt_buf_append(key, &d, sizeof d); /* the value's bytes: exact, and no printf */
   return true;
 }
 

@@ -10,16 +10,24 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Coordinates with two decimals, trailing zeros dropped. */
+/* Coordinates with two decimals, trailing zeros dropped (written by hand:
+ * a chart has tens of thousands of them and printf is slow). */
 static void tt_svg_num(tt_buf *b, double v) {
-  char s[48];
-  if (!isfinite(v)) v = 0;
-  snprintf(s, sizeof s, "%.2f", v);
-  char *end = s + strlen(s);
-  while (end[-1] == '0') *--end = 0;
-  if (end[-1] == '.') *--end = 0;
-  if (strcmp(s, "-0") == 0) strcpy(s, "0");
-  tt_buf_puts(b, s);
+  if (!isfinite(v) || fabs(v) > 1e12) v = 0; /* never on a canvas this size */
+  long long c = llround(v * 100);
+  char s[32], *p = s + sizeof s;
+  bool neg = c < 0;
+  unsigned long long u = neg ? (unsigned long long)(-c) : (unsigned long long)c;
+  unsigned frac = (unsigned)(u % 100);
+  u /= 100;
+  if (frac) {
+    if (frac % 10) *--p = (char)('0' + frac % 10);
+    *--p = (char)('0' + frac / 10);
+    *--p = '.';
+  }
+  do *--p = (char)('0' + u % 10); while (u /= 10);
+  if (neg) *--p = '-';
+  tt_buf_append(b, p, (size_t)(s + sizeof s - p));
 }
 
 static void tt_svg_attr(tt_buf *b, const char *name, double v) {
