@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ask, run, scratch, server, sha256, lastTool, traceEvents, sqliteRows } from './harness.mjs';
+import { spawn } from 'node:child_process';
+import { ask, run, BIN, scratch, server, sha256, lastTool, traceEvents, sqliteRows } from './harness.mjs';
 import { readPng, runsOnRow } from './png.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
@@ -15,6 +16,20 @@ const answer = (text) => ({ tool: 'answer', args: { text } });
 
 const PER_YEAR = "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoices FROM Invoice GROUP BY year ORDER BY year";
 const BAR_BLUE = 0x0072b2; // the first colour of the palette
+
+/* Runs any program; resolves with {code, stdout, stderr}. */
+function runProgram(cmd, args, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { env: { ...process.env, NO_COLOR: '1', TABLETALK_BASE_URL: '', ...env } });
+    let stdout = '', stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+    child.on('error', reject);
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.stdin.end();
+  });
+}
 
 test('plot invoices per year: a PNG of 5 bars, reported in the answer, the JSON and the trace', async () => {
   const sc = scratch();
@@ -157,4 +172,30 @@ test('a cut result is read again in full for the chart', async () => {
   assert.equal(r.json.truncated, true, 'the answer keeps the usual cut');
   assert.equal(r.json.charts[0].points, 3503, 'the chart has every row');
   assert.equal(r.json.charts[0].note, null);
+});
+
+/* Quotes s for the shell that `script` runs the command with. */
+const shq = (s) => `'${String(s).replaceAll("'", "'\\''")}'`;
+
+test('on a terminal the answer is followed by a preview of the chart and its file', async () => {
+  const sc = scratch();
+  const q = 'Plot invoices per year';
+  const srv = await server({
+    rules: [
+      { when: { question: q, step: 0 }, ...sql(PER_YEAR) },
+      { when: { question: q, step: 1 }, ...chart({ kind: 'bar', x: 'year', y: 'invoices', title: 'Invoices per year' }) },
+      { when: { question: q, step: 2 }, ...answer('83 invoices a year, 80 in 2025.') },
+    ],
+  });
+  // util-linux's script gives the command a pseudo-terminal
+  const cmd = [BIN, 'ask', sc.db, q, '--base-url', srv.url, '--state-dir', sc.state, '--quiet'].map(shq).join(' ');
+  const r = await runProgram('script', ['-qec', `stty cols 90; ${cmd}`, '/dev/null']);
+  await srv.close();
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  const out = r.stdout.replaceAll('\r', '');
+  assert.match(out, /Answer/);
+  assert.match(out, /Invoices per year\n2021 +█+ 83\n2022 +█+ 83\n2023 +█+ 83\n2024 +█+ 83\n2025 +█+.? +80\n/);
+  assert.match(out, /chart: .*\/charts\/.*\.png/);
+  const noPreview = await runProgram('script', ['-qec', `stty cols 90; ${cmd} --no-preview`, '/dev/null']);
+  assert.doesNotMatch(noPreview.stdout, /2021 +█/);
 });
