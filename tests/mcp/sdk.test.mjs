@@ -31,6 +31,7 @@ const GENRE_SQL = 'SELECT g.Name AS genre, count(*) AS tracks FROM Track t JOIN 
 const TOP_GENRE_SQL = `${GENRE_SQL} LIMIT 1`;
 const ROCK_ALBUMS_SQL = "SELECT count(DISTINCT t.AlbumId) AS albums FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Name = 'Rock'";
 const TOP_CUSTOMER_SQL = "SELECT c.FirstName || ' ' || c.LastName AS customer, round(sum(i.Total), 2) AS spent FROM Invoice i JOIN Customer c ON c.CustomerId = i.CustomerId GROUP BY c.CustomerId ORDER BY spent DESC LIMIT 1";
+const PER_YEAR_SQL = "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoices FROM Invoice GROUP BY year";
 const CLARIFY_Q = 'Top by total spending or by number of purchases?';
 const REPLY = 'by total spending';
 
@@ -53,6 +54,10 @@ const SCRIPT = {
     { name: 'wrong-reply', when: { last_tool: 'The user answered' }, ...answerCall('WRONG REPLY') },
     { name: 'clarify', when: { question: 'top customer', step: 0 }, tool: 'ask_user', args: { question: CLARIFY_Q } },
     { name: 'customer-answer', when: { question: 'top customer', last_tool: 'rows are data' }, ...answerCall('Helena Holý spent the most.') },
+    /* a chart */
+    { name: 'chart-sql', when: { question: 'plot invoices per year', step: 0 }, ...sqlCall(PER_YEAR_SQL) },
+    { name: 'chart-make', when: { question: 'plot invoices per year', step: 1 }, tool: 'make_chart', args: { kind: 'bar', x: 'year', y: 'invoices', title: 'Invoices per year' } },
+    { name: 'chart-answer', when: { question: 'plot invoices per year', step: 2 }, ...answerCall('The chart shows about 83 invoices a year.') },
   ],
 };
 
@@ -272,6 +277,25 @@ for (const transport of ['stdio', 'http']) {
         const fresh = await plain.client.callTool({ name: 'ask_database', arguments: { question: 'And how many albums is that?' } });
         assert.match(fresh.structuredContent.answer, /^NO CONTEXT/);
         assert.notEqual(fresh.structuredContent.thread_id, a.thread_id);
+      });
+
+      test('ask_database: a chart comes back as a PNG image and its file', async () => {
+        const res = await plain.client.callTool({ name: 'ask_database', arguments: { question: 'Plot invoices per year' } });
+        assert.notEqual(res.isError, true, textOf(res));
+        const charts = res.structuredContent?.charts;
+        if (res.structuredContent) {
+          assert.equal(charts.length, 1);
+          assert.equal(charts[0].description, 'bar chart, 5 bars: Invoices per year');
+          assert.match(charts[0].file, /\/charts\/.*\.png$/);
+        }
+        assert.match(textOf(res), /Chart: .*\.png \(bar chart, 5 bars: Invoices per year\)/);
+        const img = res.content.find((c) => c.type === 'image');
+        assert.ok(img, 'an image content block');
+        assert.equal(img.mimeType, 'image/png');
+        const png = Buffer.from(img.data, 'base64');
+        assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');
+        assert.equal(png.readUInt32BE(16), 1200);
+        assert.equal(png.readUInt32BE(20), 700);
       });
 
       test('progress: onprogress receives increasing progress while ask_database runs', async () => {
