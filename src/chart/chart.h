@@ -108,6 +108,8 @@ bool tt_chart_size_ok(int width, int height, tt_buf *err);
  * whole or not at all (a temporary file renamed into place). False with
  * the reason in err (cairo missing, the file cannot be written). */
 bool tt_chart_write_png(const tt_chart *c, const char *path, int width, int height, tt_buf *err);
+/* True when PNGs can be drawn (cairo loads); else why says so. */
+bool tt_chart_png_available(tt_buf *why);
 /* The same drawing as SVG 1.1 (valid XML, text as <text>). */
 bool tt_chart_write_svg(const tt_chart *c, const char *path, int width, int height, tt_buf *err);
 void tt_chart_render_svg(const tt_chart *c, int width, int height, tt_buf *out);

@@ -983,11 +983,11 @@ void tt_chart_describe(const tt_chart *c, tt_buf *out) {
   case TT_CHART_PIE: tt_buf_puts(out, "pie chart, "); break;
   case TT_CHART_HISTOGRAM: tt_buf_puts(out, "histogram, "); break;
   }
+  bool groups = c->kind == TT_CHART_BAR && c->nseries > 1;
   size_t n = c->kind == TT_CHART_BAR && c->nseries == 1 ? pts : c->n;
   static const char *const one[] = {"bar", "point", "point", "point", "slice", "bin"};
   tt_buf_put_grouped(out, (long long)n);
-  tt_buf_printf(out, " %s%s", one[c->kind], n == 1 ? "" : "s");
-  if (c->kind == TT_CHART_BAR && c->nseries > 1) tt_buf_puts(out, " groups");
+  tt_buf_printf(out, " %s%s", groups ? "group" : one[c->kind], n == 1 ? "" : "s");
   if (c->nseries > 1) tt_buf_printf(out, " in %zu series", c->nseries);
   if (c->kind == TT_CHART_HISTOGRAM) {
     double rows = 0;

@@ -118,6 +118,8 @@ bool tt_chart_size_ok(int width, int height, tt_buf *err) {
   return true;
 }
 
+bool tt_chart_png_available(tt_buf *why) { return tt_cairo_get(why) != NULL; }
+
 bool tt_chart_write_png(const tt_chart *c, const char *path, int width, int height, tt_buf *err) {
   if (!tt_chart_size_ok(width, height, err)) return false;
   const tt_cairo_api *api = tt_cairo_get(err);

@@ -165,9 +165,11 @@ static bool tt_tracer_chart(void *ud, const tt_chart *chart, size_t index, tt_bu
                             tt_buf *err) {
   tt_tracer *tr = ud;
   const tt_chart_files *f = &tr->session->charts;
+  /* without cairo a chart is still drawn, as SVG */
+  bool svg = f->svg || !tt_chart_png_available(NULL);
   char *file = f->out ? tt_numbered_file(f->out, index)
                       : tt_chart_file_path(tr->session->state_dir, tr->run_id, index,
-                                           f->svg ? "svg" : "png", err);
+                                           svg ? "svg" : "png", err);
   if (!file) return false;
   bool ok = tt_chart_write_file(chart, file, f->width ? f->width : TT_CHART_DEFAULT_WIDTH,
                                 f->height ? f->height : TT_CHART_DEFAULT_HEIGHT, err);

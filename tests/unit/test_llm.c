@@ -50,6 +50,21 @@ static void test_tool_check(void **state) {
   expect_bad(&chart, "{\"kind\":\"bar\",\"y\":[3]}", "item 1 of property \"y\" must be a string");
   expect_bad(&chart, "{\"kind\":\"bar\",\"limit\":0}", "between 1 and 100");
   expect_bad(&chart, "{\"kind\":\"bar\",\"limit\":2.5}", "must be an integer");
+  /* anyOf: a column name or a list of at most 3 */
+  static const tt_tool_spec either = {
+      "pick", "either",
+      "{\"type\":\"object\",\"properties\":{\"y\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":"
+      "\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1,\"maxItems\":3}]}}}"};
+  tt_buf_reset(&why);
+  assert_true(tt_tool_check(&either, "{\"y\":\"a\"}", &why));
+  assert_true(tt_tool_check(&either, "{\"y\":[\"a\",\"b\"]}", &why));
+  tt_buf_free(&why);
+  expect_bad(&either, "{\"y\":5}", "property \"y\" must be a string or an array of strings");
+  expect_bad(&either, "{\"y\":[\"a\",\"b\",\"c\",\"d\"]}", "must be a string or an array of strings");
+  static const tt_tool_spec few = {
+      "few", "few",
+      "{\"type\":\"object\",\"properties\":{\"y\":{\"type\":\"array\",\"maxItems\":2}}}"};
+  expect_bad(&few, "{\"y\":[1,2,3]}", "property \"y\" takes at most 2 item(s)");
   const tt_tool_spec tools[] = {run_sql, chart};
   assert_ptr_equal(tt_tool_find(tools, 2, "make_chart"), &tools[1]);
   assert_null(tt_tool_find(tools, 2, "drop"));
