@@ -318,7 +318,12 @@ static void tt_draw_vbars(tt_draw *d, const tt_plot *p) {
   double group = p->slot * (c->nseries > 1 ? 0.84 : 0.72);
   double bw = group / (double)c->nseries;
   double zero = tt_py(p, p->vlo > 0 ? p->vlo : p->vhi < 0 ? p->vhi : 0);
+  /* values over the bars: on every bar or on none, so none looks missing */
   bool labels = c->n * c->nseries <= 40;
+  for (size_t s = 0; labels && s < c->nseries; s++)
+    for (size_t i = 0; labels && i < c->n; i++)
+      if (!isnan(c->series[s].v[i]) && tt_value_label_width(d, c->series[s].v[i]) > bw + p->slot * 0.1)
+        labels = false;
   for (size_t i = 0; i < c->n; i++) {
     double gx = p->x + (double)i * p->slot + (p->slot - group) / 2;
     for (size_t s = 0; s < c->nseries; s++) {
@@ -328,7 +333,7 @@ static void tt_draw_vbars(tt_draw *d, const tt_plot *p) {
       double gap = c->nseries > 1 && bw > 4 ? 1 : 0;
       d->ops->rect(d->ud, gx + (double)s * bw + gap / 2, top, bw - gap, fmax(hgt, 0.5),
                    tt_series_color(c, s));
-      if (labels && tt_value_label_width(d, v) <= bw + p->slot * 0.1) {
+      if (labels) {
         double ly = v >= 0 ? y - d->fs_value * 0.4 : y + d->fs_value * 1.1;
         if (ly < p->y + d->fs_value) ly = y + d->fs_value * 1.2; /* no room above: inside */
         tt_value_label(d, gx + ((double)s + 0.5) * bw, ly, v, TT_ANCHOR_MIDDLE, TT_INK);
@@ -341,13 +346,16 @@ static void tt_draw_histogram(tt_draw *d, const tt_plot *p) {
   const tt_chart *c = d->c;
   double zero = tt_py(p, 0);
   bool labels = c->n <= 30;
+  for (size_t i = 0; labels && i < c->n; i++)
+    labels = tt_value_label_width(d, c->series[0].v[i]) <=
+             tt_px_value(p, c->x[i] + c->bin_width) - tt_px_value(p, c->x[i]);
   for (size_t i = 0; i < c->n; i++) {
     double v = c->series[0].v[i];
     double x0 = tt_px_value(p, c->x[i]), x1 = tt_px_value(p, c->x[i] + c->bin_width);
     double y = tt_py(p, v);
     double gap = x1 - x0 > 3 ? 1 : 0;
     if (v > 0) d->ops->rect(d->ud, x0 + gap / 2, y, x1 - x0 - gap, zero - y, tt_palette(0));
-    if (labels && v > 0 && tt_value_label_width(d, v) <= x1 - x0)
+    if (labels && v > 0)
       tt_value_label(d, (x0 + x1) / 2, y - d->fs_value * 0.4, v, TT_ANCHOR_MIDDLE, TT_INK);
   }
 }
