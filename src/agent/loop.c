@@ -256,32 +256,32 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
   tt_run *out = st->out;
   *owned = false;
   tt_db_error err;
-  if (out->rows) {
-    *sql = out->sql;
-    if (!out->rows->truncated || !out->rows->repeatable || a->o.chart_rows <= a->o.sql.max_rows)
-      return out->rows;
-    tt_result *full = tt_agent_query(a, out->sql, a->o.chart_rows, &err);
-    if (!full) return out->rows; /* the rows already read will do */
-    *owned = true;
-    return full;
-  }
-  if (!st->thread_sql) {
+  if (!out->rows && !st->thread_sql) {
     tt_buf_puts(why, "there are no rows to draw yet: call run_sql first with a query whose "
                      "columns are what the chart shows (one row per bar or point), then "
                      "make_chart naming those columns");
     return NULL;
   }
-  tt_result *res = tt_agent_query(a, st->thread_sql, a->o.chart_rows, &err);
-  if (!res) {
-    tt_buf_printf(why, "the previous question's query could not be run again (%s); call "
-                       "run_sql to get the rows to draw", err.message);
-    return NULL;
+  if (!out->rows) {
+    /* a follow-up: the thread's query runs again as this question's query,
+     * under the same row cap as run_sql */
+    tt_result *res = tt_agent_query(a, st->thread_sql, a->o.sql.max_rows, &err);
+    if (!res) {
+      tt_buf_printf(why, "the previous question's query could not be run again (%s); call "
+                         "run_sql to get the rows to draw", err.message);
+      return NULL;
+    }
+    free(out->sql);
+    out->sql = tt_xstrdup(st->thread_sql);
+    out->rows = res;
   }
-  /* the chart's query becomes this question's query */
-  out->sql = tt_xstrdup(st->thread_sql);
-  out->rows = res;
   *sql = out->sql;
-  return res;
+  if (!out->rows->truncated || !out->rows->repeatable || a->o.chart_rows <= a->o.sql.max_rows)
+    return out->rows;
+  tt_result *full = tt_agent_query(a, out->sql, a->o.chart_rows, &err);
+  if (!full) return out->rows; /* the rows already read will do */
+  *owned = true;
+  return full;
 }
 
 static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {

@@ -22,6 +22,7 @@ static int tt_step_decimals(double step) {
 double tt_nice_step(double raw) {
   if (!(raw > 0) || !isfinite(raw)) return 1;
   double p = pow(10, floor(log10(raw)));
+  if (!(p > 0) || !isfinite(p)) return raw; /* below the smallest power of ten a double has */
   static const double mult[] = {1, 2, 2.5, 5};
   for (size_t i = 0; i < sizeof mult / sizeof mult[0]; i++)
     if (p * mult[i] >= raw * (1 - 1e-9)) return p * mult[i];
@@ -336,6 +337,44 @@ void tt_ticks_time(double lo, double hi, tt_tunit unit, int target, tt_ticks *t)
   t->step = st->approx;
   for (double v = tt_time_align(lo, st); v <= hi + 1e-9 && t->n < 64; v = tt_time_next(v, st))
     t->v[t->n++] = v;
+  if (t->n < 2) { /* shorter than the finest step: the two ends, to the minute */
+    t->v[0] = lo;
+    t->v[1] = hi;
+    t->n = 2;
+    t->tunit = unit == TT_T_TIME || hi - lo < 2 ? TT_T_TIME : unit;
+  }
+}
+
+/* Scientific notation with enough significant digits that numbers step
+ * apart stay apart; "1.2e+18" written as "1.2e18". */
+static void tt_fmt_scientific(tt_buf *out, double v, int sig) {
+  char s[64];
+  snprintf(s, sizeof s, "%.*g", sig, v);
+  char *e = strchr(s, 'e');
+  if (e) {
+    char *d = e + 1;
+    if (*d == '+') memmove(d, d + 1, strlen(d));
+    if (*d == '-') d++;
+    while (d[0] == '0' && d[1]) memmove(d, d + 1, strlen(d));
+  }
+  tt_buf_puts(out, s);
+}
+
+void tt_fmt_tick(tt_buf *out, double v, double step, double magnitude) {
+  if (!(step > 0) || !isfinite(step)) step = magnitude > 0 ? magnitude : 1;
+  double a = fabs(magnitude);
+  if (a >= 1e15 || (step < 1e-6 && a > 0)) {
+    int sig = (int)ceil(log10(a / step) - 1e-9) + 1;
+    tt_fmt_scientific(out, v, sig < 1 ? 1 : sig > 15 ? 15 : sig);
+  } else if (a >= 1e9) { /* 1.2305B: as many decimals as the step needs */
+    double scale = a >= 1e12 ? 1e12 : 1e9;
+    int dec = tt_step_decimals(step / scale);
+    char s[48];
+    snprintf(s, sizeof s, "%.*f", dec, v / scale);
+    tt_buf_printf(out, "%s%s", strcmp(s, "-0") == 0 ? "0" : s, scale == 1e12 ? "T" : "B");
+  } else {
+    tt_fmt_number(out, v, tt_step_decimals(step));
+  }
 }
 
 void tt_ticks_label(const tt_ticks *t, size_t i, bool time_axis, bool year_numbers, tt_buf *out) {
@@ -344,6 +383,8 @@ void tt_ticks_label(const tt_ticks *t, size_t i, bool time_axis, bool year_numbe
   } else if (year_numbers) {
     tt_buf_printf(out, "%.0f", t->v[i]);
   } else {
-    tt_fmt_number(out, t->v[i], t->decimals);
+    double mag = 0;
+    for (size_t k = 0; k < t->n; k++) mag = fmax(mag, fabs(t->v[k]));
+    tt_fmt_tick(out, t->v[i], t->step, mag);
   }
 }

@@ -1,5 +1,7 @@
 /* cairo_api.c — loading cairo on first use with dlopen (see cairo_api.h),
- * once per process. */
+ * once per process. The loaded table is the one piece of process-wide
+ * state of the chart layer: written once under pthread_once, read-only
+ * after, like curl_api.c's. */
 #include "chart/cairo_api.h"
 
 #include <dlfcn.h>
@@ -18,7 +20,9 @@ static pthread_once_t tt_cairo_once = PTHREAD_ONCE_INIT;
   do {                                                                             \
     void *sym = dlsym(lib, "cairo_" name);                                         \
     if (!sym) {                                                                    \
-      snprintf(tt_cairo_error, sizeof tt_cairo_error, "libcairo lacks cairo_%s", name); \
+      snprintf(tt_cairo_error, sizeof tt_cairo_error, "libcairo lacks cairo_%s; install " \
+               "cairo 1.16 or later", name);                                       \
+      dlclose(lib);                                                                \
       return;                                                                      \
     }                                                                              \
     memcpy(&tt_cairo_loaded.field, &sym, sizeof sym);                              \

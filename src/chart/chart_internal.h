@@ -81,6 +81,11 @@ void tt_ticks_time(double lo, double hi, tt_tunit unit, int target, tt_ticks *t)
 /* The label of tick i. */
 void tt_ticks_label(const tt_ticks *t, size_t i, bool time_axis, bool year_numbers, tt_buf *out);
 
+/* A tick value: thousands separators and the decimals step needs; past a
+ * billion 1.2305B or 3.5T; past 1e15, or for steps below a millionth,
+ * scientific with enough digits to tell step apart (magnitude: the
+ * largest value on the axis). */
+void tt_fmt_tick(tt_buf *out, double v, double step, double magnitude);
 /* v with thousands separators and the given decimals ("12,345.60");
  * beyond a billion as 1.2B, 3.4T, or 1.2e18. */
 void tt_fmt_number(tt_buf *out, double v, int decimals);

@@ -498,7 +498,7 @@ static void tt_draw_vertical(tt_draw *d) {
   double left = d->pad + axis_title + tt_widest_tick(d, &yt, false, false) + d->fs_tick * 0.9;
   double right = d->pad * 1.5;
   p.x = left;
-  p.w = d->w - left - right;
+  p.w = fmax(d->w - left - right, 10); /* a tiny canvas with wide labels */
   tt_xlabels xl = {.every = 1, .band = d->fs_tick * 1.9};
   tt_ticks xt = {0};
   if (p.category) {

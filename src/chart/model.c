@@ -338,6 +338,13 @@ typedef struct tt_build {
   tt_series_map sm;
 } tt_build;
 
+/* The key of a series value: its text; NULL apart from any text. */
+static void tt_series_key(const tt_value *v, tt_buf *key) {
+  tt_buf_reset(key);
+  if (v->type == TT_VAL_NULL) tt_buf_puts(key, "\x01null");
+  else tt_value_to_text(key, v);
+}
+
 static void tt_series_pick(tt_build *b) {
   const tt_result *r = b->r;
   tt_keymap all;
@@ -348,8 +355,7 @@ static void tt_series_pick(tt_build *b) {
   tt_buf key = TT_BUF_INIT;
   for (size_t i = 0; i < r->nrows; i++) {
     const tt_value *sv = tt_result_cell(r, i, b->scol);
-    tt_buf_reset(&key);
-    if (sv->type != TT_VAL_NULL) tt_value_to_text(&key, sv);
+    tt_series_key(sv, &key);
     bool added;
     size_t k = tt_keymap_get(&all, key.data ? key.data : "", key.len, n, &added);
     if (added) {
@@ -480,9 +486,7 @@ static void tt_gather(tt_build *b) {
     }
     size_t first_series = 0;
     if (b->has_series) {
-      const tt_value *sv = tt_result_cell(r, i, b->scol);
-      tt_buf_reset(&skey);
-      if (sv->type != TT_VAL_NULL) tt_value_to_text(&skey, sv);
+      tt_series_key(tt_result_cell(r, i, b->scol), &skey);
       bool added;
       first_series = tt_keymap_get(&b->sm.map, skey.data ? skey.data : "", skey.len, 0, &added);
     }
@@ -640,10 +644,12 @@ static int tt_cmp_values(const void *a, const void *b) {
 
 /* The bin width: with a limit, about that many bins; otherwise the wider
  * of Freedman-Diaconis (2 IQR / n^(1/3), robust to long tails) capped at
- * 50 bins and Sturges' log2(n) + 1 bins; rounded to a nice step. */
-static double tt_histogram_width(double *vals, size_t nv, double lo, double hi, long limit) {
+ * 50 bins and Sturges' log2(n) + 1 bins; rounded to a nice step, and to a
+ * whole number for whole-number data. Always > 0. */
+static double tt_histogram_width(double *vals, size_t nv, double lo, double hi, long limit,
+                                 bool ints) {
   double span = hi - lo;
-  if (span <= fabs(lo) * 1e-12 || span <= 0) return lo == floor(lo) ? 1 : fmax(fabs(lo) * 0.1, 1e-300);
+  if (!(span > fabs(lo) * 1e-12) || !(span > 0)) return ints ? 1 : fmax(fabs(lo) * 0.1, 1e-300);
   double bins;
   if (limit) {
     bins = (double)(limit > 200 ? 200 : limit);
@@ -655,8 +661,10 @@ static double tt_histogram_width(double *vals, size_t nv, double lo, double hi, 
     bins = fmax(sturges, fmin(fd, 50));
   }
   double width = tt_nice_step(span / bins);
+  if (ints) width = width <= 1 ? 1 : width < 10 ? floor(width) : width; /* 2.5 -> 2 */
   /* a nice step may give up to twice the bins asked for; above 200, exact */
   if (span / width > 200) width = span / 200;
+  if (!(width > 0) || !isfinite(width)) width = span > 0 && isfinite(span) ? span : 1;
   return width;
 }
 
@@ -689,12 +697,15 @@ static void tt_build_histogram(tt_build *b) {
     free(vals);
     return;
   }
-  double width = tt_histogram_width(vals, nv, lo, hi, b->spec->limit);
-  if (b->px.years && width < 1) width = 1;
+  bool ints = true;
+  for (size_t i = 0; i < nv && ints; i++) ints = vals[i] == floor(vals[i]) && fabs(vals[i]) < 9e15;
+  double width = tt_histogram_width(vals, nv, lo, hi, b->spec->limit, ints);
   lo = floor(lo / width) * width;
-  /* the last bin includes its upper edge, so the maximum ends a bin */
-  double bins = ceil((hi - lo) / width - 1e-9);
-  if (bins > 200) width = (hi - lo) / 200, bins = 200;
+  if (!isfinite(lo)) lo = vals[0];
+  /* whole numbers: bins [k, k+w) hold the values k..k+w-1, one more bin
+   * for the maximum; otherwise the last bin includes its upper edge */
+  double bins = ints ? floor((hi - lo) / width) + 1 : ceil((hi - lo) / width - 1e-9);
+  if (!(bins <= 200)) width = (hi - lo) / 199.5, bins = 200; /* also NaN */
   size_t nbins = bins < 1 ? 1 : (size_t)bins;
   c->n = nbins;
   c->bin_width = width;
@@ -703,21 +714,30 @@ static void tt_build_histogram(tt_build *b) {
   c->series[0].v = tt_xcalloc(nbins, sizeof(double));
   for (size_t i = 0; i < nv; i++) {
     double k = floor((vals[i] - lo) / width);
-    size_t bin = k < 0 ? 0 : k >= (double)nbins ? nbins - 1 : (size_t)k;
+    size_t bin = !(k >= 0) ? 0 : k >= (double)nbins ? nbins - 1 : (size_t)k;
     c->series[0].v[bin] += 1;
   }
-  tt_ticks t;
-  tt_ticks_number(lo, lo + width, 2, &t);
-  int dec = t.decimals;
+  double mag = fmax(fabs(lo), fabs(lo + (double)nbins * width));
   for (size_t i = 0; i < nbins; i++) {
-    c->x[i] = lo + (double)i * width;
+    double first = lo + (double)i * width;
+    /* whole numbers: the bar of k..k+w-1 is drawn from k-0.5, so a tick at
+     * k sits under the middle of its value */
+    c->x[i] = ints ? first - 0.5 : first;
     tt_buf l = TT_BUF_INIT;
-    if (c->year_numbers) {
-      tt_buf_printf(&l, "%.0f–%.0f", c->x[i], c->x[i] + width);
+    if (ints && width == 1) {
+      tt_buf_printf(&l, "%.0f", first); /* one value a bin */
+    } else if (ints) {
+      double last = first + width - 1;
+      if (c->year_numbers) tt_buf_printf(&l, "%.0f–%.0f", first, last);
+      else {
+        tt_fmt_number(&l, first, 0);
+        tt_buf_puts(&l, "–");
+        tt_fmt_number(&l, last, 0);
+      }
     } else {
-      tt_fmt_number(&l, c->x[i], dec);
+      tt_fmt_tick(&l, c->x[i], width, mag);
       tt_buf_puts(&l, "–");
-      tt_fmt_number(&l, c->x[i] + width, dec);
+      tt_fmt_tick(&l, c->x[i] + width, width, mag);
     }
     c->labels[i] = tt_buf_detach(&l);
   }

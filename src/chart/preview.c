@@ -168,11 +168,13 @@ static void tt_pv_bars(tt_pv *p) {
   size_t posw = barw - negw;
   double scale = maxneg + maxpos > 0 ? (double)barw / (maxneg + maxpos) : 0;
   for (size_t i = 0; i < show; i++) {
+    bool labelled = false; /* the label goes on the first line drawn */
     for (size_t s = 0; s < c->nseries; s++) {
       double v = c->series[s].v[i];
       if (c->nseries > 1 && isnan(v)) continue;
-      if (s == 0 || c->nseries == 1) tt_pv_cell(p->out, c->labels[i], labw, true, false);
+      if (!labelled) tt_pv_cell(p->out, c->labels[i], labw, true, false);
       else tt_buf_repeat(p->out, " ", labw);
+      labelled = true;
       tt_buf_puts(p->out, "  ");
       double len = isnan(v) ? 0 : fabs(v) * scale;
       if (negw) {

@@ -155,6 +155,27 @@ test('a chart as a follow-up draws the thread\'s last query', async () => {
   assert.match(svg, />2025</);
 });
 
+test('a follow-up chart of a long query keeps the usual row cap in the answer', async () => {
+  const sc = scratch();
+  const all = 'SELECT TrackId, Milliseconds FROM Track';
+  const srv = await server({
+    rules: [
+      { when: { question: 'How long are the tracks', step: 0 }, ...sql(all) },
+      { when: { question: 'How long are the tracks', step: 1 }, ...answer('They vary.') },
+      { when: { question: '^Plot them', step: 0 }, ...chart({ kind: 'scatter', x: 'TrackId', y: 'Milliseconds', title: 'Lengths' }) },
+      { when: { question: '^Plot them', step: 1 }, ...answer('Here.') },
+    ],
+  });
+  await ask(sc, srv, 'How long are the tracks?', ['--thread', 'long']);
+  const b = await ask(sc, srv, 'Plot them', ['--thread', 'long']);
+  await srv.close();
+  assert.equal(b.code, 0, b.stderr);
+  assert.equal(b.json.sql, all);
+  assert.equal(b.json.row_count, 200);
+  assert.equal(b.json.truncated, true);
+  assert.equal(b.json.charts[0].points, 3503);
+});
+
 test('a cut result is read again in full for the chart', async () => {
   const sc = scratch();
   const q = 'Plot the length of every track';

@@ -371,6 +371,90 @@ static void test_ticks_and_numbers(void **state) {
   tt_buf_free(&l);
 }
 
+/* Every tick label of t differs from the next. */
+static void assert_distinct_ticks(const tt_ticks *t) {
+  tt_buf a = TT_BUF_INIT, b = TT_BUF_INIT;
+  assert_true(t->n >= 2);
+  for (size_t i = 0; i + 1 < t->n; i++) {
+    tt_buf_reset(&a);
+    tt_buf_reset(&b);
+    tt_ticks_label(t, i, false, false, &a);
+    tt_ticks_label(t, i + 1, false, false, &b);
+    if (strcmp(tt_buf_cstr(&a), tt_buf_cstr(&b)) == 0) fprintf(stderr, "tick %zu: %s twice\n", i, tt_buf_cstr(&a));
+    assert_string_not_equal(tt_buf_cstr(&a), tt_buf_cstr(&b));
+  }
+  tt_buf_free(&a);
+  tt_buf_free(&b);
+}
+
+static void test_edge_cases_found_in_review(void **state) {
+  (void)state;
+  /* ticks close together far from zero, or very small, stay distinct */
+  tt_ticks t;
+  tt_ticks_number(1.2300e9, 1.2340e9, 9, &t);
+  assert_distinct_ticks(&t);
+  tt_ticks_number(2e15, 2.0004e15, 6, &t);
+  assert_distinct_ticks(&t);
+  tt_ticks_number(1e-12, 5e-12, 6, &t);
+  assert_distinct_ticks(&t);
+  /* a time axis shorter than an hour still has its two ends */
+  tt_ticks_time(tt_days_from_civil(2020, 1, 1) + 10.25 / 24, tt_days_from_civil(2020, 1, 1) + 10.75 / 24,
+                TT_T_TIME, 8, &t);
+  assert_int_equal(t.n, 2);
+  tt_buf l = TT_BUF_INIT;
+  tt_ticks_label(&t, 0, true, false, &l);
+  assert_string_equal(tt_buf_cstr(&l), "2020-01-01 10:15");
+  tt_buf_free(&l);
+  /* denormal values: a histogram, not a crash */
+  tt_chart *c = chart_of("SELECT 0.0 AS v UNION ALL SELECT 1e-323",
+                         "{\"kind\":\"histogram\",\"x\":\"v\",\"title\":\"t\"}", NULL);
+  assert_non_null(c);
+  assert_true(c->n >= 1 && c->bin_width > 0);
+  tt_buf svg = TT_BUF_INIT;
+  tt_chart_render_svg(c, 300, 200, &svg);
+  tt_buf_free(&svg);
+  tt_chart_free(c);
+  /* whole numbers: one bin per value, the maximum its own */
+  c = chart_of("SELECT 2019 AS year UNION ALL SELECT 2020 UNION ALL SELECT 2021 UNION ALL SELECT 2021",
+               "{\"kind\":\"histogram\",\"x\":\"year\",\"title\":\"t\"}", NULL);
+  assert_int_equal(c->n, 3);
+  assert_string_equal(c->labels[0], "2019");
+  assert_string_equal(c->labels[2], "2021");
+  assert_true(c->series[0].v[0] == 1 && c->series[0].v[1] == 1 && c->series[0].v[2] == 2);
+  tt_chart_free(c);
+  /* the same number of rows each year: equal bins, whatever their width */
+  c = chart_of("WITH RECURSIVE y(v) AS (SELECT 2000 UNION ALL SELECT v + 1 FROM y WHERE v < 2019) "
+               "SELECT v AS year FROM y, (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)",
+               "{\"kind\":\"histogram\",\"x\":\"year\",\"title\":\"t\"}", NULL);
+  for (size_t i = 0; i < c->n; i++) assert_true(c->series[0].v[i] == c->series[0].v[0]);
+  assert_true(c->bin_width == floor(c->bin_width));
+  tt_chart_free(c);
+  /* a small canvas with wide labels draws (UBSan watches the casts) */
+  c = chart_of("SELECT 'a' AS k, -1000000000 AS v UNION ALL SELECT 'b', -2000000000",
+               "{\"kind\":\"bar\",\"x\":\"k\",\"y\":\"v\",\"title\":\"t\",\"orientation\":\"vertical\"}", NULL);
+  char *path = tt_xasprintf("%s/small.png", g_tmp);
+  tt_buf err = TT_BUF_INIT;
+  assert_true(tt_chart_write_png(c, path, 100, 100, &err));
+  free(path);
+  tt_buf_free(&err);
+  tt_chart_free(c);
+  /* grouped bars: a category whose first series has no value keeps its label */
+  c = chart_of("SELECT 'north' AS region, 'A' AS s, 5 AS n UNION ALL SELECT 'north', 'B', 2 "
+               "UNION ALL SELECT 'south', 'B', 3",
+               "{\"kind\":\"bar\",\"x\":\"region\",\"y\":\"n\",\"series\":\"s\",\"title\":\"t\"}", NULL);
+  tt_chart_term_opts o = {.width = 60, .height = 8, .unicode = true};
+  tt_buf out = TT_BUF_INIT;
+  tt_chart_render_term(c, &o, &out);
+  assert_non_null(strstr(tt_buf_cstr(&out), "\nsouth "));
+  tt_buf_free(&out);
+  tt_chart_free(c);
+  /* NULL and '' are different series */
+  c = chart_of("SELECT 1 AS x, NULL AS s, 1 AS n UNION ALL SELECT 1, '', 2",
+               "{\"kind\":\"bar\",\"x\":\"x\",\"y\":\"n\",\"series\":\"s\",\"title\":\"t\"}", NULL);
+  assert_int_equal(c->nseries, 2);
+  tt_chart_free(c);
+}
+
 /* ---- PNG and SVG ---------------------------------------------------------------- */
 
 /* Runs of pixels of colour rgb along row y between x0 and x1. */
@@ -829,6 +913,7 @@ int main(void) {
       cmocka_unit_test(test_sorting_limits_and_notes),
       cmocka_unit_test(test_pie_histogram_series),
       cmocka_unit_test(test_ticks_and_numbers),
+      cmocka_unit_test(test_edge_cases_found_in_review),
       cmocka_unit_test(test_png_reads_back),
       cmocka_unit_test(test_svg_is_xml),
       cmocka_unit_test(test_terminal_golden),
