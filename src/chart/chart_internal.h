@@ -43,6 +43,7 @@ struct tt_chart {
   tt_tunit tunit;
   bool horizontal;  /* bars drawn sideways */
   bool year_numbers; /* a number axis of plain years: no thousands separators */
+  bool int_x;       /* x holds whole numbers only: ticks on whole numbers */
   size_t n;         /* points: bars, slices, bins or x positions */
   char **labels;    /* n labels for people (categories, dates, bin ranges) */
   double *x;        /* n positions (number and time scales; histogram: bin starts) */

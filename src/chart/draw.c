@@ -217,6 +217,13 @@ static void tt_x_ticks(tt_draw *d, double lo, double hi, double pw, tt_ticks *t)
     if (widest + d->fs_tick * 1.5 <= room || target == 2) break;
     target = (int)(pw / (widest + d->fs_tick * 1.5));
   }
+  if (c->int_x && !time && t->step < 1 && hi - lo < 60) { /* whole numbers: no 2020.5 */
+    double first = ceil(lo), v;
+    t->n = 0;
+    for (v = first; v <= hi && t->n < 64; v += 1) t->v[t->n++] = v;
+    t->step = 1;
+    t->decimals = 0;
+  }
 }
 
 static double tt_widest_tick(tt_draw *d, const tt_ticks *t, bool time, bool years) {

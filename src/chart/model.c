@@ -650,6 +650,7 @@ static double tt_histogram_width(double *vals, size_t nv, double lo, double hi, 
                                  bool ints) {
   double span = hi - lo;
   if (!(span > fabs(lo) * 1e-12) || !(span > 0)) return ints ? 1 : fmax(fabs(lo) * 0.1, 1e-300);
+  if (ints && !limit && span < 40) return 1; /* few whole numbers: a bar for each */
   double bins;
   if (limit) {
     bins = (double)(limit > 200 ? 200 : limit);
@@ -699,6 +700,7 @@ static void tt_build_histogram(tt_build *b) {
   }
   bool ints = true;
   for (size_t i = 0; i < nv && ints; i++) ints = vals[i] == floor(vals[i]) && fabs(vals[i]) < 9e15;
+  c->int_x = ints;
   double width = tt_histogram_width(vals, nv, lo, hi, b->spec->limit, ints);
   lo = floor(lo / width) * width;
   if (!isfinite(lo)) lo = vals[0];
