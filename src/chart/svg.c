@@ -229,14 +229,9 @@ bool tt_chart_write_svg(const tt_chart *c, const char *path, int width, int heig
   return ok;
 }
 
-static bool tt_ends_with_nocase(const char *s, const char *suffix) {
-  size_t n = strlen(s), k = strlen(suffix);
-  return n >= k && tt_streq_nocase(s + n - k, suffix);
-}
-
 bool tt_chart_write_file(const tt_chart *c, const char *path, int width, int height, tt_buf *err) {
-  if (tt_ends_with_nocase(path, ".svg")) return tt_chart_write_svg(c, path, width, height, err);
-  if (tt_ends_with_nocase(path, ".png")) return tt_chart_write_png(c, path, width, height, err);
+  if (tt_has_suffix_nocase(path, ".svg")) return tt_chart_write_svg(c, path, width, height, err);
+  if (tt_has_suffix_nocase(path, ".png")) return tt_chart_write_png(c, path, width, height, err);
   tt_buf_printf(err, "cannot tell the chart format of %s: name the file .png or .svg", path);
   return false;
 }

@@ -191,6 +191,8 @@ void tt_interrupt_clear(void);
 
 /* Parses --size WIDTHxHEIGHT; false with the reason in err. */
 bool tt_cli_parse_size(const char *s, int *w, int *h, tt_buf *err);
+/* A chart file name tabletalk can write: NAME.png or NAME.svg. */
+bool tt_cli_chart_file_ok(const char *path);
 /* The terminal preview of c for terminal t (at most 100 columns wide). */
 void tt_cli_chart_preview(const tt_chart *c, const tt_term *t, tt_buf *out);
 

@@ -48,14 +48,11 @@ int cmd_ask(int argc, char **argv) {
     if (r == 0) continue;
     switch (c) {
     case TT_OPT_JSON: o.json = true; break;
-    case 'o': {
-      size_t len = strlen(optarg);
-      if (len < 5 || (!tt_streq_nocase(optarg + len - 4, ".png") &&
-                      !tt_streq_nocase(optarg + len - 4, ".svg")))
+    case 'o':
+      if (!tt_cli_chart_file_ok(optarg))
         return tt_usage_error("ask", "--out wants a file name ending in .png or .svg, not '%s'", optarg);
       o.chart_out = optarg;
       break;
-    }
     case 'q': o.quiet = true; break;
     case 'h': fputs(tt_ask_usage, stdout); return TT_EXIT_OK;
     case ':': return tt_usage_error("ask", "option '%s' needs a value", argv[optind - 1]);

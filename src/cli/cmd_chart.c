@@ -68,6 +68,10 @@ bool tt_cli_parse_size(const char *s, int *w, int *h, tt_buf *err) {
   return false;
 }
 
+bool tt_cli_chart_file_ok(const char *path) {
+  return strlen(path) > 4 && (tt_has_suffix_nocase(path, ".png") || tt_has_suffix_nocase(path, ".svg"));
+}
+
 void tt_cli_chart_preview(const tt_chart *c, const tt_term *t, tt_buf *out) {
   tt_chart_term_opts o = {.width = t->width > 100 ? 100 : t->width, .height = 12,
                           .color = t->color, .unicode = true};
@@ -188,12 +192,8 @@ static int tt_chart_options(int argc, char **argv, tt_chart_cli *c) {
   if (!json_object_get(c->spec, "x")) return tt_usage_error("chart", "name the x column with --x COL");
   if (json_array_size(c->ys) == 1) json_object_set(c->spec, "y", json_array_get(c->ys, 0));
   else if (json_array_size(c->ys) > 1) json_object_set(c->spec, "y", c->ys);
-  if (c->out) {
-    size_t len = strlen(c->out);
-    bool known = len > 4 && (tt_streq_nocase(c->out + len - 4, ".png") ||
-                             tt_streq_nocase(c->out + len - 4, ".svg"));
-    if (!known) return tt_usage_error("chart", "--out wants a file name ending in .png or .svg, not '%s'", c->out);
-  }
+  if (c->out && !tt_cli_chart_file_ok(c->out))
+    return tt_usage_error("chart", "--out wants a file name ending in .png or .svg, not '%s'", c->out);
   return -1;
 }
 

@@ -554,8 +554,7 @@ static const char *tt_status_word(tt_run_status st) {
 static void tt_add_chart_images(json_t *content, const tt_run *run) {
   for (size_t i = 0; content && i < run->ncharts; i++) {
     const char *file = run->charts[i].file;
-    size_t n = file ? strlen(file) : 0;
-    if (n < 4 || !tt_streq_nocase(file + n - 4, ".png")) continue;
+    if (!file || !tt_has_suffix_nocase(file, ".png")) continue;
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
     size_t len;

@@ -46,6 +46,11 @@ bool tt_has_prefix(const char *s, const char *prefix) {
   return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+bool tt_has_suffix_nocase(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && tt_streq_nocase(s + n - k, suffix);
+}
+
 void tt_buf_put_grouped(tt_buf *b, long long n) {
   char digits[32];
   unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;

@@ -195,6 +195,8 @@ bool tt_streq_nocase(const char *a, const char *b);
 /* Case-insensitive edit distance, or max+1 once it is certain to exceed max. */
 size_t tt_edit_distance(const char *a, const char *b, size_t max);
 bool tt_has_prefix(const char *s, const char *prefix);
+/* s ends with suffix, ignoring ASCII case ("chart.PNG" ends with ".png"). */
+bool tt_has_suffix_nocase(const char *s, const char *suffix);
 /* Appends n with thousands separators: 12,345. */
 void tt_buf_put_grouped(tt_buf *b, long long n);
 /* Parses a whole decimal number; false on junk, overflow or out of range. */
