@@ -163,6 +163,9 @@ static void test_buf_and_strings(void **state) {
   assert_false(tt_parse_double("nan", 0, 10, &x));
   assert_true(tt_streq_nocase("Track", "tRACK"));
   assert_false(tt_streq_nocase("Track", "Tracks"));
+  assert_true(tt_has_suffix_nocase("chart.PNG", ".png"));
+  assert_false(tt_has_suffix_nocase("png", ".png"));
+  assert_false(tt_has_suffix_nocase("chart.png.txt", ".png"));
 }
 
 static void test_arena(void **state) {
