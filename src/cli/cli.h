@@ -39,6 +39,7 @@ int cmd_models(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_serve_mcp(int argc, char **argv);
 int cmd_chart(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 /* Exit code for a db error kind. */
 int tt_exit_for(tt_db_errkind kind);

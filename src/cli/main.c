@@ -18,6 +18,7 @@ static const tt_command tt_commands[] = {
     {"chart", "draw a chart of one query's rows (PNG, SVG, terminal)", cmd_chart},
     {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
     {"serve-mcp", "serve the database to MCP clients (Claude Code, ...) over stdio or HTTP", cmd_serve_mcp},
+    {"eval", "measure accuracy (Spider), behaviours and cost with a model", cmd_eval},
     {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace},
     {"pull", "download a model (GGUF) and make it the default", cmd_pull},
     {"models", "list installed models", cmd_models},

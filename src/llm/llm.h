@@ -191,6 +191,19 @@ bool tt_llm_is_llama(const tt_llm *llm);
  * with an error. */
 tt_llm *tt_llm_replay_new(tt_llm *inner, const json_t *calls, bool by_bias, bool no_grammar);
 
+/* ---- a backend made of a function ------------------------------------------- */
+
+/* Fills out with one reply to chat (a tool call: is_tool, tool_name,
+ * tool_args; or text) or err, and returns whether it did. */
+typedef bool (*tt_llm_reply_fn)(void *ud, const tt_chat *chat, const tt_llm_call *call,
+                                tt_llm_reply *out, tt_llm_error *err);
+
+/* A backend that answers with fn (stand-in models for evaluation
+ * harnesses). Call ids, latency and finish reasons are filled in; ud is
+ * released with free_ud (may be NULL) when the backend is freed. */
+tt_llm *tt_llm_func_new(const char *name, const char *model, tt_llm_reply_fn fn, void *ud,
+                        void (*free_ud)(void *ud));
+
 /* ---- downloading models ---------------------------------------------------- */
 
 typedef struct tt_pull_opts {

@@ -60,6 +60,8 @@ const char *tt_trace_path(const tt_trace *t);
 char **tt_trace_list(const char *state_dir, size_t *n);
 /* The events of a run (an array), or NULL when it cannot be read. */
 json_t *tt_trace_load(const char *state_dir, const char *run_id, tt_buf *err);
+/* The events of the trace file at path (a torn last line is skipped). */
+json_t *tt_trace_load_file(const char *path, tt_buf *err);
 
 /* ---- chart files ------------------------------------------------------------ */
 

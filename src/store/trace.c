@@ -106,13 +106,22 @@ json_t *tt_trace_load(const char *state_dir, const char *run_id, tt_buf *err) {
     return NULL;
   }
   char *path = tt_xasprintf("%s/runs/%s.jsonl", state_dir, run_id);
-  FILE *f = fopen(path, "r");
-  if (!f) {
+  if (!tt_file_exists(path)) {
     tt_buf_printf(err, "no trace for run %s (looked for %s)", run_id, path);
     free(path);
     return NULL;
   }
+  json_t *events = tt_trace_load_file(path, err);
   free(path);
+  return events;
+}
+
+json_t *tt_trace_load_file(const char *path, tt_buf *err) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    tt_buf_printf(err, "cannot read the trace %s: %s", path, strerror(errno));
+    return NULL;
+  }
   json_t *events = json_array();
   char *line = NULL;
   size_t cap = 0;

@@ -1,0 +1,411 @@
+/* cmd_eval.c — `tabletalk eval spider|behaviors|report`: how good tabletalk
+ * is with a model. Spider execution accuracy with a progress bar and a
+ * summary table, the behaviour suite's pass/fail table, and the cost and
+ * token report from traces. The work is the eval layer's; this file
+ * parses options and prints. */
+#include "cli/cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eval/eval.h"
+
+static const char tt_eval_usage[] =
+    "Usage: tabletalk eval spider --data DIR [--n N] [--seed S] [--tag T] [--jobs J]\n"
+    "                             [--backend oracle] [--fresh] [model options]\n"
+    "       tabletalk eval behaviors [--db FILE] [--only NAME] [--json] [model options]\n"
+    "       tabletalk eval report [--runs DIR | --since T] [--price-in USD --price-out USD]\n"
+    "\n"
+    "spider     execution accuracy (EX) on Spider-style questions: DIR holds\n"
+    "           questions.jsonl (id, db_id, question, gold_sql) and\n"
+    "           databases/<db_id>.sqlite. Each question goes through the agent in a\n"
+    "           fresh thread; its final SQL and the gold SQL run on the database and\n"
+    "           the rows are compared as Spider's evaluation does. Results go to\n"
+    "           RESULTS/spider_n{N}_s{S}_{TAG}.json after every question; running\n"
+    "           the same command again resumes (errors are tried again).\n"
+    "  --n N          questions (default all); --seed S shuffles first (0: file order)\n"
+    "  --tag T        names the results file (default: the backend)\n"
+    "  --jobs J       questions at once (1; HTTP endpoints only)\n"
+    "  --backend oracle   answer with the gold SQL (validates the harness)\n"
+    "  --results DIR  where results go (evals/results); --fresh ignores an earlier run\n"
+    "behaviors  the behaviour suite on a scratch copy of chinook (--db, default\n"
+    "           data/chinook.sqlite) with a planted row; each case is judged by\n"
+    "           the rows, SQL, status, chart file and the database's bytes.\n"
+    "           --only NAME runs the cases whose name contains NAME.\n"
+    "report     per question: LLM calls, tool calls, prompt tokens (sent, reused,\n"
+    "           computed), completion tokens, seconds and cost (mean, median, max,\n"
+    "           total) from the traces in STATE/runs (--runs DIR); --since\n"
+    "           2026-12-01 or 2h; --price-in, --price-cached, --price-out in US\n"
+    "           dollars per million tokens.\n"
+    "  --json         one JSON object instead of tables\n"
+    "  -h, --help     show this help\n"
+    TT_AGENT_OPTIONS_HELP
+    "\n"
+    "Exit codes: 0 done (behaviors: every case passed), 1 failure or a failed\n"
+    "case, 2 usage, 130 interrupted (spider resumes on the next run).\n";
+
+typedef struct tt_eval_cli {
+  tt_cli_agent_opts agent;
+  const char *data, *tag, *backend, *results, *db, *only, *runs, *since;
+  long n, seed, jobs;
+  bool fresh, json;
+  double price_in, price_out, price_cached;
+} tt_eval_cli;
+
+/* One model per worker, from the same options as ask. */
+typedef struct tt_llm_maker {
+  tt_dotenv *dotenv;
+  const tt_cli_agent_opts *o;
+  int made;
+} tt_llm_maker;
+
+static tt_llm *tt_eval_make_llm(void *ud, tt_buf *err) {
+  tt_llm_maker *m = ud;
+  tt_llm *llm = tt_cli_make_llm(m->dotenv, m->o, err);
+  if (llm && tt_llm_is_llama(llm) && m->made > 0) {
+    tt_buf_puts(err, "the local engine answers one question at a time: use --jobs 1, or an "
+                     "HTTP endpoint (--base-url) for parallel jobs");
+    tt_llm_free(llm);
+    return NULL;
+  }
+  if (llm) m->made++;
+  return llm;
+}
+
+static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
+  enum { OPT_DATA = 400, OPT_N, OPT_TAG, OPT_JOBS, OPT_BACKEND, OPT_RESULTS, OPT_FRESH,
+         OPT_DB, OPT_ONLY, OPT_RUNS, OPT_SINCE, OPT_PRICE_IN, OPT_PRICE_OUT, OPT_PRICE_CACHED };
+  static const struct option opts[] = {
+      TT_AGENT_LONG_OPTIONS,
+      {"data", required_argument, NULL, OPT_DATA},       {"n", required_argument, NULL, OPT_N},
+      {"tag", required_argument, NULL, OPT_TAG},
+      {"jobs", required_argument, NULL, OPT_JOBS},       {"backend", required_argument, NULL, OPT_BACKEND},
+      {"results", required_argument, NULL, OPT_RESULTS}, {"fresh", no_argument, NULL, OPT_FRESH},
+      {"db", required_argument, NULL, OPT_DB},           {"only", required_argument, NULL, OPT_ONLY},
+      {"runs", required_argument, NULL, OPT_RUNS},       {"since", required_argument, NULL, OPT_SINCE},
+      {"price-in", required_argument, NULL, OPT_PRICE_IN},
+      {"price-out", required_argument, NULL, OPT_PRICE_OUT},
+      {"price-cached", required_argument, NULL, OPT_PRICE_CACHED},
+      {"json", no_argument, NULL, TT_OPT_JSON},          {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  int ch;
+  optind = 2; /* argv[1] is the subcommand */
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    int r = tt_cli_agent_option(ch, optarg, &c->agent, "eval");
+    if (r > 0) return r;
+    if (r == 0) {
+      if (ch == TT_OPT_SEED) { /* --seed is the question order's here */
+        c->seed = c->agent.seed;
+        c->agent.has_seed = false;
+      }
+      continue;
+    }
+    switch (ch) {
+    case OPT_DATA: c->data = optarg; break;
+    case OPT_N:
+      if (!tt_parse_long(optarg, 1, 1000000, &c->n))
+        return tt_usage_error("eval", "--n wants a number of questions, not '%s'", optarg);
+      break;
+    case OPT_TAG: c->tag = optarg; break;
+    case OPT_JOBS:
+      if (!tt_parse_long(optarg, 1, 64, &c->jobs))
+        return tt_usage_error("eval", "--jobs wants a number from 1 to 64, not '%s'", optarg);
+      break;
+    case OPT_BACKEND:
+      if (strcmp(optarg, "oracle") && strcmp(optarg, "model"))
+        return tt_usage_error("eval", "--backend wants oracle (or model, the default), not '%s'", optarg);
+      c->backend = optarg;
+      break;
+    case OPT_RESULTS: c->results = optarg; break;
+    case OPT_FRESH: c->fresh = true; break;
+    case OPT_DB: c->db = optarg; break;
+    case OPT_ONLY: c->only = optarg; break;
+    case OPT_RUNS: c->runs = optarg; break;
+    case OPT_SINCE: c->since = optarg; break;
+    case OPT_PRICE_IN:
+    case OPT_PRICE_OUT:
+    case OPT_PRICE_CACHED: {
+      double v;
+      if (!tt_parse_double(optarg, 0, 1e6, &v))
+        return tt_usage_error("eval", "prices are US dollars per million tokens, not '%s'", optarg);
+      if (ch == OPT_PRICE_IN) c->price_in = v;
+      else if (ch == OPT_PRICE_OUT) c->price_out = v;
+      else c->price_cached = v;
+      break;
+    }
+    case TT_OPT_JSON: c->json = true; break;
+    case 'h': fputs(tt_eval_usage, stdout); return TT_EXIT_OK;
+    case ':': return tt_usage_error("eval", "option '%s' needs a value", argv[optind - 1]);
+    default: return tt_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) return tt_usage_error("eval", "unexpected argument '%s'", argv[optind]);
+  return -1;
+}
+
+static void tt_print_json(const json_t *j) {
+  tt_buf b = TT_BUF_INIT;
+  tt_json_dump(&b, j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+  tt_buf_putc(&b, '\n');
+  tt_write_all(stdout, &b);
+  tt_buf_free(&b);
+}
+
+/* ---- spider ------------------------------------------------------------------------- */
+
+typedef struct tt_bar {
+  tt_term err;
+  double t0;
+  size_t last_line; /* non-terminal: the tenth last printed */
+} tt_bar;
+
+static void tt_spider_progress(void *ud, size_t done, size_t total, size_t correct, const json_t *q) {
+  tt_bar *b = ud;
+  (void)q;
+  double secs = (tt_now_ms() - b->t0) / 1000.0;
+  double eta = done ? secs / (double)done * (double)(total - done) : 0;
+  double ex = done ? 100.0 * (double)correct / (double)done : 0;
+  if (b->err.tty) {
+    size_t width = 30, fill = total ? done * width / total : width;
+    tt_buf line = TT_BUF_INIT;
+    tt_buf_puts(&line, "\r\033[K[");
+    tt_buf_repeat(&line, "█", fill);
+    tt_buf_repeat(&line, "░", width - fill);
+    tt_buf_printf(&line, "] %zu/%zu  EX %.1f %%  %.1f s elapsed, about %.0f s left", done, total, ex, secs, eta);
+    if (done == total) tt_buf_putc(&line, '\n');
+    tt_write_all(stderr, &line);
+    tt_buf_free(&line);
+  } else if (done * 10 / total > b->last_line || done == total) {
+    b->last_line = done * 10 / total;
+    fprintf(stderr, "%zu/%zu questions, EX %.1f %%, %.0f s\n", done, total, ex, secs);
+  }
+}
+
+static int tt_eval_spider(tt_eval_cli *c, tt_dotenv *env, char *state) {
+  if (!c->data) return tt_usage_error("eval", "eval spider needs --data DIR (e.g. ../shared/data/spider-dev-sample)");
+  bool oracle = c->backend && strcmp(c->backend, "oracle") == 0;
+  tt_spider_opts o = tt_spider_default_opts();
+  o.data_dir = c->data;
+  o.n = c->n;
+  o.seed = c->seed;
+  o.jobs = (int)(c->jobs ? c->jobs : 1);
+  o.state_dir = state;
+  if (c->results) o.results_dir = c->results;
+  o.oracle = oracle;
+  o.fresh = c->fresh;
+  o.agent.sql.timeout_s = c->agent.sql_timeout_s;
+  o.agent.schema_budget = (size_t)c->agent.schema_budget;
+  tt_llm_maker maker = {.dotenv = env, .o = &c->agent};
+  o.make_llm = tt_eval_make_llm;
+  o.llm_ud = &maker;
+  char *tag = NULL;
+  if (c->tag) {
+    o.tag = c->tag;
+  } else if (oracle) {
+    o.tag = "oracle";
+  } else { /* the model's name: the file of the model, or what the endpoint is told */
+    const char *m = c->agent.model_path ? c->agent.model_path : c->agent.model ? c->agent.model : "model";
+    const char *slash = strrchr(m, '/');
+    tag = tt_xstrdup(slash ? slash + 1 : m);
+    char *dot = strstr(tag, ".gguf");
+    if (dot) *dot = 0;
+    o.tag = tag;
+  }
+  tt_bar bar = {.err = tt_term_probe(stderr), .t0 = tt_now_ms()};
+  if (!c->json) {
+    o.on_progress = tt_spider_progress;
+    o.progress_ud = &bar;
+  }
+  o.cancel = tt_interrupt_install();
+  tt_spider_summary s;
+  tt_buf err = TT_BUF_INIT;
+  bool ok = tt_spider_run(&o, &s, &err);
+  int rc = TT_EXIT_OK;
+  if (!ok && s.total == 0) {
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+  } else if (c->json) {
+    json_t *j = json_load_file(s.results_file, 0, NULL);
+    json_t *summary = j ? json_incref(json_object_get(j, "summary")) : json_object();
+    json_object_set_new(summary, "results_file", json_string(s.results_file));
+    json_object_set_new(summary, "minutes", json_real(s.minutes));
+    json_object_set_new(summary, "resumed", json_integer((json_int_t)s.resumed));
+    tt_print_json(summary);
+    json_decref(summary);
+    json_decref(j);
+  } else {
+    tt_term t = tt_term_probe(stdout);
+    tt_buf b = TT_BUF_INIT;
+    tt_buf_printf(&b, "%sSpider execution accuracy: %zu of %zu questions (seed %ld, %s)%s\n",
+                  tt_term_bold(&t), s.done, s.total, c->seed, o.tag, tt_term_reset(&t));
+    tt_buf_printf(&b, "  %-24s %6s %7s\n", "outcome", "count", "share");
+    for (int k = 0; k < TT_SP_OUTCOMES; k++)
+      tt_buf_printf(&b, "  %-24s %6zu %6.1f%%\n", tt_spider_outcome_label((tt_spider_outcome)k), s.count[k],
+                    s.done ? 100.0 * (double)s.count[k] / (double)s.done : 0.0);
+    tt_buf_printf(&b, "  %-24s %13.1f%%\n", "EX (correct / answered)", s.ex);
+    tt_buf_printf(&b, "  LLM calls per question %.2f, seconds per question %.2f, total %.1f min%s\n",
+                  s.llm_calls, s.seconds, s.minutes,
+                  s.resumed ? " (this run; resumed questions not timed again)" : "");
+    if (s.resumed) tt_buf_printf(&b, "  %zu questions taken from the earlier run\n", s.resumed);
+    tt_buf_printf(&b, "  results: %s\n", s.results_file);
+    tt_write_all(stdout, &b);
+    tt_buf_free(&b);
+  }
+  if (rc == TT_EXIT_OK && s.cancelled) {
+    tt_fail(0, "interrupted after %zu of %zu questions; run the same command again to resume", s.done, s.total);
+    rc = 130;
+  } else if (rc == TT_EXIT_OK && !ok) {
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+  }
+  tt_buf_free(&err);
+  free(tag);
+  return rc;
+}
+
+/* ---- behaviours ------------------------------------------------------------------------- */
+
+static void tt_behaviour_line(void *ud, const json_t *res) {
+  const tt_term *t = ud;
+  bool ok = json_is_true(json_object_get(res, "passed"));
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_printf(&b, "  %-18s %s%-4s%s  %s\n", json_string_value(json_object_get(res, "name")),
+                t->color ? (ok ? "\033[32m" : "\033[31m") : "", ok ? "pass" : "FAIL", tt_term_reset(t),
+                json_string_value(json_object_get(res, "what")));
+  size_t i;
+  const json_t *c;
+  json_array_foreach(json_object_get(res, "checks"), i, c) {
+    if (json_is_true(json_object_get(c, "passed"))) continue;
+    const char *d = json_string_value(json_object_get(c, "detail"));
+    tt_buf_printf(&b, "      ✗ %s: ", json_string_value(json_object_get(c, "check")));
+    tt_escape_terminal(&b, d, strlen(d), &(tt_escape_opts){.max_chars = 200, .short_marker = true});
+    tt_buf_putc(&b, '\n');
+  }
+  tt_write_all(stdout, &b);
+  tt_buf_free(&b);
+}
+
+static int tt_eval_behaviours(tt_eval_cli *c, tt_dotenv *env, char *state) {
+  tt_behaviour_opts o = tt_behaviour_default_opts();
+  if (c->db) o.db_path = c->db;
+  o.state_dir = state;
+  o.only = c->only;
+  o.agent.sql.timeout_s = c->agent.sql_timeout_s;
+  o.agent.schema_budget = (size_t)c->agent.schema_budget;
+  tt_llm_maker maker = {.dotenv = env, .o = &c->agent};
+  o.make_llm = tt_eval_make_llm;
+  o.llm_ud = &maker;
+  o.cancel = tt_interrupt_install();
+  tt_term t = tt_term_probe(stdout);
+  if (!c->json) {
+    printf("%sBehaviour suite on %s%s\n", tt_term_bold(&t), o.db_path, tt_term_reset(&t));
+    fflush(stdout);
+    o.on_case = tt_behaviour_line;
+    o.case_ud = &t;
+  }
+  tt_buf err = TT_BUF_INIT;
+  json_t *res = tt_behaviour_run(&o, &err);
+  if (!res) {
+    int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    tt_buf_free(&err);
+    return rc;
+  }
+  json_int_t passed = json_integer_value(json_object_get(res, "passed"));
+  json_int_t failed = json_integer_value(json_object_get(res, "failed"));
+  if (c->json) {
+    tt_print_json(res);
+  } else {
+    printf("%lld cases: %lld passed, %lld failed\n", (long long)(passed + failed), (long long)passed,
+           (long long)failed);
+    const char *scratch = json_string_value(json_object_get(res, "scratch"));
+    if (scratch) printf("the scratch copy is kept for a look: %s\n", scratch);
+  }
+  bool cancelled = o.cancel && *o.cancel;
+  json_decref(res);
+  tt_buf_free(&err);
+  return cancelled ? 130 : failed ? TT_EXIT_FAIL : TT_EXIT_OK;
+}
+
+/* ---- report ------------------------------------------------------------------------------ */
+
+static int tt_eval_report(tt_eval_cli *c, char *state) {
+  tt_report_opts o = {.price_in = c->price_in, .price_out = c->price_out, .price_cached = c->price_cached};
+  char *runs = c->runs ? tt_xstrdup(c->runs) : tt_xasprintf("%s/runs", state);
+  o.runs_dir = runs;
+  if (c->since && !tt_parse_since(c->since, tt_wall_time(), &o.since)) {
+    free(runs);
+    return tt_usage_error("eval", "--since wants a date (2026-12-01, 2026-12-01T10:00) or an age (90m, 2h, 3d), "
+                                  "not '%s'", c->since);
+  }
+  tt_buf err = TT_BUF_INIT;
+  json_t *r = tt_report_build(&o, &err);
+  int rc = TT_EXIT_OK;
+  if (!r) {
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+  } else if (c->json) {
+    tt_print_json(r);
+  } else {
+    tt_term t = tt_term_probe(stdout);
+    json_int_t n = json_integer_value(json_object_get(r, "runs"));
+    tt_buf b = TT_BUF_INIT;
+    tt_buf_printf(&b, "%s%lld question%s from %s%s", tt_term_bold(&t), (long long)n, n == 1 ? "" : "s", runs,
+                  tt_term_reset(&t));
+    if (n) tt_buf_printf(&b, " (%s to %s)", json_string_value(json_object_get(r, "first")),
+                         json_string_value(json_object_get(r, "last")));
+    tt_buf_putc(&b, '\n');
+    json_int_t skipped = json_integer_value(json_object_get(r, "skipped"));
+    if (skipped) tt_buf_printf(&b, "(%lld trace%s without a start and an end left out)\n", (long long)skipped,
+                               skipped == 1 ? "" : "s");
+    tt_buf_printf(&b, "  %-26s %12s %12s %12s %14s\n", "per question", "mean", "median", "max", "total");
+    static const char *const rows[][2] = {
+        {"llm_calls", "LLM calls"}, {"tool_calls", "tool calls"},
+        {"prompt_tokens_sent", "prompt tokens sent"}, {"prompt_tokens_reused", "  reused (cached)"},
+        {"prompt_tokens_computed", "  computed"}, {"completion_tokens", "completion tokens"},
+        {"wall_seconds", "wall seconds"}, {"cost_usd", "cost (USD)"}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+      const json_t *m = json_object_get(json_object_get(r, "metrics"), rows[i][0]);
+      bool money = strcmp(rows[i][0], "cost_usd") == 0, secs = strcmp(rows[i][0], "wall_seconds") == 0;
+      int dec = money ? 5 : secs ? 2 : 1;
+      tt_buf_printf(&b, "  %-26s %12.*f %12.*f %12.*f %14.*f\n", rows[i][1], dec,
+                    json_number_value(json_object_get(m, "mean")), dec,
+                    json_number_value(json_object_get(m, "median")), dec,
+                    json_number_value(json_object_get(m, "max")), dec,
+                    json_number_value(json_object_get(m, "total")));
+    }
+    if (c->price_in == 0 && c->price_out == 0)
+      tt_buf_puts(&b, "  (no prices given: --price-in and --price-out in USD per million tokens)\n");
+    tt_write_all(stdout, &b);
+    tt_buf_free(&b);
+  }
+  json_decref(r);
+  tt_buf_free(&err);
+  free(runs);
+  return rc;
+}
+
+int cmd_eval(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2) return tt_usage_error("eval", "say what to evaluate: spider, behaviors or report");
+    fputs(tt_eval_usage, stdout);
+    return TT_EXIT_OK;
+  }
+  const char *what = argv[1];
+  bool spider = strcmp(what, "spider") == 0, report = strcmp(what, "report") == 0;
+  bool behaviours = strcmp(what, "behaviors") == 0 || strcmp(what, "behaviours") == 0;
+  if (!spider && !report && !behaviours)
+    return tt_usage_error("eval", "unknown evaluation '%s' (spider, behaviors or report)", what);
+  tt_eval_cli c = {.price_cached = -1};
+  tt_cli_agent_defaults(&c.agent);
+  int rc = tt_eval_options(argc, argv, &c);
+  if (rc >= 0) return rc;
+  tt_dotenv *env = tt_dotenv_load(".env");
+  char *state = c.agent.state_dir ? tt_xstrdup(c.agent.state_dir) : tt_default_dir(env, "STATE");
+  if (spider) rc = tt_eval_spider(&c, env, state);
+  else if (behaviours) rc = tt_eval_behaviours(&c, env, state);
+  else rc = tt_eval_report(&c, state);
+  free(state);
+  tt_dotenv_free(env);
+  return rc;
+}

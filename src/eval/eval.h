@@ -1,0 +1,136 @@
+/* eval.h — public face of the eval layer: how good tabletalk is with a
+ * given model. Execution accuracy on Spider-style question sets (results
+ * compared the way Spider's official evaluation compares them), an oracle
+ * backend that answers with the gold SQL (to validate the harness), the
+ * behaviour suite on chinook judged by what happened (rows, SQL, status,
+ * the database's hash, chart files), and a report of cost and tokens from
+ * traces. Like the CLI and MCP, evals are a front end: every question goes
+ * through a session and the agent; this layer prints nothing (callers get
+ * progress callbacks and results). */
+#ifndef TT_EVAL_H
+#define TT_EVAL_H
+
+#include "store/store.h"
+
+/* ---- comparing results (Spider execution accuracy) --------------------------- */
+
+/* True when sql has ORDER BY at its outer level (not only in a subquery,
+ * a string or a comment): the only case where row order counts. */
+bool tt_sql_outer_order_by(const char *sql);
+
+/* Compares a predicted result with the gold one as Spider's test-suite
+ * evaluation does: the same number of rows and columns; columns matched
+ * by some permutation; rows as multisets (in order when ordered); numbers
+ * equal within a relative 1e-6 (integers and reals alike), text byte for
+ * byte, NULL equal to NULL. False with a short reason in why ("5 rows,
+ * gold has 3"). */
+bool tt_ex_equal(const tt_result *gold, const tt_result *pred, bool ordered, tt_buf *why);
+
+/* ---- the oracle backend ---------------------------------------------------------- */
+
+/* A backend for validating the harness: for a question found in answers
+ * (question text -> SQL), it calls run_sql with that SQL, then answer;
+ * for anything else it answers that it does not know. answers is
+ * borrowed. */
+tt_llm *tt_oracle_new(const json_t *answers);
+
+/* ---- Spider ------------------------------------------------------------------------ */
+
+typedef enum tt_spider_outcome {
+  TT_SP_CORRECT,   /* the prediction's rows match the gold rows */
+  TT_SP_WRONG,     /* it ran, with other rows */
+  TT_SP_SQL_FAILED,/* SQL was tried but none ran (or the final one fails) */
+  TT_SP_NO_SQL,    /* the model never wrote SQL */
+  TT_SP_ERROR,     /* the model or the server failed */
+  TT_SP_CLARIFY,   /* the model asked a clarifying question instead */
+  TT_SP_OUTCOMES,
+} tt_spider_outcome;
+
+const char *tt_spider_outcome_name(tt_spider_outcome o);   /* "correct", ... */
+const char *tt_spider_outcome_label(tt_spider_outcome o);  /* "ran, wrong rows", ... */
+
+/* Makes one model per worker (workers answer questions at the same time). */
+typedef tt_llm *(*tt_make_llm_fn)(void *ud, tt_buf *err);
+
+typedef struct tt_spider_opts {
+  const char *data_dir;     /* questions.jsonl and databases/<db_id>.sqlite */
+  long n;                   /* questions (0: all) */
+  long seed;                /* 0: the file's order; else a seeded shuffle */
+  const char *tag;          /* names the results file */
+  int jobs;                 /* questions at once (1) */
+  const char *state_dir;    /* threads and traces */
+  const char *results_dir;  /* where spider_n{N}_s{S}_{tag}.json goes */
+  bool oracle;              /* the oracle backend answers */
+  tt_make_llm_fn make_llm;  /* otherwise this one */
+  void *llm_ud;
+  tt_agent_opts agent;      /* the agent's settings (double-quoted strings on) */
+  bool fresh;               /* ignore an earlier, interrupted run */
+  /* after each question: done so far, of total, and that question */
+  void (*on_progress)(void *ud, size_t done, size_t total, size_t correct, const json_t *q);
+  void *progress_ud;
+  volatile sig_atomic_t *cancel;
+} tt_spider_opts;
+
+/* Default settings: all questions, file order, 1 job. */
+tt_spider_opts tt_spider_default_opts(void);
+
+typedef struct tt_spider_summary {
+  size_t total, done;       /* selected, answered (done < total when cancelled) */
+  size_t resumed;           /* taken from the earlier run's file */
+  size_t count[TT_SP_OUTCOMES];
+  double ex;                /* correct / done, in % */
+  double llm_calls;         /* per question */
+  double seconds;           /* per question */
+  double minutes;           /* the whole run, wall clock (this invocation) */
+  char results_file[4096];
+  bool cancelled;
+} tt_spider_summary;
+
+/* Runs the evaluation, writing the results file after every question (so
+ * an interrupted run resumes where it stopped). false with err when it
+ * cannot start (no questions file, unwritable results folder, no model). */
+bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err);
+
+/* ---- the behaviour suite ------------------------------------------------------------ */
+
+typedef struct tt_behaviour_opts {
+  const char *db_path;      /* chinook.sqlite (copied, never touched) */
+  const char *state_dir;
+  tt_make_llm_fn make_llm;
+  void *llm_ud;
+  tt_agent_opts agent;
+  const char *only;         /* run only the cases whose name contains this */
+  void (*on_case)(void *ud, const json_t *result); /* after each case */
+  void *case_ud;
+  volatile sig_atomic_t *cancel;
+} tt_behaviour_opts;
+
+tt_behaviour_opts tt_behaviour_default_opts(void);
+
+/* Runs every case on a scratch copy of the database with a planted row.
+ * Returns {"cases":[{"name","what","passed","checks":[{"check","passed",
+ * "detail"}],"run_ids":[...]}],"passed":N,"failed":N,"scratch":PATH} or
+ * NULL with err when it cannot start. */
+json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err);
+
+/* ---- the report from traces ---------------------------------------------------------- */
+
+typedef struct tt_report_opts {
+  const char *runs_dir;     /* folder of <run_id>.jsonl traces */
+  double since;             /* only runs started at or after (epoch seconds; 0: all) */
+  double price_in;          /* USD per million prompt tokens (0: no cost) */
+  double price_cached;      /* USD per million reused prompt tokens (< 0: price_in) */
+  double price_out;         /* USD per million completion tokens */
+} tt_report_opts;
+
+/* Per question: LLM calls, tool calls, prompt tokens sent, reused and
+ * computed, completion tokens, wall seconds, cost: {"runs":N,"metrics":
+ * {name:{"mean","median","max","total"}},"skipped":N}. NULL with err when
+ * the folder cannot be read. */
+json_t *tt_report_build(const tt_report_opts *o, tt_buf *err);
+
+/* Parses "2026-12-01", "2026-12-01T10:00", or an age like "90m", "2h",
+ * "3d" (before now) into epoch seconds. */
+bool tt_parse_since(const char *s, double now, double *out);
+
+#endif
