@@ -128,6 +128,8 @@ typedef struct tt_run_state tt_run_state;
 typedef struct tt_worker {
   tt_run_state *rs;
   tt_llm *llm;
+  json_t *answers;  /* the oracle's: only the question being asked (the same text
+                     * can be two questions on two databases) */
   tt_dbctx *dbs;
   size_t ndbs;
   char error[600];  /* why the worker could not start */
@@ -136,7 +138,6 @@ typedef struct tt_worker {
 struct tt_run_state {
   const tt_spider_opts *o;
   json_t *questions;   /* selected */
-  json_t *answers;     /* question -> gold SQL, for the oracle */
   json_t **entries;    /* per selected question; NULL until done */
   json_t *meta;
   size_t next, done, correct;
@@ -190,6 +191,7 @@ static void tt_worker_free(tt_worker *w) {
   }
   free(w->dbs);
   tt_llm_free(w->llm);
+  json_decref(w->answers);
 }
 
 /* ---- one question --------------------------------------------------------------------- */
@@ -250,6 +252,10 @@ static json_t *tt_ask_one(tt_worker *w, const json_t *q) {
     json_object_set_new(e, "pred_sql", json_null());
     tt_buf_free(&err);
     return e;
+  }
+  if (w->answers) {
+    json_object_clear(w->answers);
+    json_object_set_new(w->answers, question, json_string(gold));
   }
   char rnd[9];
   tt_random_hex(rnd, 4);
@@ -438,11 +444,6 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   size_t total = json_array_size(rs.questions);
   rs.entries = tt_xcalloc(total, sizeof *rs.entries);
   rs.results_file = tt_results_path(o, total);
-  rs.answers = json_object();
-  size_t i;
-  json_t *q;
-  json_array_foreach(rs.questions, i, q)
-    json_object_set(rs.answers, json_string_value(json_object_get(q, "question")), json_object_get(q, "gold_sql"));
   tt_buf started = TT_BUF_INIT;
   tt_buf_put_iso_time(&started, tt_wall_time());
   rs.meta = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:b}", "data_dir", o->data_dir, "n", (json_int_t)total,
@@ -460,7 +461,8 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   for (int k = 0; k < jobs; k++) {
     w[k].rs = &rs;
     tt_buf lerr = TT_BUF_INIT;
-    w[k].llm = o->oracle ? tt_oracle_new(rs.answers) : o->make_llm(o->llm_ud, &lerr);
+    if (o->oracle) w[k].answers = json_object();
+    w[k].llm = o->oracle ? tt_oracle_new(w[k].answers) : o->make_llm(o->llm_ud, &lerr);
     if (!w[k].llm) {
       tt_buf_printf(err, "cannot start the model: %s", tt_buf_cstr(&lerr));
       started_all = false;
@@ -498,7 +500,6 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   free(rs.entries);
   free(rs.results_file);
   json_decref(rs.meta);
-  json_decref(rs.answers);
   json_decref(rs.questions);
   pthread_mutex_destroy(&rs.mu);
   return ok;
