@@ -123,6 +123,9 @@ typedef struct tt_run {
 } tt_run;
 
 void tt_run_free(tt_run *r);
+/* True when text tells the user that writes are not possible ("read-only",
+ * "not allowed", "cannot", ...): the answer check's test, shared. */
+bool tt_mentions_read_only(const char *text);
 /* "3 rows: Rock 1297; Latin 579; ..." — for follow-ups and traces. */
 char *tt_run_summary(const tt_run *r);
 

@@ -42,7 +42,5 @@ char *tt_hint_for_error(const tt_catalog *cat, const char *message);
 /* verify.c */
 /* True when text states a number that the question itself does not. */
 bool tt_states_new_numbers(const char *text, const char *question);
-/* True when text already tells the user that writes are not possible. */
-bool tt_mentions_read_only(const char *text);
 
 #endif

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 
 #include <math.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,7 +27,7 @@ static const char tt_eval_usage[] =
     "           RESULTS/spider_n{N}_s{S}_{TAG}.json after every question; running\n"
     "           the same command again resumes (errors are tried again).\n"
     "  --n N          questions (default all); --seed S shuffles first (0: file order)\n"
-    "  --tag T        names the results file (default: the backend)\n"
+    "  --tag T        names the results file (default: the model's name)\n"
     "  --jobs J       questions at once (1; HTTP endpoints only)\n"
     "  --backend oracle   answer with the gold SQL (validates the harness)\n"
     "  --results DIR  where results go (evals/results); --fresh ignores an earlier run\n"
@@ -58,13 +59,14 @@ typedef struct tt_eval_cli {
 typedef struct tt_llm_maker {
   tt_dotenv *dotenv;
   const tt_cli_agent_opts *o;
+  int jobs;
   int made;
 } tt_llm_maker;
 
 static tt_llm *tt_eval_make_llm(void *ud, tt_buf *err) {
   tt_llm_maker *m = ud;
   tt_llm *llm = tt_cli_make_llm(m->dotenv, m->o, err);
-  if (llm && tt_llm_is_llama(llm) && m->made > 0) {
+  if (llm && tt_llm_is_llama(llm) && m->jobs > 1) { /* refused before a second copy loads */
     tt_buf_puts(err, "the local engine answers one question at a time: use --jobs 1, or an "
                      "HTTP endpoint (--base-url) for parallel jobs");
     tt_llm_free(llm);
@@ -161,13 +163,20 @@ typedef struct tt_bar {
   tt_term err;
   double t0;
   size_t last_line; /* non-terminal: the tenth last printed */
+  bool open;        /* a terminal line is being redrawn */
+  bool started;
+  size_t base;      /* questions done before this run (resumed) */
 } tt_bar;
 
 static void tt_spider_progress(void *ud, size_t done, size_t total, size_t correct, const json_t *q) {
   tt_bar *b = ud;
   (void)q;
   double secs = (tt_now_ms() - b->t0) / 1000.0;
-  double eta = done ? secs / (double)done * (double)(total - done) : 0;
+  if (!b->started) { /* the first report: what came before was resumed */
+    b->started = true;
+    b->base = done ? done - 1 : 0;
+  }
+  double eta = done > b->base ? secs / (double)(done - b->base) * (double)(total - done) : 0;
   double ex = done ? 100.0 * (double)correct / (double)done : 0;
   if (b->err.tty) {
     size_t width = 30, fill = total ? done * width / total : width;
@@ -176,6 +185,7 @@ static void tt_spider_progress(void *ud, size_t done, size_t total, size_t corre
     tt_buf_repeat(&line, "█", fill);
     tt_buf_repeat(&line, "░", width - fill);
     tt_buf_printf(&line, "] %zu/%zu  EX %.1f %%  %.1f s elapsed, about %.0f s left", done, total, ex, secs, eta);
+    b->open = done < total;
     if (done == total) tt_buf_putc(&line, '\n');
     tt_write_all(stderr, &line);
     tt_buf_free(&line);
@@ -199,21 +209,37 @@ static int tt_eval_spider(tt_eval_cli *c, tt_dotenv *env, char *state) {
   o.fresh = c->fresh;
   o.agent.sql.timeout_s = c->agent.sql_timeout_s;
   o.agent.schema_budget = (size_t)c->agent.schema_budget;
-  tt_llm_maker maker = {.dotenv = env, .o = &c->agent};
+  tt_llm_maker maker = {.dotenv = env, .o = &c->agent, .jobs = o.jobs};
   o.make_llm = tt_eval_make_llm;
   o.llm_ud = &maker;
+  const char *url = c->agent.base_url ? c->agent.base_url : tt_config_get(env, "TABLETALK_BASE_URL");
+  if (!oracle && !c->agent.model_path && url) o.endpoint = url;
   char *tag = NULL;
   if (c->tag) {
     o.tag = c->tag;
   } else if (oracle) {
     o.tag = "oracle";
-  } else { /* the model's name: the file of the model, or what the endpoint is told */
-    const char *m = c->agent.model_path ? c->agent.model_path : c->agent.model ? c->agent.model : "model";
-    const char *slash = strrchr(m, '/');
-    tag = tt_xstrdup(slash ? slash + 1 : m);
-    char *dot = strstr(tag, ".gguf");
-    if (dot) *dot = 0;
+  } else { /* the model's name: its file, the name the endpoint is told, or the endpoint */
+    const char *m = c->agent.model_path ? c->agent.model_path : c->agent.model ? c->agent.model : NULL;
+    if (m) {
+      const char *slash = strrchr(m, '/');
+      tag = tt_xstrdup(slash ? slash + 1 : m);
+      char *dot = strstr(tag, ".gguf");
+      if (dot) *dot = 0;
+    } else if (url) {
+      const char *host = strstr(url, "://");
+      tag = tt_xstrdup(host ? host + 3 : url);
+    } else {
+      tag = tt_xstrdup("model");
+    }
     o.tag = tag;
+  }
+  if (o.jobs > 8) { /* each job keeps databases and a store open */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+      rl.rlim_cur = rl.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &rl);
+    }
   }
   tt_bar bar = {.err = tt_term_probe(stderr), .t0 = tt_now_ms()};
   if (!c->json) {
@@ -225,7 +251,8 @@ static int tt_eval_spider(tt_eval_cli *c, tt_dotenv *env, char *state) {
   tt_buf err = TT_BUF_INIT;
   bool ok = tt_spider_run(&o, &s, &err);
   int rc = TT_EXIT_OK;
-  if (!ok && s.total == 0) {
+  if (bar.open) fputc('\n', stderr); /* the bar's line ends before the table */
+  if (!ok && s.done == 0) {
     rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
   } else if (c->json) {
     json_t *j = json_load_file(s.results_file, 0, NULL);

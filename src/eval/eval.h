@@ -63,6 +63,7 @@ typedef struct tt_spider_opts {
   bool oracle;              /* the oracle backend answers */
   tt_make_llm_fn make_llm;  /* otherwise this one */
   void *llm_ud;
+  const char *endpoint;     /* the model's URL, recorded (a resumed run must match) */
   tt_agent_opts agent;      /* the agent's settings (double-quoted strings on) */
   bool fresh;               /* ignore an earlier, interrupted run */
   /* after each question: done so far, of total, and that question */
@@ -88,7 +89,8 @@ typedef struct tt_spider_summary {
 
 /* Runs the evaluation, writing the results file after every question (so
  * an interrupted run resumes where it stopped). false with err when it
- * cannot start (no questions file, unwritable results folder, no model). */
+ * cannot start (no questions file, unwritable results folder, no model,
+ * an earlier run in the same file by another model or on other data). */
 bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err);
 
 /* ---- the behaviour suite ------------------------------------------------------------ */

@@ -23,6 +23,21 @@ static size_t tt_keyword_at(const char *s, const char *start, const char *kw) {
   return tt_is_word_char(s[n]) ? 0 : n;
 }
 
+/* Past white space and comments. */
+static const char *tt_skip_space(const char *p) {
+  for (;;) {
+    while (isspace((unsigned char)*p)) p++;
+    if (p[0] == '-' && p[1] == '-') {
+      while (*p && *p != '\n') p++;
+    } else if (p[0] == '/' && p[1] == '*') {
+      const char *end = strstr(p + 2, "*/");
+      p = end ? end + 2 : p + strlen(p);
+    } else {
+      return p;
+    }
+  }
+}
+
 bool tt_sql_outer_order_by(const char *sql) {
   int depth = 0;
   for (const char *p = sql; *p;) {
@@ -50,8 +65,7 @@ bool tt_sql_outer_order_by(const char *sql) {
     else if (c == ')' && depth > 0) depth--;
     size_t k;
     if (depth == 0 && (k = tt_keyword_at(p, sql, "order"))) {
-      const char *q = p + k;
-      while (isspace((unsigned char)*q)) q++;
+      const char *q = tt_skip_space(p + k);
       if (q > p + k && tt_keyword_at(q, sql, "by")) return true;
     }
     p++;
@@ -74,13 +88,23 @@ static int tt_class(const tt_value *v) {
 
 static double tt_num(const tt_value *v) { return v->type == TT_VAL_INT ? (double)v->u.i : v->u.r; }
 
+/* x with its mantissa rounded to 20 bits (about 1e-6): numbers that the
+ * tolerance calls equal sort as equal, so rows sorted in gold and in the
+ * prediction line up. */
+static double tt_quantize(double x) {
+  if (x == 0 || !isfinite(x)) return x;
+  int e;
+  double m = frexp(x, &e);
+  return ldexp(round(m * 1048576.0) / 1048576.0, e);
+}
+
 /* A total order, for sorting rows and columns. */
 static int tt_cmp_value(const tt_value *a, const tt_value *b) {
   int ca = tt_class(a), cb = tt_class(b);
   if (ca != cb) return ca < cb ? -1 : 1;
   if (ca == 1) {
     if (a->type == TT_VAL_INT && b->type == TT_VAL_INT) return (a->u.i > b->u.i) - (a->u.i < b->u.i);
-    double x = tt_num(a), y = tt_num(b);
+    double x = tt_quantize(tt_num(a)), y = tt_quantize(tt_num(b));
     if (isnan(x) || isnan(y)) return isnan(x) - isnan(y);
     return (x > y) - (x < y);
   }
@@ -101,7 +125,9 @@ static bool tt_same_value(const tt_value *a, const tt_value *b) {
     double x = tt_num(a), y = tt_num(b);
     if (x == y) return true;
     if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
-    return fabs(x - y) <= 1e-6 * fmax(fabs(x), fabs(y)) || fabs(x - y) < 1e-9;
+    if (isinf(x) || isinf(y)) return false; /* equal infinities were caught above */
+    /* relative 1e-6; and floating-point noise around zero (0.1 + 0.2 - 0.3) */
+    return fabs(x - y) <= 1e-6 * fmax(fabs(x), fabs(y)) || fabs(x - y) < 1e-12;
   }
   return tt_cmp_value(a, b) == 0;
 }
@@ -116,10 +142,6 @@ typedef struct tt_view {
 static const tt_value *tt_at(const tt_view *v, size_t row, size_t col) {
   return tt_result_cell(v->r, row, v->perm ? v->perm[col] : col);
 }
-
-typedef struct tt_rowsort {
-  const tt_view *v;
-} tt_rowsort;
 
 /* Rows sorted by a merge sort on indices (no global state for qsort). */
 static int tt_cmp_rows(const tt_view *v, size_t a, size_t b) {
@@ -201,10 +223,12 @@ typedef struct tt_match {
 
 #define TT_EX_MAX_TRIES 20000
 
+/* Depth-first over assignments; every step counts against the bound, so
+ * dead ends cannot make the search exponential. */
 static bool tt_assign(tt_match *m, size_t i) {
   size_t ncols = m->gold->ncols;
+  if (++m->tries >= TT_EX_MAX_TRIES) return false;
   if (i == ncols) {
-    m->tries++;
     tt_view g = {m->gold, NULL}, p = {m->pred, m->perm};
     return tt_rows_equal(&g, &p, m->ordered);
   }

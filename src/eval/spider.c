@@ -147,9 +147,26 @@ struct tt_run_state {
   char write_error[600];
 };
 
+#define TT_WORKER_DBS 2 /* databases a worker keeps open (file handles: --jobs 64 must fit) */
+
+static void tt_dbctx_free(tt_dbctx *c) {
+  tt_session_free(c->session);
+  tt_schema_free(c->schema);
+  tt_db_close(c->eval);
+  tt_db_close(c->db);
+  free(c->db_id);
+}
+
+/* The worker's handles on db_id, most recently used first; the least
+ * recently used is closed beyond TT_WORKER_DBS. */
 static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
   for (size_t i = 0; i < w->ndbs; i++)
-    if (strcmp(w->dbs[i].db_id, db_id) == 0) return &w->dbs[i];
+    if (strcmp(w->dbs[i].db_id, db_id) == 0) {
+      tt_dbctx hit = w->dbs[i];
+      memmove(w->dbs + 1, w->dbs, i * sizeof *w->dbs);
+      w->dbs[0] = hit;
+      return &w->dbs[0];
+    }
   const tt_spider_opts *o = w->rs->o;
   char *path = tt_xasprintf("%s/databases/%s.sqlite", o->data_dir, db_id);
   tt_dbctx c = {.db_id = tt_xstrdup(db_id)};
@@ -157,7 +174,7 @@ static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
   tt_db_opts eo = o->agent.sql;
   eo.max_rows = 100000;
   eo.max_bytes = 256L << 20;
-  eo.timeout_s = eo.timeout_s > 30 ? eo.timeout_s : 30;
+  eo.timeout_s = eo.timeout_s > 10 ? eo.timeout_s : 10; /* Ctrl-C waits for it */
   eo.double_quoted_strings = true;
   c.db = tt_db_open(path, &o->agent.sql, &derr);
   if (c.db) c.eval = tt_db_open(path, &eo, &derr);
@@ -176,19 +193,16 @@ static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
     free(c.db_id);
     return NULL;
   }
+  if (w->ndbs == TT_WORKER_DBS) tt_dbctx_free(&w->dbs[--w->ndbs]);
   w->dbs = tt_xrealloc(w->dbs, (w->ndbs + 1) * sizeof *w->dbs);
-  w->dbs[w->ndbs] = c;
-  return &w->dbs[w->ndbs++];
+  memmove(w->dbs + 1, w->dbs, w->ndbs * sizeof *w->dbs);
+  w->dbs[0] = c;
+  w->ndbs++;
+  return &w->dbs[0];
 }
 
 static void tt_worker_free(tt_worker *w) {
-  for (size_t i = 0; i < w->ndbs; i++) {
-    tt_session_free(w->dbs[i].session);
-    tt_schema_free(w->dbs[i].schema);
-    tt_db_close(w->dbs[i].eval);
-    tt_db_close(w->dbs[i].db);
-    free(w->dbs[i].db_id);
-  }
+  for (size_t i = 0; i < w->ndbs; i++) tt_dbctx_free(&w->dbs[i]);
   free(w->dbs);
   tt_llm_free(w->llm);
   json_decref(w->answers);
@@ -275,11 +289,11 @@ static json_t *tt_ask_one(tt_worker *w, const json_t *q) {
   } else if (run.status == TT_RUN_CLARIFY) {
     out = TT_SP_CLARIFY;
     tt_buf_printf(&detail, "asked: %s", run.answer ? run.answer : "");
-  } else if (run.sql) {
-    out = tt_judge(c, gold, run.sql, &detail);
-  } else if (run.status == TT_RUN_FAILED) {
+  } else if (run.status == TT_RUN_FAILED) { /* even after a query ran: no prediction was made */
     out = TT_SP_ERROR;
     tt_buf_puts(&detail, run.error ? run.error : "the model failed");
+  } else if (run.sql) {
+    out = tt_judge(c, gold, run.sql, &detail);
   } else if (count.tried) {
     out = TT_SP_SQL_FAILED;
     tt_buf_printf(&detail, "%d quer%s tried, none ran", count.tried, count.tried == 1 ? "y" : "ies");
@@ -364,11 +378,26 @@ static bool tt_write_results(tt_run_state *rs) {
   return ok;
 }
 
-/* Entries of an earlier run of the same selection, kept unless they were
- * errors (which a resumed run tries again). */
-static size_t tt_resume(tt_run_state *rs) {
+/* Entries of an earlier run of the same selection by the same model, kept
+ * unless they were errors (which a resumed run tries again). An earlier
+ * run by another model or on other data is not mixed in: err says so,
+ * and SIZE_MAX is returned. */
+static size_t tt_resume(tt_run_state *rs, tt_buf *err) {
   json_t *old = json_load_file(rs->results_file, 0, NULL);
   size_t kept = 0;
+  const json_t *meta = json_object_get(old, "meta");
+  static const char *const same[] = {"data_dir", "backend", "model", "endpoint"};
+  for (size_t k = 0; old && k < sizeof same / sizeof same[0]; k++) {
+    const json_t *a = json_object_get(meta, same[k]), *b = json_object_get(rs->meta, same[k]);
+    if ((a || b) && !(a && b && json_equal((json_t *)a, (json_t *)b))) {
+      tt_buf_printf(err, "%s holds an earlier run with another %s (%s); give --tag to keep both, or "
+                         "--fresh to start over", rs->results_file,
+                    strcmp(same[k], "data_dir") ? same[k] : "--data",
+                    json_is_string(a) ? json_string_value(a) : "none");
+      json_decref(old);
+      return SIZE_MAX;
+    }
+  }
   const json_t *list = json_object_get(old, "questions");
   for (size_t i = 0; i < json_array_size(rs->questions); i++) {
     const char *id = json_string_value(json_object_get(json_array_get(rs->questions, i), "id"));
@@ -451,7 +480,6 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
                       o->oracle ? "oracle" : "model", "started", tt_buf_cstr(&started),
                       "double_quoted_strings", o->agent.sql.double_quoted_strings);
   tt_buf_free(&started);
-  out->resumed = o->fresh ? 0 : tt_resume(&rs);
   pthread_mutex_init(&rs.mu, NULL);
 
   int jobs = o->jobs < 1 ? 1 : o->jobs > 64 ? 64 : o->jobs;
@@ -473,6 +501,20 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   if (started_all) {
     if (w[0].llm) json_object_set_new(rs.meta, "model", json_string(tt_llm_model(w[0].llm)));
     if (!o->oracle) json_object_set_new(rs.meta, "backend", json_string(tt_llm_backend(w[0].llm)));
+    if (o->endpoint) json_object_set_new(rs.meta, "endpoint", json_string(o->endpoint));
+    size_t kept = o->fresh ? 0 : tt_resume(&rs, err);
+    if (kept == SIZE_MAX) {
+      started_all = false;
+      kept = 0;
+    }
+    out->resumed = kept;
+    for (size_t k = 0; k < total; k++) { /* progress counts from what is kept */
+      if (!rs.entries[k]) continue;
+      rs.done++;
+      rs.correct += strcmp(json_string_value(json_object_get(rs.entries[k], "outcome")), "correct") == 0;
+    }
+  }
+  if (started_all) {
     pthread_mutex_lock(&rs.mu);
     bool wrote = tt_write_results(&rs); /* fails early when the file cannot be written */
     pthread_mutex_unlock(&rs.mu);

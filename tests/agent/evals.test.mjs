@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run, BIN, CHINOOK, scratch, server, sha256, tempDir } from './harness.mjs';
 import { spawn } from 'node:child_process';
+import { startModelServer } from '../fixtures/model_server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.resolve(here, '../fixtures');
@@ -148,11 +149,11 @@ test('spider: an interrupted run resumes where it stopped', { skip: !haveSample 
   assert.match(first.stderr, /interrupted after 3 of 6 questions; run the same command again to resume/);
   assert.equal(JSON.parse(fs.readFileSync(results, 'utf8')).questions.length, 3);
 
-  const oracleLike = await server({
+  // the endpoint comes back on the same address (a resumed run must use the same model)
+  const oracleLike = await startModelServer({
     rules: [...qs.map((q) => ({ when: { question: escapeRe(q.question), step: 0 }, tool: 'run_sql', args: { sql: q.gold_sql } })),
       { tool: 'answer', args: { text: 'done' } }],
-  });
-  args[args.length - 1] = oracleLike.url;
+  }, { port: Number(new URL(slow.url).port) });
   const second = await run(args, { cwd: work });
   await oracleLike.close();
   assert.equal(second.code, 0, second.stderr);
@@ -161,6 +162,15 @@ test('spider: an interrupted run resumes where it stopped', { skip: !haveSample 
   const asked = oracleLike.requests.map((r) => r.body.messages.filter((m) => m.role === 'user').at(-1).content);
   assert.ok(!asked.includes(qs[0].question), 'a finished question is not asked again');
   assert.ok(asked.includes(qs[3].question));
+
+  // another endpoint is not mixed into the same file
+  const other = await server({ rules: [{ tool: 'answer', args: { text: 'x' } }] });
+  args[args.length - 1] = other.url;
+  const mixed = await run(args, { cwd: work });
+  await other.close();
+  assert.equal(mixed.code, 1);
+  assert.match(mixed.stderr, /holds an earlier run with another endpoint .*give --tag to keep both, or --fresh/);
+  assert.equal(JSON.parse(fs.readFileSync(results, 'utf8')).summary.done, 6, 'the earlier results are kept');
 });
 
 test('spider: usage errors name what is missing', async () => {
