@@ -482,6 +482,18 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   tt_buf_free(&started);
   pthread_mutex_init(&rs.mu, NULL);
 
+  /* the thread store is made once, here, so workers opening it at the same
+   * moment never race to create the file and switch it to WAL */
+  tt_store *store = tt_store_open(o->state_dir, err);
+  if (!store) {
+    json_decref(rs.meta);
+    json_decref(rs.questions);
+    free(rs.entries);
+    free(rs.results_file);
+    pthread_mutex_destroy(&rs.mu);
+    return false;
+  }
+  tt_store_close(store);
   int jobs = o->jobs < 1 ? 1 : o->jobs > 64 ? 64 : o->jobs;
   if ((size_t)jobs > total) jobs = (int)total;
   tt_worker *w = tt_xcalloc((size_t)jobs, sizeof *w);

@@ -38,6 +38,12 @@ tt_store *tt_store_open(const char *state_dir, tt_buf *err) {
     sqlite3_db_config(h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     sqlite3_file_control(h, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
     rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
+    /* switching a new file to WAL while another connection opens it can
+     * report busy without waiting: wait here, briefly, and try again */
+    for (int tries = 0; (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && tries < 100; tries++) {
+      sqlite3_sleep(20);
+      rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
+    }
   }
   if (rc != SQLITE_OK) {
     tt_buf_printf(err, "cannot open the thread store %s: %s", path, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
