@@ -485,20 +485,12 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   /* the thread store is made once, here, so workers opening it at the same
    * moment never race to create the file and switch it to WAL */
   tt_store *store = tt_store_open(o->state_dir, err);
-  if (!store) {
-    json_decref(rs.meta);
-    json_decref(rs.questions);
-    free(rs.entries);
-    free(rs.results_file);
-    pthread_mutex_destroy(&rs.mu);
-    return false;
-  }
+  bool started_all = store != NULL;
   tt_store_close(store);
   int jobs = o->jobs < 1 ? 1 : o->jobs > 64 ? 64 : o->jobs;
   if ((size_t)jobs > total) jobs = (int)total;
   tt_worker *w = tt_xcalloc((size_t)jobs, sizeof *w);
-  bool started_all = true;
-  for (int k = 0; k < jobs; k++) {
+  for (int k = 0; started_all && k < jobs; k++) {
     w[k].rs = &rs;
     tt_buf lerr = TT_BUF_INIT;
     if (o->oracle) w[k].answers = json_object();
@@ -508,7 +500,6 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
       started_all = false;
     }
     tt_buf_free(&lerr);
-    if (!started_all) break;
   }
   if (started_all) {
     if (w[0].llm) json_object_set_new(rs.meta, "model", json_string(tt_llm_model(w[0].llm)));
