@@ -45,13 +45,38 @@ typedef enum tt_db_errkind {
   TT_DB_ERR_IO,      /* the file could not be opened or read */
 } tt_db_errkind;
 
+/* Why the guard refused a statement (TT_DB_ERR_REFUSED), so that callers
+ * act on a code, never on the wording of the message. */
+typedef enum tt_db_refusal {
+  TT_REFUSE_NONE = 0,
+  TT_REFUSE_WRITE,       /* INSERT, UPDATE, DELETE, REPLACE, VACUUM (INTO) */
+  TT_REFUSE_SCHEMA,      /* CREATE, DROP, ALTER, ANALYZE, REINDEX */
+  TT_REFUSE_ATTACH,      /* ATTACH, DETACH */
+  TT_REFUSE_TRANSACTION, /* BEGIN, COMMIT, ROLLBACK, SAVEPOINT */
+  TT_REFUSE_PRAGMA,      /* PRAGMA statements, unlisted pragma functions */
+  TT_REFUSE_FUNCTION,    /* a function outside the allow-list */
+  TT_REFUSE_INTERNALS,   /* dbstat, sqlite_dbpage and other internals */
+  TT_REFUSE_MULTIPLE,    /* more than one statement */
+  TT_REFUSE_EXPLAIN,     /* plain EXPLAIN */
+  TT_REFUSE_TEXT,        /* a NUL byte or invalid UTF-8 in the SQL text */
+  TT_REFUSE_EMPTY,       /* no statement: empty or only comments */
+  TT_REFUSE_OTHER,       /* anything else that is not a read */
+} tt_db_refusal;
+
 typedef struct tt_db_error {
   tt_db_errkind kind;
+  tt_db_refusal refusal; /* TT_DB_ERR_REFUSED: why; else TT_REFUSE_NONE */
   char message[512];
 } tt_db_error;
 
 /* "refused", "timeout", "limit", "sql", "io" (or "ok"). */
 const char *tt_db_errkind_name(tt_db_errkind kind);
+/* "write", "schema", "attach", "transaction", "pragma", "function",
+ * "internals", "multiple", "explain", "text", "empty", "other" ("none"). */
+const char *tt_db_refusal_name(tt_db_refusal r);
+/* True when the refused statement would have changed the database: its
+ * data or its schema. */
+bool tt_db_refusal_is_write(tt_db_refusal r);
 
 /* Opens path read-only. A missing, unreadable or non-SQLite file is a
  * TT_DB_ERR_IO error; no file is ever created. Returns NULL on error. */
@@ -133,6 +158,41 @@ json_t *tt_result_to_json(const tt_result *r, size_t max_rows);
  * may contain any bytes (they are checked). Returns the result, or NULL with
  * err filled in. */
 tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err);
+
+/* ---- cursors: rows one at a time ------------------------------------- */
+
+typedef struct tt_cursor tt_cursor;
+
+/* Runs one guarded, read-only statement (the same checks as tt_db_query)
+ * and returns its rows one at a time, holding only the current row. The
+ * handle's time limit counts the time spent inside SQLite; max_rows and
+ * max_bytes cap the rows returned (0: no cap; the handle's own caps do not
+ * apply). NULL with err filled in. The handle serves no other query until
+ * the cursor is closed. */
+tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_rows,
+                             long max_bytes, tt_db_error *err);
+/* 1 with *row (ncols values, valid until the next call; text is
+ * NUL-terminated, blobs are not), 0 at the end or at the row cap, -1 with
+ * err filled in (the time limit, SQLite's own errors). */
+int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err);
+size_t tt_cursor_ncols(const tt_cursor *c);
+const char *tt_cursor_name(const tt_cursor *c, size_t col);
+const char *tt_cursor_decltype(const tt_cursor *c, size_t col);
+long tt_cursor_rows(const tt_cursor *c);
+/* Which cap stopped it while more rows were left (TT_TRUNC_NONE: none). */
+tt_trunc tt_cursor_truncated(const tt_cursor *c);
+/* Time spent inside SQLite so far. */
+double tt_cursor_elapsed_ms(const tt_cursor *c);
+void tt_cursor_close(tt_cursor *c);
+
+/* ---- values for exports ------------------------------------------------ */
+
+/* A value as exports write it: like tt_value_to_text, but blobs as \x and
+ * lower-case hex (PostgreSQL's bytea form) and NULL as nothing. */
+void tt_value_to_export_text(tt_buf *out, const tt_value *v);
+/* A value as JSON: numbers, strings, null (also for NaN and infinities);
+ * blobs as "<blob N bytes>", or as \x hex when blob_hex. */
+json_t *tt_value_to_json(const tt_value *v, bool blob_hex);
 
 /* ---- catalog ---------------------------------------------------------- */
 

@@ -20,6 +20,7 @@ struct tt_db {
   bool denied;        /* the authorizer refused something */
   bool deny_weak;     /* ... but only a schema-table write so far */
   char deny[320];     /* why, in words for the user */
+  tt_db_refusal deny_reason; /* ... and as a code */
   double deadline_ms; /* progress handler stops the query after this */
   bool timed_out;
   bool varies;        /* calls a function whose value changes between runs */
@@ -27,6 +28,8 @@ struct tt_db {
 
 void tt_db_set_error(tt_db_error *err, tt_db_errkind kind, const char *fmt, ...)
     TT_PRINTF(3, 4);
+/* A TT_DB_ERR_REFUSED error with its reason code. */
+void tt_db_refuse(tt_db_error *err, tt_db_refusal reason, const char *fmt, ...) TT_PRINTF(3, 4);
 
 /* Installs authorizer, progress handler, module pruning and the checked
  * printf on a freshly opened connection. */
@@ -38,6 +41,19 @@ bool tt_guard_check_text(const char *sql, size_t len, tt_db_error *err);
 /* True when what follows the first statement holds only whitespace,
  * comments and semicolons. */
 bool tt_guard_tail_is_empty(const char *tail, const char *end);
+
+/* exec.c: the statement of sql once every check before running it has
+ * passed (text, size, exactly one statement, no plain EXPLAIN, read-only),
+ * with the guard armed; NULL with err filled in. */
+sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, tt_db_error *err);
+/* Bytes of the current row as max_bytes counts them (8 per number). */
+size_t tt_row_bytes(sqlite3_stmt *st, int ncols);
+/* Turns a failed prepare or step into an error a user can act on. */
+void tt_db_fail(tt_db *db, int rc, tt_db_error *err);
+/* Column c of the current row into v; text and blobs are copied into a
+ * (or point into SQLite's memory, valid until the next step, when a is
+ * NULL). */
+void tt_copy_value(tt_arena *a, sqlite3_stmt *st, int c, tt_value *v);
 
 /* Replaces printf() and format() with versions that refuse a width or
  * precision above the length limit (one such call can otherwise spin for

@@ -25,11 +25,11 @@ static bool tt_is_limit_message(const char *msg) {
 }
 
 /* Turns a failed prepare or step into an error a user can act on. */
-static void tt_db_fail(tt_db *db, int rc, tt_db_error *err) {
+void tt_db_fail(tt_db *db, int rc, tt_db_error *err) {
   const char *msg = sqlite3_errmsg(db->h);
   int primary = rc & 0xff;
   if (db->denied) {
-    tt_db_set_error(err, TT_DB_ERR_REFUSED, "%s", db->deny);
+    tt_db_refuse(err, db->deny_reason, "%s", db->deny);
   } else if (db->timed_out || primary == SQLITE_INTERRUPT) {
     tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
                     "query stopped after the %.3g s time limit; narrow it "
@@ -47,7 +47,7 @@ static void tt_db_fail(tt_db *db, int rc, tt_db_error *err) {
                       "query stopped: a string or blob would exceed the "
                       "%d-byte length limit", TT_LIMIT_LENGTH);
   } else if (strstr(msg, "may not be modified")) { /* sqlite_master and friends */
-    tt_db_set_error(err, TT_DB_ERR_REFUSED, "writes are not allowed: %s", msg);
+    tt_db_refuse(err, TT_REFUSE_WRITE, "writes are not allowed: %s", msg);
   } else if (tt_is_limit_message(msg)) {
     tt_db_set_error(err, TT_DB_ERR_LIMIT, "query is over a size limit: %s", msg);
   } else {
@@ -70,7 +70,7 @@ static int tt_prepare_first(tt_db *db, const char *sql, size_t len,
   }
 }
 
-static size_t tt_row_bytes(sqlite3_stmt *st, int ncols) {
+size_t tt_row_bytes(sqlite3_stmt *st, int ncols) {
   size_t bytes = 0;
   for (int c = 0; c < ncols; c++) {
     switch (sqlite3_column_type(st, c)) {
@@ -82,7 +82,7 @@ static size_t tt_row_bytes(sqlite3_stmt *st, int ncols) {
   return bytes;
 }
 
-static void tt_copy_value(tt_arena *a, sqlite3_stmt *st, int c, tt_value *v) {
+void tt_copy_value(tt_arena *a, sqlite3_stmt *st, int c, tt_value *v) {
   memset(v, 0, sizeof *v);
   switch (sqlite3_column_type(st, c)) {
   case SQLITE_INTEGER:
@@ -97,16 +97,16 @@ static void tt_copy_value(tt_arena *a, sqlite3_stmt *st, int c, tt_value *v) {
     const unsigned char *t = sqlite3_column_text(st, c);
     v->type = TT_VAL_TEXT;
     v->len = (size_t)sqlite3_column_bytes(st, c);
-    v->u.s = tt_arena_memdup(a, t ? (const char *)t : "", t ? v->len : 0);
     if (!t) v->len = 0;
+    v->u.s = !t ? "" : a ? tt_arena_memdup(a, (const char *)t, v->len) : (const char *)t;
     break;
   }
   case SQLITE_BLOB: {
     const void *b = sqlite3_column_blob(st, c);
     v->type = TT_VAL_BLOB;
     v->len = (size_t)sqlite3_column_bytes(st, c);
-    v->u.s = tt_arena_memdup(a, b ? b : "", b ? v->len : 0);
     if (!b) v->len = 0;
+    v->u.s = !b ? "" : a ? tt_arena_memdup(a, b, v->len) : (const char *)b;
     break;
   }
   default:
@@ -193,10 +193,10 @@ static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
   return rc;
 }
 
-tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
-  double t0 = tt_now_ms();
+sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
   if (err) {
     err->kind = TT_DB_OK;
+    err->refusal = TT_REFUSE_NONE;
     err->message[0] = '\0';
   }
   if (!tt_guard_check_text(sql, len, err)) return NULL;
@@ -215,29 +215,39 @@ tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err)
     return NULL;
   }
   if (!st) {
-    tt_db_set_error(err, TT_DB_ERR_REFUSED,
-                    "no SQL statement found: the input is empty or only "
-                    "comments");
+    tt_db_refuse(err, TT_REFUSE_EMPTY, "no SQL statement found: the input is empty or only comments");
     return NULL;
   }
   const char *refusal = NULL;
-  if (!tt_guard_tail_is_empty(tail, sql + len))
+  tt_db_refusal why = TT_REFUSE_NONE;
+  if (!tt_guard_tail_is_empty(tail, sql + len)) {
+    why = TT_REFUSE_MULTIPLE;
     refusal = "only one statement per query is allowed; remove what follows "
               "the first statement";
-  else if (sqlite3_stmt_isexplain(st) == 1)
+  } else if (sqlite3_stmt_isexplain(st) == 1) {
+    why = TT_REFUSE_EXPLAIN;
     refusal = "plain EXPLAIN is not allowed; use EXPLAIN QUERY PLAN to see "
               "how a query runs";
-  else if (!sqlite3_stmt_readonly(st))
+  } else if (!sqlite3_stmt_readonly(st)) {
+    why = db->denied ? db->deny_reason : TT_REFUSE_WRITE;
     refusal = db->denied ? db->deny
                          : "writes are not allowed: this statement would "
                            "modify the database";
+  }
   if (refusal) {
     sqlite3_finalize(st);
-    tt_db_set_error(err, TT_DB_ERR_REFUSED, "%s", refusal);
+    tt_db_refuse(err, why, "%s", refusal);
     return NULL;
   }
+  return st;
+}
+
+tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
+  double t0 = tt_now_ms();
+  sqlite3_stmt *st = tt_db_prepare_guarded(db, sql, len, err);
+  if (!st) return NULL;
   tt_result *r = tt_result_start(st);
-  rc = tt_collect_rows(db, st, r);
+  int rc = tt_collect_rows(db, st, r);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
     tt_db_fail(db, rc, err);
     sqlite3_finalize(st);

@@ -37,10 +37,38 @@ const char *tt_db_errkind_name(tt_db_errkind kind) {
 void tt_db_set_error(tt_db_error *err, tt_db_errkind kind, const char *fmt, ...) {
   if (!err) return;
   err->kind = kind;
+  err->refusal = TT_REFUSE_NONE;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err->message, sizeof err->message, fmt, ap);
   va_end(ap);
+}
+
+void tt_db_refuse(tt_db_error *err, tt_db_refusal reason, const char *fmt, ...) {
+  if (!err) return;
+  err->kind = TT_DB_ERR_REFUSED;
+  err->refusal = reason;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+}
+
+const char *tt_db_refusal_name(tt_db_refusal r) {
+  static const char *const names[] = {
+      [TT_REFUSE_NONE] = "none",           [TT_REFUSE_WRITE] = "write",
+      [TT_REFUSE_SCHEMA] = "schema",       [TT_REFUSE_ATTACH] = "attach",
+      [TT_REFUSE_TRANSACTION] = "transaction", [TT_REFUSE_PRAGMA] = "pragma",
+      [TT_REFUSE_FUNCTION] = "function",   [TT_REFUSE_INTERNALS] = "internals",
+      [TT_REFUSE_MULTIPLE] = "multiple",   [TT_REFUSE_EXPLAIN] = "explain",
+      [TT_REFUSE_TEXT] = "text",           [TT_REFUSE_EMPTY] = "empty",
+      [TT_REFUSE_OTHER] = "other",
+  };
+  return (size_t)r < sizeof names / sizeof names[0] && names[r] ? names[r] : "other";
+}
+
+bool tt_db_refusal_is_write(tt_db_refusal r) {
+  return r == TT_REFUSE_WRITE || r == TT_REFUSE_SCHEMA;
 }
 
 /* file:PATH?mode=ro with every byte outside the URI-safe set %-encoded. */

@@ -43,7 +43,29 @@ void tt_value_to_text(tt_buf *out, const tt_value *v) {
   }
 }
 
-static json_t *tt_value_to_json(const tt_value *v) {
+static void tt_hex(tt_buf *out, const tt_value *v) {
+  static const char digits[] = "0123456789abcdef";
+  tt_buf_puts(out, "\\x");
+  const unsigned char *p = (const unsigned char *)v->u.s;
+  for (size_t i = 0; i < v->len; i++) {
+    tt_buf_putc(out, digits[p[i] >> 4]);
+    tt_buf_putc(out, digits[p[i] & 15]);
+  }
+}
+
+void tt_value_to_export_text(tt_buf *out, const tt_value *v) {
+  if (v->type == TT_VAL_BLOB) tt_hex(out, v);
+  else if (v->type != TT_VAL_NULL) tt_value_to_text(out, v);
+}
+
+json_t *tt_value_to_json(const tt_value *v, bool blob_hex) {
+  if (v->type == TT_VAL_BLOB && blob_hex) {
+    tt_buf b = TT_BUF_INIT;
+    tt_hex(&b, v);
+    json_t *j = tt_json_stringn(b.data, b.len);
+    tt_buf_free(&b);
+    return j;
+  }
   switch (v->type) {
   case TT_VAL_NULL: return json_null();
   case TT_VAL_INT: return json_integer((json_int_t)v->u.i);
@@ -71,7 +93,7 @@ json_t *tt_result_to_json(const tt_result *r, size_t max_rows) {
   for (size_t i = 0; i < n; i++) {
     json_t *row = json_array();
     for (size_t c = 0; c < r->ncols; c++)
-      json_array_append_new(row, tt_value_to_json(tt_result_cell(r, i, c)));
+      json_array_append_new(row, tt_value_to_json(tt_result_cell(r, i, c), false));
     json_array_append_new(rows, row);
   }
   json_object_set_new(o, "columns", cols);

@@ -69,10 +69,35 @@ static const char *outcome_of(const tu_run *r, json_t *doc, const char **kind) {
     if (strcmp(*kind, "refused") == 0) return r->status == 3 ? "reject" : "bad-exit";
     if (strcmp(*kind, "limit") == 0) return r->status == 4 ? "reject" : "bad-exit";
     if (strcmp(*kind, "sql") == 0) return r->status == 1 ? "reject" : "bad-exit";
+    /* empty SQL (or only comments) is the caller's mistake: exit 2 */
+    if (strcmp(*kind, "usage") == 0) return r->status == 2 ? "reject" : "bad-exit";
     return "io-error";
   }
   if (r->status != 0) return "bad-exit";
   return json_is_true(json_object_get(doc, "truncated")) ? "capped" : "allow";
+}
+
+/* A refusal's reason code must name what the category tried (the agent
+ * acts on the code, never on the message). Categories whose cases mix
+ * several kinds of statement are not checked. */
+static bool reason_fits(const char *category, json_t *doc) {
+  json_t *err = json_object_get(doc, "error");
+  const char *kind = json_string_value(json_object_get(err, "kind"));
+  if (!kind || strcmp(kind, "refused") != 0) return true;
+  const char *reason = json_string_value(json_object_get(err, "reason"));
+  if (!reason) return false;
+  static const struct { const char *category, *reasons; } fit[] = {
+      {"write", " write "},   {"ddl", " schema write "},
+      {"attach", " attach multiple "}, {"pragma", " pragma "},
+      {"transaction", " transaction multiple "}, {"encoding", " text "},
+  };
+  for (size_t i = 0; i < sizeof fit / sizeof fit[0]; i++) {
+    if (strcmp(category, fit[i].category) != 0) continue;
+    char word[48];
+    snprintf(word, sizeof word, " %s ", reason);
+    return strstr(fit[i].reasons, word) != NULL;
+  }
+  return true;
 }
 
 static bool slow_build(void) {
@@ -106,6 +131,11 @@ static void test_every_case_gets_its_outcome(void **state) {
     if (!ok && strcmp(category, "dos") == 0)
       ok = (strcmp(expect, "reject") == 0 || strcmp(expect, "timeout") == 0) &&
            (strcmp(got, "reject") == 0 || strcmp(got, "timeout") == 0);
+    if (ok && !reason_fits(category, doc)) {
+      fprintf(stderr, "%s [%s]: refused with the reason code '%s'\n", id, category,
+              json_string_value(json_object_get(json_object_get(doc, "error"), "reason")));
+      ok = false;
+    }
     if (ok && strcmp(got, "allow") == 0) {
       long want = direct_row_count(row->field[2], row->len[2]);
       long have = (long)json_integer_value(json_object_get(doc, "row_count"));

@@ -1,0 +1,103 @@
+/* cursor.c — a guarded query read one row at a time, for output that
+ * streams (CSV, TSV and JSON exports): the same checks as tt_db_query, the
+ * time limit counted only while SQLite works (not while the caller writes
+ * to a slow pipe), an optional row cap, and memory for one row only. */
+#include "db/db_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tt_cursor {
+  tt_db *db;
+  sqlite3_stmt *st;
+  size_t ncols;
+  const char **names, **decltypes;
+  tt_value *row;
+  long max_rows;        /* 0: no cap */
+  long max_bytes;       /* 0: no cap */
+  long rows;            /* rows returned so far */
+  long bytes;           /* bytes returned so far, as max_bytes counts them */
+  tt_trunc truncated;   /* stopped at a cap with more rows left */
+  bool done;
+  double away_since_ms; /* when the caller got the last row */
+  double sqlite_ms;     /* time spent inside SQLite */
+};
+
+tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_rows,
+                             long max_bytes, tt_db_error *err) {
+  double t0 = tt_now_ms();
+  sqlite3_stmt *st = tt_db_prepare_guarded(db, sql, len, err);
+  if (!st) return NULL;
+  tt_cursor *c = tt_xcalloc(1, sizeof *c);
+  c->db = db;
+  c->st = st;
+  c->max_rows = max_rows > 0 ? max_rows : 0;
+  c->max_bytes = max_bytes > 0 ? max_bytes : 0;
+  c->ncols = (size_t)sqlite3_column_count(st);
+  c->names = tt_xcalloc(c->ncols ? c->ncols : 1, sizeof *c->names);
+  c->decltypes = tt_xcalloc(c->ncols ? c->ncols : 1, sizeof *c->decltypes);
+  c->row = tt_xcalloc(c->ncols ? c->ncols : 1, sizeof *c->row);
+  for (size_t i = 0; i < c->ncols; i++) {
+    const char *name = sqlite3_column_name(st, (int)i);
+    const char *type = sqlite3_column_decltype(st, (int)i);
+    c->names[i] = name ? name : "?";
+    c->decltypes[i] = type ? type : "";
+  }
+  c->sqlite_ms = tt_now_ms() - t0;
+  c->away_since_ms = tt_now_ms();
+  return c;
+}
+
+size_t tt_cursor_ncols(const tt_cursor *c) { return c->ncols; }
+const char *tt_cursor_name(const tt_cursor *c, size_t col) { return c->names[col]; }
+const char *tt_cursor_decltype(const tt_cursor *c, size_t col) { return c->decltypes[col]; }
+long tt_cursor_rows(const tt_cursor *c) { return c->rows; }
+tt_trunc tt_cursor_truncated(const tt_cursor *c) { return c->truncated; }
+double tt_cursor_elapsed_ms(const tt_cursor *c) { return c->sqlite_ms; }
+
+int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err) {
+  *row = NULL;
+  if (c->done) return 0;
+  tt_db *db = c->db;
+  double now = tt_now_ms();
+  db->deadline_ms += now - c->away_since_ms; /* the caller's time is not the query's */
+  db->stepping = true;
+  int rc = sqlite3_step(c->st);
+  db->stepping = false;
+  c->away_since_ms = tt_now_ms();
+  c->sqlite_ms += c->away_since_ms - now;
+  if (rc == SQLITE_DONE) {
+    c->done = true;
+    return 0;
+  }
+  if (rc != SQLITE_ROW) {
+    c->done = true;
+    tt_db_fail(db, rc, err);
+    return -1;
+  }
+  if (c->max_rows && c->rows >= c->max_rows) {
+    c->done = true;
+    c->truncated = TT_TRUNC_ROWS;
+    return 0;
+  }
+  long rb = (long)tt_row_bytes(c->st, (int)c->ncols);
+  if (c->max_bytes && c->bytes + rb > c->max_bytes) {
+    c->done = true;
+    c->truncated = TT_TRUNC_BYTES;
+    return 0;
+  }
+  c->bytes += rb;
+  for (size_t i = 0; i < c->ncols; i++) tt_copy_value(NULL, c->st, (int)i, &c->row[i]);
+  c->rows++;
+  *row = c->row;
+  return 1;
+}
+
+void tt_cursor_close(tt_cursor *c) {
+  if (!c) return;
+  sqlite3_finalize(c->st);
+  free(c->names);
+  free(c->decltypes);
+  free(c->row);
+  free(c);
+}
