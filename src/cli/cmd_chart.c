@@ -100,11 +100,11 @@ static int tt_chart_json_out(const tt_chart *c, const json_t *spec, const char *
   tt_buf b = TT_BUF_INIT;
   tt_json_dump(&b, o, JSON_COMPACT);
   tt_buf_putc(&b, '\n');
-  bool ok = tt_write_all(stdout, &b);
+  int rc = tt_write_result(stdout, &b);
   tt_buf_free(&b);
   tt_buf_free(&d);
   json_decref(o);
-  return ok ? TT_EXIT_OK : tt_fail(TT_EXIT_FAIL, "cannot write the output (closed pipe or full disk)");
+  return rc;
 }
 
 typedef struct tt_chart_cli {
@@ -274,8 +274,7 @@ int cmd_chart(int argc, char **argv) {
   } else {
     tt_buf_printf(&out, "%s\n", file); /* for scripts: the file alone */
   }
-  rc = tt_write_all(stdout, &out) ? TT_EXIT_OK
-                                  : tt_fail(TT_EXIT_FAIL, "cannot write the output (closed pipe or full disk)");
+  rc = tt_write_result(stdout, &out);
   tt_buf_free(&out);
 done:
   tt_buf_free(&err);

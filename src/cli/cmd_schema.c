@@ -94,9 +94,9 @@ int cmd_schema(int argc, char **argv) {
     tt_buf_put_grouped(&out, (long long)tokens);
     tt_buf_printf(&out, " tokens%s\n", tt_term_reset(&t));
   }
-  bool ok = tt_write_all(stdout, &out);
+  int rc = tt_write_result(stdout, &out);
   tt_buf_free(&out);
   free(cards);
   tt_schema_free(s);
-  return ok ? TT_EXIT_OK : tt_fail(TT_EXIT_FAIL, "cannot write the output");
+  return rc;
 }

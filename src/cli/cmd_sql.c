@@ -1,7 +1,9 @@
 /* cmd_sql.c — `tabletalk sql DB "SQL"`: run one guarded, read-only query
- * and print the rows as a table, TSV, CSV or JSON. A watchdog ends the
- * process shortly after the time limit even if SQLite is stuck inside a
- * single long operation the progress handler cannot interrupt. */
+ * and print the rows: a table for people (the first 200 rows by default),
+ * or every row as CSV, TSV or JSON for pipelines, streamed as they come so
+ * that memory does not grow with the result. A watchdog ends the process
+ * shortly after the time limit even if SQLite is stuck inside a single long
+ * operation the progress handler cannot interrupt. */
 #include "cli/cli.h"
 
 #include <getopt.h>
@@ -21,11 +23,12 @@ static const char tt_sql_usage[] =
     "several statements at once are refused, with the reason.\n"
     "\n"
     "Options:\n"
-    "  -f, --format FMT     table (default), tsv, csv or json\n"
+    "  -f, --format FMT     table (default), csv, tsv or json\n"
     "      --json           the same as --format json\n"
-    "  -t, --timeout SECS   stop the query after SECS seconds (default 5)\n"
-    "      --max-rows N     return at most N rows (default 200)\n"
-    "      --max-bytes N    return at most N bytes of values (default 1000000)\n"
+    "  -t, --timeout SECS   stop the query after SECS seconds of work (default 5)\n"
+    "      --max-rows N     at most N rows (table: 200 by default; csv, tsv and\n"
+    "                       json write every row unless this is given)\n"
+    "      --max-bytes N    at most N bytes of values (table: 1000000 by default)\n"
     "      --immutable      open with immutable=1: no locking; only for files\n"
     "                       that nothing else changes\n"
     "  -h, --help           show this help\n"
@@ -33,14 +36,14 @@ static const char tt_sql_usage[] =
     "SQL that starts with '-' goes after '--':  tabletalk sql DB -- \"-- note\n"
     "SELECT 1\"\n"
     "\n"
-    "JSON output: {\"columns\":[...],\"rows\":[[...]],\"row_count\":N,\"truncated\":B,\n"
-    "\"elapsed_ms\":N} or {\"error\":{\"kind\":\"refused|timeout|limit|sql|io\",\n"
-    "\"message\":\"...\"}}.\n"
+    "csv, tsv and json stream every row (blobs as \\x hex); a cut by --max-rows\n"
+    "or --max-bytes is announced on stderr. JSON: {\"columns\":[...],\n"
+    "\"column_types\":[...],\"rows\":[[...]],\"row_count\":N,\"truncated\":B,\n"
+    "\"elapsed_ms\":N} (with \"truncated_by\" when cut) or {\"error\":{\"kind\":\n"
+    "\"refused|timeout|limit|sql|io\",\"reason\":\"write|...\",\"message\":\"...\"}}.\n"
     "\n"
     "Exit codes: 0 ok, 1 SQL error or unreadable file, 2 usage, 3 refused by\n"
     "the guard, 4 stopped by a limit (time, memory, size).\n";
-
-typedef enum { TT_FMT_TABLE, TT_FMT_TSV, TT_FMT_CSV, TT_FMT_JSON } tt_format;
 
 /* The watchdog's message is prepared before it is armed: the signal
  * handler may only write() and _exit(). */
@@ -53,6 +56,25 @@ static void tt_watchdog_fire(int sig) {
   ssize_t ignored = write(tt_watchdog_fd, tt_watchdog_msg, tt_watchdog_len);
   (void)ignored;
   _exit(TT_EXIT_LIMIT);
+}
+
+static double tt_watchdog_timeout_s;
+
+/* Fires when SQLite has worked past the limit plus a grace second; after
+ * sqlite_ms already spent (streaming exports re-arm it at every row, so
+ * the time spent writing rows does not count). */
+static void tt_watchdog_set(double sqlite_ms) {
+  double after = tt_watchdog_timeout_s + 0.75 - sqlite_ms / 1000.0;
+  if (after < 0.01) after = 0.01;
+  struct itimerval it = {0};
+  it.it_value.tv_sec = (time_t)after;
+  it.it_value.tv_usec = (suseconds_t)((after - (double)(time_t)after) * 1e6);
+  setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void tt_watchdog_on_row(void *ud, double sqlite_ms) {
+  (void)ud;
+  tt_watchdog_set(sqlite_ms);
 }
 
 static void tt_watchdog_arm(double timeout_s, tt_format fmt) {
@@ -72,11 +94,8 @@ static void tt_watchdog_arm(double timeout_s, tt_format fmt) {
   signal(SIGALRM, tt_watchdog_fire);
   /* The progress handler normally stops a query at the limit; this fires
    * only when one operation overruns it, before the 1 s grace is over. */
-  double after = timeout_s + 0.75;
-  struct itimerval it = {0};
-  it.it_value.tv_sec = (time_t)after;
-  it.it_value.tv_usec = (suseconds_t)((after - (double)(time_t)after) * 1e6);
-  setitimer(ITIMER_REAL, &it, NULL);
+  tt_watchdog_timeout_s = timeout_s;
+  tt_watchdog_set(0);
 }
 
 static void tt_watchdog_disarm(void) {
@@ -86,10 +105,11 @@ static void tt_watchdog_disarm(void) {
 
 static int tt_print_error(tt_format fmt, const tt_db_error *err) {
   if (fmt == TT_FMT_JSON) {
-    json_t *o = json_pack("{s:{s:s,s:s}}", "error", "kind", tt_db_errkind_name(err->kind),
-                          "message", "");
-    json_object_set_new(json_object_get(o, "error"), "message",
-                        tt_json_stringn(err->message, strlen(err->message)));
+    json_t *e = json_pack("{s:s}", "kind", tt_db_errkind_name(err->kind));
+    if (err->kind == TT_DB_ERR_REFUSED)
+      json_object_set_new(e, "reason", json_string(tt_db_refusal_name(err->refusal)));
+    json_object_set_new(e, "message", tt_json_stringn(err->message, strlen(err->message)));
+    json_t *o = json_pack("{s:o}", "error", e);
     tt_buf b = TT_BUF_INIT;
     tt_json_dump(&b, o, JSON_COMPACT);
     tt_buf_putc(&b, '\n');
@@ -105,39 +125,34 @@ static int tt_print_error(tt_format fmt, const tt_db_error *err) {
   return tt_exit_for(err->kind);
 }
 
-static bool tt_parse_format(const char *s, tt_format *out) {
-  static const struct { const char *name; tt_format fmt; } names[] = {
-      {"table", TT_FMT_TABLE}, {"tsv", TT_FMT_TSV}, {"csv", TT_FMT_CSV}, {"json", TT_FMT_JSON}};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(s, names[i].name) == 0) {
-      *out = names[i].fmt;
-      return true;
-    }
-  return false;
+/* A query that did not run: SQL that is empty (or only comments) is a
+ * usage error; everything else is reported in the output's format. */
+static int tt_sql_failed(tt_format fmt, const tt_db_error *err) {
+  if (err->kind != TT_DB_ERR_REFUSED || err->refusal != TT_REFUSE_EMPTY)
+    return tt_print_error(fmt, err);
+  static const char msg[] = "the SQL is empty (or only comments): give one SELECT statement";
+  if (fmt == TT_FMT_JSON) { /* scripts reading stdout learn it too */
+    json_t *o = json_pack("{s:{s:s,s:s,s:s}}", "error", "kind", "usage", "reason", "empty",
+                          "message", msg);
+    tt_buf b = TT_BUF_INIT;
+    tt_json_dump(&b, o, JSON_COMPACT);
+    tt_buf_putc(&b, '\n');
+    tt_write_all(stdout, &b);
+    tt_buf_free(&b);
+    json_decref(o);
+  }
+  return tt_usage_error("sql", "%s", msg);
 }
 
-static int tt_print_result(tt_format fmt, const tt_result *r) {
+/* The table for people: the rows in memory, then the footer. */
+static int tt_print_table(const tt_result *r) {
   tt_term t = tt_term_probe(stdout);
   tt_buf out = TT_BUF_INIT;
-  switch (fmt) {
-  case TT_FMT_JSON: {
-    json_t *o = tt_result_to_json(r, 0);
-    tt_json_dump(&out, o, (t.tty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(15));
-    tt_buf_putc(&out, '\n');
-    json_decref(o);
-    break;
-  }
-  case TT_FMT_TSV: tt_render_tsv(&out, r, &t); break;
-  case TT_FMT_CSV: tt_render_csv(&out, r, &t); break;
-  case TT_FMT_TABLE:
-    tt_render_table(&out, r, &t);
-    tt_render_footer(&out, r, &t);
-    break;
-  }
-  bool ok = tt_write_all(stdout, &out);
+  tt_render_table(&out, r, &t);
+  tt_render_footer(&out, r, &t);
+  int rc = tt_write_result(stdout, &out);
   tt_buf_free(&out);
-  if (!ok) return tt_fail(TT_EXIT_FAIL, "cannot write the output (closed pipe or full disk)");
-  return TT_EXIT_OK;
+  return rc;
 }
 
 int cmd_sql(int argc, char **argv) {
@@ -154,6 +169,7 @@ int cmd_sql(int argc, char **argv) {
   };
   tt_db_opts o = tt_db_default_opts();
   tt_format fmt = TT_FMT_TABLE;
+  bool rows_given = false, bytes_given = false;
   long n;
   int c;
   optind = 1;
@@ -161,8 +177,8 @@ int cmd_sql(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, ":f:t:h", opts, NULL)) != -1) {
     switch (c) {
     case 'f':
-      if (!tt_parse_format(optarg, &fmt))
-        return tt_usage_error("sql", "unknown format '%s' (use table, tsv, csv or json)", optarg);
+      if (!tt_format_parse(optarg, &fmt) || fmt == TT_FMT_MARKDOWN)
+        return tt_usage_error("sql", "unknown format '%s' (use table, csv, tsv or json)", optarg);
       break;
     case OPT_JSON: fmt = TT_FMT_JSON; break;
     case 't':
@@ -173,11 +189,13 @@ int cmd_sql(int argc, char **argv) {
       if (!tt_parse_long(optarg, 1, 100000000, &n))
         return tt_usage_error("sql", "--max-rows wants a number from 1 to 100000000, not '%s'", optarg);
       o.max_rows = n;
+      rows_given = true;
       break;
     case OPT_MAX_BYTES:
       if (!tt_parse_long(optarg, 1, 1L << 32, &n))
         return tt_usage_error("sql", "--max-bytes wants a number from 1 to 4294967296, not '%s'", optarg);
       o.max_bytes = n;
+      bytes_given = true;
       break;
     case OPT_IMMUTABLE: o.immutable = true; break;
     case 'h': fputs(tt_sql_usage, stdout); return TT_EXIT_OK;
@@ -213,15 +231,24 @@ int cmd_sql(int argc, char **argv) {
   tt_db_error err;
   tt_watchdog_arm(o.timeout_s, fmt);
   tt_db *db = tt_db_open(path, &o, &err);
+  int rc;
   if (!db) {
-    free(sql);
-    return tt_print_error(fmt, &err);
+    rc = tt_print_error(fmt, &err);
+  } else if (fmt == TT_FMT_TABLE) {
+    tt_result *r = tt_db_query(db, sql, len, &err);
+    tt_watchdog_disarm();
+    rc = r ? tt_print_table(r) : tt_sql_failed(fmt, &err);
+    tt_result_free(r);
+  } else {
+    /* exports: every row unless a cap is given, streamed */
+    tt_export_opts eo = {.fmt = fmt, .max_rows = rows_given ? o.max_rows : 0,
+                         .max_bytes = bytes_given ? o.max_bytes : 0,
+                         .on_row = tt_watchdog_on_row};
+    rc = tt_export_query(db, sql, len, &eo, &err);
+    tt_watchdog_disarm();
+    if (rc < 0) rc = tt_sql_failed(fmt, &err);
   }
-  tt_result *r = tt_db_query(db, sql, len, &err);
-  tt_watchdog_disarm();
   free(sql);
-  int rc = r ? tt_print_result(fmt, r) : tt_print_error(fmt, &err);
-  tt_result_free(r);
   tt_db_close(db);
   return rc;
 }

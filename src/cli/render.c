@@ -241,28 +241,79 @@ static void tt_put_field(tt_buf *out, const char *s, size_t n, const tt_term *t,
   else tt_put_tsv_field(out, s, n);
 }
 
+void tt_render_delimited_header(tt_buf *out, const char *const *names, size_t ncols,
+                                const tt_term *t, bool csv) {
+  for (size_t c = 0; c < ncols; c++) {
+    if (c) tt_buf_putc(out, csv ? ',' : '\t');
+    tt_put_field(out, names[c], strlen(names[c]), t, csv);
+  }
+  tt_buf_puts(out, csv ? "\r\n" : "\n");
+}
+
+void tt_render_delimited_row(tt_buf *out, const tt_value *row, size_t ncols, const tt_term *t,
+                             bool csv) {
+  tt_buf tmp = TT_BUF_INIT;
+  for (size_t c = 0; c < ncols; c++) {
+    if (c) tt_buf_putc(out, csv ? ',' : '\t');
+    if (row[c].type == TT_VAL_NULL) continue;
+    tt_buf_reset(&tmp);
+    tt_value_to_export_text(&tmp, &row[c]);
+    tt_put_field(out, tt_buf_cstr(&tmp), tmp.len, t, csv);
+  }
+  tt_buf_puts(out, csv ? "\r\n" : "\n");
+  tt_buf_free(&tmp);
+}
+
+/* A Markdown table cell: pipes escaped, line breaks as <br>, unsafe
+ * characters escaped on a terminal. */
+static void tt_put_md_cell(tt_buf *out, const char *s, size_t n, const tt_term *t) {
+  tt_buf safe = TT_BUF_INIT;
+  if (t->tty) {
+    tt_escape_terminal(&safe, s, n, NULL);
+    s = tt_buf_cstr(&safe);
+    n = safe.len;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '|') tt_buf_puts(out, "\\|");
+    else if (s[i] == '\n') tt_buf_puts(out, "<br>");
+    else if (s[i] != '\r') tt_buf_putc(out, s[i]);
+  }
+  tt_buf_free(&safe);
+}
+
+void tt_render_markdown_header(tt_buf *out, const char *const *names, size_t ncols,
+                               const tt_term *t) {
+  tt_buf_puts(out, "|");
+  for (size_t c = 0; c < ncols; c++) {
+    tt_buf_putc(out, ' ');
+    tt_put_md_cell(out, names[c], strlen(names[c]), t);
+    tt_buf_puts(out, " |");
+  }
+  tt_buf_puts(out, "\n|");
+  for (size_t c = 0; c < ncols; c++) tt_buf_puts(out, " --- |");
+  tt_buf_putc(out, '\n');
+}
+
+void tt_render_markdown_row(tt_buf *out, const tt_value *row, size_t ncols, const tt_term *t) {
+  tt_buf tmp = TT_BUF_INIT;
+  tt_buf_puts(out, "|");
+  for (size_t c = 0; c < ncols; c++) {
+    tt_buf_reset(&tmp);
+    if (row[c].type == TT_VAL_NULL) tt_buf_puts(&tmp, "NULL");
+    else tt_value_to_export_text(&tmp, &row[c]);
+    tt_buf_putc(out, ' ');
+    tt_put_md_cell(out, tt_buf_cstr(&tmp), tmp.len, t);
+    tt_buf_puts(out, " |");
+  }
+  tt_buf_putc(out, '\n');
+  tt_buf_free(&tmp);
+}
+
 static void tt_render_delimited(tt_buf *out, const tt_result *r, const tt_term *t,
                                 bool csv) {
-  const char sep = csv ? ',' : '\t';
-  const char *eol = csv ? "\r\n" : "\n";
-  for (size_t c = 0; c < r->ncols; c++) {
-    if (c) tt_buf_putc(out, sep);
-    tt_put_field(out, r->names[c], strlen(r->names[c]), t, csv);
-  }
-  tt_buf_puts(out, eol);
-  tt_buf tmp = TT_BUF_INIT;
-  for (size_t i = 0; i < r->nrows; i++) {
-    for (size_t c = 0; c < r->ncols; c++) {
-      if (c) tt_buf_putc(out, sep);
-      const tt_value *v = tt_result_cell(r, i, c);
-      if (v->type == TT_VAL_NULL) continue;
-      tt_buf_reset(&tmp);
-      tt_value_to_text(&tmp, v);
-      tt_put_field(out, tt_buf_cstr(&tmp), tmp.len, t, csv);
-    }
-    tt_buf_puts(out, eol);
-  }
-  tt_buf_free(&tmp);
+  tt_render_delimited_header(out, r->names, r->ncols, t, csv);
+  for (size_t i = 0; i < r->nrows; i++)
+    tt_render_delimited_row(out, tt_result_cell(r, i, 0), r->ncols, t, csv);
 }
 
 void tt_render_tsv(tt_buf *out, const tt_result *r, const tt_term *t) {

@@ -35,3 +35,11 @@ bool tt_write_all(FILE *f, const tt_buf *b) {
   if (b->len && fwrite(b->data, 1, b->len, f) != b->len) return false;
   return fflush(f) == 0;
 }
+
+int tt_write_result(FILE *f, const tt_buf *b) {
+  errno = 0;
+  if (tt_write_all(f, b)) return TT_EXIT_OK;
+  if (errno == EPIPE) return TT_EXIT_OK; /* `| head` had what it wanted */
+  return tt_fail(TT_EXIT_FAIL, "cannot write the output: %s (is the disk full?)",
+                 strerror(errno ? errno : EIO));
+}

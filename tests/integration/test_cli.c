@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "testutil.h"
 
 static tu_scratch g_scratch;
@@ -42,6 +44,11 @@ static void tt(tu_run *r, const char *in, ...) {
   while (n < 15 && (a = va_arg(ap, const char *))) argv[n++] = (char *)a;
   va_end(ap);
   tu_run_cmd(argv, in, in ? strlen(in) : 0, 20000, r);
+}
+
+static bool slow_build(void) {
+  const char *s = getenv("TT_SLOW_BUILD");
+  return s && *s == '1';
 }
 
 static bool has(const tt_buf *b, const char *s) { return strstr(tt_buf_cstr((tt_buf *)b), s) != NULL; }
@@ -207,7 +214,7 @@ static void test_formats(void **state) {
   assert_true(json_real_value(json_array_get(row, 1)) == 2.5);
   assert_string_equal(json_string_value(json_array_get(row, 2)), "x");
   assert_true(json_is_null(json_array_get(row, 3)));
-  assert_string_equal(json_string_value(json_array_get(row, 4)), "<blob 3 bytes>");
+  assert_string_equal(json_string_value(json_array_get(row, 4)), "\\x00ff10"); /* hex, as bytea */
   assert_int_equal(json_integer_value(json_object_get(doc, "row_count")), 1);
   assert_true(json_is_false(json_object_get(doc, "truncated")));
   assert_true(json_is_number(json_object_get(doc, "elapsed_ms")));
@@ -257,10 +264,112 @@ static void test_sql_from_stdin(void **state) {
   assert_true(has(&r.out, "NUL byte"));
   tu_run_free(&r);
 
+  /* empty SQL is a usage error, not a refusal */
   tt(&r, "-- only a comment\n", "sql", g_db, "-", NULL);
-  assert_int_equal(r.status, 3);
-  assert_true(has(&r.err, "no SQL statement"));
+  assert_int_equal(r.status, 2);
+  assert_true(has(&r.err, "the SQL is empty"));
   tu_run_free(&r);
+  tt(&r, NULL, "sql", g_db, "  ;  ", "--json", NULL);
+  assert_int_equal(r.status, 2);
+  assert_true(has(&r.out, "\"kind\":\"usage\""));
+  tu_run_free(&r);
+}
+
+/* A file with one table t of n rows: i, a label, a 3-byte blob. */
+static char *make_rows_db(const char *dir, const char *name, int n) {
+  char *path = tt_xasprintf("%s/%s", dir, name);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  char *sql = tt_xasprintf(
+      "CREATE TABLE t(i INTEGER, label TEXT, b BLOB);"
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d) "
+      "INSERT INTO t SELECT i, 'row ' || i, x'0a0bff' FROM n;", n);
+  assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+  free(sql);
+  sqlite3_close(h);
+  return path;
+}
+
+static size_t count_lines(const tt_buf *b) {
+  size_t n = 0;
+  for (size_t i = 0; i < b->len; i++) n += b->data[i] == '\n';
+  return n;
+}
+
+static void test_exports_write_every_row(void **state) {
+  (void)state;
+  char *small = make_rows_db(g_dir, "rows10k.sqlite", 10000);
+  char *large = make_rows_db(g_dir, "rows200k.sqlite", 200000);
+  tu_run r, big;
+  tt(&r, NULL, "sql", small, "SELECT * FROM t", "-f", "csv", NULL);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count_lines(&r.out), 10001); /* header + every row, not 200 */
+  assert_true(has(&r.out, "10000,row 10000,\\x0a0bff\r\n"));
+  assert_int_equal(r.err.len, 0); /* nothing was cut, nothing to announce */
+  tt(&big, NULL, "sql", large, "SELECT * FROM t", "-f", "csv", "--timeout", "60", NULL);
+  assert_int_equal(big.status, 0);
+  assert_int_equal(count_lines(&big.out), 200001);
+  /* streamed: 20x the rows, about the same memory (sanitizers add their own) */
+  if (!slow_build())
+    assert_true(big.max_rss_kib < r.max_rss_kib + 4096);
+  fprintf(stderr, "peak memory: 10,000 rows %ld KiB, 200,000 rows %ld KiB\n", r.max_rss_kib,
+          big.max_rss_kib);
+  tu_run_free(&big);
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", small, "SELECT * FROM t", "-f", "tsv", NULL);
+  assert_int_equal(count_lines(&r.out), 10001);
+  tu_run_free(&r);
+  tt(&r, NULL, "sql", small, "SELECT * FROM t", "--json", NULL);
+  json_t *doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_non_null(doc);
+  assert_int_equal(json_array_size(json_object_get(doc, "rows")), 10000);
+  assert_int_equal(json_integer_value(json_object_get(doc, "row_count")), 10000);
+  assert_true(json_is_false(json_object_get(doc, "truncated")));
+  json_decref(doc);
+  tu_run_free(&r);
+
+  /* a cap given: cut there, and said so on stderr (and in JSON) */
+  tt(&r, NULL, "sql", small, "SELECT * FROM t", "-f", "csv", "--max-rows", "100", NULL);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count_lines(&r.out), 101);
+  assert_true(has(&r.err, "stops at --max-rows 100: more rows exist"));
+  tu_run_free(&r);
+  tt(&r, NULL, "sql", small, "SELECT * FROM t", "--json", "--max-bytes", "1000", NULL);
+  doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_true(json_is_true(json_object_get(doc, "truncated")));
+  assert_string_equal(json_string_value(json_object_get(doc, "truncated_by")), "max_bytes");
+  assert_true(has(&r.err, "stops at --max-bytes 1000"));
+  json_decref(doc);
+  tu_run_free(&r);
+
+  /* the table for people keeps its 200-row default, and says so */
+  tt(&r, NULL, "sql", small, "SELECT * FROM t", NULL);
+  assert_true(has(&r.out, "200 rows (cut at --max-rows"));
+  tu_run_free(&r);
+  free(small);
+  free(large);
+}
+
+/* `| head` closes the pipe early: the command ends quietly with 0. */
+static void test_closed_pipe_is_quiet(void **state) {
+  (void)state;
+  char *db = make_rows_db(g_dir, "rows50k.sqlite", 50000);
+  const char *formats[] = {"csv", "json", "table"};
+  for (size_t i = 0; i < 3; i++) {
+    char *cmd = tt_xasprintf("'%s' sql '%s' 'SELECT * FROM t' -f %s --max-rows 50000 2>'%s/err' "
+                             "| head -n 1 >/dev/null; echo \"exit ${PIPESTATUS[0]}\"; cat '%s/err'",
+                             tu_bin(), db, formats[i], g_dir, g_dir);
+    char *argv[] = {"/bin/bash", "-c", cmd, NULL};
+    tu_run r;
+    tu_run_cmd(argv, NULL, 0, 20000, &r);
+    if (strcmp(tt_buf_cstr(&r.out), "exit 0\n") != 0)
+      fprintf(stderr, "-f %s | head: %s\n", formats[i], tt_buf_cstr(&r.out));
+    assert_string_equal(tt_buf_cstr(&r.out), "exit 0\n"); /* and nothing on stderr */
+    tu_run_free(&r);
+    free(cmd);
+  }
+  free(db);
 }
 
 static void test_schema_command(void **state) {
@@ -398,6 +507,8 @@ int main(void) {
       cmocka_unit_test(test_formats),
       cmocka_unit_test(test_caps),
       cmocka_unit_test(test_sql_from_stdin),
+      cmocka_unit_test(test_exports_write_every_row),
+      cmocka_unit_test(test_closed_pipe_is_quiet),
       cmocka_unit_test(test_schema_command),
       cmocka_unit_test(test_chart_command),
   };

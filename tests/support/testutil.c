@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,7 +120,10 @@ static void tu_set_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_
 
 static void tu_finish(pid_t pid, double t0, int timeout_ms, bool killed, tu_run *r) {
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  struct rusage ru;
+  memset(&ru, 0, sizeof ru);
+  while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR) {}
+  r->max_rss_kib = ru.ru_maxrss;
   r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   r->ms = tt_now_ms() - t0;
   r->timed_out = killed;

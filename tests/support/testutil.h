@@ -48,6 +48,7 @@ typedef struct tu_run {
   tt_buf out, err; /* stdout, stderr (with a pty: both in out) */
   double ms;       /* wall time */
   bool timed_out;  /* killed after the deadline */
+  long max_rss_kib; /* the child's peak resident memory */
 } tu_run;
 
 /* Runs argv (NULL-terminated; argv[0] a path) with the given standard
