@@ -1,38 +1,49 @@
 #!/usr/bin/env bash
 # demo.sh BINARY — the README's main-job command: asks the sample database
-# a question. With a model configured (TABLETALK_BASE_URL in the environment
-# or ./.env) the real model answers; without one, a scripted stand-in model
-# (tests/fixtures/model_server.mjs with scripts/demo-model.json) plays its
-# part so that everything else — prompt, guarded SQL, answer — runs for real.
+# a question. With a model set up (a model `tabletalk pull` installed,
+# TABLETALK_MODEL_PATH or TABLETALK_BASE_URL, in the environment or ./.env;
+# `tabletalk models --which` decides, as ask does) the real model answers.
+# With none, a scripted stand-in model (tests/fixtures/model_server.mjs with
+# scripts/demo-model.json) plays its part so that everything else — prompt,
+# guarded SQL, answer — runs for real, and the one command that gets a real
+# model is printed.
 set -euo pipefail
 bin=$1
 root="$(cd "$(dirname "$0")/.." && pwd)"
 db="$root/data/chinook.sqlite"
 question="Which 3 genres have the most tracks?"
 
-configured=${TABLETALK_BASE_URL:-}
-if [ -z "$configured" ] && [ -f .env ]; then configured=$(grep -E '^(export )?TABLETALK_BASE_URL=' .env || true); fi
-
-if [ -n "$configured" ]; then
+if model=$("$bin" models --which 2>/dev/null); then
+  echo "Model: ${model%%$'\t'*} (${model#*$'\t'})"
+  echo
   echo "\$ tabletalk ask data/chinook.sqlite \"$question\""
   exec "$bin" ask "$db" "$question"
 fi
 
-command -v node >/dev/null 2>&1 || { echo "demo.sh: no model configured and no node for the stand-in; set TABLETALK_BASE_URL" >&2; exit 2; }
+command -v node >/dev/null 2>&1 || {
+  echo "demo.sh: no model is set up, and the scripted stand-in needs node (apt-get install nodejs)." >&2
+  echo "Get a real model with: $bin pull" >&2
+  exit 2
+}
 log=$(mktemp)
+state=$(mktemp -d)
 node "$root/tests/fixtures/model_server.mjs" "$root/scripts/demo-model.json" >"$log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null; rm -f "$log"' EXIT
-for _ in $(seq 50); do grep -q '^listening' "$log" && break; sleep 0.1; done
+trap 'kill $server 2>/dev/null; rm -rf "$log" "$state"' EXIT
+for _ in $(seq 100); do grep -q '^listening' "$log" && break; sleep 0.1; done
 url=$(sed -n 's/^listening //p' "$log")
 [ -n "$url" ] || { echo "demo.sh: the stand-in model did not start: $(cat "$log")" >&2; exit 1; }
-echo "(No model configured: a scripted stand-in plays the model; the SQL runs for real."
-echo " Point TABLETALK_BASE_URL at an OpenAI-compatible endpoint to ask your own questions.)"
+echo "(No model is set up, so a scripted stand-in plays the model; the prompt, the"
+echo " guarded SQL and the answer all run for real.)"
 echo
 echo "\$ tabletalk ask data/chinook.sqlite \"$question\""
-state=$(mktemp -d)
 "$bin" ask "$db" "$question" --base-url "$url" --state-dir "$state"
 echo
 echo "\$ tabletalk sql data/chinook.sqlite \"DELETE FROM Track\""
-"$bin" sql "$db" "DELETE FROM Track" || echo "(exit $?: refused; the file is unchanged)"
-rm -rf "$state"
+rc=0
+"$bin" sql "$db" "DELETE FROM Track" || rc=$?
+[ "$rc" -eq 3 ] || { echo "demo.sh: the write should have been refused (exit 3), not exit $rc" >&2; exit 1; }
+echo "(exit 3: refused; the file is unchanged)"
+echo
+echo "To ask your own questions with a real model, download the default one (about 4.7 GB):"
+echo "  $bin pull"

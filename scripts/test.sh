@@ -23,7 +23,7 @@ fi
 passed=0 failed=0 skipped=0
 run_tree() { # run_tree DIR -- cmake args...
   local dir=$1; shift
-  cmake -S . -B "$dir" -DTABLETALK_SHARED_DIR="$shared" "$@" >/dev/null
+  cmake -S . -B "$dir" -DBUILD_TESTING=ON -DTABLETALK_SHARED_DIR="$shared" "$@" >/dev/null
   cmake --build "$dir" -j"$jobs"
   local log="$dir/ctest.log" status=0
   (cd "$dir" && ctest --output-on-failure -j1) 2>&1 | tee "$log" || status=$?

@@ -63,6 +63,10 @@ const char *tt_term_dim(const tt_term *t);
 const char *tt_term_reset(const tt_term *t);
 /* Writes the whole buffer to f; false on a write error (EPIPE included). */
 bool tt_write_all(FILE *f, const tt_buf *b);
+/* tt_write_all for a command's output: 0 when written, also when the reader
+ * closed the pipe early (`| head`: a quiet end); 1 after saying why when
+ * the write failed otherwise (a full disk). */
+int tt_write_result(FILE *f, const tt_buf *b);
 
 /* ---- rendering result sets --------------------------------------------- */
 
@@ -78,6 +82,45 @@ void tt_render_tsv(tt_buf *out, const tt_result *r, const tt_term *t);
 void tt_render_csv(tt_buf *out, const tt_result *r, const tt_term *t);
 /* "3 rows, 0.4 ms" (with a truncation note when cut). */
 void tt_render_footer(tt_buf *out, const tt_result *r, const tt_term *t);
+/* One CSV (csv) or TSV line of column names, and of values (NULL as an
+ * empty field, blobs as \x hex). */
+void tt_render_delimited_header(tt_buf *out, const char *const *names, size_t ncols,
+                                const tt_term *t, bool csv);
+void tt_render_delimited_row(tt_buf *out, const tt_value *row, size_t ncols, const tt_term *t,
+                             bool csv);
+/* A Markdown table's header (names and the --- line), and one row. */
+void tt_render_markdown_header(tt_buf *out, const char *const *names, size_t ncols,
+                               const tt_term *t);
+void tt_render_markdown_row(tt_buf *out, const tt_value *row, size_t ncols, const tt_term *t);
+
+/* ---- exports: rows for pipelines (export.c) ------------------------------ */
+
+typedef enum tt_format {
+  TT_FMT_TABLE, TT_FMT_TSV, TT_FMT_CSV, TT_FMT_JSON, TT_FMT_MARKDOWN,
+} tt_format;
+
+/* "table", "tsv", "csv", "json", "markdown" (or "md"). */
+bool tt_format_parse(const char *s, tt_format *out);
+
+typedef struct tt_export_opts {
+  tt_format fmt;          /* csv, tsv, json or markdown */
+  long max_rows;          /* 0: every row */
+  long max_bytes;         /* 0: no cap (queries only) */
+  const char *cut_reason; /* the note when the rows given were already cut */
+  bool quiet_cut;         /* no note on stderr (the caller says it) */
+  json_t *json_head;      /* json: fields written before the result's own */
+  /* called after each row with the time SQLite has spent so far */
+  void (*on_row)(void *ud, double sqlite_ms);
+  void *ud;
+} tt_export_opts;
+
+/* Streams the rows of one guarded query to stdout (memory for one row).
+ * Returns an exit code after printing any problem, or -1 with err filled
+ * in when the query could not start (nothing was written). */
+int tt_export_query(tt_db *db, const char *sql, size_t len, const tt_export_opts *o,
+                    tt_db_error *err);
+/* The same for rows already read. */
+int tt_export_result(const tt_result *r, const tt_export_opts *o);
 
 /* ---- model, database and session set-up shared by ask and chat ---------- */
 
@@ -179,6 +222,10 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
 tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err);
 /* The installed default model (see tt_cli_env_open), or NULL. */
 char *tt_cli_default_model(const tt_dotenv *d);
+/* The model ask and chat would use as "WHERE\tSOURCE" (a GGUF path or an
+ * endpoint URL, then the flag, variable or default it came from), or NULL
+ * when none is configured. */
+char *tt_cli_describe_model(const tt_dotenv *d, const tt_cli_agent_opts *o);
 void tt_cli_env_close(tt_cli_env *e);
 
 /* Installs the Ctrl-C handler; returns the flag it sets. */

@@ -45,9 +45,27 @@ static const char tt_pull_usage[] =
 
 static const char tt_models_usage[] =
     "Usage: tabletalk models [--json]\n"
+    "       tabletalk models --which\n"
     "\n"
     "List the installed models (the default one is marked) and the names\n"
-    "`tabletalk pull` knows.\n";
+    "`tabletalk pull` knows. --which prints the model `ask` would use, as\n"
+    "LOCATION<TAB>SOURCE (a GGUF file or an endpoint URL, and the flag,\n"
+    "variable or default it came from), or exits 1 when none is set up.\n";
+
+/* models --which: the model ask would use, from the same configuration. */
+static int tt_models_which(void) {
+  tt_dotenv *env = tt_dotenv_load(".env");
+  tt_cli_agent_opts o;
+  tt_cli_agent_defaults(&o);
+  char *desc = tt_cli_describe_model(env, &o);
+  tt_dotenv_free(env);
+  if (!desc)
+    return tt_fail(TT_EXIT_FAIL, "no model is set up: `tabletalk pull` downloads the default "
+                                 "one, or set TABLETALK_MODEL_PATH or TABLETALK_BASE_URL");
+  printf("%s\n", desc);
+  free(desc);
+  return TT_EXIT_OK;
+}
 
 static char *tt_models_dir(void) {
   tt_dotenv *env = tt_dotenv_load(".env");
@@ -192,6 +210,7 @@ int cmd_models(int argc, char **argv) {
   bool json = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) json = true;
+    else if (strcmp(argv[i], "--which") == 0) return tt_models_which();
     else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       fputs(tt_models_usage, stdout);
       return TT_EXIT_OK;

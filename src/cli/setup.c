@@ -102,21 +102,46 @@ char *tt_cli_default_model(const tt_dotenv *d) {
 
 /* Which backend answers: --model-path, then --base-url, then
  * TABLETALK_MODEL_PATH, then the installed default model, then
- * TABLETALK_BASE_URL (environment or ./.env). NULL: HTTP with base_url. */
+ * TABLETALK_BASE_URL (environment or ./.env). NULL: HTTP with base_url.
+ * source (may be NULL) names where the choice came from. */
 static char *tt_cli_pick_model(const tt_dotenv *d, const tt_cli_agent_opts *o,
-                               const char **base_url) {
+                               const char **base_url, const char **source) {
+  const char *from_unused;
+  if (!source) source = &from_unused;
   *base_url = NULL;
-  if (o->model_path) return tt_xstrdup(o->model_path);
+  *source = NULL;
+  if (o->model_path) {
+    *source = "--model-path";
+    return tt_xstrdup(o->model_path);
+  }
   if (o->base_url) {
     *base_url = o->base_url;
+    *source = "--base-url";
     return NULL;
   }
   const char *env_path = tt_config_get(d, "TABLETALK_MODEL_PATH");
-  if (env_path) return tt_xstrdup(env_path);
+  if (env_path) {
+    *source = "TABLETALK_MODEL_PATH";
+    return tt_xstrdup(env_path);
+  }
   char *def = tt_cli_default_model(d);
-  if (def) return def;
+  if (def) {
+    *source = "the installed default (tabletalk pull)";
+    return def;
+  }
   *base_url = tt_config_get(d, "TABLETALK_BASE_URL");
+  if (*base_url) *source = "TABLETALK_BASE_URL";
   return NULL;
+}
+
+char *tt_cli_describe_model(const tt_dotenv *d, const tt_cli_agent_opts *o) {
+  const char *url, *source;
+  char *path = tt_cli_pick_model(d, o, &url, &source);
+  char *desc = path  ? tt_xasprintf("%s\t%s", path, source)
+               : url ? tt_xasprintf("%s\t%s", url, source)
+                     : NULL;
+  free(path);
+  return desc;
 }
 
 static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *path,
@@ -143,7 +168,7 @@ static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, cons
 
 tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err) {
   const char *base_url;
-  char *model_path = tt_cli_pick_model(d, o, &base_url);
+  char *model_path = tt_cli_pick_model(d, o, &base_url, NULL);
   if (model_path) {
     tt_llm *llm = tt_cli_llama(d, o, model_path, err);
     free(model_path);
@@ -191,7 +216,7 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   memset(e, 0, sizeof *e);
   e->dotenv = tt_dotenv_load(".env");
   const char *url;
-  char *model = tt_cli_pick_model(e->dotenv, o, &url);
+  char *model = tt_cli_pick_model(e->dotenv, o, &url, NULL);
   if (!model && url) tt_llm_http_preload(); /* overlaps opening the database */
   free(model);
   e->state_dir = o->state_dir ? tt_xstrdup(o->state_dir) : tt_default_dir(e->dotenv, "STATE");
