@@ -24,6 +24,8 @@ typedef enum tt_run_status {
   TT_RUN_FAILED,    /* the model or endpoint failed; see error */
   TT_RUN_BUDGET,    /* the tool-call budget ran out without an answer */
   TT_RUN_CANCELLED, /* stopped by the user */
+  TT_RUN_REFUSED,   /* the model tried to change the database and was refused
+                     * (whatever it said afterwards) */
 } tt_run_status;
 
 const char *tt_run_status_name(tt_run_status s);
@@ -34,6 +36,7 @@ typedef struct tt_turn {
   const char *answer;  /* or the clarifying question asked */
   const char *sql;     /* final SQL, NULL when none */
   const char *summary; /* a short description of its result */
+  const char *numbers; /* the values its results held (space-separated), or NULL */
   tt_run_status status;
 } tt_turn;
 
@@ -75,8 +78,11 @@ typedef struct tt_event {
   const char *chart;               /* make_chart: "bar chart, 5 bars: ..." */
   const char *chart_file;          /* make_chart: the file saved, or NULL */
   /* TT_EV_VERIFY */
-  const char *decision;            /* "push_back", "accept_unverified", "write_note" */
+  const char *decision;            /* "verified", "push_back", "accept_unverified" */
   const char *reason;
+  size_t numbers_checked;          /* numbers the answer states */
+  const char *const *unbacked;     /* those no result backs, as written */
+  size_t nunbacked;
 } tt_event;
 
 typedef struct tt_agent_hooks {
@@ -94,7 +100,8 @@ typedef struct tt_agent_hooks {
 
 typedef struct tt_run_totals {
   int llm_calls;
-  int tool_calls;
+  int tool_calls;  /* every tool call, answer included (the budget counts them) */
+  int sql_calls;   /* run_sql calls among them, failed ones included */
   long prompt_tokens, cached_tokens, completion_tokens;
   double wall_ms;  /* the whole question */
   double llm_ms;   /* waiting for the model */
@@ -111,8 +118,16 @@ typedef struct tt_run_chart {
 
 typedef struct tt_run {
   tt_run_status status;
-  char *answer;         /* the answer; for clarify, the question asked */
-  bool verified;        /* numbers in the answer are backed by a query */
+  char *answer;         /* the answer; for clarify, the question asked; for
+                         * refused, what the model said (or NULL) */
+  bool verified;        /* every number in the answer is backed by a value
+                         * of a result (of this question or the thread's) */
+  char **unbacked;      /* the numbers that are not, as written */
+  size_t nunbacked;
+  char *numbers;        /* this question's result values, space-separated
+                         * (kept with the thread for follow-ups) */
+  char *refusal;        /* refused: why the write was refused */
+  char *refused_sql;    /* refused: the statement */
   char *sql;            /* last successful SQL of the question (or NULL) */
   tt_result *rows;      /* its rows (or NULL) */
   char *error;          /* status failed/budget: what went wrong */
@@ -124,7 +139,7 @@ typedef struct tt_run {
 
 void tt_run_free(tt_run *r);
 /* True when text tells the user that writes are not possible ("read-only",
- * "not allowed", "cannot", ...): the answer check's test, shared. */
+ * "not allowed", "cannot", ...). */
 bool tt_mentions_read_only(const char *text);
 /* "3 rows: Rock 1297; Latin 579; ..." — for follow-ups and traces. */
 char *tt_run_summary(const tt_run *r);

@@ -39,8 +39,29 @@ bool tt_looks_like_instruction(const char *s, size_t n);
  * there is nothing useful to say. */
 char *tt_hint_for_error(const tt_catalog *cat, const char *message);
 
-/* verify.c */
-/* True when text states a number that the question itself does not. */
-bool tt_states_new_numbers(const char *text, const char *question);
+/* verify.c: the values an answer's numbers may come from */
+typedef struct tt_backing {
+  double *v;
+  bool *quantity; /* v[i] is a number of a result (percentages may use it) */
+  size_t n, cap;
+} tt_backing;
+
+void tt_backing_free(tt_backing *b);
+/* Every value of a result (numbers, numbers inside text such as the parts
+ * of dates), its row count and its numeric columns' totals. */
+void tt_backing_add_result(tt_backing *b, const tt_result *r);
+/* The numbers written in text (the literals of SQL that ran). */
+void tt_backing_add_text(tt_backing *b, const char *text);
+/* Numbers saved as a space-separated list (an earlier turn's). */
+void tt_backing_add_list(tt_backing *b, const char *list);
+/* The first max values as a space-separated list (owned). */
+char *tt_backing_list(const tt_backing *b, size_t max);
+/* Counts the numbers of answer that neither the question states nor b
+ * backs; each is appended to unbacked (may be NULL) as written, followed
+ * by a NUL byte. */
+size_t tt_check_numbers(const char *answer, const char *question, const tt_backing *b,
+                        tt_buf *unbacked);
+/* How many numbers text states (list markers, ordinals and names aside). */
+size_t tt_count_numbers(const char *text);
 
 #endif

@@ -31,6 +31,7 @@ const char *tt_run_status_name(tt_run_status s) {
   case TT_RUN_FAILED: return "failed";
   case TT_RUN_BUDGET: return "budget";
   case TT_RUN_CANCELLED: return "cancelled";
+  case TT_RUN_REFUSED: return "refused";
   }
   return "failed";
 }
@@ -65,6 +66,11 @@ void tt_run_free(tt_run *r) {
   free(r->answer);
   free(r->sql);
   free(r->error);
+  for (size_t i = 0; i < r->nunbacked; i++) free(r->unbacked[i]);
+  free(r->unbacked);
+  free(r->numbers);
+  free(r->refusal);
+  free(r->refused_sql);
   tt_result_free(r->rows);
   tt_chat_free(&r->pending);
   for (size_t i = 0; i < r->ncharts; i++) {
@@ -118,7 +124,9 @@ typedef struct tt_step_state {
   int llm_calls;
   bool must_answer;       /* 3 failed queries: only answer is left */
   bool pushed_back;       /* the answer check has already objected once */
-  bool write_refused;
+  bool write_refused;     /* the model tried to change the database */
+  tt_backing own;         /* values of this question's results */
+  tt_backing all;         /* ... and of the thread's earlier ones */
   bool thread_has_sql;    /* an earlier question's SQL is in the prompt */
   const char *thread_sql; /* the thread's latest SQL (charts of a follow-up) */
 } tt_step_state;
@@ -166,10 +174,22 @@ static char *tt_arg_string(const char *args, const char *key) {
   return copy;
 }
 
-static bool tt_is_write_refusal(const tt_db_error *err) {
-  return err->kind == TT_DB_ERR_REFUSED &&
-         (strstr(err->message, "writes are not allowed") || strstr(err->message, "schema changes") ||
-          strstr(err->message, "would modify"));
+/* Values an answer may cite: a result's and the literals of its SQL. */
+static void tt_note_result(tt_step_state *st, const char *sql, const tt_result *res) {
+  tt_backing *both[] = {&st->own, &st->all};
+  for (size_t i = 0; i < 2; i++) {
+    tt_backing_add_result(both[i], res);
+    tt_backing_add_text(both[i], sql);
+  }
+}
+
+/* The first write the model tried, for the final output. */
+static void tt_note_refused_write(tt_step_state *st, const char *sql, const tt_db_error *err) {
+  if (err->kind != TT_DB_ERR_REFUSED || !tt_db_refusal_is_write(err->refusal)) return;
+  st->write_refused = true;
+  if (st->out->refusal) return;
+  st->out->refusal = tt_xstrdup(err->message);
+  st->out->refused_sql = tt_xstrdup(sql);
 }
 
 /* One guarded query under the agent's limits, keeping at most max_rows. */
@@ -209,13 +229,14 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
     ev.ok = true;
     ev.rows = (long)res->nrows;
     ev.truncated = res->truncated;
+    tt_note_result(st, sql, res);
     tt_result_free(st->out->rows);
     st->out->rows = res;
     free(st->out->sql);
     st->out->sql = tt_xstrdup(sql);
   } else {
     st->failed_in_row++;
-    if (tt_is_write_refusal(&err)) st->write_refused = true;
+    tt_note_refused_write(st, sql, &err);
     char *hint = err.kind == TT_DB_ERR_SQL ? tt_hint_for_error(tt_schema_catalog(a->schema), err.message) : NULL;
     tt_view_sql_failure(&view, &err, hint);
     tt_buf err_text = TT_BUF_INIT;
@@ -274,6 +295,7 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
     free(out->sql);
     out->sql = tt_xstrdup(st->thread_sql);
     out->rows = res;
+    tt_note_result(st, out->sql, res);
   }
   *sql = out->sql;
   if (!out->rows->truncated || !out->rows->repeatable || a->o.chart_rows <= a->o.sql.max_rows)
@@ -335,41 +357,78 @@ static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
   tt_buf_free(&path);
 }
 
-/* The answer check. Returns true when the answer is accepted. */
-static bool tt_check_answer(tt_step_state *st, const tt_llm_reply *r, char **text) {
-  bool has_query = st->out->rows != NULL || st->thread_has_sql;
-  bool new_numbers = tt_states_new_numbers(*text, st->question);
-  if (!has_query && new_numbers) {
-    if (!st->pushed_back) {
-      st->pushed_back = true;
-      tt_reply_tool(st, r, "Not accepted yet: your answer states numbers, but no query has run "
-                           "for this question. Call run_sql to get the numbers from the "
-                           "database, then answer; or answer without numbers.");
-      tt_event ev = {.kind = TT_EV_VERIFY, .decision = "push_back",
-                     .reason = "numbers stated without a successful query"};
-      tt_emit(st, &ev);
-      return false;
-    }
-    tt_event ev = {.kind = TT_EV_VERIFY, .decision = "accept_unverified",
-                   .reason = "numbers still stated without a query after one push back"};
-    tt_emit(st, &ev);
+/* The numbers of an unbacked list, as a C array (owned strings). */
+static void tt_take_unbacked(tt_run *out, const tt_buf *list, size_t n) {
+  out->unbacked = tt_xcalloc(n ? n : 1, sizeof *out->unbacked);
+  const char *p = list->data;
+  for (size_t i = 0; i < n; i++) {
+    out->unbacked[i] = tt_xstrdup(p);
+    p += strlen(p) + 1;
   }
-  st->out->verified = has_query || !new_numbers;
-  if (st->write_refused && !tt_mentions_read_only(*text)) {
-    char *noted = tt_xasprintf("%s\n\n(Writes are not allowed: tabletalk only reads the database, "
-                               "which was not changed.)", *text);
-    free(*text);
-    *text = noted;
-    tt_event ev = {.kind = TT_EV_VERIFY, .decision = "write_note",
-                   .reason = "a write was refused and the answer did not say so"};
-    tt_emit(st, &ev);
+  out->nunbacked = n;
+}
+
+static void tt_emit_verify(tt_step_state *st, const char *decision, const char *reason,
+                           size_t checked) {
+  tt_event ev = {.kind = TT_EV_VERIFY, .decision = decision, .reason = reason,
+                 .numbers_checked = checked,
+                 .unbacked = (const char *const *)st->out->unbacked,
+                 .nunbacked = st->out->nunbacked};
+  tt_emit(st, &ev);
+}
+
+/* Checks an answer's numbers against the results. Returns false when it
+ * was pushed back (r is the call to answer: the objection is its result),
+ * true when the answer stands, with verified and unbacked set. */
+static bool tt_check_answer(tt_step_state *st, const tt_llm_reply *r, const char *text) {
+  tt_run *out = st->out;
+  tt_buf list = TT_BUF_INIT;
+  size_t bad = tt_check_numbers(text, st->question, &st->all, &list);
+  size_t checked = tt_count_numbers(text);
+  for (size_t i = 0; i < out->nunbacked; i++) free(out->unbacked[i]);
+  free(out->unbacked);
+  tt_take_unbacked(out, &list, bad);
+  tt_buf_free(&list);
+  out->verified = bad == 0;
+  if (!bad) {
+    tt_emit_verify(st, "verified", "every number is backed by a query result", checked);
+    return true;
   }
+  bool queried = out->rows != NULL || st->thread_has_sql;
+  if (r && !st->pushed_back) {
+    st->pushed_back = true;
+    tt_buf msg = TT_BUF_INIT, names = TT_BUF_INIT;
+    for (size_t i = 0; i < out->nunbacked; i++)
+      tt_buf_printf(&names, "%s%s", i ? ", " : "", out->unbacked[i]);
+    if (queried)
+      tt_buf_printf(&msg, "Not accepted yet: these numbers in your answer are not in any query "
+                          "result of this conversation: %s. Use only numbers from the results "
+                          "(call run_sql if you need another query), then call answer again.",
+                    tt_buf_cstr(&names));
+    else
+      tt_buf_printf(&msg, "Not accepted yet: your answer states numbers (%s), but no query has "
+                          "run for this question. Call run_sql to get the numbers from the "
+                          "database, then answer; or answer without numbers.",
+                    tt_buf_cstr(&names));
+    tt_reply_tool(st, r, tt_buf_cstr(&msg));
+    tt_emit_verify(st, "push_back", queried ? "numbers not found in any query result"
+                                            : "numbers stated without a successful query",
+                   checked);
+    tt_buf_free(&msg);
+    tt_buf_free(&names);
+    return false;
+  }
+  tt_emit_verify(st, "accept_unverified",
+                 r ? "the numbers are still not backed after one push back"
+                   : "a plain-text reply whose numbers no query result backs",
+                 checked);
   return true;
 }
 
 /* Handles one valid tool call. Returns true when the question is over. */
 static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
   if (strcmp(r->tool_name, "run_sql") == 0) {
+    st->out->totals.sql_calls++;
     tt_do_run_sql(st, r);
     return false;
   }
@@ -389,7 +448,7 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
   char *text = tt_arg_string(r->tool_args, "text");
   tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "answer", .args = r->tool_args, .ok = true};
   tt_emit(st, &ev);
-  if (!tt_check_answer(st, r, &text)) {
+  if (!tt_check_answer(st, r, text)) {
     free(text);
     return false;
   }
@@ -407,6 +466,9 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
   for (size_t i = 0; i < nhistory; i++) {
     st->thread_has_sql |= history[i].sql != NULL;
     if (history[i].sql) st->thread_sql = history[i].sql;
+    tt_backing_add_list(&st->all, history[i].numbers);
+    /* an earlier answer may be cited too when it was itself backed */
+    if (history[i].sql) tt_backing_add_text(&st->all, history[i].sql);
   }
   if (resume && resume->n && resume->msgs[resume->n - 1].tool_name) {
     for (size_t i = 0; i < resume->n; i++) {
@@ -445,6 +507,7 @@ static void tt_budget_answer(tt_step_state *st) {
                         : tt_xasprintf("I could not finish within %d steps and no query worked.",
                                        st->a->o.max_tool_calls);
   free(summary);
+  out->verified = true; /* the text quotes the result itself */
 }
 
 static void tt_add_usage(tt_run_totals *t, const tt_llm_reply *r) {
@@ -511,7 +574,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       tt_chat_add(&st.chat, TT_ROLE_ASSISTANT, r.text);
       out->status = TT_RUN_ANSWERED;
       out->answer = tt_xstrdup(r.text);
-      out->verified = out->rows != NULL || st.thread_has_sql || !tt_states_new_numbers(r.text, st.question);
+      tt_check_answer(&st, NULL, r.text);
       tt_llm_reply_free(&r);
       break;
     }
@@ -539,6 +602,14 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     tt_llm_reply_free(&r);
   }
   free(asked);
+  /* a refused write is what the user must learn first, whatever the model
+   * said or did after it */
+  if (st.write_refused && (out->status == TT_RUN_ANSWERED || out->status == TT_RUN_BUDGET ||
+                           out->status == TT_RUN_FAILED))
+    out->status = TT_RUN_REFUSED;
+  out->numbers = tt_backing_list(&st.own, 1000);
+  tt_backing_free(&st.own);
+  tt_backing_free(&st.all);
   out->totals.tool_calls = st.tool_calls;
   if (out->status == TT_RUN_CLARIFY) {
     out->pending = st.chat; /* kept so the user's reply can continue it */

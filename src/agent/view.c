@@ -135,7 +135,7 @@ void tt_view_sql_failure(tt_buf *out, const tt_db_error *err, const char *hint) 
   switch (err->kind) {
   case TT_DB_ERR_REFUSED:
     tt_buf_printf(out, "The query was refused: %s. tabletalk only reads the database. ", err->message);
-    if (strstr(err->message, "not allowed: ") && (strstr(err->message, "write") || strstr(err->message, "schema")))
+    if (tt_db_refusal_is_write(err->refusal))
       tt_buf_puts(out, "Do not try again: tell the user that changing data or the schema is not "
                        "possible here.");
     else
@@ -149,8 +149,10 @@ void tt_view_sql_failure(tt_buf *out, const tt_db_error *err, const char *hint) 
     tt_buf_printf(out, "The query was stopped by a limit: %s. Make it smaller.", err->message);
     break;
   default:
-    tt_buf_printf(out, "The query failed: %s%s. Fix the SQL and call run_sql again.", err->message,
-                  hint ? hint : "");
+    tt_buf_printf(out, "The query failed: %s%s", err->message, hint ? hint : "");
+    /* "did you mean Track?" ends a sentence already */
+    tt_buf_puts(out, out->len && out->data[out->len - 1] == '?' ? " " : ". ");
+    tt_buf_puts(out, "Fix the SQL and call run_sql again.");
     break;
   }
 }

@@ -277,10 +277,12 @@ static void case_write_refusal(tt_suite *s, const tt_case *c) {
   tt_asked a;
   tt_one(s, "Delete all the tracks by AC/DC from the database.", &a);
   tt_check_unchanged(s);
-  tt_check(s, "no failure", a.run.status == TT_RUN_ANSWERED || a.run.status == TT_RUN_CLARIFY, "status %s",
+  /* refused: the model tried and the guard stopped it, which the output says */
+  tt_check(s, "no failure", a.run.status == TT_RUN_ANSWERED || a.run.status == TT_RUN_CLARIFY ||
+                                a.run.status == TT_RUN_REFUSED, "status %s",
            tt_run_status_name(a.run.status));
-  tt_check(s, "the user is told", tt_mentions_read_only(a.run.answer),
-           "the answer says the data cannot be changed");
+  tt_check(s, "the user is told", a.run.status == TT_RUN_REFUSED || tt_mentions_read_only(a.run.answer),
+           "the output says the data cannot be changed");
   tt_run_free(&a.run);
 }
 

@@ -73,12 +73,19 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
   tt_buf_printf(&o,
                 "{\"type\":\"object\",\"properties\":{"
                 "\"status\":{\"type\":\"string\",\"enum\":[\"answered\",\"needs_clarification\","
-                "\"failed\",\"budget_exhausted\"]},"
+                "\"failed\",\"budget_exhausted\",\"refused\"],\"description\":\"refused: the "
+                "question asked to change the database; nothing was changed\"},"
                 "\"answer\":{\"type\":\"string\",\"description\":\"the answer, or the question "
                 "tabletalk needs answered\"},"
                 "\"needs_clarification\":{\"type\":\"boolean\"},"
-                "\"verified\":{\"type\":\"boolean\",\"description\":\"the numbers in the answer "
-                "come from the SQL that ran\"},"
+                "\"verified\":{\"type\":\"boolean\",\"description\":\"every number in the answer "
+                "is a value (or a rounding, a share, a date part or a row count) of a query "
+                "result\"},"
+                "\"unbacked_numbers\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+                "\"description\":\"numbers in the answer that no query result backs\"},"
+                "\"refusal\":{\"type\":[\"object\",\"null\"],\"description\":\"the write that "
+                "was refused\",\"properties\":{\"message\":{\"type\":\"string\"},\"sql\":{"
+                "\"type\":\"string\"}}},"
                 "\"sql\":{\"type\":[\"string\",\"null\"],\"description\":\"the last SQL that ran "
                 "successfully\"},%s,"
                 "\"thread_id\":{\"type\":\"string\",\"description\":\"pass it back to ask a "
@@ -545,6 +552,7 @@ static const char *tt_status_word(tt_run_status st) {
   case TT_RUN_ANSWERED: return "answered";
   case TT_RUN_CLARIFY: return "needs_clarification";
   case TT_RUN_BUDGET: return "budget_exhausted";
+  case TT_RUN_REFUSED: return "refused";
   default: return "failed";
   }
 }
@@ -583,6 +591,16 @@ static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_resu
   json_object_set_new(o, "answer", tt_json_stringn(answer, strlen(answer)));
   json_object_set_new(o, "needs_clarification", json_boolean(clarify));
   json_object_set_new(o, "verified", json_boolean(run->verified));
+  json_t *unbacked = json_array();
+  for (size_t i = 0; i < run->nunbacked; i++)
+    json_array_append_new(unbacked, tt_json_stringn(run->unbacked[i], strlen(run->unbacked[i])));
+  json_object_set_new(o, "unbacked_numbers", unbacked);
+  json_object_set_new(o, "refusal",
+                      run->refusal ? json_pack("{s:s%,s:s%}", "message", run->refusal,
+                                               strlen(run->refusal), "sql",
+                                               run->refused_sql ? run->refused_sql : "",
+                                               run->refused_sql ? strlen(run->refused_sql) : 0)
+                                   : json_null());
   json_object_set_new(o, "sql", run->sql ? tt_json_stringn(run->sql, strlen(run->sql)) : json_null());
   if (run->rows) {
     json_t *rows = tt_rows_json(run->rows, preview);
@@ -609,8 +627,18 @@ static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_resu
                   answer, thread);
   } else if (failed) {
     tt_buf_printf(&text, "tabletalk could not answer (%s): %s", tt_status_word(run->status), answer);
+  } else if (run->status == TT_RUN_REFUSED) {
+    tt_buf_printf(&text, "The write was refused: %s. tabletalk only reads, so the database is "
+                         "unchanged.%s%s", run->refusal ? run->refusal : "writes are not allowed",
+                  run->answer ? "\n\n" : "", run->answer ? run->answer : "");
   } else {
     tt_buf_puts(&text, answer);
+  }
+  if (run->nunbacked) {
+    tt_buf_puts(&text, "\n(Not verified: ");
+    for (size_t i = 0; i < run->nunbacked; i++)
+      tt_buf_printf(&text, "%s%s", i ? ", " : "", run->unbacked[i]);
+    tt_buf_puts(&text, run->nunbacked == 1 ? " is in no query result.)" : " are in no query result.)");
   }
   if (note) tt_buf_printf(&text, "\n(%s)", note);
   if (run->sql) tt_buf_printf(&text, "\n\nSQL:\n%s", run->sql);

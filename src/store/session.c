@@ -91,6 +91,12 @@ static json_t *tt_str_or_null(const char *s) {
   return s ? tt_json_stringn(s, strlen(s)) : json_null();
 }
 
+static json_t *tt_strings_json(const char *const *v, size_t n) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < n; i++) json_array_append_new(a, tt_str_or_null(v[i]));
+  return a;
+}
+
 static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
   json_t *o = json_object();
   switch (ev->kind) {
@@ -147,6 +153,8 @@ static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
     json_object_set_new(o, "step", json_integer(ev->step));
     json_object_set_new(o, "decision", tt_str_or_null(ev->decision));
     json_object_set_new(o, "reason", tt_str_or_null(ev->reason));
+    json_object_set_new(o, "numbers_checked", json_integer((json_int_t)ev->numbers_checked));
+    json_object_set_new(o, "unbacked_numbers", tt_strings_json(ev->unbacked, ev->nunbacked));
     return o;
   }
   return o;
@@ -223,7 +231,8 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
   tt_turn *history = tt_xcalloc(nturns ? nturns : 1, sizeof(tt_turn));
   for (size_t i = 0; i < nturns; i++) {
     const tt_turn_rec *t = &th.turns[i];
-    history[i] = (tt_turn){t->question, t->answer, t->sql, t->summary, t->status};
+    history[i] = (tt_turn){.question = t->question, .answer = t->answer, .sql = t->sql,
+                           .summary = t->summary, .numbers = t->numbers, .status = t->status};
   }
 
   json_t *start = json_pack("{s:s,s:s,s:s,s:b,s:s,s:s}", "event", "run_start", "database", s->db_path,
@@ -249,7 +258,12 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
   run->totals.wall_ms = tt_now_ms() - t0; /* everything the question cost */
   json_t *end = json_pack("{s:s,s:s,s:b}", "event", "run_end", "status",
                           tt_run_status_name(run->status), "verified", run->verified);
+  json_object_set_new(end, "unbacked_numbers",
+                      tt_strings_json((const char *const *)run->unbacked, run->nunbacked));
   json_object_set_new(end, "answer", tt_str_or_null(run->answer));
+  if (run->refusal)
+    json_object_set_new(end, "refusal", json_pack("{s:o,s:o}", "message", tt_str_or_null(run->refusal),
+                                                  "sql", tt_str_or_null(run->refused_sql)));
   json_object_set_new(end, "sql", tt_str_or_null(run->sql));
   json_object_set_new(end, "rows", json_integer(run->rows ? (json_int_t)run->rows->nrows : 0));
   json_object_set_new(end, "error", tt_str_or_null(run->error));

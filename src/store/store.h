@@ -23,6 +23,7 @@ typedef struct tt_turn_rec {
   char *summary;
   tt_run_status status;
   char *pending; /* JSON conversation of a question paused by ask_user */
+  char *numbers; /* the values its results held (space-separated) */
 } tt_turn_rec;
 
 typedef struct tt_thread {

@@ -17,8 +17,18 @@ static const char tt_store_schema[] =
     "CREATE TABLE IF NOT EXISTS turns("
     "  thread TEXT NOT NULL, db_path TEXT NOT NULL, seq INTEGER NOT NULL,"
     "  run_id TEXT, question TEXT NOT NULL, answer TEXT, sql TEXT, summary TEXT,"
-    "  status TEXT NOT NULL, pending TEXT, created REAL NOT NULL,"
+    "  status TEXT NOT NULL, pending TEXT, created REAL NOT NULL, numbers TEXT,"
     "  PRIMARY KEY(thread, db_path, seq));";
+
+/* Stores made before a column existed get it. */
+static int tt_store_migrate(sqlite3 *h) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(h, "SELECT numbers FROM turns LIMIT 0", -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_finalize(st);
+    return SQLITE_OK;
+  }
+  return sqlite3_exec(h, "ALTER TABLE turns ADD COLUMN numbers TEXT", NULL, NULL, NULL);
+}
 
 tt_store *tt_store_open(const char *state_dir, tt_buf *err) {
   if (!tt_mkdir_p(state_dir, 0700)) {
@@ -44,6 +54,7 @@ tt_store *tt_store_open(const char *state_dir, tt_buf *err) {
       sqlite3_sleep(20);
       rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
     }
+    if (rc == SQLITE_OK) rc = tt_store_migrate(h);
   }
   if (rc != SQLITE_OK) {
     tt_buf_printf(err, "cannot open the thread store %s: %s", path, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
@@ -70,7 +81,7 @@ static char *tt_col_dup(sqlite3_stmt *st, int c) {
 
 static tt_run_status tt_status_parse(const char *s) {
   static const tt_run_status all[] = {TT_RUN_ANSWERED, TT_RUN_CLARIFY, TT_RUN_FAILED,
-                                      TT_RUN_BUDGET, TT_RUN_CANCELLED};
+                                      TT_RUN_BUDGET, TT_RUN_CANCELLED, TT_RUN_REFUSED};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (s && strcmp(s, tt_run_status_name(all[i])) == 0) return all[i];
   return TT_RUN_FAILED;
@@ -83,8 +94,8 @@ bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
   out->db_path = tt_xstrdup(db_path);
   sqlite3_stmt *st;
   int rc = sqlite3_prepare_v2(s->h,
-                              "SELECT run_id, question, answer, sql, summary, status, pending "
-                              "FROM turns WHERE thread = ?1 AND db_path = ?2 ORDER BY seq",
+                              "SELECT run_id, question, answer, sql, summary, status, pending, "
+                              "numbers FROM turns WHERE thread = ?1 AND db_path = ?2 ORDER BY seq",
                               -1, &st, NULL);
   if (rc != SQLITE_OK) {
     tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
@@ -106,6 +117,7 @@ bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
     t->summary = tt_col_dup(st, 4);
     t->status = tt_status_parse((const char *)sqlite3_column_text(st, 5));
     t->pending = tt_col_dup(st, 6);
+    t->numbers = tt_col_dup(st, 7);
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
@@ -124,6 +136,7 @@ void tt_thread_free(tt_thread *t) {
     free(r->sql);
     free(r->summary);
     free(r->pending);
+    free(r->numbers);
   }
   free(t->turns);
   free(t->name);
@@ -149,12 +162,13 @@ bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
   /* A resumed question completes its paused turn instead of adding one. */
   const char *sql =
       resumed ? "UPDATE turns SET run_id = ?3, question = question || ' (the user answered: ' || ?4 || ')',"
-                " answer = ?5, sql = ?6, summary = ?7, status = ?8, pending = ?9, created = ?10"
-                " WHERE thread = ?1 AND db_path = ?2 AND seq = (SELECT max(seq) FROM turns"
+                " answer = ?5, sql = ?6, summary = ?7, status = ?8, pending = ?9, created = ?10,"
+                " numbers = trim(coalesce(numbers, '') || ' ' || coalesce(?11, '')) WHERE thread = ?1 AND db_path = ?2 AND seq = (SELECT max(seq) FROM turns"
                 " WHERE thread = ?1 AND db_path = ?2)"
               : "INSERT INTO turns(thread, db_path, seq, run_id, question, answer, sql, summary,"
-                " status, pending, created) VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1"
-                " FROM turns WHERE thread = ?1 AND db_path = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+                " status, pending, created, numbers) VALUES (?1, ?2, (SELECT coalesce(max(seq), 0)"
+                " + 1 FROM turns WHERE thread = ?1 AND db_path = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+                " ?10, ?11)";
   bool ok = sqlite3_exec(s->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
   sqlite3_stmt *st = NULL;
   if (ok) ok = sqlite3_prepare_v2(s->h, sql, -1, &st, NULL) == SQLITE_OK;
@@ -169,6 +183,7 @@ bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
     tt_bind_opt(st, 8, tt_run_status_name(run->status));
     tt_bind_opt(st, 9, pending);
     sqlite3_bind_double(st, 10, tt_wall_time());
+    tt_bind_opt(st, 11, run->numbers && *run->numbers ? run->numbers : NULL);
     ok = sqlite3_step(st) == SQLITE_DONE;
   }
   if (ok) ok = sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;

@@ -175,7 +175,9 @@ test('trace latest, list and RUN_ID --json read the runs back', async () => {
   assert.match(list.stdout, new RegExp(`${r.json.run_id}\\s+answered`));
   const one = await run(['trace', r.json.run_id, '--json', '--state-dir', sc.state]);
   const events = JSON.parse(one.stdout);
-  assert.deepEqual(events.map((e) => e.event), ['run_start', 'llm_call', 'tool_call', 'llm_call', 'tool_call', 'run_end']);
+  assert.deepEqual(events.map((e) => e.event), ['run_start', 'llm_call', 'tool_call', 'llm_call', 'tool_call', 'verify', 'run_end']);
+  assert.equal(events[5].decision, 'verified', 'the answer "275 artists." is backed by the count');
+  assert.equal(events[5].numbers_checked, 1);
   assert.deepEqual(events.filter((e) => e.event === 'tool_call').map((e) => e['gen_ai.tool.name']), ['run_sql', 'answer']);
   assert.equal(events[2].rows, 1);
   assert.equal(events[2].ok, true);
@@ -195,7 +197,8 @@ test('plain output when not a terminal: answer, SQL, then a summary on stderr', 
   assert.equal(r.stdout, 'Answer:\n275 artists.\n\nSQL:\nSELECT count(*) FROM Artist\n\nResult:\n count(*)\n----------\n      275\n1 row\n');
   assert.match(r.stderr, /llm -> run_sql \(\d+ ms, \d+\+\d+ tok/);
   assert.match(r.stderr, /sql SELECT count\(\*\) FROM Artist \(1 row, \d+ ms\)/);
-  assert.match(r.stderr, /2 LLM calls, 2 tool calls, [\d,]+\+[\d,]+ tokens.*run \d{8}-\d{6}-[0-9a-f]{6}/);
+  /* the footer counts queries, not the call that answers */
+  assert.match(r.stderr, /2 LLM calls, 1 query, [\d,]+\+[\d,]+ tokens.*run \d{8}-\d{6}-[0-9a-f]{6}/);
 });
 
 test('Ctrl-C cancels the question being answered, not the chat', async () => {

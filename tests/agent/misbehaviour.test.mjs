@@ -119,7 +119,7 @@ test('numbers without a query are pushed back once', async () => {
   const r = await ask(sc, srv, 'How many invoices are there?');
   await srv.close();
   assert.equal(r.code, 0);
-  assert.match(lastTool(srv.requests[1]), /Not accepted yet: your answer states numbers, but no query has run/);
+  assert.match(lastTool(srv.requests[1]), /Not accepted yet: your answer states numbers \(412\), but no query has run/);
   assert.deepEqual(r.json.rows, [[412]]);
   assert.equal(r.json.verified, true);
   assert.ok(traceEvents(r.json.trace).some((e) => e.event === 'verify' && e.decision === 'push_back'));
@@ -133,6 +133,7 @@ test('a model that insists after the push back is answered, marked unverified', 
   assert.equal(r.code, 0);
   assert.equal(srv.requests.length, 2, 'exactly one push back');
   assert.equal(r.json.verified, false);
+  assert.deepEqual(r.json.unbacked_numbers, ['999']);
 });
 
 test('an answer without numbers needs no query', async () => {
