@@ -151,7 +151,7 @@ enum {
   TT_OPT_LLM_TIMEOUT, TT_OPT_NO_STREAM, TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED,
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
   TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS, TT_OPT_SIZE, TT_OPT_CHART_FORMAT,
-  TT_OPT_NO_PREVIEW, TT_OPT_OUT,
+  TT_OPT_NO_PREVIEW, TT_OPT_OUT, TT_OPT_MAX_ROWS, TT_OPT_SQL_ONLY,
 };
 
 /* The long options ask and chat share (entries of a struct option table). */
@@ -256,11 +256,24 @@ void tt_ui_hooks(tt_ui *ui, tt_agent_hooks *out);
 void tt_ui_set_preview(tt_ui *ui, bool on);
 /* Stops the spinner and removes streamed text before the result prints. */
 void tt_ui_done(tt_ui *ui);
-void tt_ui_print_result(tt_ui *ui, const tt_run *run, const tt_ask_result *info,
-                        const char *thread);
+/* How a run is printed (ask's options; chat passes NULL: the defaults). */
+typedef struct tt_ui_out {
+  tt_format format;     /* table (people), csv, tsv, json, markdown */
+  long max_rows;        /* rows shown (0: 10 in the table, all otherwise) */
+  bool sql_only;        /* only the final SQL */
+  const char *reply_db; /* the database as given: the command that answers a
+                         * clarifying question names it; NULL: no hint */
+  tt_db *db;            /* to read the final query again for more rows */
+  double timeout_s;     /* its time limit (0: the handle's) */
+} tt_ui_out;
+
+/* Prints the result; returns the exit code (0, 1, 3 refused, 130). */
+int tt_ui_print_result(tt_ui *ui, const tt_run *run, const tt_ask_result *info,
+                       const char *thread, const tt_ui_out *o);
 void tt_ui_free(tt_ui *ui);
 /* One JSON object: answer, sql, columns, rows, status, clarification... */
-void tt_print_run_json(const tt_run *run, const tt_ask_result *info, const char *thread);
+void tt_print_run_json(const tt_run *run, const tt_ask_result *info, const char *thread,
+                       const tt_ui_out *o);
 int tt_exit_for_run(const tt_run *run);
 /* Prints a run's trace readably (or as JSON). Returns an exit code. */
 int tt_trace_print(const char *state_dir, const char *run_id, bool json);

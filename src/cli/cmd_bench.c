@@ -108,7 +108,8 @@ static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, t
       break;
     }
     summaries[i] = tt_run_summary(&runs[i]);
-    history[i] = (tt_turn){text, runs[i].answer, runs[i].sql, summaries[i], runs[i].status};
+    history[i] = (tt_turn){.question = text, .answer = runs[i].answer, .sql = runs[i].sql,
+                           .summary = summaries[i], .status = runs[i].status};
   }
   for (size_t k = 0; k <= json_array_size(json_object_get(rec, "questions")); k++) {
     tt_run_free(&runs[k]);

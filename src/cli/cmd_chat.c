@@ -6,8 +6,10 @@
 
 #include <editline/readline.h>
 #include <libgen.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static const char tt_chat_usage[] =
@@ -23,14 +25,17 @@ static const char tt_chat_usage[] =
     TT_AGENT_OPTIONS_HELP
     "\n"
     "In the chat: /new (fresh thread), /sql (last SQL), /trace (last run),\n"
-    "/thread, /help, /quit. Ctrl-C cancels the question being answered.\n";
+    "/thread, /help, /quit (or exit, quit, Ctrl-D). A pasted question of\n"
+    "several lines is one question; so is a line ending in \\ and the next.\n"
+    "Ctrl-C cancels the question being answered.\n";
 
 static const char tt_chat_help[] =
     "/new      start a fresh thread (earlier questions are forgotten)\n"
     "/sql      show the SQL of the last answer\n"
     "/trace    show the steps of the last question\n"
     "/thread   show the thread name\n"
-    "/quit     leave (also Ctrl-D)\n";
+    "/quit     leave (also exit, quit or Ctrl-D)\n"
+    "A question may span lines: paste it, or end a line with \\ to go on.\n";
 
 typedef struct tt_chat_state {
   tt_cli_env *env;
@@ -53,8 +58,15 @@ static char *tt_default_thread(const char *db_path) {
   return name;
 }
 
-static char *tt_read_line(const tt_chat_state *st) {
-  if (st->tty) return readline("tabletalk> ");
+/* True when more typed or pasted input is already waiting: the rest of a
+ * paste arrives within a few milliseconds of its first line. */
+static bool tt_input_pending(void) {
+  struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+  return poll(&p, 1, 15) > 0 && (p.revents & POLLIN);
+}
+
+static char *tt_read_one(const tt_chat_state *st, const char *prompt) {
+  if (st->tty) return readline(prompt);
   char *line = NULL;
   size_t cap = 0;
   ssize_t n = getline(&line, &cap, stdin);
@@ -66,6 +78,32 @@ static char *tt_read_line(const tt_chat_state *st) {
   return line;
 }
 
+/* One question: a line, plus on a terminal the lines pasted with it, plus
+ * the next line after one that ends in a backslash. NULL at the end. */
+static char *tt_read_line(const tt_chat_state *st) {
+  char *line = tt_read_one(st, "tabletalk> ");
+  if (!line) return NULL;
+  tt_buf q = TT_BUF_INIT;
+  tt_buf_puts(&q, line);
+  free(line);
+  for (;;) {
+    bool cont = q.len && q.data[q.len - 1] == '\\';
+    if (cont) q.len--; /* the backslash goes */
+    if (!cont && !(st->tty && tt_input_pending())) break;
+    char *more = tt_read_one(st, "      ...> ");
+    if (!more) break;
+    tt_buf_putc(&q, '\n');
+    tt_buf_puts(&q, more);
+    free(more);
+  }
+  return tt_buf_detach(&q);
+}
+
+/* "exit" or "quit" alone leaves, as in most shells and REPLs. */
+static bool tt_is_leave_word(const char *s) {
+  return strcasecmp(s, "exit") == 0 || strcasecmp(s, "quit") == 0;
+}
+
 static void tt_chat_ask(tt_chat_state *st, const char *question) {
   tt_ui *ui = tt_ui_new(st->quiet, false, st->cancel);
   tt_ui_set_preview(ui, !st->no_preview);
@@ -75,8 +113,13 @@ static void tt_chat_ask(tt_chat_state *st, const char *question) {
   tt_ask_result info;
   tt_session_ask(st->env->session, st->thread, question, &hooks, &run, &info);
   tt_ui_done(ui);
-  if (run.status == TT_RUN_CANCELLED) fprintf(stderr, "(cancelled)\n");
-  else tt_ui_print_result(ui, &run, &info, st->thread);
+  if (run.status == TT_RUN_CANCELLED) {
+    fprintf(stderr, "(cancelled)\n");
+  } else {
+    tt_ui_print_result(ui, &run, &info, st->thread, NULL);
+    if (run.status == TT_RUN_CLARIFY && !st->quiet)
+      fprintf(stderr, "(answer it as your next message)\n");
+  }
   if (run.sql) {
     free(st->last_sql);
     st->last_sql = tt_xstrdup(run.sql);
@@ -180,6 +223,7 @@ int cmd_chat(int argc, char **argv) {
     if (*s) {
       if (st.tty) add_history(s);
       if (*s == '/') go_on = tt_chat_command(&st, s);
+      else if (tt_is_leave_word(s)) go_on = false;
       else tt_chat_ask(&st, s);
     }
     free(line);

@@ -122,7 +122,9 @@ static void tt_ui_llm_line(tt_ui *ui, const tt_event *ev) {
     if (r->attempts > 1) tt_buf_printf(&b, ", %d attempts", r->attempts);
     tt_buf_puts(&b, ")");
   } else {
-    tt_buf_printf(&b, "!! %s", ev->llm_error->message);
+    /* the run ends on this error, and the error is printed once, at the end */
+    tt_buf_free(&b);
+    return;
   }
   tt_ui_line(ui, "llm", tt_buf_cstr(&b));
   tt_buf_free(&b);
@@ -175,10 +177,17 @@ static void tt_ui_event(void *ud, const tt_event *ev) {
     tt_ui_tool_line(ui, ev);
     break;
   case TT_EV_VERIFY:
-    if (strcmp(ev->decision, "push_back") == 0)
-      tt_ui_line(ui, "check", "the answer states numbers no query produced; asking the model to query");
-    else if (strcmp(ev->decision, "accept_unverified") == 0)
-      tt_ui_line(ui, "check", "the answer's numbers are still not backed by a query");
+    if (strcmp(ev->decision, "verified") != 0) {
+      tt_buf b = TT_BUF_INIT;
+      for (size_t i = 0; i < ev->nunbacked; i++) tt_buf_printf(&b, "%s%s", i ? ", " : "", ev->unbacked[i]);
+      char *line = strcmp(ev->decision, "push_back") == 0
+                       ? tt_xasprintf("%s in no query result; asking the model to check",
+                                      tt_buf_cstr(&b))
+                       : tt_xasprintf("%s still in no query result", tt_buf_cstr(&b));
+      tt_ui_line(ui, "check", line);
+      free(line);
+      tt_buf_free(&b);
+    }
     break;
   }
   pthread_mutex_unlock(&ui->mu);
@@ -242,57 +251,147 @@ void tt_ui_free(tt_ui *ui) {
 
 /* ---- the result ------------------------------------------------------------- */
 
-/* Word-wraps escaped text to width columns; lines are appended to out,
- * each ending in '\n'. */
-static void tt_wrap(tt_buf *out, const char *text, size_t width) {
-  const char *end = text + strlen(text);
-  for (const char *para = text; para <= end;) {
-    const char *nl = memchr(para, '\n', (size_t)(end - para));
-    size_t plen = nl ? (size_t)(nl - para) : (size_t)(end - para);
-    tt_buf esc = TT_BUF_INIT;
-    tt_escape_terminal(&esc, para, plen, NULL);
-    const char *s = tt_buf_cstr(&esc), *send = s + esc.len;
-    size_t col = 0;
-    while (s < send) {
-      while (s < send && *s == ' ') s++;
-      const char *w = s;
-      while (s < send && *s != ' ') s++;
-      size_t wlen = (size_t)(s - w), ww = tt_display_width(w, wlen);
-      if (col && col + 1 + ww > width) {
-        tt_buf_putc(out, '\n');
-        col = 0;
-      }
-      while (ww > width) { /* a word longer than a line: cut it */
-        size_t take = 0, tw = 0;
-        while (take < wlen) {
-          uint32_t cp;
-          size_t k = tt_utf8_decode((const unsigned char *)w + take, wlen - take, &cp);
-          if (!k) k = 1;
-          size_t cw = tt_display_width(w + take, k);
-          if (tw + cw > width) break;
-          tw += cw;
-          take += k;
-        }
-        if (!take) take = 1;
-        tt_buf_append(out, w, take);
-        tt_buf_putc(out, '\n');
-        w += take;
-        wlen -= take;
-        ww = tt_display_width(w, wlen);
-      }
-      if (wlen) {
-        if (col) {
-          tt_buf_putc(out, ' ');
-          col++;
-        }
-        tt_buf_append(out, w, wlen);
-        col += ww;
-      }
+/* ---- the answer box: light Markdown, SQL kept as written ------------------ */
+
+/* Bold spans travel through wrapping as these two bytes (never in escaped
+ * text, which shows control characters visibly). */
+#define TT_BOLD_ON '\x01'
+#define TT_BOLD_OFF '\x02'
+
+/* Display width of escaped text that may hold the bold markers. */
+static size_t tt_marked_width(const char *s, size_t n) {
+  size_t w = 0, from = 0;
+  for (size_t i = 0; i <= n; i++)
+    if (i == n || s[i] == TT_BOLD_ON || s[i] == TT_BOLD_OFF) {
+      w += tt_display_width(s + from, i - from);
+      from = i + 1;
     }
-    tt_buf_putc(out, '\n');
-    tt_buf_free(&esc);
+  return w;
+}
+
+/* One line of Markdown as escaped text with bold markers: **x** and __x__
+ * become bold, `code` loses its backticks, "# Title" is bold, and "- x" or
+ * "* x" becomes "• x". *hang: the indent of the wrapped continuation. */
+static void tt_md_line(tt_buf *out, const char *s, size_t n, size_t *hang) {
+  size_t i = 0;
+  while (i < n && s[i] == ' ') i++;
+  tt_buf_append(out, s, i); /* the indent as written */
+  *hang = i;
+  bool heading = false;
+  if (i < n && s[i] == '#') {
+    size_t k = i;
+    while (k < n && s[k] == '#') k++;
+    if (k < n && s[k] == ' ') {
+      heading = true;
+      i = k + 1;
+      tt_buf_putc(out, TT_BOLD_ON);
+    }
+  } else if (i + 1 < n && (s[i] == '-' || s[i] == '*' || s[i] == '+') && s[i + 1] == ' ') {
+    tt_buf_puts(out, "• ");
+    i += 2;
+    *hang += 2;
+  }
+  bool bold = false;
+  size_t from = i;
+  while (i <= n) {
+    bool end = i == n;
+    bool strong = !end && i + 1 < n &&
+                  ((s[i] == '*' && s[i + 1] == '*') || (s[i] == '_' && s[i + 1] == '_'));
+    bool tick = !end && s[i] == '`';
+    if (!end && !strong && !tick) {
+      i++;
+      continue;
+    }
+    tt_escape_terminal(out, s + from, i - from, NULL);
+    if (end) break;
+    if (strong) {
+      tt_buf_putc(out, bold ? TT_BOLD_OFF : TT_BOLD_ON);
+      bold = !bold;
+      i += 2;
+    } else {
+      i++; /* a backtick: the code stays, the ticks go */
+    }
+    from = i;
+  }
+  if (bold || heading) tt_buf_putc(out, TT_BOLD_OFF);
+}
+
+/* The next piece of a line to place: a word with the spaces before it,
+ * or (hard wrapping) one character. */
+static const char *tt_next_piece(const char *p, const char *end, bool words) {
+  if (words) {
+    while (p < end && *p == ' ') p++;
+    while (p < end && *p != ' ') p++;
+    return p;
+  }
+  uint32_t cp;
+  size_t k = tt_utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
+  return p + (k ? k : 1);
+}
+
+/* Appends line (escaped, with markers) wrapped to width: at spaces when
+ * words, else anywhere; continuation lines start with hang spaces. */
+static void tt_wrap_line(tt_buf *out, const char *line, size_t len, size_t width, size_t hang,
+                         bool words) {
+  if (hang * 2 > width) hang = 0;
+  size_t col = 0;
+  const char *p = line, *end = line + len;
+  while (p < end) {
+    const char *q = tt_next_piece(p, end, words);
+    size_t w = tt_marked_width(p, (size_t)(q - p));
+    if (col > hang && col + w > width) {
+      tt_buf_putc(out, '\n');
+      tt_buf_repeat(out, " ", hang);
+      col = hang;
+      while (words && p < q && *p == ' ') p++; /* a wrapped line starts with its word */
+      w = tt_marked_width(p, (size_t)(q - p));
+    }
+    if (words && col + w > width) { /* longer than a line: cut it */
+      const char *r = p;
+      while (r < q) {
+        const char *c = tt_next_piece(r, q, false);
+        size_t cw = tt_marked_width(r, (size_t)(c - r));
+        if (col + cw > width && col > hang) {
+          tt_buf_putc(out, '\n');
+          tt_buf_repeat(out, " ", hang);
+          col = hang;
+        }
+        tt_buf_append(out, r, (size_t)(c - r));
+        col += cw;
+        r = c;
+      }
+    } else {
+      tt_buf_append(out, p, (size_t)(q - p));
+      col += w;
+    }
+    p = q;
+  }
+  tt_buf_putc(out, '\n');
+}
+
+/* The lines of text for a box inner columns wide: Markdown-light for the
+ * answer (md), as written for SQL (indentation kept, long lines wrapped
+ * with a deeper indent). */
+static void tt_box_lines(tt_buf *out, const char *text, size_t inner, bool md) {
+  const char *end = text + strlen(text);
+  for (const char *p = text; p <= end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (len && p[len - 1] == '\r') len--;
+    tt_buf line = TT_BUF_INIT;
+    size_t hang = 0;
+    if (md) {
+      tt_md_line(&line, p, len, &hang);
+    } else {
+      for (size_t i = 0; i < len; i++) /* tabs as spaces: escaped they would be \t */
+        tt_escape_terminal(&line, p[i] == '\t' ? "    " : p + i, p[i] == '\t' ? 4 : 1, NULL);
+      while (hang < line.len && line.data[hang] == ' ') hang++;
+      hang += 2;
+    }
+    tt_wrap_line(out, line.data ? line.data : "", line.len, inner, hang, true);
+    tt_buf_free(&line);
     if (!nl) break;
-    para = nl + 1;
+    p = nl + 1;
   }
 }
 
@@ -312,15 +411,25 @@ static void tt_box_rule(tt_buf *b, const tt_term *t, const char *l, const char *
   tt_buf_putc(b, '\n');
 }
 
-static void tt_box_body(tt_buf *b, const tt_term *t, const char *text, size_t inner) {
+static void tt_box_body(tt_buf *b, const tt_term *t, const char *text, size_t inner, bool md) {
   tt_buf lines = TT_BUF_INIT;
-  tt_wrap(&lines, text, inner);
+  tt_box_lines(&lines, text, inner, md);
   const char *s = tt_buf_cstr(&lines);
+  bool bold = false; /* a bold span may run over a line break */
   while (*s) {
     const char *nl = strchr(s, '\n');
-    size_t len = (size_t)(nl - s), w = tt_display_width(s, len);
+    size_t len = (size_t)(nl - s), w = tt_marked_width(s, len);
     tt_buf_printf(b, "%s│%s ", tt_term_dim(t), tt_term_reset(t));
-    tt_buf_append(b, s, len);
+    if (bold) tt_buf_puts(b, tt_term_bold(t));
+    for (size_t i = 0; i < len; i++) {
+      if (s[i] == TT_BOLD_ON || s[i] == TT_BOLD_OFF) {
+        bold = s[i] == TT_BOLD_ON;
+        tt_buf_puts(b, bold ? tt_term_bold(t) : tt_term_reset(t));
+      } else {
+        tt_buf_putc(b, s[i]);
+      }
+    }
+    if (bold) tt_buf_puts(b, tt_term_reset(t));
     tt_buf_repeat(b, " ", inner > w ? inner - w : 0);
     tt_buf_printf(b, " %s│%s\n", tt_term_dim(t), tt_term_reset(t));
     s = nl + 1;
@@ -328,15 +437,16 @@ static void tt_box_body(tt_buf *b, const tt_term *t, const char *text, size_t in
   tt_buf_free(&lines);
 }
 
-static void tt_print_box(const tt_term *t, const char *title, const char *text, const char *sql) {
+static void tt_print_box(const tt_term *t, const char *title, const char *text,
+                         const char *sql_title, const char *sql) {
   size_t width = t->width > 100 ? 100 : t->width < 30 ? 30 : t->width;
   size_t inner = width - 4;
   tt_buf b = TT_BUF_INIT;
   tt_box_rule(&b, t, "╭", title, "╮", inner);
-  tt_box_body(&b, t, text, inner);
+  tt_box_body(&b, t, text, inner, true);
   if (sql) {
-    tt_box_rule(&b, t, "├", "SQL", "┤", inner);
-    tt_box_body(&b, t, sql, inner);
+    tt_box_rule(&b, t, "├", sql_title, "┤", inner);
+    tt_box_body(&b, t, sql, inner, false);
   }
   tt_box_rule(&b, t, "╰", NULL, "╯", inner);
   tt_write_all(stdout, &b);
@@ -356,34 +466,16 @@ static void tt_put_lines(tt_buf *b, const char *text) {
   }
 }
 
-static void tt_print_plain(const char *label, const char *text, const char *sql) {
+static void tt_print_plain(const char *label, const char *text, const char *warning,
+                           const char *sql_label, const char *sql) {
   tt_buf b = TT_BUF_INIT;
   tt_buf_printf(&b, "%s:\n", label);
   tt_put_lines(&b, text);
+  if (warning) tt_buf_puts(&b, warning);
   if (sql) {
-    tt_buf_puts(&b, "\nSQL:\n");
+    tt_buf_printf(&b, "\n%s:\n", sql_label);
     tt_put_lines(&b, sql);
   }
-  tt_write_all(stdout, &b);
-  tt_buf_free(&b);
-}
-
-/* The rows behind the answer: the first ten, as a table. */
-static void tt_print_rows(const tt_term *t, const tt_result *rows) {
-  const size_t show = 10;
-  tt_result view = *rows;
-  if (view.nrows > show) view.nrows = show;
-  tt_buf b = TT_BUF_INIT;
-  if (!t->tty) tt_buf_puts(&b, "\nResult:\n");
-  tt_render_table(&b, &view, t);
-  tt_buf_puts(&b, tt_term_dim(t));
-  if (rows->nrows > show || rows->truncated)
-    tt_buf_printf(&b, "first %zu of %s%zu rows; --json gives all of them", show,
-                  rows->truncated ? "more than " : "", rows->nrows);
-  else
-    tt_buf_printf(&b, "%zu row%s", rows->nrows, rows->nrows == 1 ? "" : "s");
-  tt_buf_puts(&b, tt_term_reset(t));
-  tt_buf_putc(&b, '\n');
   tt_write_all(stdout, &b);
   tt_buf_free(&b);
 }
@@ -415,8 +507,9 @@ static void tt_print_summary(const tt_term *t, const tt_run *run, const tt_ask_r
   const tt_run_totals *x = &run->totals;
   tt_buf b = TT_BUF_INIT;
   tt_buf_puts(&b, tt_term_dim(t));
-  tt_buf_printf(&b, "%d LLM call%s, %d tool call%s, ", x->llm_calls, x->llm_calls == 1 ? "" : "s",
-                x->tool_calls, x->tool_calls == 1 ? "" : "s");
+  tt_buf_printf(&b, "%d LLM call%s, %d quer%s, ", x->llm_calls, x->llm_calls == 1 ? "" : "s",
+                x->sql_calls, x->sql_calls == 1 ? "y" : "ies");
+  if (run->ncharts) tt_buf_printf(&b, "%zu chart%s, ", run->ncharts, run->ncharts == 1 ? "" : "s");
   tt_buf_put_grouped(&b, x->prompt_tokens);
   tt_buf_puts(&b, "+");
   tt_buf_put_grouped(&b, x->completion_tokens);
@@ -431,99 +524,303 @@ static void tt_print_summary(const tt_term *t, const tt_run *run, const tt_ask_r
   tt_buf_free(&b);
 }
 
-void tt_ui_print_result(tt_ui *ui, const tt_run *run, const tt_ask_result *info,
-                        const char *thread) {
-  if (ui->json) {
-    tt_print_run_json(run, info, thread);
-    return;
+/* The rows to show or export: the run's own when they suffice, else the
+ * final query read again (when it gives the same rows again). *owned: the
+ * caller frees the result. cut_note says why fewer rows than exist are
+ * given, or is NULL. */
+static const tt_result *tt_rows_for_output(const tt_run *run, const tt_ui_out *o, long want,
+                                           bool *owned, const char **cut_note) {
+  *owned = false;
+  *cut_note = NULL;
+  const tt_result *r = run->rows;
+  if (!r->truncated || (want > 0 && (size_t)want <= r->nrows)) return r;
+  if (!r->repeatable || !o || !o->db) {
+    *cut_note = "the query uses the clock or random values, so it was not run again: these are "
+                "the rows the answer was based on, and more exist";
+    return r;
   }
+  tt_db_opts saved = *tt_db_get_opts(o->db), more = saved;
+  more.max_rows = want > 0 ? want : 100000000;
+  more.max_bytes = 1L << 40;
+  more.count_rows = want > 0 ? 100000000 : 0; /* to say how many exist */
+  if (o->timeout_s > 0) more.timeout_s = o->timeout_s;
+  tt_db_set_opts(o->db, &more);
+  tt_db_error err;
+  tt_result *again = tt_db_query(o->db, run->sql, strlen(run->sql), &err);
+  tt_db_set_opts(o->db, &saved);
+  if (!again) {
+    *cut_note = "the query could not be read again in full; these are the rows the answer was "
+                "based on, and more exist";
+    return r;
+  }
+  *owned = true;
+  return again;
+}
+
+/* The rows behind the answer as a table: the first ten (or --max-rows). */
+static void tt_print_rows(const tt_term *t, const tt_run *run, const tt_ui_out *o) {
+  long show = o && o->max_rows > 0 ? o->max_rows : 10;
+  bool owned;
+  const char *note;
+  const tt_result *rows = tt_rows_for_output(run, o, show, &owned, &note);
+  tt_result view = *rows;
+  if (view.nrows > (size_t)show) view.nrows = (size_t)show;
+  tt_buf b = TT_BUF_INIT;
+  if (!t->tty) tt_buf_puts(&b, "\nResult:\n");
+  tt_render_table(&b, &view, t);
+  tt_buf_puts(&b, tt_term_dim(t));
+  if (rows->nrows > view.nrows || rows->truncated) {
+    bool known = !rows->truncated || rows->total_exact;
+    tt_buf_printf(&b, "first %zu of %s", view.nrows, known ? "" : "more than ");
+    tt_buf_put_grouped(&b, (long long)(known ? (size_t)rows->total_rows > rows->nrows
+                                                   ? (size_t)rows->total_rows : rows->nrows
+                                             : rows->nrows));
+    tt_buf_puts(&b, " rows; --max-rows N shows more, --format csv or --json gives all of them");
+  } else {
+    tt_buf_printf(&b, "%zu row%s", rows->nrows, rows->nrows == 1 ? "" : "s");
+  }
+  tt_buf_puts(&b, tt_term_reset(t));
+  tt_buf_putc(&b, '\n');
+  tt_write_all(stdout, &b);
+  tt_buf_free(&b);
+  if (owned) tt_result_free((tt_result *)rows);
+}
+
+/* The rows of the final query for pipelines (csv, tsv, json, markdown);
+ * json: head's fields come first. Returns an exit code. */
+static int tt_export_rows(const tt_run *run, const tt_ui_out *o, json_t *head) {
+  tt_export_opts eo = {.fmt = o->format, .max_rows = o->max_rows, .json_head = head};
+  bool owned;
+  const char *note;
+  const tt_result *rows = tt_rows_for_output(run, o, o->max_rows, &owned, &note);
+  eo.cut_reason = note;
+  int rc = tt_export_result(rows, &eo);
+  if (owned) tt_result_free((tt_result *)rows);
+  return rc;
+}
+
+/* The warning under an answer whose numbers no result backs. */
+static void tt_unbacked_warning(tt_buf *b, const tt_run *run, const tt_term *t, bool md) {
+  if (!run->nunbacked) return;
+  tt_buf list = TT_BUF_INIT;
+  for (size_t i = 0; i < run->nunbacked; i++) {
+    if (i) tt_buf_puts(&list, ", ");
+    tt_escape_terminal(&list, run->unbacked[i], strlen(run->unbacked[i]), NULL);
+  }
+  const char *on = t->color ? "\033[1;33m" : "", *off = tt_term_reset(t);
+  tt_buf_printf(b, "%s%s%s: %s %s in no query result of this question; check %s before you use "
+                   "%s.%s\n",
+                md ? "\n> **" : on, md ? "Not verified" : "Warning: not verified", md ? "**" : "",
+                tt_buf_cstr(&list), run->nunbacked == 1 ? "is" : "are",
+                run->nunbacked == 1 ? "it" : "them", run->nunbacked == 1 ? "it" : "them",
+                md ? "" : off);
+  tt_buf_free(&list);
+}
+
+/* What a refused run says first: the write did not happen. */
+static char *tt_refusal_text(const tt_run *run) {
+  return tt_xasprintf("The write was refused: %s. tabletalk only reads, so the database is "
+                      "unchanged.%s%s",
+                      run->refusal ? run->refusal : "writes are not allowed",
+                      run->answer && *run->answer ? "\n\n" : "",
+                      run->answer && *run->answer ? run->answer : "");
+}
+
+static void tt_print_markdown(const tt_run *run, const tt_ui_out *o) {
+  tt_term plain = {0};
+  tt_buf b = TT_BUF_INIT;
+  char *refused = run->status == TT_RUN_REFUSED ? tt_refusal_text(run) : NULL;
+  const char *text = refused ? refused : run->answer ? run->answer : run->error ? run->error : "";
+  if (run->status == TT_RUN_CLARIFY) tt_buf_puts(&b, "**Question for you:** ");
+  tt_buf_puts(&b, text);
+  tt_buf_putc(&b, '\n');
+  tt_unbacked_warning(&b, run, &plain, true);
+  const char *sql = refused ? run->refused_sql : run->status == TT_RUN_CLARIFY ? NULL : run->sql;
+  if (sql) tt_buf_printf(&b, "\n```sql\n%s\n```\n", sql);
+  if (sql && !refused && run->rows) tt_buf_putc(&b, '\n');
+  tt_write_all(stdout, &b);
+  tt_buf_free(&b);
+  free(refused);
+  if (sql && !refused && run->rows) tt_export_rows(run, o, NULL);
+}
+
+/* csv or tsv: the rows alone on stdout, the answer on stderr. */
+static void tt_print_delimited(tt_ui *ui, const tt_run *run, const tt_ui_out *o) {
+  if (!ui->quiet && run->answer) {
+    char *refused = run->status == TT_RUN_REFUSED ? tt_refusal_text(run) : NULL;
+    tt_buf b = TT_BUF_INIT;
+    tt_put_lines(&b, refused ? refused : run->answer);
+    tt_unbacked_warning(&b, run, &ui->err, false);
+    tt_write_all(stderr, &b);
+    tt_buf_free(&b);
+    free(refused);
+  }
+  if (run->rows && run->status != TT_RUN_CLARIFY) tt_export_rows(run, o, NULL);
+}
+
+static void tt_print_human(tt_ui *ui, const tt_run *run, const tt_ui_out *o) {
   const char *title = NULL;
   switch (run->status) {
   case TT_RUN_ANSWERED: title = "Answer"; break;
   case TT_RUN_CLARIFY: title = "Question for you"; break;
   case TT_RUN_BUDGET: title = "No complete answer"; break;
+  case TT_RUN_REFUSED: title = "Refused"; break;
   default: break;
   }
-  if (title && run->answer) {
-    const char *sql = run->status == TT_RUN_CLARIFY ? NULL : run->sql;
-    if (ui->out.tty) tt_print_box(&ui->out, title, run->answer, sql);
-    else tt_print_plain(title, run->answer, sql);
-    if (sql && run->rows && run->rows->nrows) tt_print_rows(&ui->out, run->rows);
+  char *refused = run->status == TT_RUN_REFUSED ? tt_refusal_text(run) : NULL;
+  const char *text = refused ? refused : run->answer;
+  if (title && text) {
+    const char *sql = refused ? run->refused_sql : run->status == TT_RUN_CLARIFY ? NULL : run->sql;
+    const char *sql_title = refused ? "Refused SQL" : "SQL";
+    /* the warning right under the answer it is about */
+    tt_buf warn = TT_BUF_INIT;
+    tt_unbacked_warning(&warn, run, &ui->out, false);
+    if (ui->out.tty) {
+      tt_print_box(&ui->out, title, text, sql_title, sql);
+      tt_write_all(stdout, &warn);
+    } else {
+      tt_print_plain(title, text, warn.len ? tt_buf_cstr(&warn) : NULL, sql_title, sql);
+    }
+    tt_buf_free(&warn);
+    if (!refused && sql && run->rows && run->rows->nrows) tt_print_rows(&ui->out, run, o);
   }
+  free(refused);
   if (run->status != TT_RUN_CLARIFY) tt_print_charts(ui, run);
-  if (run->status == TT_RUN_ANSWERED && !run->verified && !ui->quiet)
-    tt_fail(0, "note: no query backs the numbers in this answer");
-  if (run->status == TT_RUN_CLARIFY && !ui->quiet)
-    fprintf(stderr, "Reply with: tabletalk ask DB --thread %s \"your answer\" (or in chat)\n", thread);
+}
+
+/* s as one word for a POSIX shell: as it is when plain, else in single
+ * quotes. */
+static void tt_shell_word(tt_buf *b, const char *s) {
+  if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+-") ==
+                strlen(s)) {
+    tt_buf_puts(b, s);
+    return;
+  }
+  tt_buf_putc(b, '\'');
+  for (; *s; s++) {
+    if (*s == '\'') tt_buf_puts(b, "'\\''");
+    else tt_buf_putc(b, *s);
+  }
+  tt_buf_putc(b, '\'');
+}
+
+/* Where the reply to a clarifying question goes: the command to type. */
+static void tt_reply_hint(const tt_ui_out *o, const char *thread) {
+  if (!o || !o->reply_db) return; /* chat reads the reply itself */
+  tt_buf cmd = TT_BUF_INIT, safe = TT_BUF_INIT;
+  tt_buf_puts(&cmd, "Reply with: tabletalk ask ");
+  tt_shell_word(&cmd, o->reply_db);
+  tt_buf_puts(&cmd, " --thread ");
+  tt_shell_word(&cmd, thread);
+  tt_buf_puts(&cmd, " \"your answer\"\n");
+  tt_escape_terminal(&safe, cmd.data, cmd.len - 1, NULL);
+  tt_buf_putc(&safe, '\n');
+  tt_write_all(stderr, &safe);
+  tt_buf_free(&cmd);
+  tt_buf_free(&safe);
+}
+
+int tt_ui_print_result(tt_ui *ui, const tt_run *run, const tt_ask_result *info, const char *thread,
+                       const tt_ui_out *o) {
+  tt_format fmt = o ? o->format : TT_FMT_TABLE;
+  if (o && o->sql_only) {
+    if (run->sql && run->status != TT_RUN_REFUSED) {
+      tt_buf b = TT_BUF_INIT;
+      tt_buf_printf(&b, "%s\n", run->sql);
+      tt_write_all(stdout, &b);
+      tt_buf_free(&b);
+    } else if (run->status == TT_RUN_ANSWERED) {
+      tt_fail(0, "no query ran for this question, so there is no SQL to print (the answer: %s)",
+              run->answer ? run->answer : "");
+      if (run->error) tt_fail(0, "%s", run->error);
+      return TT_EXIT_FAIL;
+    }
+  } else if (fmt == TT_FMT_JSON) {
+    tt_print_run_json(run, info, thread, o);
+  } else if (fmt == TT_FMT_MARKDOWN) {
+    tt_print_markdown(run, o);
+  } else if (fmt == TT_FMT_CSV || fmt == TT_FMT_TSV) {
+    tt_print_delimited(ui, run, o);
+  } else {
+    tt_print_human(ui, run, o);
+  }
+  if (run->status == TT_RUN_CLARIFY && !ui->quiet && fmt != TT_FMT_JSON) tt_reply_hint(o, thread);
   if (run->error && run->status != TT_RUN_ANSWERED && run->status != TT_RUN_CLARIFY)
     tt_fail(0, "%s", run->error);
   if (!ui->quiet) tt_print_summary(&ui->err, run, info);
+  return tt_exit_for_run(run);
 }
 
 int tt_exit_for_run(const tt_run *run) {
   switch (run->status) {
   case TT_RUN_ANSWERED:
   case TT_RUN_CLARIFY: return TT_EXIT_OK;
+  case TT_RUN_REFUSED: return TT_EXIT_REFUSED;
   case TT_RUN_CANCELLED: return 130;
   default: return TT_EXIT_FAIL;
   }
 }
 
-void tt_print_run_json(const tt_run *run, const tt_ask_result *info, const char *thread) {
+static json_t *tt_json_str(const char *s) { return s ? tt_json_stringn(s, strlen(s)) : json_null(); }
+
+void tt_print_run_json(const tt_run *run, const tt_ask_result *info, const char *thread,
+                       const tt_ui_out *out) {
   json_t *o = json_object();
+  bool clarify = run->status == TT_RUN_CLARIFY;
   json_object_set_new(o, "status", json_string(tt_run_status_name(run->status)));
-  json_object_set_new(o, "answer", run->status == TT_RUN_CLARIFY || !run->answer
-                                       ? json_null()
-                                       : tt_json_stringn(run->answer, strlen(run->answer)));
-  json_object_set_new(o, "clarification", run->status == TT_RUN_CLARIFY && run->answer
-                                              ? tt_json_stringn(run->answer, strlen(run->answer))
-                                              : json_null());
-  json_object_set_new(o, "sql", run->sql ? tt_json_stringn(run->sql, strlen(run->sql)) : json_null());
-  if (run->rows) {
-    json_t *r = tt_result_to_json(run->rows, 0);
-    json_object_set(o, "columns", json_object_get(r, "columns"));
-    json_object_set(o, "rows", json_object_get(r, "rows"));
-    json_object_set(o, "row_count", json_object_get(r, "row_count"));
-    json_object_set(o, "truncated", json_object_get(r, "truncated"));
-    json_decref(r);
-  } else {
-    json_object_set_new(o, "columns", json_array());
-    json_object_set_new(o, "rows", json_array());
-    json_object_set_new(o, "row_count", json_integer(0));
-    json_object_set_new(o, "truncated", json_false());
-  }
+  json_object_set_new(o, "answer", tt_json_str(clarify ? NULL : run->answer));
+  json_object_set_new(o, "clarification", tt_json_str(clarify ? run->answer : NULL));
+  json_object_set_new(o, "sql", tt_json_str(run->sql));
+  json_object_set_new(o, "verified", json_boolean(run->verified));
+  json_t *unbacked = json_array();
+  for (size_t i = 0; i < run->nunbacked; i++) json_array_append_new(unbacked, tt_json_str(run->unbacked[i]));
+  json_object_set_new(o, "unbacked_numbers", unbacked);
+  json_object_set_new(o, "refusal", run->refusal ? json_pack("{s:o,s:o}", "message",
+                                                             tt_json_str(run->refusal), "sql",
+                                                             tt_json_str(run->refused_sql))
+                                                 : json_null());
   json_t *charts = json_array();
   for (size_t i = 0; i < run->ncharts; i++) {
     const tt_run_chart *rc = &run->charts[i];
     json_t *c = json_object();
-    json_object_set_new(c, "file", rc->file ? tt_json_stringn(rc->file, strlen(rc->file)) : json_null());
+    json_object_set_new(c, "file", tt_json_str(rc->file));
     json_object_set_new(c, "kind", json_string(tt_chart_kind_name(tt_chart_get_kind(rc->chart))));
-    json_object_set_new(c, "description", tt_json_stringn(rc->description, strlen(rc->description)));
+    json_object_set_new(c, "description", tt_json_str(rc->description));
     json_object_set_new(c, "points", json_integer((json_int_t)tt_chart_npoints(rc->chart)));
-    const char *note = tt_chart_note(rc->chart);
-    json_object_set_new(c, "note", note ? tt_json_stringn(note, strlen(note)) : json_null());
+    json_object_set_new(c, "note", tt_json_str(tt_chart_note(rc->chart)));
     json_object_set(c, "spec", rc->spec);
-    json_object_set_new(c, "sql", tt_json_stringn(rc->sql, strlen(rc->sql)));
+    json_object_set_new(c, "sql", tt_json_str(rc->sql));
     json_array_append_new(charts, c);
   }
   json_object_set_new(o, "charts", charts);
-  json_object_set_new(o, "verified", json_boolean(run->verified));
-  json_object_set_new(o, "error", run->error ? tt_json_stringn(run->error, strlen(run->error)) : json_null());
+  json_object_set_new(o, "error", tt_json_str(run->error));
   json_object_set_new(o, "run_id", json_string(info->run_id));
-  json_object_set_new(o, "thread", tt_json_stringn(thread, strlen(thread)));
-  json_object_set_new(o, "trace", tt_json_stringn(info->trace_path, strlen(info->trace_path)));
+  json_object_set_new(o, "thread", tt_json_str(thread));
+  json_object_set_new(o, "trace", tt_json_str(info->trace_path));
   const tt_run_totals *t = &run->totals;
   json_object_set_new(o, "totals",
-                      json_pack("{s:i,s:i,s:I,s:I,s:I,s:f,s:f}", "llm_calls", t->llm_calls,
-                                "tool_calls", t->tool_calls, "prompt_tokens",
-                                (json_int_t)t->prompt_tokens, "cached_tokens",
+                      json_pack("{s:i,s:i,s:i,s:I,s:I,s:I,s:f,s:f}", "llm_calls", t->llm_calls,
+                                "tool_calls", t->tool_calls, "sql_calls", t->sql_calls,
+                                "prompt_tokens", (json_int_t)t->prompt_tokens, "cached_tokens",
                                 (json_int_t)t->cached_tokens, "completion_tokens",
                                 (json_int_t)t->completion_tokens, "wall_ms", t->wall_ms, "llm_ms",
                                 t->llm_ms));
-  tt_buf b = TT_BUF_INIT;
-  tt_json_dump(&b, o, JSON_COMPACT | JSON_REAL_PRECISION(15));
-  tt_buf_putc(&b, '\n');
-  tt_write_all(stdout, &b);
-  tt_buf_free(&b);
+  if (run->rows) {
+    /* the rows last, streamed: all of them unless --max-rows */
+    tt_ui_out json_out = out ? *out : (tt_ui_out){0};
+    json_out.format = TT_FMT_JSON;
+    tt_export_rows(run, &json_out, o);
+  } else {
+    json_object_set_new(o, "columns", json_array());
+    json_object_set_new(o, "column_types", json_array());
+    json_object_set_new(o, "rows", json_array());
+    json_object_set_new(o, "row_count", json_integer(0));
+    json_object_set_new(o, "truncated", json_false());
+    tt_buf b = TT_BUF_INIT;
+    tt_json_dump(&b, o, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    tt_buf_putc(&b, '\n');
+    tt_write_all(stdout, &b);
+    tt_buf_free(&b);
+  }
   json_decref(o);
 }

@@ -171,8 +171,10 @@ test('a follow-up chart of a long query keeps the usual row cap in the answer', 
   await srv.close();
   assert.equal(b.code, 0, b.stderr);
   assert.equal(b.json.sql, all);
-  assert.equal(b.json.row_count, 200);
-  assert.equal(b.json.truncated, true);
+  const end = traceEvents(b.json.trace).at(-1);
+  assert.equal(end.rows, 200, 'the run keeps the usual cut');
+  assert.equal(b.json.row_count, 3503, '--json reads the final query again: every row');
+  assert.equal(b.json.truncated, false);
   assert.equal(b.json.charts[0].points, 3503);
 });
 
@@ -190,7 +192,7 @@ test('a cut result is read again in full for the chart', async () => {
   const r = await ask(sc, srv, q);
   await srv.close();
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.json.truncated, true, 'the answer keeps the usual cut');
+  assert.equal(traceEvents(r.json.trace).at(-1).rows, 200, 'the answer keeps the usual cut');
   assert.equal(r.json.charts[0].points, 3503, 'the chart has every row');
   assert.equal(r.json.charts[0].note, null);
 });

@@ -1,0 +1,162 @@
+// `ask` and `chat` as a user and a pipeline meet them: every row in csv,
+// tsv and json (never a silent cut at 200), --max-rows, --sql-only,
+// Markdown, the question from standard input, --out when no chart is made,
+// the reply hint after a clarifying question, and in chat: a pasted
+// multi-line question is one question, exit and quit leave.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { BIN, ask, run, scratch, server, tempDir } from './harness.mjs';
+
+const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
+const answer = (text) => ({ tool: 'answer', args: { text } });
+const ALL = 'SELECT TrackId, Name FROM Track ORDER BY TrackId';
+
+/* Every question gets ALL, then an answer without numbers. */
+const allTracks = {
+  rules: [
+    { when: { step: 0 }, ...sql(ALL) },
+    { when: { step: 1 }, ...answer('Here are the tracks.') },
+  ],
+};
+
+async function askWith(args, script = allTracks, opts = {}) {
+  const sc = scratch();
+  const srv = await server(script);
+  try {
+    return await run(['ask', sc.db, 'List the tracks', '--base-url', srv.url, '--state-dir', sc.state, ...args], opts);
+  } finally {
+    await srv.close();
+  }
+}
+
+test('--format csv writes every row of the final query, the answer on stderr', async () => {
+  const r = await askWith(['--format', 'csv']);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trimEnd().split('\r\n');
+  assert.equal(lines.length, 3504, 'a header and all 3,503 tracks, not the 200 the model saw');
+  assert.equal(lines[0], 'TrackId,Name');
+  assert.equal(lines[3503], '3503,Koyaanisqatsi');
+  assert.match(r.stderr, /Here are the tracks\./);
+});
+
+test('--json gives all the rows, as the table view\'s hint promises; --max-rows cuts and says so', async () => {
+  const table = await askWith([]);
+  assert.match(table.stdout, /first 10 of more than 200 rows; --max-rows N shows more, --format csv or --json gives all of them/);
+  const all = await askWith(['--json']);
+  assert.equal(all.json.row_count, 3503);
+  assert.equal(all.json.rows.length, 3503);
+  assert.equal(all.json.truncated, false);
+  assert.equal(all.json.answer, 'Here are the tracks.');
+  const some = await askWith(['--json', '--max-rows', '50']);
+  assert.equal(some.json.rows.length, 50);
+  assert.equal(some.json.truncated, true);
+  assert.match(some.stderr, /stops at --max-rows 50: more rows exist/);
+  const more = await askWith(['--max-rows', '300']);
+  assert.match(more.stdout, /first 300 of 3,503 rows/);
+  assert.equal(more.stdout.split('\n').filter((l) => /^ +\d+ \| /.test(l)).length, 300);
+});
+
+test('--sql-only prints the final SQL and nothing else', async () => {
+  const r = await askWith(['--sql-only']);
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, `${ALL}\n`);
+  const none = await askWith(['--sql-only'], { rules: [answer('Hello there.')] });
+  assert.equal(none.code, 1);
+  assert.equal(none.stdout, '');
+  assert.match(none.stderr, /no query ran for this question, so there is no SQL to print/);
+});
+
+test('--format markdown: the answer, the SQL in a fence, the rows as a table', async () => {
+  const r = await askWith(['--format', 'markdown', '--max-rows', '2']);
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, `Here are the tracks.\n\n\`\`\`sql\n${ALL}\n\`\`\`\n\n` +
+    '| TrackId | Name |\n| --- | --- |\n| 1 | For Those About To Rock (We Salute You) |\n| 2 | Balls to the Wall |\n' +
+    '\n_(2 rows shown; more exist)_\n');
+});
+
+test('ask DB - reads the question from standard input', async () => {
+  const sc = scratch();
+  const srv = await server({
+    rules: [
+      { when: { question: '^How many genres\\?$', step: 0 }, ...sql('SELECT count(*) FROM Genre') },
+      { when: { question: '^How many genres\\?$', step: 1 }, ...answer('There are 25 genres.') },
+    ],
+  });
+  const r = await run(['ask', sc.db, '-', '--base-url', srv.url, '--state-dir', sc.state, '--json'], { input: 'How many genres?\n' });
+  await srv.close();
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.json.answer, 'There are 25 genres.');
+  const empty = await run(['ask', sc.db, '-'], { input: '\n' });
+  assert.equal(empty.code, 2);
+  assert.match(empty.stderr, /the question is empty/);
+});
+
+test('--out with no chart made says that nothing was written', async () => {
+  const dir = tempDir();
+  const out = path.join(dir, 'chart.png');
+  const r = await askWith(['--out', out]);
+  assert.equal(r.code, 0);
+  assert.match(r.stderr, new RegExp(`no chart was made for this question, so nothing was written to ${out.replace(/[.]/g, '\\.')}`));
+  assert.equal(fs.existsSync(out), false);
+});
+
+test('after a clarifying question, ask names the real database in the reply command', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [{ tool: 'ask_user', args: { question: 'By revenue or by purchases?' } }] });
+  const r = await run(['ask', sc.db, 'Who is the top customer?', '--base-url', srv.url, '--state-dir', sc.state, '--thread', 'top']);
+  await srv.close();
+  assert.equal(r.code, 0);
+  assert.ok(r.stderr.includes(`Reply with: tabletalk ask ${sc.db} --thread top "your answer"`), r.stderr);
+});
+
+/* chat on a pseudo-terminal (util-linux `script`), input written at once
+ * as a paste is. */
+function chatOnPty(sc, url, input) {
+  return new Promise((resolve, reject) => {
+    const q = (s) => `'${String(s).replaceAll("'", "'\\''")}'`;
+    const cmd = `${q(BIN)} chat ${q(sc.db)} --base-url ${q(url)} --state-dir ${q(sc.state)} --no-preview`;
+    const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
+      env: { ...process.env, NO_COLOR: '1', TERM: 'dumb', COLUMNS: '100' },
+    });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30000);
+    child.on('error', reject);
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, out }); });
+    setTimeout(() => child.stdin.write(input), 300);
+  });
+}
+
+test('chat: a pasted multi-line question is one question, and exit leaves', async () => {
+  const sc = scratch();
+  const srv = await server({
+    rules: [
+      { when: { question: '^Which genres\\nhave the most tracks\\?$', step: 0 }, ...sql('SELECT count(*) FROM Genre') },
+      { when: { question: '^Which genres\\nhave the most tracks\\?$', step: 1 }, ...answer('Rock leads.') },
+    ],
+  });
+  const r = await chatOnPty(sc, srv.url, 'Which genres\nhave the most tracks?\n');
+  await new Promise((res) => setTimeout(res, 1500));
+  await srv.close();
+  assert.equal(srv.requests.length, 2, `one question of two lines, not two questions:\n${r.out}`);
+  assert.match(r.out, /Rock leads\./);
+});
+
+test('chat: exit and quit leave instead of going to the model; a clarifying question prints no ask command', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [{ tool: 'ask_user', args: { question: 'Which year?' } }] });
+  const piped = await run(['chat', sc.db, '--base-url', srv.url, '--state-dir', sc.state],
+    { input: 'Show revenue\nexit\nthis is never asked\n' });
+  const quit = await run(['chat', sc.db, '--base-url', srv.url, '--state-dir', sc.state], { input: 'QUIT\n' });
+  await srv.close();
+  assert.equal(piped.code, 0);
+  assert.equal(quit.code, 0);
+  assert.equal(srv.requests.length, 1, 'only "Show revenue" reached the model');
+  assert.match(piped.stdout, /Which year\?/);
+  assert.doesNotMatch(piped.stderr, /Reply with: tabletalk ask/);
+  assert.match(piped.stderr, /answer it as your next message/);
+});
