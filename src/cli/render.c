@@ -1,6 +1,7 @@
 /* render.c — result sets for people and pipelines: a box-drawing table on a
- * terminal (fitted to its width), a plain aligned table otherwise, TSV and
- * CSV. Every cell is escaped before it is shown, so a hostile value cannot
+ * terminal, or psql's expanded layout (one "column │ value" block per row)
+ * when the table would be wider than the terminal; a plain aligned table
+ * otherwise; rows of TSV, CSV and Markdown. Every cell is escaped before it is shown, so a hostile value cannot
  * move the cursor, change the title or reorder text on the screen. */
 #include "cli/cli.h"
 
@@ -64,29 +65,6 @@ static void tt_natural_widths(const tt_grid *g, size_t *w) {
   }
 }
 
-/* Caps the widest columns so the table fits the terminal: the largest cap
- * under which everything fits, but never below a readable minimum. */
-static void tt_fit_widths(size_t *w, size_t ncols, size_t term_width) {
-  const size_t min_width = 8;
-  size_t frame = 3 * ncols + 1;
-  if (term_width <= frame) return;
-  size_t avail = term_width - frame, total = 0, widest = 0;
-  for (size_t c = 0; c < ncols; c++) {
-    total += w[c];
-    if (w[c] > widest) widest = w[c];
-  }
-  if (total <= avail) return;
-  size_t lo = min_width, hi = widest;
-  while (lo < hi) { /* largest cap with sum(min(w, cap)) <= avail */
-    size_t mid = (lo + hi + 1) / 2, sum = 0;
-    for (size_t c = 0; c < ncols; c++) sum += w[c] < mid ? w[c] : mid;
-    if (sum <= avail) lo = mid;
-    else hi = mid - 1;
-  }
-  for (size_t c = 0; c < ncols; c++)
-    if (w[c] > lo) w[c] = lo;
-}
-
 /* Appends the longest prefix of escaped text that fits in width columns.
  * Returns the width appended. */
 static size_t tt_put_prefix(tt_buf *out, const char *s, size_t n, size_t width) {
@@ -106,7 +84,8 @@ static size_t tt_put_prefix(tt_buf *out, const char *s, size_t n, size_t width) 
 }
 
 /* A cell cut to its column ends in "…[N chars]" (the value's length) when
- * there is room for it, else in "…". Returns the width appended. */
+ * that takes at most a third of the column, so that the cell keeps most of
+ * its text, else in "…". Returns the width appended. */
 static size_t tt_put_cut(tt_buf *out, const tt_cell *c, const char *text, size_t width) {
   if (c->width <= width) {
     tt_buf_append(out, text, c->len);
@@ -117,7 +96,7 @@ static size_t tt_put_cut(tt_buf *out, const tt_cell *c, const char *text, size_t
   tt_buf_put_grouped(&marker, (long long)c->chars);
   tt_buf_puts(&marker, " chars]");
   size_t mw = tt_display_width(marker.data, marker.len);
-  if (width < mw + 4) {
+  if (mw * 3 > width) {
     tt_buf_reset(&marker);
     tt_buf_puts(&marker, "…");
     mw = 1;
@@ -171,13 +150,89 @@ static void tt_row_line(tt_buf *out, const tt_grid *g, size_t row, const size_t 
   tt_buf_putc(out, '\n');
 }
 
+/* One value of the expanded layout, wrapped at spaces to width columns
+ * over as many lines as it needs (within the display budget), each
+ * continuation line indented to the value column. */
+static void tt_put_wrapped(tt_buf *out, const tt_grid *g, const tt_cell *c, size_t indent,
+                           size_t width, const tt_term *t) {
+  const char *text = g->pool.data + c->off, *end = text + c->len;
+  size_t col = 0;
+  if (c->null) tt_buf_puts(out, tt_term_dim(t));
+  for (const char *p = text; p < end;) {
+    const char *w = p;
+    while (w < end && *w == ' ') w++;
+    const char *we = w;
+    while (we < end && *we != ' ') we++;
+    size_t spaces = (size_t)(w - p), ww = tt_display_width(w, (size_t)(we - w));
+    if (col && col + spaces + ww > width && ww <= width) { /* the word goes on the next line */
+      tt_buf_putc(out, '\n');
+      tt_buf_repeat(out, " ", indent);
+      col = 0;
+    } else {
+      tt_buf_append(out, p, spaces);
+      col += spaces;
+    }
+    while (w < we) { /* a word longer than the line is cut where it must be */
+      uint32_t cp;
+      size_t k = tt_utf8_decode((const unsigned char *)w, (size_t)(we - w), &cp);
+      if (!k) k = 1;
+      size_t cw = tt_display_width(w, k);
+      if (col && col + cw > width) {
+        tt_buf_putc(out, '\n');
+        tt_buf_repeat(out, " ", indent);
+        col = 0;
+      }
+      tt_buf_append(out, w, k);
+      col += cw;
+      w += k;
+    }
+    p = we;
+  }
+  if (c->null) tt_buf_puts(out, tt_term_reset(t));
+  tt_buf_putc(out, '\n');
+}
+
+/* psql's expanded layout for a table wider than the terminal: a rule per
+ * row, then one "column │ value" line per column, long values wrapped. */
+static void tt_render_expanded(tt_buf *out, const tt_grid *g, const tt_term *t) {
+  size_t label = 1;
+  for (size_t c = 0; c < g->ncols; c++)
+    if (g->cells[c].width > label) label = g->cells[c].width;
+  size_t width = t->width > 20 ? t->width - 1 : 20; /* a column short: no wrap */
+  if (label > width / 3) label = width / 3;
+  size_t value_width = width > label + 3 ? width - label - 3 : 10;
+  for (size_t i = 1; i < g->nrows; i++) {
+    tt_buf head = TT_BUF_INIT;
+    tt_buf_printf(&head, "─[ RECORD %zu ]", i);
+    size_t hw = tt_display_width(head.data, head.len);
+    tt_buf_puts(out, tt_term_dim(t));
+    tt_buf_append(out, head.data, head.len);
+    tt_buf_repeat(out, "─", width > hw ? width - hw : 0);
+    tt_buf_puts(out, tt_term_reset(t));
+    tt_buf_putc(out, '\n');
+    tt_buf_free(&head);
+    for (size_t c = 0; c < g->ncols; c++) {
+      const tt_cell *name = &g->cells[c];
+      tt_buf_puts(out, tt_term_bold(t));
+      size_t used = tt_put_cut(out, name, g->pool.data + name->off, label);
+      tt_buf_puts(out, tt_term_reset(t));
+      tt_buf_repeat(out, " ", label > used ? label - used : 0);
+      tt_buf_printf(out, " %s│%s ", tt_term_dim(t), tt_term_reset(t));
+      tt_put_wrapped(out, g, &g->cells[i * g->ncols + c], label + 3, value_width, t);
+    }
+  }
+}
+
 void tt_render_table(tt_buf *out, const tt_result *r, const tt_term *t) {
   tt_grid g = {0};
   tt_grid_build(&g, r);
   size_t *w = tt_xcalloc(g.ncols ? g.ncols : 1, sizeof(size_t));
   tt_natural_widths(&g, w);
-  if (t->tty) {
-    tt_fit_widths(w, g.ncols, t->width);
+  size_t total = 3 * g.ncols + 1;
+  for (size_t c = 0; c < g.ncols; c++) total += w[c];
+  if (t->tty && total >= t->width && g.nrows > 1) {
+    tt_render_expanded(out, &g, t);
+  } else if (t->tty) {
     tt_box_rule(out, w, g.ncols, t, "┌", "┬", "┐");
     tt_row_line(out, &g, 0, w, t, "│", "│");
     tt_box_rule(out, w, g.ncols, t, "├", "┼", "┤");

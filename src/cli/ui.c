@@ -97,18 +97,44 @@ static void tt_ui_erase_streamed(tt_ui *ui) {
   tt_buf_reset(&ui->streamed);
 }
 
-/* One progress line on stderr: a dim tag, then the escaped text cut to the
- * terminal's width. */
+/* The longest prefix of escaped text that fits in width columns, ending in
+ * "…" when cut. */
+static void tt_fit_width(tt_buf *out, const char *s, size_t n, size_t width) {
+  if (tt_display_width(s, n) <= width) {
+    tt_buf_append(out, s, n);
+    return;
+  }
+  size_t i = 0, used = 0;
+  while (i < n) {
+    uint32_t cp;
+    size_t k = tt_utf8_decode((const unsigned char *)s + i, n - i, &cp);
+    if (!k) k = 1;
+    size_t w = tt_display_width(s + i, k);
+    if (used + w + 1 > width) break; /* room for the ellipsis */
+    used += w;
+    i += k;
+  }
+  tt_buf_append(out, s, i);
+  tt_buf_puts(out, "…");
+}
+
+/* One progress line on stderr: a dim tag, then the escaped text cut so
+ * that the line stays a column short of the terminal's width (a line of
+ * exactly the width wraps on some terminals). */
 static void tt_ui_line(tt_ui *ui, const char *tag, const char *text) {
   if (ui->quiet) return;
   tt_ui_clear_spinner(ui);
   tt_ui_erase_streamed(ui);
-  tt_buf b = TT_BUF_INIT;
-  size_t max = ui->err.tty && ui->err.width > 10 ? ui->err.width - strlen(tag) - 1 : 0;
-  tt_escape_opts eo = {.max_chars = max, .short_marker = true};
-  tt_escape_terminal(&b, text, strlen(text), &eo);
+  tt_buf esc = TT_BUF_INIT, b = TT_BUF_INIT;
+  tt_escape_terminal(&esc, text, strlen(text), NULL);
+  size_t room = strlen(tag) + 2;
+  if (ui->err.tty && ui->err.width > room + 8)
+    tt_fit_width(&b, tt_buf_cstr(&esc), esc.len, ui->err.width - room);
+  else
+    tt_buf_append(&b, esc.data ? esc.data : "", esc.len);
   fprintf(stderr, "%s%s%s %s\n", tt_term_dim(&ui->err), tag, tt_term_reset(&ui->err), tt_buf_cstr(&b));
   fflush(stderr);
+  tt_buf_free(&esc);
   tt_buf_free(&b);
 }
 
@@ -383,8 +409,13 @@ static void tt_box_lines(tt_buf *out, const char *text, size_t inner, bool md) {
     if (md) {
       tt_md_line(&line, p, len, &hang);
     } else {
-      for (size_t i = 0; i < len; i++) /* tabs as spaces: escaped they would be \t */
-        tt_escape_terminal(&line, p[i] == '\t' ? "    " : p + i, p[i] == '\t' ? 4 : 1, NULL);
+      tt_buf raw = TT_BUF_INIT; /* tabs as spaces: escaped they would show as \t */
+      for (size_t i = 0; i < len; i++) {
+        if (p[i] == '\t') tt_buf_puts(&raw, "    ");
+        else tt_buf_putc(&raw, p[i]);
+      }
+      tt_escape_terminal(&line, raw.data ? raw.data : "", raw.len, NULL);
+      tt_buf_free(&raw);
       while (hang < line.len && line.data[hang] == ' ') hang++;
       hang += 2;
     }
@@ -439,7 +470,9 @@ static void tt_box_body(tt_buf *b, const tt_term *t, const char *text, size_t in
 
 static void tt_print_box(const tt_term *t, const char *title, const char *text,
                          const char *sql_title, const char *sql) {
-  size_t width = t->width > 100 ? 100 : t->width < 30 ? 30 : t->width;
+  /* a column short of the terminal: a line of exactly its width wraps on
+   * some terminals */
+  size_t width = t->width > 100 ? 100 : t->width < 31 ? 30 : t->width - 1;
   size_t inner = width - 4;
   tt_buf b = TT_BUF_INIT;
   tt_box_rule(&b, t, "╭", title, "╮", inner);
@@ -506,7 +539,6 @@ static void tt_print_charts(const tt_ui *ui, const tt_run *run) {
 static void tt_print_summary(const tt_term *t, const tt_run *run, const tt_ask_result *info) {
   const tt_run_totals *x = &run->totals;
   tt_buf b = TT_BUF_INIT;
-  tt_buf_puts(&b, tt_term_dim(t));
   tt_buf_printf(&b, "%d LLM call%s, %d quer%s, ", x->llm_calls, x->llm_calls == 1 ? "" : "s",
                 x->sql_calls, x->sql_calls == 1 ? "y" : "ies");
   if (run->ncharts) tt_buf_printf(&b, "%zu chart%s, ", run->ncharts, run->ncharts == 1 ? "" : "s");
@@ -519,9 +551,17 @@ static void tt_print_summary(const tt_term *t, const tt_run *run, const tt_ask_r
     tt_buf_put_grouped(&b, x->cached_tokens);
     tt_buf_puts(&b, " cached)");
   }
-  tt_buf_printf(&b, ", %.1f s, run %s%s\n", x->wall_ms / 1000.0, info->run_id, tt_term_reset(t));
-  tt_write_all(stderr, &b);
+  tt_buf_printf(&b, ", %.1f s, run %s", x->wall_ms / 1000.0, info->run_id);
+  tt_buf out = TT_BUF_INIT;
+  tt_buf_puts(&out, tt_term_dim(t));
+  if (t->tty && t->width > 20) /* wrapped at spaces, a column short of the edge */
+    tt_wrap_line(&out, b.data, b.len, t->width - 1, 2, true);
+  else
+    tt_buf_printf(&out, "%s\n", tt_buf_cstr(&b));
+  tt_buf_puts(&out, tt_term_reset(t));
+  tt_write_all(stderr, &out);
   tt_buf_free(&b);
+  tt_buf_free(&out);
 }
 
 /* The rows to show or export: the run's own when they suffice, else the

@@ -160,3 +160,42 @@ test('chat: exit and quit leave instead of going to the model; a clarifying ques
   assert.doesNotMatch(piped.stderr, /Reply with: tabletalk ask/);
   assert.match(piped.stderr, /answer it as your next message/);
 });
+
+/* Terminal columns of a line (CJK wide, ANSI sequences skipped). */
+function columns(line) {
+  let w = 0;
+  for (const ch of line.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '')) {
+    const cp = ch.codePointAt(0);
+    const wide = (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) ||
+      (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xff00 && cp <= 0xff60);
+    w += wide ? 2 : 1;
+  }
+  return w;
+}
+
+test('on a narrow terminal no progress line or answer line reaches the last column', async () => {
+  const sc = scratch();
+  const long = "SELECT Name AS \u540d\u524d\u540d\u524d, '\u200b' AS zw FROM Track WHERE Name LIKE '%\u6771\u4eac%' OR Composer LIKE '%Johnson%' LIMIT 2";
+  const srv = await server({
+    rules: [
+      { when: { step: 0 }, ...sql(long) },
+      { when: { step: 1 }, ...answer('Two tracks match the search for Johnson among the composers of the store.') },
+    ],
+  });
+  const q = (s) => `'${String(s).replaceAll("'", "'\\''")}'`;
+  const cmd = `stty cols 40; ${q(BIN)} ask ${q(sc.db)} 'Which tracks?' --base-url ${q(srv.url)} --state-dir ${q(sc.state)}`;
+  const out = await new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], { env: { ...process.env, TERM: 'xterm' } });
+    let text = '';
+    child.stdout.on('data', (d) => { text += d; });
+    child.on('error', reject);
+    child.on('close', () => resolve(text));
+  });
+  await srv.close();
+  /* what stays on the screen: the answer streamed while it was written is
+   * erased (ESC [J) before the box is drawn */
+  const lines = out.split(/\r?\n/).map((l) => l.split('\r').at(-1).split('\x1b[J').at(-1));
+  const sqlLine = lines.find((l) => /sql.*SELECT/.test(l));
+  assert.ok(sqlLine, out);
+  for (const l of lines) assert.ok(columns(l) < 40, `${columns(l)} columns: ${JSON.stringify(l)}`);
+});

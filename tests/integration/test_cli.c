@@ -372,6 +372,65 @@ static void test_closed_pipe_is_quiet(void **state) {
   free(db);
 }
 
+/* Terminal output without its ANSI colour sequences. */
+static void strip_ansi(tt_buf *plain, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '\033') {
+      while (i < n && !((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z'))) i++;
+      continue;
+    }
+    tt_buf_putc(plain, s[i]);
+  }
+}
+
+/* Display width of a line of terminal output. */
+static size_t line_width(const char *s, size_t n) {
+  tt_buf plain = TT_BUF_INIT;
+  strip_ansi(&plain, s, n);
+  size_t w = tt_display_width(plain.data ? plain.data : "", plain.len);
+  tt_buf_free(&plain);
+  return w;
+}
+
+static size_t widest_line(const tt_buf *b) {
+  size_t widest = 0;
+  const char *s = tt_buf_cstr((tt_buf *)b), *end = s + b->len;
+  while (s < end) {
+    const char *nl = memchr(s, '\n', (size_t)(end - s));
+    size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
+    if (len && s[len - 1] == '\r') len--;
+    size_t w = line_width(s, len);
+    if (w > widest) widest = w;
+    s = nl ? nl + 1 : end;
+  }
+  return widest;
+}
+
+/* On a terminal, a table wider than it switches to the expanded layout,
+ * whose lines stay within the width and keep every value whole. */
+static void test_wide_tables_expand(void **state) {
+  (void)state;
+  char *wide[] = {(char *)tu_bin(), "sql", g_db, "SELECT * FROM Track WHERE TrackId = 2", NULL};
+  tu_run r;
+  tu_run_pty(wide, 60, 20000, &r);
+  assert_int_equal(r.status, 0);
+  tt_buf plain = TT_BUF_INIT;
+  strip_ansi(&plain, r.out.data, r.out.len);
+  assert_true(has(&plain, "─[ RECORD 1 ]"));
+  assert_true(has(&plain, "Composer     │ U. Dirkschneider, W. Hoffmann, H. Frank, P."));
+  assert_true(has(&plain, "               Baltes, S. Kaufmann, G. Hoffmann")); /* wrapped, not cut */
+  assert_true(widest_line(&r.out) < 60);
+  tt_buf_free(&plain);
+  tu_run_free(&r);
+  char *narrow[] = {(char *)tu_bin(), "sql", g_db, "SELECT GenreId, Name FROM Genre LIMIT 2", NULL};
+  tu_run_pty(narrow, 60, 20000, &r);
+  strip_ansi(&plain, r.out.data, r.out.len);
+  assert_true(has(&plain, "│ GenreId │ Name │"));
+  assert_false(has(&plain, "RECORD"));
+  tt_buf_free(&plain);
+  tu_run_free(&r);
+}
+
 static void test_schema_command(void **state) {
   (void)state;
   tu_run r;
@@ -509,6 +568,7 @@ int main(void) {
       cmocka_unit_test(test_sql_from_stdin),
       cmocka_unit_test(test_exports_write_every_row),
       cmocka_unit_test(test_closed_pipe_is_quiet),
+      cmocka_unit_test(test_wide_tables_expand),
       cmocka_unit_test(test_schema_command),
       cmocka_unit_test(test_chart_command),
   };
