@@ -466,6 +466,16 @@ describe('HTTP', { timeout: SUITE_TIMEOUT }, () => {
     assert.deepEqual([r.status, r.json?.result?.structuredContent?.rows], [200, [[1]]], `whitespace around header values: ${r.text}`);
     r = await rawHttp(srv.url, { headers: { ...modernHeaders('tools/call'), 'Mcp-Name': 'run _sql' }, body: JSON.stringify(modernRequest(13, 'tools/call', { name: 'run_sql', arguments: { sql: 'SELECT 1' } })) });
     assert.deepEqual([r.status, r.json?.error?.code], [400, -32020], `whitespace inside a value is kept: ${r.text}`);
+    /* the same for ask_database, which answers as an event stream: the
+     * headers are checked before the stream starts, and read by its worker */
+    const ask = JSON.stringify(modernRequest(18, 'tools/call', { name: 'ask_database', arguments: { question: 'How many genres?' } }));
+    r = await rawHttp(srv.url, { headers: { ...modernHeaders('tools/call'), 'Mcp-Name': 'ask_data base' }, body: ask });
+    assert.deepEqual([r.status, r.json?.error?.code], [400, -32020], `a mismatch before the stream: ${r.text}`);
+    r = await rawHttp(srv.url, { headers: { ...modernHeaders('tools/call'), 'Mcp-Name': ' ask_database\t' }, body: ask });
+    assert.equal(r.status, 200, r.text);
+    assert.match(r.headers['content-type'] ?? '', /^text\/event-stream/);
+    const last = JSON.parse(r.text.split('\n').filter((l) => l.startsWith('data:')).at(-1).slice(5));
+    assert.deepEqual([last.id, last.result?.resultType], [18, 'complete'], `a trimmed Mcp-Name on the stream: ${r.text}`);
     /* the 2026-07-28 header without the envelope: its required _meta fields are missing */
     r = await post(srv.url, { jsonrpc: '2.0', id: 14, method: 'tools/list', params: {} }, { headers: modernHeaders('tools/list') });
     assert.deepEqual([r.status, r.json?.error?.code, r.json?.id], [400, -32602, 14], `no _meta under the 2026-07-28 header: ${r.text}`);
