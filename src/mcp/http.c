@@ -4,7 +4,9 @@
  * its result (progress, an elicitation request of a handshake revision);
  * closing that stream cancels the question. initialize opens a session
  * (Mcp-Session-Id) that later requests of the handshake revisions name;
- * 2026-07-28 requests need none.
+ * 2026-07-28 requests need none. The headers those requests mirror from
+ * their body reach the core without the whitespace around them (RFC 9110
+ * 5.5), in copies the request owns.
  *
  * Guards: binds to loopback unless told otherwise, checks Host and Origin
  * against DNS rebinding, and requires a bearer token when one is set. Each
