@@ -4,7 +4,9 @@
  * its result (progress, an elicitation request of a handshake revision);
  * closing that stream cancels the question. initialize opens a session
  * (Mcp-Session-Id) that later requests of the handshake revisions name;
- * 2026-07-28 requests need none.
+ * 2026-07-28 requests need none. The headers those requests mirror from
+ * their body reach the core without the whitespace around them (RFC 9110
+ * 5.5), in copies the request owns.
  *
  * Guards: binds to loopback unless told otherwise, checks Host and Origin
  * against DNS rebinding, and requires a bearer token when one is set. Each
@@ -202,6 +204,29 @@ static bool tt_has_token(const char *header, const char *what) {
   return false;
 }
 
+char *tt_mcp_http_field_value(const char *raw) {
+  if (!raw) return NULL;
+  while (*raw == ' ' || *raw == '\t') raw++;
+  size_t n = strlen(raw);
+  while (n && (raw[n - 1] == ' ' || raw[n - 1] == '\t')) n--;
+  return tt_xstrndup(raw, n);
+}
+
+/* The headers a 2026-07-28 request repeats from its body, trimmed, owned
+ * by the request (a stream's worker reads them after MHD has moved on). */
+typedef struct tt_http_fields {
+  char *version; /* MCP-Protocol-Version */
+  char *method;  /* Mcp-Method */
+  char *name;    /* Mcp-Name */
+} tt_http_fields;
+
+static void tt_http_fields_free(tt_http_fields *f) {
+  free(f->version);
+  free(f->method);
+  free(f->name);
+  memset(f, 0, sizeof *f);
+}
+
 /* ---- responses --------------------------------------------------------------------- */
 
 static void tt_add_common_headers(tt_http *h, struct MHD_Response *r, const char *origin,
@@ -258,6 +283,7 @@ typedef struct tt_sse {
   int fd;               /* the client's socket, to notice it hang up */
   double last_ms;
   tt_mcp_call call;
+  tt_http_fields fields;  /* what call's header pointers point into */
   json_t *msg;
   tt_http_session *session;
 } tt_sse;
@@ -267,6 +293,7 @@ static void tt_sse_unref(tt_sse *s) {
   bool gone = --s->refs == 0;
   pthread_mutex_unlock(&s->mu);
   if (!gone) return;
+  tt_http_fields_free(&s->fields);
   tt_buf_free(&s->pending);
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
@@ -400,13 +427,6 @@ static const char *tt_header(tt_http *h, struct MHD_Connection *c, const char *n
   return h->mhd->lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
-static bool tt_is_modern(const json_t *msg) {
-  const json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
-  const char *method = json_string_value(json_object_get(msg, "method"));
-  return json_object_get(meta, "io.modelcontextprotocol/protocolVersion") != NULL &&
-         !(method && strcmp(method, "initialize") == 0);
-}
-
 static bool tt_is_method(const json_t *msg, const char *method) {
   const char *m = json_string_value(json_object_get(msg, "method"));
   return m && strcmp(m, method) == 0 && json_object_get(msg, "id");
@@ -419,6 +439,65 @@ static bool tt_wants_stream(tt_http *h, struct MHD_Connection *c, const json_t *
   if (!tt_is_method(msg, "tools/call")) return false;
   const char *name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
   return name && strcmp(name, "ask_database") == 0;
+}
+
+/* ask_database with an event stream: checks the envelope first (so an
+ * error can still choose its status), then runs the request on a worker
+ * while MHD streams what it sends. Takes msg, the session reference and
+ * the fields (emptied). */
+static enum MHD_Result tt_post_stream(tt_http *h, struct MHD_Connection *c, json_t *msg,
+                                      tt_http_session *session, tt_http_fields *fields,
+                                      const char *origin) {
+  tt_mcp_call call = {.conn = session ? session->conn : NULL, .http = true,
+                      .header_version = fields->version, .header_method = fields->method,
+                      .header_name = fields->name};
+  json_t *bad = tt_mcp_precheck(h->srv, &call, msg);
+  if (bad) {
+    tt_http_fields_free(fields);
+    tt_hsession_unref(h, session);
+    json_decref(msg);
+    return tt_send_json(h, c, (unsigned)call.http_status, bad, origin, NULL);
+  }
+  tt_sse *s = tt_xcalloc(1, sizeof *s);
+  s->h = h;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  s->refs = 2;
+  s->last_ms = tt_now_ms();
+  s->fields = *fields; /* call's header pointers stay valid: the strings move */
+  memset(fields, 0, sizeof *fields);
+  s->call = call;
+  const union MHD_ConnectionInfo *ci =
+      h->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  s->fd = ci ? ci->connect_fd : -1;
+  s->call.send = tt_sse_send;
+  s->call.send_ud = s;
+  s->msg = msg;
+  s->session = session;
+  struct MHD_Response *r =
+      h->mhd->create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, tt_sse_read, s, tt_sse_closed);
+  tt_http_reap(h);
+  pthread_t t;
+  pthread_mutex_lock(&h->mu);
+  bool started = r && pthread_create(&t, NULL, tt_sse_worker, s) == 0;
+  if (started) h->streams++;
+  pthread_mutex_unlock(&h->mu);
+  if (!started) {
+    if (r) h->mhd->destroy_response(r); /* frees s through tt_sse_closed: one ref */
+    else tt_sse_unref(s);
+    tt_sse_unref(s);
+    tt_hsession_unref(h, session);
+    json_decref(msg);
+    return tt_send_error(h, c, 503, TT_RPC_INTERNAL_ERROR,
+                         "Service Unavailable: cannot start a worker; try again", origin);
+  }
+  h->mhd->add_response_header(r, "Content-Type", "text/event-stream");
+  h->mhd->add_response_header(r, "Cache-Control", "no-cache");
+  h->mhd->add_response_header(r, "X-Accel-Buffering", "no");
+  tt_add_common_headers(h, r, origin, NULL);
+  enum MHD_Result ret = h->mhd->queue_response(c, 200, r);
+  h->mhd->destroy_response(r);
+  return ret;
 }
 
 static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req *rq,
@@ -442,7 +521,7 @@ static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req
   if (!msg) return tt_send_json(h, c, 400, tt_mcp_parse_error(&e), origin, NULL);
 
   const char *sid = tt_header(h, c, "Mcp-Session-Id");
-  bool modern = tt_is_modern(msg);
+  bool modern = tt_mcp_is_modern(msg);
   tt_http_session *session = NULL;
   bool created = false;
   if (sid && !modern) {
@@ -458,61 +537,15 @@ static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req
     session = tt_hsession_new(h);
     created = true;
   }
-  tt_mcp_call call = {
-      .conn = session ? session->conn : NULL,
-      .http = true,
-      .header_version = tt_header(h, c, "MCP-Protocol-Version"),
-      .header_method = tt_header(h, c, "Mcp-Method"),
-      .header_name = tt_header(h, c, "Mcp-Name"),
+  tt_http_fields fields = {
+      .version = tt_mcp_http_field_value(tt_header(h, c, "MCP-Protocol-Version")),
+      .method = tt_mcp_http_field_value(tt_header(h, c, "Mcp-Method")),
+      .name = tt_mcp_http_field_value(tt_header(h, c, "Mcp-Name")),
   };
-
-  if (tt_wants_stream(h, c, msg)) {
-    json_t *bad = tt_mcp_precheck(h->srv, &call, msg);
-    if (bad) {
-      tt_hsession_unref(h, session);
-      json_decref(msg);
-      return tt_send_json(h, c, (unsigned)call.http_status, bad, origin, NULL);
-    }
-    tt_sse *s = tt_xcalloc(1, sizeof *s);
-    s->h = h;
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
-    s->refs = 2;
-    s->last_ms = tt_now_ms();
-    const union MHD_ConnectionInfo *ci =
-        h->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    s->fd = ci ? ci->connect_fd : -1;
-    s->call = call;
-    s->call.send = tt_sse_send;
-    s->call.send_ud = s;
-    s->msg = msg;
-    s->session = session;
-    struct MHD_Response *r =
-        h->mhd->create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, tt_sse_read, s, tt_sse_closed);
-    tt_http_reap(h);
-    pthread_t t;
-    pthread_mutex_lock(&h->mu);
-    bool started = r && pthread_create(&t, NULL, tt_sse_worker, s) == 0;
-    if (started) h->streams++;
-    pthread_mutex_unlock(&h->mu);
-    if (!started) {
-      if (r) h->mhd->destroy_response(r); /* frees s through tt_sse_closed: one ref */
-      else tt_sse_unref(s);
-      tt_sse_unref(s);
-      tt_hsession_unref(h, session);
-      json_decref(msg);
-      return tt_send_error(h, c, 503, TT_RPC_INTERNAL_ERROR,
-                           "Service Unavailable: cannot start a worker; try again", origin);
-    }
-    h->mhd->add_response_header(r, "Content-Type", "text/event-stream");
-    h->mhd->add_response_header(r, "Cache-Control", "no-cache");
-    h->mhd->add_response_header(r, "X-Accel-Buffering", "no");
-    tt_add_common_headers(h, r, origin, NULL);
-    enum MHD_Result ret = h->mhd->queue_response(c, 200, r);
-    h->mhd->destroy_response(r);
-    return ret;
-  }
-
+  if (tt_wants_stream(h, c, msg)) return tt_post_stream(h, c, msg, session, &fields, origin);
+  tt_mcp_call call = {.conn = session ? session->conn : NULL, .http = true,
+                      .header_version = fields.version, .header_method = fields.method,
+                      .header_name = fields.name};
   const json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
   bool track = session && id && json_object_get(msg, "method");
   tt_inflight *tracked = track ? tt_mcp_conn_track(session->conn, id, &call.cancel) : NULL;
@@ -524,6 +557,7 @@ static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req
   if (init_ok) snprintf(sid_copy, sizeof sid_copy, "%s", session->id);
   tt_hsession_unref(h, session);
   json_decref(msg);
+  tt_http_fields_free(&fields);
   if (!reply || call.no_reply)
     return tt_send(h, c, 202, NULL, NULL, 0, origin, NULL, NULL, NULL);
   return tt_send_json(h, c, (unsigned)call.http_status, reply, origin, init_ok ? sid_copy : NULL);

@@ -105,7 +105,8 @@ struct tt_mcp_call {
   volatile sig_atomic_t cancel;
   bool http;                  /* over HTTP (status codes matter) */
   /* HTTP request headers the 2026-07-28 revision checks against the body
-   * (NULL when absent), as sent (=?base64?...?= not yet decoded) */
+   * (NULL when absent), without the whitespace around them (RFC 9110
+   * 5.5), an Mcp-Name's =?base64?...?= not yet decoded */
   const char *header_version; /* MCP-Protocol-Version */
   const char *header_method;  /* Mcp-Method */
   const char *header_name;    /* Mcp-Name */
@@ -113,6 +114,14 @@ struct tt_mcp_call {
   int http_status;            /* 200 unless an error says otherwise */
   bool no_reply;              /* cancelled: send no response at all */
 };
+
+/* Whether msg is a 2026-07-28 request: its params._meta names a protocol
+ * version (an initialize only when that version is 2026-07-28; otherwise it
+ * opens a handshake). Transports use it to decide on sessions. */
+bool tt_mcp_is_modern(const json_t *msg);
+/* An HTTP header's value without the spaces and tabs around it (RFC 9110
+ * 5.5); a new string, NULL for NULL. */
+char *tt_mcp_http_field_value(const char *raw);
 
 /* Handles one message (an object or, for 2025-03-26, a batch). Returns
  * the reply to send, or NULL when none is due (a notification, a

@@ -179,10 +179,12 @@ static json_t *tt_mcp_capabilities(void) {
                    "subscribe", 0, "listChanged", 0, "prompts", "listChanged", 0);
 }
 
-/* HTTP header values may come as =?base64?...?= (non-ASCII values). */
-static char *tt_mcp_header_value(const char *h) {
+/* Mcp-Name may come as =?base64?...?= (a name or URI that is not plain
+ * ASCII, or has spaces at its ends); NULL when the sentinel holds no valid
+ * base64 text. */
+static char *tt_mcp_decode_name(const char *h) {
   size_t n = strlen(h);
-  if (n >= 12 && strncmp(h, "=?base64?", 9) == 0 && strcmp(h + n - 2, "?=") == 0) {
+  if (n >= 11 && strncmp(h, "=?base64?", 9) == 0 && strcmp(h + n - 2, "?=") == 0) {
     tt_buf b = TT_BUF_INIT;
     if (tt_base64_decode(&b, h + 9, n - 11) && !memchr(b.data ? b.data : "", 0, b.len))
       return tt_buf_detach(&b);
@@ -192,7 +194,8 @@ static char *tt_mcp_header_value(const char *h) {
   return tt_xstrdup(h);
 }
 
-/* 2026-07-28 over HTTP: the headers must repeat what the body says. */
+/* 2026-07-28 over HTTP: a header must repeat what the body says (header
+ * values come trimmed by the transport; only Mcp-Name may be encoded). */
 static bool tt_mcp_check_header(tt_mcp_req *r, const char *header, const char *raw,
                                 const char *body) {
   if (!raw) {
@@ -200,20 +203,21 @@ static bool tt_mcp_check_header(tt_mcp_req *r, const char *header, const char *r
                 "Header mismatch: the %s header is missing; it must be \"%s\"", header, body);
     return false;
   }
-  char *v = tt_mcp_header_value(raw);
+  bool encoded = strcmp(header, "Mcp-Name") == 0;
+  char *v = encoded ? tt_mcp_decode_name(raw) : tt_xstrdup(raw);
   bool ok = v && strcmp(v, body) == 0;
   if (!ok)
     tt_mcp_fail(r, TT_MCP_HEADER_MISMATCH, 400,
-                "Header mismatch: %s header value '%s' does not match body value '%s'", header,
-                v ? v : raw, body);
+                "Header mismatch: %s header value '%.200s' does not match body value '%.200s'",
+                header, v ? v : raw, body);
   free(v);
   return ok;
 }
 
+/* Mcp-Method and Mcp-Name (the version header is checked before them). */
 static bool tt_mcp_check_headers(tt_mcp_req *r) {
   tt_mcp_call *c = r->call;
   if (!c->http) return true;
-  if (!tt_mcp_check_header(r, "MCP-Protocol-Version", c->header_version, r->version)) return false;
   if (!tt_mcp_check_header(r, "Mcp-Method", c->header_method, r->method)) return false;
   const char *key = NULL;
   if (strcmp(r->method, "tools/call") == 0 || strcmp(r->method, "prompts/get") == 0) key = "name";
@@ -231,9 +235,105 @@ static json_t *tt_mcp_supported_versions(void) {
   return a;
 }
 
+static bool tt_mcp_fail_version(tt_mcp_req *r, const char *where, const char *v) {
+  tt_mcp_fail(r, TT_MCP_UNSUPPORTED_VERSION, 400,
+              "Unsupported protocol version: %s names %.40s. This server speaks " TT_MCP_MODERN
+              " in each request's _meta, and 2025-11-25, 2025-06-18 and 2025-03-26 through "
+              "initialize",
+              where, v);
+  r->err_data = json_pack("{s:o, s:s}", "supported", tt_mcp_supported_versions(), "requested", v);
+  return false;
+}
+
+bool tt_mcp_is_modern(const json_t *msg) {
+  const json_t *params = json_object_get(msg, "params");
+  const json_t *pv = json_object_get(json_object_get(params, "_meta"), TT_META_VERSION);
+  if (!pv) return false;
+  /* initialize opens a handshake unless it names 2026-07-28, where it does
+   * not exist (and is answered as such). */
+  const char *method = json_string_value(json_object_get(msg, "method"));
+  if (method && strcmp(method, "initialize") == 0)
+    return json_is_string(pv) && strcmp(json_string_value(pv), TT_MCP_MODERN) == 0;
+  return true;
+}
+
+/* A 2026-07-28 request: the checks in the order the revision gives them
+ * meaning. The version must be a string; over HTTP its header must repeat
+ * it (-32020) before it is judged (-32022): a version this server does not
+ * speak says nothing about the rest of the envelope. */
+static bool tt_mcp_envelope_modern(tt_mcp_req *r, const json_t *meta) {
+  r->modern = true;
+  const json_t *pv = json_object_get(meta, TT_META_VERSION);
+  if (!json_is_string(pv)) {
+    tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 400,
+                "Invalid _meta envelope: " TT_META_VERSION " must be a string naming the "
+                "protocol revision (\"" TT_MCP_MODERN "\")");
+    r->err_data = json_pack("{s:{s:s, s:s}}", "envelope", "key", TT_META_VERSION, "problem",
+                            "invalid");
+    return false;
+  }
+  const char *v = json_string_value(pv);
+  if (r->call->http && !tt_mcp_check_header(r, "MCP-Protocol-Version", r->call->header_version, v))
+    return false;
+  if (strcmp(v, TT_MCP_MODERN) != 0) return tt_mcp_fail_version(r, "params._meta", v);
+  snprintf(r->version, sizeof r->version, "%s", TT_MCP_MODERN);
+  const json_t *caps = json_object_get(meta, TT_META_CAPS);
+  if (!json_is_object(caps)) {
+    tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 400,
+                "Invalid _meta envelope for protocol revision " TT_MCP_MODERN
+                ": " TT_META_CAPS ": %s",
+                caps ? "must be an object" : "missing");
+    r->err_data = json_pack("{s:{s:s, s:s}}", "envelope", "key", TT_META_CAPS, "problem",
+                            caps ? "invalid" : "missing");
+    return false;
+  }
+  r->caps = json_incref((json_t *)caps);
+  return tt_mcp_check_headers(r);
+}
+
+/* A request without the 2026-07-28 envelope whose MCP-Protocol-Version
+ * header names 2026-07-28 is a modern request with its required _meta
+ * fields missing: invalid params, not a handshake request. */
+static bool tt_mcp_fail_missing_envelope(tt_mcp_req *r, const json_t *meta) {
+  json_t *missing = json_array();
+  if (!meta) json_array_append_new(missing, json_string("_meta"));
+  if (meta) json_array_append_new(missing, json_string(TT_META_VERSION));
+  if (meta && !json_is_object(json_object_get(meta, TT_META_CAPS)))
+    json_array_append_new(missing, json_string(TT_META_CAPS));
+  tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 400,
+              "Invalid params: the MCP-Protocol-Version header names " TT_MCP_MODERN
+              ", but params.%s is missing; send params._meta with " TT_META_VERSION
+              " and " TT_META_CAPS " (or, for a 2025 handshake revision, no such header%s)",
+              meta ? "_meta." TT_META_VERSION : "_meta",
+              strcmp(r->method, "initialize") == 0 ? " on initialize" : "");
+  r->err_data = json_pack("{s:{s:o}}", "envelope", "missing", missing);
+  return false;
+}
+
+/* A handshake revision: the connection's, else the HTTP header's, else
+ * 2025-03-26 (an old client that sends no header). */
+static bool tt_mcp_envelope_legacy(tt_mcp_req *r, const json_t *meta) {
+  const char *hv = r->call->header_version;
+  bool initialize = strcmp(r->method, "initialize") == 0;
+  if (hv && strcmp(hv, TT_MCP_MODERN) == 0) return tt_mcp_fail_missing_envelope(r, meta);
+  /* initialize negotiates in its params; a stray header there means nothing. */
+  if (hv && !tt_mcp_is_legacy_version(hv) && !initialize)
+    return tt_mcp_fail_version(r, "the MCP-Protocol-Version header", hv);
+  json_t *caps = NULL;
+  if (r->call->conn && tt_mcp_conn_legacy(r->call->conn, r->version, &caps)) {
+    r->caps = caps;
+  } else {
+    json_decref(caps);
+    snprintf(r->version, sizeof r->version, "%s",
+             hv && tt_mcp_is_legacy_version(hv) ? hv : TT_MCP_LEGACY_FALLBACK);
+    r->caps = json_object();
+  }
+  return true;
+}
+
 /* Works out the revision, capabilities and progress token of a request.
  * False (with the error recorded) when the envelope is wrong. */
-static bool tt_mcp_envelope(tt_mcp_req *r) {
+static bool tt_mcp_envelope(tt_mcp_req *r, const json_t *msg) {
   const json_t *meta = json_object_get(r->params, "_meta");
   if (meta && !json_is_object(meta)) {
     tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 400, "params._meta must be an object");
@@ -241,58 +341,8 @@ static bool tt_mcp_envelope(tt_mcp_req *r) {
   }
   const json_t *tok = json_object_get(meta, "progressToken");
   if (json_is_string(tok) || json_is_integer(tok)) r->progress_token = tok;
-  const json_t *pv = json_object_get(meta, TT_META_VERSION);
-  bool initialize = strcmp(r->method, "initialize") == 0;
-  if (pv && !initialize) {
-    r->modern = true;
-    if (!json_is_string(pv)) {
-      tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 400,
-                  "Invalid _meta envelope: " TT_META_VERSION " must be a string");
-      return false;
-    }
-    const char *v = json_string_value(pv);
-    if (strcmp(v, TT_MCP_MODERN) != 0) {
-      tt_mcp_fail(r, TT_MCP_UNSUPPORTED_VERSION, 400,
-                  "Unsupported protocol version: %.40s. This server speaks " TT_MCP_MODERN
-                  " in each request's _meta, and 2025-11-25, 2025-06-18 and 2025-03-26 "
-                  "through initialize",
-                  v);
-      r->err_data = json_pack("{s:o, s:s}", "supported", tt_mcp_supported_versions(),
-                              "requested", v);
-      return false;
-    }
-    snprintf(r->version, sizeof r->version, "%s", TT_MCP_MODERN);
-    const json_t *caps = json_object_get(meta, TT_META_CAPS);
-    if (!json_is_object(caps)) {
-      tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 400,
-                  "Invalid _meta envelope for protocol revision " TT_MCP_MODERN
-                  ": " TT_META_CAPS ": %s",
-                  caps ? "must be an object" : "missing");
-      r->err_data = json_pack("{s:{s:s, s:s}}", "envelope", "key", TT_META_CAPS, "problem",
-                              caps ? "invalid" : "missing");
-      return false;
-    }
-    r->caps = json_incref((json_t *)caps);
-    return tt_mcp_check_headers(r);
-  }
-  /* A handshake revision: the connection's, else the HTTP header's. */
-  const char *hv = r->call->header_version;
-  if (hv && !tt_mcp_is_legacy_version(hv) && !initialize) {
-    tt_mcp_fail(r, TT_RPC_INVALID_REQUEST, 400,
-                "Bad Request: unsupported MCP-Protocol-Version header '%.40s' (supported: "
-                "2025-11-25, 2025-06-18, 2025-03-26; or 2026-07-28 with params._meta)",
-                hv);
-    return false;
-  }
-  json_t *caps = NULL;
-  if (r->call->conn && tt_mcp_conn_legacy(r->call->conn, r->version, &caps)) {
-    r->caps = caps;
-  } else {
-    json_decref(caps);
-    snprintf(r->version, sizeof r->version, "%s", hv ? hv : TT_MCP_LEGACY_FALLBACK);
-    r->caps = json_object();
-  }
-  return true;
+  if (tt_mcp_is_modern(msg)) return tt_mcp_envelope_modern(r, meta);
+  return tt_mcp_envelope_legacy(r, meta);
 }
 
 /* ---- lifecycle and list methods -------------------------------------------------- */
@@ -402,6 +452,17 @@ static json_t *tt_mcp_dispatch(tt_mcp_req *r, const tt_mcp_method **found) {
     return tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 400,
                        "server/discover belongs to revision " TT_MCP_MODERN
                        ": send params._meta with " TT_META_VERSION " and " TT_META_CAPS);
+  /* 2026-07-28 removed the handshake's methods (initialize, ping...): over
+   * HTTP a method the revision lacks is 404 with -32601. */
+  if (m && r->modern && !m->modern)
+    return tt_mcp_fail(r, TT_RPC_METHOD_NOT_FOUND, 404,
+                       "Method not found: %s belongs to the handshake revisions (2025-11-25 and "
+                       "earlier), not to " TT_MCP_MODERN "; %s",
+                       r->method,
+                       strcmp(r->method, "initialize") == 0
+                           ? "to open a handshake session, send initialize without "
+                             TT_META_VERSION " in params._meta"
+                           : "2026-07-28 requests need no session and no handshake");
   if (!m || (r->modern && !m->modern) || (!r->modern && !m->legacy))
     return tt_mcp_fail(r, TT_RPC_METHOD_NOT_FOUND, r->modern ? 404 : 0,
                        "Method not found: %.100s (revision %s)", r->method, r->version);
@@ -448,7 +509,7 @@ static json_t *tt_mcp_request(tt_mcp_server *s, tt_mcp_call *call, const json_t 
   r.params = params ? params : empty;
   const tt_mcp_method *m = NULL;
   json_t *res = NULL;
-  if (tt_mcp_envelope(&r)) res = tt_mcp_dispatch(&r, &m);
+  if (tt_mcp_envelope(&r, msg)) res = tt_mcp_dispatch(&r, &m);
   json_t *reply = NULL;
   if (call->no_reply) {
     json_decref(res);
@@ -541,7 +602,7 @@ json_t *tt_mcp_precheck(tt_mcp_server *s, tt_mcp_call *call, const json_t *msg) 
   const json_t *params = json_object_get(msg, "params");
   r.params = params ? params : empty;
   json_t *reply = NULL;
-  if (!tt_mcp_envelope(&r)) {
+  if (!tt_mcp_envelope(&r, msg)) {
     reply = tt_rpc_error(r.id, r.err_code, r.err_message, r.err_data);
     r.err_data = NULL;
     call->http_status = r.err_status ? r.err_status : 200;

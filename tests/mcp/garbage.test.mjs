@@ -460,6 +460,33 @@ describe('HTTP', { timeout: SUITE_TIMEOUT }, () => {
     assert.deepEqual([r.status, r.text], [202, ''], 'a notification: 202, no body');
     r = await post(srv.url, [list(12)], { headers: modernHeaders('tools/list') });
     assert.deepEqual([r.status, r.json?.error?.code], [400, -32600], 'no batches in 2026-07-28');
+    /* the HTTP field value is what is between the optional whitespace (RFC 9110 5.5) */
+    /* (node:http sends the value as given; fetch would trim it itself) */
+    r = await rawHttp(srv.url, { headers: { ...modernHeaders('tools/call'), 'Mcp-Name': '\t run_sql \t', 'Mcp-Method': 'tools/call  ', 'MCP-Protocol-Version': ` ${MODERN}\t` }, body: JSON.stringify(modernRequest(13, 'tools/call', { name: 'run_sql', arguments: { sql: 'SELECT 1' } })) });
+    assert.deepEqual([r.status, r.json?.result?.structuredContent?.rows], [200, [[1]]], `whitespace around header values: ${r.text}`);
+    r = await rawHttp(srv.url, { headers: { ...modernHeaders('tools/call'), 'Mcp-Name': 'run _sql' }, body: JSON.stringify(modernRequest(13, 'tools/call', { name: 'run_sql', arguments: { sql: 'SELECT 1' } })) });
+    assert.deepEqual([r.status, r.json?.error?.code], [400, -32020], `whitespace inside a value is kept: ${r.text}`);
+    /* the same for ask_database, which answers as an event stream: the
+     * headers are checked before the stream starts, and read by its worker */
+    const ask = JSON.stringify(modernRequest(18, 'tools/call', { name: 'ask_database', arguments: { question: 'How many genres?' } }));
+    r = await rawHttp(srv.url, { headers: { ...modernHeaders('tools/call'), 'Mcp-Name': 'ask_data base' }, body: ask });
+    assert.deepEqual([r.status, r.json?.error?.code], [400, -32020], `a mismatch before the stream: ${r.text}`);
+    r = await rawHttp(srv.url, { headers: { ...modernHeaders('tools/call'), 'Mcp-Name': ' ask_database\t' }, body: ask });
+    assert.equal(r.status, 200, r.text);
+    assert.match(r.headers['content-type'] ?? '', /^text\/event-stream/);
+    const last = JSON.parse(r.text.split('\n').filter((l) => l.startsWith('data:')).at(-1).slice(5));
+    assert.deepEqual([last.id, last.result?.resultType], [18, 'complete'], `a trimmed Mcp-Name on the stream: ${r.text}`);
+    /* the 2026-07-28 header without the envelope: its required _meta fields are missing */
+    r = await post(srv.url, { jsonrpc: '2.0', id: 14, method: 'tools/list', params: {} }, { headers: modernHeaders('tools/list') });
+    assert.deepEqual([r.status, r.json?.error?.code, r.json?.id], [400, -32602, 14], `no _meta under the 2026-07-28 header: ${r.text}`);
+    r = await post(srv.url, { jsonrpc: '2.0', id: 15, method: 'tools/list', params: { _meta: { [META_CAPS]: {} } } }, { headers: modernHeaders('tools/list') });
+    assert.deepEqual([r.status, r.json?.error?.code], [400, -32602], `no protocol version in _meta under the 2026-07-28 header: ${r.text}`);
+    /* a header that disagrees with the body is a mismatch, whatever the body names */
+    r = await post(srv.url, { jsonrpc: '2.0', id: 16, method: 'tools/list', params: { _meta: { [META_VERSION]: '1999-01-01', [META_CAPS]: {} } } }, { headers: modernHeaders('tools/list') });
+    assert.deepEqual([r.status, r.json?.error?.code], [400, -32020], `header 2026-07-28, body 1999-01-01: ${r.text}`);
+    /* initialize does not exist in 2026-07-28, and opens no session there */
+    r = await postModern(srv.url, 17, 'initialize', { protocolVersion: MODERN, capabilities: {}, clientInfo: { name: 't', version: '1' } });
+    assert.deepEqual([r.status, r.json?.error?.code, r.headers.get('mcp-session-id')], [404, -32601, null], `initialize under 2026-07-28: ${r.text}`);
   });
 
   test('the guards: Origin, Host, method, session, size, Content-Type', async () => {
@@ -505,7 +532,8 @@ describe('HTTP', { timeout: SUITE_TIMEOUT }, () => {
     r = await rawHttp(srv.url, { method: 'OPTIONS', headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' } });
     assert.equal(r.status, 403, 'no preflight for a foreign page');
     r = await post(srv.url, { jsonrpc: '2.0', id: 14, method: 'tools/list' }, { headers: { 'MCP-Protocol-Version': '1999-01-01' } });
-    assert.deepEqual([r.status, r.json?.error?.code], [400, -32600], `an unknown MCP-Protocol-Version header: ${r.text}`);
+    assert.deepEqual([r.status, r.json?.error?.code, r.json?.error?.data?.requested, r.json?.error?.data?.supported?.includes('2025-11-25')],
+      [400, -32022, '1999-01-01', true], `an unknown MCP-Protocol-Version header is an unsupported version, with the supported ones: ${r.text}`);
 
     /* a session: initialize gives one, DELETE ends it, then it is unknown */
     const init = await post(srv.url, { jsonrpc: '2.0', id: 10, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });

@@ -2,7 +2,9 @@
  * chinook: JSON-RPC classification, base64 and HMAC, the signed
  * requestState (forged, altered and expired states refused), cursors, the
  * revision rules of tt_mcp_handle (counter-offers, the 2026-07-28
- * envelope, batches only in 2025-03-26, result shapes per revision), and
+ * envelope and its HTTP headers in the order the revision checks them,
+ * methods it removed, batches only in 2025-03-26, result shapes per
+ * revision), and
  * the run_sql result cache: hits while the file is unchanged, misses after
  * a commit by another connection in rollback and WAL mode, never for
  * statements that call the clock or randomness. The SDK suites in
@@ -356,6 +358,180 @@ static void test_modern_envelope(void **state) {
   srv_close(&v);
 }
 
+/* Handles msg as a request over HTTP with these header values (NULL: absent). */
+static json_t *call_http(srv *v, const char *text, const char *version, const char *method,
+                         const char *name, int *status) {
+  json_t *msg = json_loads(text, 0, NULL);
+  assert_non_null(msg);
+  tt_mcp_call call = {.http = true, .header_version = version, .header_method = method,
+                      .header_name = name};
+  json_t *reply = tt_mcp_handle(v->s, &call, msg);
+  if (status) *status = call.http_status;
+  json_decref(msg);
+  return reply;
+}
+
+#define RUN_SQL_MODERN                                                                    \
+  "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":"                  \
+  "{\"name\":\"run_sql\",\"arguments\":{\"sql\":\"SELECT 1\"}," MODERN_META "}}"
+
+/* Fix 1: an HTTP field value is what lies between the optional whitespace
+ * (RFC 9110 5.5); the transport trims it before the core compares. */
+static void test_header_whitespace(void **state) {
+  (void)state;
+  static const struct { const char *raw, *want; } cases[] = {
+      {"run_sql", "run_sql"},   {"  run_sql  ", "run_sql"}, {"\trun_sql \t", "run_sql"},
+      {"run _sql", "run _sql"}, {" \t ", ""},               {"", ""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *got = tt_mcp_http_field_value(cases[i].raw);
+    assert_string_equal(got, cases[i].want);
+    free(got);
+  }
+  assert_null(tt_mcp_http_field_value(NULL));
+
+  srv v;
+  srv_open(&v);
+  char *name = tt_mcp_http_field_value("  run_sql  ");
+  char *version = tt_mcp_http_field_value("\t2026-07-28 ");
+  int status;
+  json_t *r = call_http(&v, RUN_SQL_MODERN, version, "tools/call", name, &status);
+  assert_non_null(json_object_get(r, "result"));
+  assert_int_equal(status, 200);
+  json_decref(r);
+  /* untrimmed, the same values are a mismatch: the core compares exactly */
+  r = call_http(&v, RUN_SQL_MODERN, "2026-07-28", "tools/call", "  run_sql  ", &status);
+  assert_int_equal(error_code(r), TT_MCP_HEADER_MISMATCH);
+  assert_int_equal(status, 400);
+  json_decref(r);
+  free(name);
+  free(version);
+  srv_close(&v);
+}
+
+/* Fix 2: under the 2026-07-28 header, a request without the envelope (no
+ * _meta, or _meta without the protocol version) is invalid params, 400. */
+static void test_modern_header_without_envelope(void **state) {
+  (void)state;
+  srv v;
+  srv_open(&v);
+  static const char *const bodies[] = {
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{}}",
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+      "{\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+      "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}",
+  };
+  for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+    int status;
+    json_t *r = call_http(&v, bodies[i], "2026-07-28", NULL, NULL, &status);
+    assert_int_equal(error_code(r), TT_RPC_INVALID_PARAMS);
+    assert_int_equal(status, 400);
+    assert_int_equal(json_integer_value(json_object_get(r, "id")), 1);
+    json_t *missing = json_object_get(json_object_get(json_object_get(json_object_get(r, "error"),
+                                                                      "data"), "envelope"), "missing");
+    assert_true(json_array_size(missing) >= 1);
+    json_decref(r);
+  }
+  /* Without the header (stdio, or a 2025 client) the same request is a
+   * handshake-revision one and is served. */
+  json_t *r = call_text(&v, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", NULL);
+  assert_non_null(json_object_get(r, "result"));
+  json_decref(r);
+  r = call_http(&v, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", "2025-11-25", NULL,
+                NULL, NULL);
+  assert_non_null(json_object_get(r, "result"));
+  json_decref(r);
+  srv_close(&v);
+}
+
+/* Fix 3: the version header must repeat the body's version before that
+ * version is judged: a mismatch is -32020 even when the body's version is
+ * one this server does not speak; equal and unknown is -32022. */
+static void test_header_version_mismatch(void **state) {
+  (void)state;
+  srv v;
+  srv_open(&v);
+  const char *v999 = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"server/discover\",\"params\":{\"_meta\":"
+                     "{\"io.modelcontextprotocol/protocolVersion\":\"v999.0.0\","
+                     "\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+  int status;
+  json_t *r = call_http(&v, v999, "2026-07-28", "server/discover", NULL, &status);
+  assert_int_equal(error_code(r), TT_MCP_HEADER_MISMATCH);
+  assert_int_equal(status, 400);
+  json_decref(r);
+  r = call_http(&v, v999, NULL, "server/discover", NULL, &status);
+  assert_int_equal(error_code(r), TT_MCP_HEADER_MISMATCH); /* missing */
+  json_decref(r);
+  r = call_http(&v, v999, "v999.0.0", "server/discover", NULL, &status);
+  assert_int_equal(error_code(r), TT_MCP_UNSUPPORTED_VERSION);
+  assert_int_equal(status, 400);
+  json_t *data = json_object_get(json_object_get(r, "error"), "data");
+  assert_string_equal(json_string_value(json_object_get(data, "requested")), "v999.0.0");
+  json_decref(r);
+  /* A header naming an unknown revision with no envelope: unsupported too. */
+  r = call_http(&v, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}", "1999-01-01", NULL,
+                NULL, &status);
+  assert_int_equal(error_code(r), TT_MCP_UNSUPPORTED_VERSION);
+  assert_int_equal(status, 400);
+  data = json_object_get(json_object_get(r, "error"), "data");
+  assert_string_equal(json_string_value(json_object_get(data, "requested")), "1999-01-01");
+  json_decref(r);
+  /* the matching header passes */
+  r = call_http(&v, RUN_SQL_MODERN, "2026-07-28", "tools/call", "run_sql", &status);
+  assert_non_null(json_object_get(r, "result"));
+  json_decref(r);
+  srv_close(&v);
+}
+
+/* Fix 4: 2026-07-28 has no initialize (nor ping, logging/setLevel,
+ * resources/subscribe): with the modern envelope it is an unknown method,
+ * 404 over HTTP, and no handshake happens. */
+static void test_removed_initialize(void **state) {
+  (void)state;
+  srv v;
+  srv_open(&v);
+  const char *init = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"initialize\",\"params\":"
+                     "{\"protocolVersion\":\"2026-07-28\",\"capabilities\":{}," MODERN_META "}}";
+  json_t *msg = json_loads(init, 0, NULL);
+  assert_true(tt_mcp_is_modern(msg));
+  json_decref(msg);
+  int status;
+  json_t *r = call_http(&v, init, "2026-07-28", "initialize", NULL, &status);
+  assert_int_equal(error_code(r), TT_RPC_METHOD_NOT_FOUND);
+  assert_int_equal(status, 404);
+  assert_int_equal(json_integer_value(json_object_get(r, "id")), 5);
+  json_decref(r);
+  r = call_text(&v, init, NULL); /* stdio: same answer, and no session */
+  assert_int_equal(error_code(r), TT_RPC_METHOD_NOT_FOUND);
+  json_decref(r);
+  char version[16];
+  json_t *caps = NULL;
+  assert_false(tt_mcp_conn_legacy(v.conn, version, &caps));
+  json_decref(caps);
+  static const char *const removed[] = {"ping", "logging/setLevel", "resources/subscribe",
+                                        "resources/unsubscribe"};
+  for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++) {
+    char text[300];
+    snprintf(text, sizeof text,
+             "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"%s\",\"params\":{" MODERN_META "}}",
+             removed[i]);
+    r = call_http(&v, text, "2026-07-28", removed[i], NULL, &status);
+    assert_int_equal(error_code(r), TT_RPC_METHOD_NOT_FOUND);
+    assert_int_equal(status, 404);
+    json_decref(r);
+  }
+  /* An initialize whose _meta names a handshake revision is a handshake. */
+  msg = json_loads("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":"
+                   "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"_meta\":"
+                   "{\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\"}}}",
+                   0, NULL);
+  assert_false(tt_mcp_is_modern(msg));
+  json_decref(msg);
+  srv_close(&v);
+}
+
 static void test_batches(void **state) {
   (void)state;
   srv v;
@@ -529,6 +705,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_request_state, setup, teardown),
       cmocka_unit_test_setup_teardown(test_initialize_counter_offer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_modern_envelope, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_header_whitespace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_modern_header_without_envelope, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_header_version_mismatch, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_removed_initialize, setup, teardown),
       cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(test_result_shapes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_rollback_journal, setup, teardown),
