@@ -146,6 +146,21 @@ test('chat: a pasted multi-line question is one question, and exit leaves', asyn
   assert.match(r.out, /Rock leads\./);
 });
 
+test('chat: a line ending in a backslash goes on with the next line', async () => {
+  const sc = scratch();
+  const srv = await server({
+    rules: [
+      { when: { question: '^How many\ngenres\\?$', step: 0 }, ...sql('SELECT count(*) FROM Genre') },
+      { when: { question: '^How many\ngenres\\?$', step: 1 }, ...answer('25 genres.') },
+    ],
+  });
+  const r = await run(['chat', sc.db, '--base-url', srv.url, '--state-dir', sc.state], { input: 'How many\\\ngenres?\n' });
+  await srv.close();
+  assert.equal(r.code, 0);
+  assert.equal(srv.requests.length, 2, r.stderr);
+  assert.match(r.stdout, /25 genres\./);
+});
+
 test('chat: exit and quit leave instead of going to the model; a clarifying question prints no ask command', async () => {
   const sc = scratch();
   const srv = await server({ rules: [{ tool: 'ask_user', args: { question: 'Which year?' } }] });
