@@ -192,7 +192,8 @@ void tt_strv_free(char **v, size_t n);
 /* ---- strings --------------------------------------------------------- */
 
 bool tt_streq_nocase(const char *a, const char *b);
-/* Case-insensitive edit distance, or max+1 once it is certain to exceed max. */
+/* Case-insensitive edit distance in which a swap of two neighbouring letters
+ * counts as one edit, or max+1 once it is certain to exceed max. */
 size_t tt_edit_distance(const char *a, const char *b, size_t max);
 bool tt_has_prefix(const char *s, const char *prefix);
 /* s ends with suffix, ignoring ASCII case ("chart.PNG" ends with ".png"). */

@@ -1,6 +1,6 @@
 /* test_util.c — units of the util layer: UTF-8 decoding edge cases, the
  * terminal escaper, JSON escaping of unsafe code points, widths, buffers,
- * number formatting and option parsing. */
+ * number formatting and option parsing, edit distance. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -168,6 +168,18 @@ static void test_buf_and_strings(void **state) {
   assert_false(tt_has_suffix_nocase("chart.png.txt", ".png"));
 }
 
+static void test_edit_distance(void **state) {
+  (void)state;
+  assert_int_equal(tt_edit_distance("Name", "Name", 3), 0);
+  assert_int_equal(tt_edit_distance("name", "NAME", 3), 0);
+  assert_int_equal(tt_edit_distance("Nmae", "Name", 3), 1); /* a swap is one edit */
+  assert_int_equal(tt_edit_distance("Nme", "Name", 3), 1);
+  assert_int_equal(tt_edit_distance("Milisecond", "Milliseconds", 3), 2);
+  assert_int_equal(tt_edit_distance("abcdef", "badcfe", 5), 3);
+  assert_int_equal(tt_edit_distance("Quasar", "Name", 2), 3); /* max+1 past the limit */
+  assert_int_equal(tt_edit_distance("", "abc", 5), 3);
+}
+
 static void test_arena(void **state) {
   (void)state;
   tt_arena *a = tt_arena_new();
@@ -192,6 +204,7 @@ int main(void) {
       cmocka_unit_test(test_json_escape_unsafe),
       cmocka_unit_test(test_buf_and_strings),
       cmocka_unit_test(test_arena),
+      cmocka_unit_test(test_edit_distance),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
