@@ -166,10 +166,14 @@ bool tt_base64_decode(tt_buf *out, const char *s, size_t n);
 
 typedef struct tt_dotenv tt_dotenv;
 
-/* Reads KEY=VALUE lines (optional "export ", quotes, # comments) from path;
- * an absent file gives an empty set. Never modifies the process
+/* Reads KEY=VALUE lines from path by dotenv's rules: optional "export ",
+ * "double quotes" (\n \t \" \\ escapes, may span lines), 'single quotes'
+ * (no escapes), # comments on their own line or after a blank outside
+ * quotes. An absent file gives an empty set. Never modifies the process
  * environment. */
 tt_dotenv *tt_dotenv_load(const char *path);
+/* The same from text in memory. */
+tt_dotenv *tt_dotenv_parse(const char *text);
 void tt_dotenv_free(tt_dotenv *d);
 /* The process environment wins over the .env file; NULL when neither has
  * name or the value is empty. d may be NULL. */
