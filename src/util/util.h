@@ -138,7 +138,9 @@ void tt_buf_put_iso_time(tt_buf *b, double t);
 /* n random bytes from the kernel as 2n lower-case hex digits into out
  * (which must hold 2n+1 bytes). */
 void tt_random_hex(char *out, size_t n);
-/* A sortable run id: UTC time plus randomness, 20261202-094512-7f3a9c. */
+/* A run id that sorts as text in start order: UTC time to the millisecond
+ * plus three random hex digits, 20261202-094512-0837f3 (at
+ * 09:45:12.083, random 7f3). */
 char *tt_new_run_id(void);
 
 /* ---- SHA-256 (libcrypto, loaded on first use) ------------------------------ */

@@ -1,6 +1,7 @@
 /* test_util.c — units of the util layer: UTF-8 decoding edge cases, the
  * terminal escaper, JSON escaping of unsafe code points, widths, buffers,
- * number formatting and option parsing, edit distance and .env rules. */
+ * number formatting and option parsing, edit distance, .env rules and
+ * run ids. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/util.h"
 
@@ -232,6 +234,24 @@ static void test_dotenv_rules(void **state) {
   unsetenv("TT_T_ENV");
 }
 
+static void test_run_ids_sort_by_time(void **state) {
+  (void)state;
+  char *prev = tt_new_run_id();
+  assert_int_equal(strlen(prev), 22);
+  for (int i = 0; i < 20; i++) {
+    struct timespec ts = {0, 2 * 1000 * 1000}; /* 2 ms: a later millisecond */
+    nanosleep(&ts, NULL);
+    char *id = tt_new_run_id();
+    if (strcmp(prev, id) >= 0) {
+      fprintf(stderr, "run id %s sorts before the earlier %s\n", id, prev);
+      fail();
+    }
+    free(prev);
+    prev = id;
+  }
+  free(prev);
+}
+
 static void test_arena(void **state) {
   (void)state;
   tt_arena *a = tt_arena_new();
@@ -258,6 +278,7 @@ int main(void) {
       cmocka_unit_test(test_arena),
       cmocka_unit_test(test_edit_distance),
       cmocka_unit_test(test_dotenv_rules),
+      cmocka_unit_test(test_run_ids_sort_by_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
