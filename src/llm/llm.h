@@ -220,9 +220,13 @@ typedef struct tt_pull_result {
   char sha256[65];
 } tt_pull_result;
 
-/* Downloads url to dest (via dest.part, resumed when present), verifying
- * the sha256 the server announces. false with err on failure; an
- * interrupted download keeps its .part for the next attempt. */
+/* True for an https URL, or plain http to this machine (localhost,
+ * 127.x, [::1]); otherwise false with the reason in why. */
+bool tt_pull_url_ok(const char *url, tt_buf *why);
+/* Downloads url (see tt_pull_url_ok; redirects stay on https) to dest (via
+ * dest.part, resumed when present), verifying the sha256 the server
+ * announces. false with err on failure; an interrupted download keeps its
+ * .part for the next attempt, an empty one is removed. */
 bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o,
                    tt_pull_result *res, tt_buf *err);
 
