@@ -143,7 +143,8 @@ enum {
   "                         e.g. http://127.0.0.1:8080/v1\n"                           \
   "      --model NAME       model name sent to it (TABLETALK_MODEL)\n"                 \
   "      --api-key-env VAR  variable holding the API key (default TABLETALK_API_KEY)\n" \
-  "      --llm-timeout S    give up when the endpoint sends nothing for S s (120)\n"    \
+  "      --llm-timeout S    give up when the endpoint sends nothing for S s (120):\n"   \
+  "                         the first byte or a pause in a stream; not retried\n"   \
   "      --no-stream        ask for whole replies instead of a stream\n"               \
   "      --max-tokens N     longest reply (2048); --temperature T (0); --seed N\n"     \
   "Queries and state:\n"                                                              \

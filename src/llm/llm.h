@@ -165,6 +165,10 @@ tt_llm_http_opts tt_llm_http_default_opts(void);
  * start-up work; tt_llm_http_new waits for it. */
 void tt_llm_http_preload(void);
 tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err);
+/* url is a usable endpoint URL: http:// or https://, a host (name, IPv4
+ * or [IPv6]), an optional port from 1 to 65535, no spaces or control
+ * characters; false with the reason in why ("it names no host"). */
+bool tt_llm_http_url_ok(const char *url, tt_buf *why);
 
 /* ---- the embedded llama.cpp backend ------------------------------------- */
 
