@@ -178,6 +178,10 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
 /* The model the options and configuration ask for (see tt_cli_env_open
  * for the order), or NULL with the reason in err. */
 tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err);
+/* 0 when the endpoint URL the configuration picks (if any) is usable;
+ * else TT_EXIT_USAGE after saying which setting is wrong and where it came
+ * from (--base-url is checked when parsed, TABLETALK_BASE_URL here). */
+int tt_cli_check_base_url(const tt_dotenv *d, const tt_cli_agent_opts *o);
 /* The installed default model (see tt_cli_env_open), or NULL. */
 char *tt_cli_default_model(const tt_dotenv *d);
 void tt_cli_env_close(tt_cli_env *e);
