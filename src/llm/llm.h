@@ -181,6 +181,8 @@ typedef struct tt_llm_llama_opts {
   long max_tokens;         /* longest reply (1024) */
   const char *cache_dir;   /* where computed prompt prefixes are kept (NULL: not kept) */
   bool reuse;              /* reuse cached tokens (false: recompute every call) */
+  bool cold;               /* compute the first prefix even when a saved state
+                            * exists in cache_dir, and save it afresh */
   bool show_progress;      /* loading progress on stderr */
 } tt_llm_llama_opts;
 

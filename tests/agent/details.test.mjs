@@ -2,7 +2,8 @@
 // reach the model, the --llm-timeout and retry messages, replies that are
 // not an API's, pull offline and over plain http, `trace latest` and the
 // trace view with charts, .env syntax, malformed endpoint URLs, the
-// behaviour suite's failure lines and the main help's columns.
+// behaviour suite's failure lines, bench --cold on the tiny random-weight
+// model, and the main help's columns.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -210,6 +211,33 @@ test('a failed behaviour check says what was expected and what was found', async
   const check = j.json.cases[0].checks.find((c) => c.check === 'the count');
   assert.equal(check.expected, '3503 in the final result');
   assert.equal(check.found, '1 row: (1) from SELECT 1');
+});
+
+const TINY = process.env.TT_TINY_MODEL;
+
+test('bench --cold computes and saves the prefix, so the next warm run restores it', { skip: !TINY && 'no tiny model' }, async () => {
+  const sc = scratch();
+  const rec = path.join(sc.dir, 'recording.json');
+  fs.writeFileSync(rec, JSON.stringify({ database: 'chinook.sqlite', questions: [{ question: 'How many genres?',
+    calls: [{ name: 'run_sql', arguments: { sql: 'SELECT count(*) FROM Genre' } },
+      { name: 'answer', arguments: { text: '25.' } }] }] }));
+  const cache = path.join(sc.dir, 'cache');
+  const bench = async (extra) => {
+    const r = await run(['bench', rec, '--model-path', TINY, '--json', ...extra], { env: { TABLETALK_CACHE_DIR: cache },
+      timeoutMs: 120000 });
+    assert.equal(r.code, 0, r.stderr);
+    return r.json;
+  };
+  const cold = await bench(['--cold']);
+  assert.equal(cold.steps[0].reused_tokens, 0, 'cold: the prefix is computed');
+  assert.equal(cold.totals.restore_s, 0);
+  assert.equal(fs.readdirSync(cache).filter((f) => /^prefix-[0-9a-f]+\.state$/.test(f)).length, 1, 'and saved');
+  const warm = await bench([]);
+  assert.ok(warm.steps[0].reused_tokens > 0, 'warm: the saved prefix is restored');
+  assert.ok(warm.totals.restore_s > 0);
+  assert.ok(warm.totals.computed_tokens < cold.totals.computed_tokens);
+  const again = await bench(['--cold']);
+  assert.equal(again.steps[0].reused_tokens, 0, 'cold ignores the saved state');
 });
 
 test('the main help keeps every command summary in one column, within 80 columns', async () => {
