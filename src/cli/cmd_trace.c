@@ -1,6 +1,7 @@
 /* cmd_trace.c — `tabletalk trace latest|list|RUN_ID`: a run's steps read
  * back from its JSONL trace (model calls with timings and tokens, SQL with
- * rows and time, checks, the result), or the list of recent runs. */
+ * rows and time, charts with their files, checks, the result), or the list
+ * of recent runs. */
 #include "cli/cli.h"
 
 #include <stdlib.h>
@@ -35,12 +36,14 @@ static void tt_put_safe(tt_buf *b, const char *s, size_t max_chars) {
 }
 
 /* The first two columns of a step line: the model call's number (blank for
- * what the call did) and a dimmed label, padded outside the colour codes so
- * that every row lines up. */
+ * what the call did) and a dimmed label of at most 4 letters (llm, sql,
+ * plot, call, chk), padded outside the colour codes so every row lines up. */
+#define TT_TRACE_LABEL_WIDTH 5
 static void tt_trace_label(tt_buf *b, const tt_term *t, long long step, const char *label) {
   if (step >= 0) tt_buf_printf(b, "%2lld ", step);
   else tt_buf_puts(b, "   ");
-  tt_buf_printf(b, "%s%s%s%*s", tt_term_dim(t), label, tt_term_reset(t), (int)(6 - strlen(label)), "");
+  tt_buf_printf(b, "%s%s%s%*s", tt_term_dim(t), label, tt_term_reset(t),
+                (int)(TT_TRACE_LABEL_WIDTH - strlen(label)), "");
 }
 
 /* The widest tool name ("make_chart"), so tool columns do not shift. */
@@ -74,7 +77,7 @@ static bool tt_trace_tool_call(tt_buf *b, const tt_term *t, const json_t *ev) {
       tt_buf_printf(b, " (%lld rows, %.0f ms)", (long long)json_integer_value(json_object_get(ev, "rows")),
                     tt_jnum(ev, "ms"));
   } else if (strcmp(name, "make_chart") == 0) {
-    tt_trace_label(b, t, -1, "chart");
+    tt_trace_label(b, t, -1, "plot");
     tt_put_safe(b, *tt_jstr(ev, "chart") ? tt_jstr(ev, "chart") : "(not drawn)", 200);
     if (*tt_jstr(ev, "chart_file")) {
       tt_buf_puts(b, " -> ");
@@ -101,7 +104,7 @@ static void tt_trace_step(tt_buf *b, const tt_term *t, const json_t *ev) {
   } else if (strcmp(kind, "tool_call") == 0) {
     if (!tt_trace_tool_call(b, t, ev)) return;
   } else if (strcmp(kind, "verify") == 0) {
-    tt_trace_label(b, t, -1, "check");
+    tt_trace_label(b, t, -1, "chk");
     tt_buf_printf(b, "%s: ", tt_jstr(ev, "decision"));
     tt_put_safe(b, tt_jstr(ev, "reason"), 200);
   } else {

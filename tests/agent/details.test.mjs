@@ -160,7 +160,7 @@ test('the trace view keeps its columns on make_chart rows and names the chart fi
   const col = (l, re) => l.search(re);
   for (const l of llm) assert.equal(col(l, / ms /), col(llm[0], / ms /), `"${l}" shifts the columns`);
   const sqlLine = lines.find((l) => /^ {3}sql +SELECT/.test(l));
-  const chartLine = lines.find((l) => /^ {3}chart +/.test(l));
+  const chartLine = lines.find((l) => /^ {3}plot +/.test(l));
   assert.ok(sqlLine && chartLine, t.stdout);
   assert.equal(sqlLine.indexOf('SELECT'), chartLine.indexOf('bar chart'), 'labels take one column');
   assert.ok(chartLine.includes(`bar chart, 5 bars: Invoices per year -> ${file}`), chartLine);
