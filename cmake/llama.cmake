@@ -66,7 +66,20 @@ add_library(tt_llama_libs INTERFACE)
 add_dependencies(tt_llama_libs llama_cpp)
 target_include_directories(tt_llama_libs SYSTEM INTERFACE
   "${TABLETALK_LLAMA_DIR}/include" "${TABLETALK_LLAMA_DIR}/ggml/include")
-target_link_libraries(tt_llama_libs INTERFACE ${TT_LLAMA_LIBS} stdc++ m Threads::Threads)
+# The C++ runtime llama.cpp needs is linked in statically: as a shared
+# library, libstdc++ cost every start of the program about 1,700 symbol
+# lookups (0.5 ms or more), paid by `tabletalk sql` that never runs C++.
+# Not under the sanitizers, which supply their own operator new.
+set(TT_LLAMA_STDCXX stdc++)
+if(NOT TT_SANITIZE)
+  execute_process(COMMAND ${TT_LLAMA_CXX} -print-file-name=libstdc++.a
+                  OUTPUT_VARIABLE TT_STDCXX_A OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(IS_ABSOLUTE "${TT_STDCXX_A}" AND EXISTS "${TT_STDCXX_A}")
+    set(TT_LLAMA_STDCXX "${TT_STDCXX_A}")
+    target_link_options(tt_llama_libs INTERFACE -static-libgcc)
+  endif()
+endif()
+target_link_libraries(tt_llama_libs INTERFACE ${TT_LLAMA_LIBS} ${TT_LLAMA_STDCXX} m Threads::Threads)
 if(TT_LLAMA_OPENMP)
   target_link_libraries(tt_llama_libs INTERFACE gomp)
 endif()

@@ -34,10 +34,24 @@ void tt_view_rows(tt_buf *out, const tt_result *r, int max_rows);
 void tt_view_sql_failure(tt_buf *out, const tt_db_error *err, const char *hint);
 bool tt_looks_like_instruction(const char *s, size_t n);
 
+/* sqlrefs.c: the catalog's tables a query names in FROM/JOIN, in order */
+typedef struct tt_sql_table_ref {
+  const tt_table_info *table; /* owned by the catalog */
+  char *alias;                /* as written; NULL when none */
+} tt_sql_table_ref;
+typedef struct tt_sql_table_refs {
+  size_t n;
+  tt_sql_table_ref *refs;
+} tt_sql_table_refs;
+/* Never NULL; free with tt_sql_table_refs_free. */
+tt_sql_table_refs *tt_sql_table_refs_find(const tt_catalog *cat, const char *sql);
+void tt_sql_table_refs_free(tt_sql_table_refs *r);
+
 /* hints.c */
-/* " — did you mean Track.Name?" for unknown tables and columns; NULL when
- * there is nothing useful to say. */
-char *tt_hint_for_error(const tt_catalog *cat, const char *message);
+/* " — did you mean Track.Name?" for unknown tables and columns, looking
+ * first at the tables sql names (sql may be NULL); freshly allocated, NULL
+ * when there is nothing useful to say. */
+char *tt_hint_for_error(const tt_catalog *cat, const char *sql, const char *message);
 
 /* verify.c: the values an answer's numbers may come from */
 typedef struct tt_backing {

@@ -1,6 +1,8 @@
 /* hints.c — turning "no such table/column" into a suggestion of the
  * closest names that do exist, so the model can repair its SQL in one step
- * ("no such column: Trak.Name — did you mean Track.Name?"). */
+ * ("no such column: Trak.Name — did you mean Track.Name?"). A wrong column
+ * name is looked for first among the tables the query itself names (found
+ * by sqlrefs.c, aliases included), then in the whole schema. */
 #include "agent/agent_internal.h"
 
 #include <stdlib.h>
@@ -11,6 +13,13 @@
 static size_t tt_typo_limit(const char *name) {
   size_t n = strlen(name);
   return n <= 4 ? 1 : n <= 8 ? 2 : 3;
+}
+
+/* Among the few columns of the tables a query names, one more edit is
+ * still a likely typo ("Nme" for "Name"), but never half the name. */
+static size_t tt_named_typo_limit(const char *name) {
+  size_t lim = tt_typo_limit(name) + 1, half = strlen(name) / 2;
+  return lim < half ? lim : half > 0 ? half : 1;
 }
 
 static const tt_table_info *tt_closest_table(const tt_catalog *cat, const char *name) {
@@ -26,9 +35,12 @@ static const tt_table_info *tt_closest_table(const tt_catalog *cat, const char *
   return best;
 }
 
-static const char *tt_closest_column(const tt_table_info *t, const char *name, size_t *dist) {
+/* The column of t closest to name within limit; *dist gets its distance
+ * (limit+1 when none). */
+static const char *tt_closest_column(const tt_table_info *t, const char *name, size_t limit,
+                                     size_t *dist) {
   const char *best = NULL;
-  size_t best_d = tt_typo_limit(name) + 1;
+  size_t best_d = limit + 1;
   for (size_t c = 0; c < t->ncols; c++) {
     size_t d = tt_edit_distance(name, t->cols[c].name, best_d - 1);
     if (d < best_d) {
@@ -40,6 +52,18 @@ static const char *tt_closest_column(const tt_table_info *t, const char *name, s
   return best;
 }
 
+/* "GenreName" or "genre_name" for Genre.Name: the table's name glued to a
+ * column's. Returns the column, or NULL. */
+static const char *tt_prefixed_column(const tt_table_info *t, const char *name) {
+  size_t n = strlen(t->name);
+  if (strncasecmp(name, t->name, n) != 0) return NULL;
+  const char *rest = name + n;
+  if (*rest == '_') rest++;
+  if (!*rest) return NULL;
+  size_t d;
+  return tt_closest_column(t, rest, tt_typo_limit(rest), &d);
+}
+
 /* Unknown column without a known table: the closest column anywhere,
  * with the tables that have it. */
 static void tt_hint_any_column(tt_buf *b, const tt_catalog *cat, const char *qual, const char *col) {
@@ -47,46 +71,135 @@ static void tt_hint_any_column(tt_buf *b, const tt_catalog *cat, const char *qua
   size_t best_d = tt_typo_limit(col) + 1;
   for (size_t i = 0; i < cat->ntables; i++) {
     size_t d;
-    const char *c = tt_closest_column(&cat->tables[i], col, &d);
+    const char *c = tt_closest_column(&cat->tables[i], col, best_d - 1, &d);
     if (c && d < best_d) {
       best = c;
       best_d = d;
     }
   }
   if (!best) return;
-  tt_buf_printf(b, " — did you mean %s%s%s? (", qual ? qual : "", qual ? "." : "", best);
+  bool elsewhere = best_d == 0 && !qual; /* right name, table not in the query */
+  if (elsewhere) tt_buf_printf(b, " — %s is in ", best);
+  else tt_buf_printf(b, " — did you mean %s%s%s? (", qual ? qual : "", qual ? "." : "", best);
   int listed = 0;
   for (size_t i = 0; i < cat->ntables && listed < 4; i++) {
     const tt_table_info *t = &cat->tables[i];
     for (size_t c = 0; c < t->ncols; c++)
       if (strcasecmp(t->cols[c].name, best) == 0) {
-        tt_buf_printf(b, "%s%s.%s", listed++ ? ", " : "", t->name, t->cols[c].name);
+        if (elsewhere) tt_buf_printf(b, "%s%s", listed++ ? ", " : "", t->name);
+        else tt_buf_printf(b, "%s%s.%s", listed++ ? ", " : "", t->name, t->cols[c].name);
         break;
       }
   }
-  tt_buf_puts(b, ")");
+  tt_buf_puts(b, elsewhere ? "; the query must name one of those tables (FROM or JOIN)" : ")");
 }
 
-static void tt_hint_column(tt_buf *b, const tt_catalog *cat, const char *ref) {
+/* How the query refers to a named table: its alias, else its name. */
+static const char *tt_ref_label(const tt_sql_table_ref *r) {
+  return r->alias ? r->alias : r->table->name;
+}
+
+/* The closest column among the tables the query names; *which gets the
+ * table reference. NULL when none is close enough. */
+static const char *tt_closest_named_column(const tt_sql_table_refs *refs, const char *col,
+                                           const tt_sql_table_ref **which) {
+  for (size_t i = 0; i < refs->n; i++) { /* GenreName: the table's name glued on */
+    const char *c = tt_prefixed_column(refs->refs[i].table, col);
+    if (c) {
+      *which = &refs->refs[i];
+      return c;
+    }
+  }
+  const char *best = NULL;
+  size_t best_d = tt_named_typo_limit(col) + 1;
+  for (size_t i = 0; i < refs->n; i++) {
+    size_t d;
+    const char *c = tt_closest_column(refs->refs[i].table, col, best_d - 1, &d);
+    if (c && d < best_d) {
+      best = c;
+      best_d = d;
+      *which = &refs->refs[i];
+    }
+  }
+  return best;
+}
+
+/* Unqualified unknown column: the named tables first. With one table named
+ * the column is suggested bare, otherwise with the alias or table that
+ * holds it. */
+static bool tt_hint_named_column(tt_buf *b, const tt_sql_table_refs *refs, const char *col) {
+  const tt_sql_table_ref *which = NULL;
+  const char *c = tt_closest_named_column(refs, col, &which);
+  if (!c) return false;
+  if (refs->n == 1)
+    tt_buf_printf(b, " — did you mean %s? (%s.%s)", c, which->table->name, c);
+  else
+    tt_buf_printf(b, " — did you mean %s.%s?", tt_ref_label(which), c);
+  return true;
+}
+
+/* The named table that qual stands for: an alias, or a table's name. */
+static const tt_sql_table_ref *tt_resolve_qualifier(const tt_sql_table_refs *refs, const char *qual) {
+  for (size_t i = 0; refs && i < refs->n; i++)
+    if (refs->refs[i].alias && strcasecmp(refs->refs[i].alias, qual) == 0) return &refs->refs[i];
+  for (size_t i = 0; refs && i < refs->n; i++)
+    if (!refs->refs[i].alias && strcasecmp(refs->refs[i].table->name, qual) == 0) return &refs->refs[i];
+  return NULL;
+}
+
+static void tt_hint_qualified_column(tt_buf *b, const tt_catalog *cat, const tt_sql_table_refs *refs,
+                                     const char *qual, const char *col) {
+  size_t d;
+  const tt_sql_table_ref *r = tt_resolve_qualifier(refs, qual);
+  if (r) {
+    const char *c = tt_closest_column(r->table, col, tt_named_typo_limit(col), &d);
+    if (c) {
+      tt_buf_printf(b, " — did you mean %s.%s?", qual, c);
+      return;
+    }
+    /* the right column of another table the query names */
+    const tt_sql_table_ref *which = NULL;
+    c = tt_closest_named_column(refs, col, &which);
+    if (c) {
+      tt_buf_printf(b, " — did you mean %s.%s? (%s has no column %s)", tt_ref_label(which), c, qual, col);
+      return;
+    }
+  }
+  const tt_table_info *t = tt_catalog_find(cat, qual);
+  if (!t) t = tt_closest_table(cat, qual);
+  const char *c = t ? tt_closest_column(t, col, tt_typo_limit(col), &d) : NULL;
+  if (c) tt_buf_printf(b, " — did you mean %s.%s?", t->name, c);
+  else tt_hint_any_column(b, cat, qual, col); /* qual is probably an alias */
+}
+
+static void tt_hint_column(tt_buf *b, const tt_catalog *cat, const tt_sql_table_refs *refs,
+                           const char *ref) {
   const char *dot = strrchr(ref, '.');
   if (!dot) {
-    tt_hint_any_column(b, cat, NULL, ref);
+    if (!refs || !tt_hint_named_column(b, refs, ref)) tt_hint_any_column(b, cat, NULL, ref);
     return;
   }
   char *qual = tt_xstrndup(ref, (size_t)(dot - ref));
-  const char *col = dot + 1;
-  const tt_table_info *t = tt_catalog_find(cat, qual);
-  if (!t) t = tt_closest_table(cat, qual);
-  size_t d;
-  const char *c = t ? tt_closest_column(t, col, &d) : NULL;
-  if (c) tt_buf_printf(b, " — did you mean %s.%s?", t->name, c);
-  else tt_hint_any_column(b, cat, qual, col); /* qual is probably an alias */
+  tt_hint_qualified_column(b, cat, refs, qual, dot + 1);
   free(qual);
 }
 
-static void tt_hint_ambiguous(tt_buf *b, const tt_catalog *cat, const char *col) {
+/* An ambiguous column: the named tables that have it, as the query calls
+ * them; without a query, every table that has it. */
+static void tt_hint_ambiguous(tt_buf *b, const tt_catalog *cat, const tt_sql_table_refs *refs,
+                              const char *col) {
   int listed = 0;
-  for (size_t i = 0; i < cat->ntables; i++)
+  for (size_t i = 0; refs && i < refs->n; i++) {
+    const tt_table_info *t = refs->refs[i].table;
+    for (size_t c = 0; c < t->ncols; c++)
+      if (strcasecmp(t->cols[c].name, col) == 0) {
+        tt_buf_printf(b, "%s%s.%s", listed++ ? ", " : " — it is in ", tt_ref_label(&refs->refs[i]),
+                      t->cols[c].name);
+        break;
+      }
+  }
+  bool from_query = listed > 0;
+  for (size_t i = 0; !from_query && i < cat->ntables; i++)
     for (size_t c = 0; c < cat->tables[i].ncols; c++)
       if (strcasecmp(cat->tables[i].cols[c].name, col) == 0) {
         tt_buf_printf(b, "%s%s.%s", listed++ ? ", " : " — it is in ", cat->tables[i].name,
@@ -96,8 +209,9 @@ static void tt_hint_ambiguous(tt_buf *b, const tt_catalog *cat, const char *col)
   if (listed) tt_buf_puts(b, "; qualify it with its table or alias");
 }
 
-char *tt_hint_for_error(const tt_catalog *cat, const char *message) {
+char *tt_hint_for_error(const tt_catalog *cat, const char *sql, const char *message) {
   if (!cat || !message) return NULL;
+  tt_sql_table_refs *refs = sql ? tt_sql_table_refs_find(cat, sql) : NULL;
   tt_buf b = TT_BUF_INIT;
   const char *p;
   if ((p = strstr(message, "no such table: "))) {
@@ -107,10 +221,11 @@ char *tt_hint_for_error(const tt_catalog *cat, const char *message) {
     const tt_table_info *t = tt_closest_table(cat, name);
     if (t) tt_buf_printf(&b, " — did you mean %s?", t->name);
   } else if ((p = strstr(message, "no such column: "))) {
-    tt_hint_column(&b, cat, p + 16);
+    tt_hint_column(&b, cat, refs, p + 16);
   } else if ((p = strstr(message, "ambiguous column name: "))) {
-    tt_hint_ambiguous(&b, cat, p + 23);
+    tt_hint_ambiguous(&b, cat, refs, p + 23);
   }
+  tt_sql_table_refs_free(refs);
   if (!b.len) {
     tt_buf_free(&b);
     return NULL;

@@ -237,7 +237,7 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
   } else {
     st->failed_in_row++;
     tt_note_refused_write(st, sql, &err);
-    char *hint = err.kind == TT_DB_ERR_SQL ? tt_hint_for_error(tt_schema_catalog(a->schema), err.message) : NULL;
+    char *hint = err.kind == TT_DB_ERR_SQL ? tt_hint_for_error(tt_schema_catalog(a->schema), sql, err.message) : NULL;
     tt_view_sql_failure(&view, &err, hint);
     tt_buf err_text = TT_BUF_INIT;
     tt_buf_printf(&err_text, "%s%s", err.message, hint ? hint : "");

@@ -63,6 +63,37 @@ void tt_ticks_number(double lo, double hi, int target, tt_ticks *t) {
   t->hi = t->v[t->n - 1];
 }
 
+void tt_ticks_number_at(double lo, double hi, double at, int target, tt_ticks *t) {
+  tt_ticks_number(lo, hi, target, t);
+  /* a nice step near the chosen one that `at` is a whole multiple of, so
+   * every tick is a round number too */
+  static const double tries[] = {1, 2, 2.5, 5, 0.5, 0.25, 0.2, 0.1};
+  double step = t->step;
+  for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+    double c = t->step * tries[i], k = at / c;
+    if (fabs(k - round(k)) < 1e-6 && fabs(tt_nice_step(c) - c) < c * 1e-9) {
+      step = c;
+      break;
+    }
+  }
+  t->step = step;
+  t->decimals = tt_step_decimals(step);
+  bool starts = fabs(at - lo) <= fabs(at - hi); /* the axis starts at `at` (else ends there) */
+  double far = starts ? hi : lo;
+  double count = ceil(fabs(far - at) / step - 1e-9) + 1;
+  if (!(count >= 2)) count = 2;
+  if (count > 64) count = 64;
+  t->n = (size_t)count;
+  double first = starts ? at : at - (count - 1) * step;
+  for (size_t i = 0; i < t->n; i++) {
+    double v = first + (double)i * step;
+    if (fabs(v) < step * 1e-9) v = 0;
+    t->v[i] = v;
+  }
+  t->lo = t->v[0];
+  t->hi = t->v[t->n - 1];
+}
+
 /* Appends the integer part of a (>= 0, < 1e15) with separators. */
 static void tt_put_grouped_digits(tt_buf *out, double a) {
   char digits[32];

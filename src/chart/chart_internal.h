@@ -59,7 +59,17 @@ struct tt_chart {
   size_t folded;    /* categories or series folded into "Other" */
   bool rows_cut;    /* the result itself was cut short */
   char *note;       /* one line, or NULL */
+  /* The value axis of a line chart runs to zero unless the data calls for
+   * a zoomed axis (tt_chart_y_zoom in model.c); then it stops at y_zoom_at,
+   * its end nearest zero, and the note says so. */
+  bool y_zoom;
+  double y_zoom_at;
+  double y_zoom_step; /* the nice step y_zoom_at is a multiple of */
 };
+
+/* Share of the values' magnitude under which their spread is drawn on a
+ * zoomed axis: from zero it would be a flat line. */
+#define TT_CHART_ZOOM_SPREAD 0.02
 
 /* ---- numbers, ticks and dates (axis.c) ------------------------------------ */
 
@@ -77,6 +87,13 @@ typedef struct tt_ticks {
 double tt_nice_step(double raw);
 /* Nice tick values for [lo, hi] with about target ticks (2..20). */
 void tt_ticks_number(double lo, double hi, int target, tt_ticks *t);
+/* The same, but the axis ends exactly at the value `at` (lo or hi), with
+ * ticks every nice step from there: a zoomed axis. */
+void tt_ticks_number_at(double lo, double hi, double at, int target, tt_ticks *t);
+/* The value range a chart's value axis must cover (zero included for bars,
+ * areas, histograms and unzoomed lines; a zoomed line axis to its start);
+ * false when there are no values. */
+bool tt_chart_value_range(const tt_chart *c, double *lo, double *hi);
 /* Ticks on a time axis (days since the epoch) of the given granularity. */
 void tt_ticks_time(double lo, double hi, tt_tunit unit, int target, tt_ticks *t);
 /* The label of tick i. */

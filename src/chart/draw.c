@@ -1,7 +1,8 @@
 /* draw.c — the layout of a chart, once for every renderer: title, legend,
  * axes with nice ticks, bars (vertical, horizontal, grouped), lines and
  * areas, scatter points, pies with a legend, histogram bins, value labels
- * where they fit, and the note saying what was left out. Everything is
+ * where they fit (on lines: beside each point, clear of the line), and the
+ * note saying what was left out. Everything is
  * painted through tt_canvas_ops, so PNG (cairo) and SVG get the same
  * picture; text widths come from one tt_text_metrics. */
 #include "chart/chart_internal.h"
@@ -155,25 +156,6 @@ static void tt_draw_nodata(tt_draw *d) {
 
 /* ---- value ranges ------------------------------------------------------------------- */
 
-static bool tt_value_range(const tt_chart *c, double *lo, double *hi) {
-  *lo = INFINITY;
-  *hi = -INFINITY;
-  for (size_t s = 0; s < c->nseries; s++)
-    for (size_t i = 0; i < c->n; i++) {
-      double v = c->series[s].v[i];
-      if (isnan(v)) continue;
-      if (v < *lo) *lo = v;
-      if (v > *hi) *hi = v;
-    }
-  if (*lo > *hi) return false;
-  bool zero = c->kind == TT_CHART_BAR || c->kind == TT_CHART_AREA || c->kind == TT_CHART_HISTOGRAM;
-  if (zero) {
-    if (*lo > 0) *lo = 0;
-    if (*hi < 0) *hi = 0;
-  }
-  return true;
-}
-
 static bool tt_x_range(const tt_chart *c, double *lo, double *hi) {
   *lo = INFINITY;
   *hi = -INFINITY;
@@ -186,12 +168,14 @@ static bool tt_x_range(const tt_chart *c, double *lo, double *hi) {
   return *lo <= *hi;
 }
 
-/* Ticks for a value axis of length len pixels. */
+/* Ticks for a value axis of length len pixels; a zoomed axis ends exactly
+ * where the chart's note says. */
 static void tt_value_ticks(tt_draw *d, double lo, double hi, double len, tt_ticks *t) {
   int target = (int)(len / (d->fs_tick * 4.5));
   if (target > 10) target = 10;
   if (target < 3) target = 3;
-  tt_ticks_number(lo, hi, target, t);
+  if (d->c->y_zoom) tt_ticks_number_at(lo, hi, d->c->y_zoom_at, target, t);
+  else tt_ticks_number(lo, hi, target, t);
 }
 
 /* Ticks along a numeric or time x of pw pixels, few enough that labels
@@ -396,12 +380,104 @@ static size_t tt_decimate(double *xy, size_t n) {
   return out;
 }
 
+/* ---- value labels on a line: placed where they touch neither the line,
+ * its markers nor each other ---------------------------------------------------- */
+
+typedef struct tt_box {
+  double x0, y0, x1, y1;
+} tt_box;
+
+static bool tt_boxes_meet(const tt_box *a, const tt_box *b) {
+  return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+/* The segment from (ax, ay) to (bx, by) passes through the box: clipped to
+ * the box's columns, its height range meets the box's. */
+static bool tt_segment_meets(double ax, double ay, double bx, double by, const tt_box *b) {
+  if (ax > bx) {
+    double t = ax;
+    ax = bx, bx = t;
+    t = ay;
+    ay = by, by = t;
+  }
+  if (bx < b->x0 || ax > b->x1) return false;
+  double t0 = 0, t1 = 1;
+  if (bx > ax) {
+    t0 = fmax(0, (b->x0 - ax) / (bx - ax));
+    t1 = fmin(1, (b->x1 - ax) / (bx - ax));
+  }
+  double y0 = ay + (by - ay) * t0, y1 = ay + (by - ay) * t1;
+  return fmax(y0, y1) > b->y0 && fmin(y0, y1) < b->y1;
+}
+
+/* Where a label may go around its point: anchor, and offsets in units of
+ * the label's font size (x from the point, y of the baseline). Above and
+ * below first, then beside. */
+typedef struct tt_spot {
+  tt_anchor anchor;
+  double dx, dy;
+} tt_spot;
+
+static const tt_spot tt_spots[] = {
+    {TT_ANCHOR_MIDDLE, 0, -0.8}, {TT_ANCHOR_MIDDLE, 0, 1.6},  {TT_ANCHOR_START, 0.7, 0.36},
+    {TT_ANCHOR_END, -0.7, 0.36}, {TT_ANCHOR_START, 0.45, -0.55}, {TT_ANCHOR_END, -0.45, -0.55},
+    {TT_ANCHOR_START, 0.45, 1.4}, {TT_ANCHOR_END, -0.45, 1.4},
+};
+
+static tt_box tt_label_box(double x, double baseline, double w, double fs, tt_anchor a) {
+  double x0 = a == TT_ANCHOR_START ? x : a == TT_ANCHOR_END ? x - w : x - w / 2;
+  return (tt_box){x0, baseline - fs * 0.78, x0 + w, baseline + fs * 0.2};
+}
+
+/* The first spot for label k whose box stays on the canvas and meets no
+ * segment of the line (drawn width included), no marker and no label
+ * already placed; false when there is none. */
+static bool tt_place_label(tt_draw *d, const tt_plot *p, const double *xy, size_t n, size_t k, double w,
+                           const tt_box *placed, tt_box *out, const tt_spot **spot) {
+  double fs = d->fs_value, clear = 1.2 * d->k + 1, mark = 3.6 * d->k + 1;
+  for (size_t s = 0; s < sizeof tt_spots / sizeof tt_spots[0]; s++) {
+    const tt_spot *sp = &tt_spots[s];
+    tt_box b = tt_label_box(xy[2 * k] + sp->dx * fs, xy[2 * k + 1] + sp->dy * fs, w, fs, sp->anchor);
+    bool ok = b.x0 >= p->x - d->pad * 0.5 && b.x1 <= d->w - d->pad * 0.5 && b.y0 >= d->top &&
+              b.y1 <= p->y + p->h;
+    tt_box grown = {b.x0 - clear, b.y0 - clear, b.x1 + clear, b.y1 + clear};
+    for (size_t i = 0; ok && i + 1 < n; i++)
+      ok = !tt_segment_meets(xy[2 * i], xy[2 * i + 1], xy[2 * i + 2], xy[2 * i + 3], &grown);
+    for (size_t i = 0; ok && i < n; i++) {
+      tt_box m = {xy[2 * i] - mark, xy[2 * i + 1] - mark, xy[2 * i] + mark, xy[2 * i + 1] + mark};
+      ok = !tt_boxes_meet(&m, &b);
+    }
+    for (size_t i = 0; ok && i < k; i++) ok = !tt_boxes_meet(&placed[i], &b);
+    if (ok) {
+      *out = b;
+      *spot = sp;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The value of every point beside it, or none at all when one of them
+ * finds no free spot (so none looks missing). */
+static void tt_draw_line_labels(tt_draw *d, const tt_plot *p, const double *xy, const double *v, size_t n) {
+  tt_box *placed = tt_xcalloc(n ? n : 1, sizeof *placed);
+  const tt_spot **spots = tt_xcalloc(n ? n : 1, sizeof *spots);
+  bool all = true;
+  for (size_t k = 0; all && k < n; k++)
+    all = tt_place_label(d, p, xy, n, k, tt_value_label_width(d, v[k]), placed, &placed[k], &spots[k]);
+  for (size_t k = 0; all && k < n; k++)
+    tt_value_label(d, xy[2 * k] + spots[k]->dx * d->fs_value, xy[2 * k + 1] + spots[k]->dy * d->fs_value,
+                   v[k], spots[k]->anchor, TT_INK);
+  free(spots);
+  free(placed);
+}
+
 /* Lines and areas: one path per series through the points that have a
  * value (a series missing at some x is joined across the gap: the x
  * positions are real). */
 static void tt_draw_lines(tt_draw *d, const tt_plot *p) {
   const tt_chart *c = d->c;
-  double *xy = tt_xcalloc(c->n * 2 + 4, sizeof *xy);
+  double *xy = tt_xcalloc(c->n * 2 + 4, sizeof *xy), *vals = tt_xcalloc(c->n + 1, sizeof *vals);
   double base = tt_py(p, p->vlo > 0 ? p->vlo : p->vhi < 0 ? p->vhi : 0);
   bool labels = c->n <= 16 && c->nseries == 1;
   for (size_t s = 0; s < c->nseries; s++) {
@@ -411,6 +487,7 @@ static void tt_draw_lines(tt_draw *d, const tt_plot *p) {
       if (isnan(c->series[s].v[i])) continue;
       xy[2 * n] = tt_px(p, c, i);
       xy[2 * n + 1] = tt_py(p, c->series[s].v[i]);
+      vals[n] = c->series[s].v[i];
       n++;
     }
     if (!n) continue;
@@ -428,14 +505,9 @@ static void tt_draw_lines(tt_draw *d, const tt_plot *p) {
     if (n > 1) d->ops->path(d->ud, xy, n, false, (tt_rgba){0, 0}, 2.4 * d->k, col);
     if (markers)
       for (size_t j = 0; j < n; j++) d->ops->circle(d->ud, xy[2 * j], xy[2 * j + 1], 3.6 * d->k, col);
-    for (size_t j = 0; labels && j < c->n; j++) {
-      double v = c->series[s].v[j];
-      if (isnan(v)) continue;
-      double y = tt_py(p, v) - d->fs_value * 0.8;
-      if (y < p->y + d->fs_value) y = tt_py(p, v) + d->fs_value * 1.6;
-      tt_value_label(d, tt_px(p, c, j), y, v, TT_ANCHOR_MIDDLE, TT_INK);
-    }
+    if (labels) tt_draw_line_labels(d, p, xy, vals, n); /* n <= 16: not decimated */
   }
+  free(vals);
   free(xy);
 }
 
@@ -491,7 +563,7 @@ static void tt_draw_vertical(tt_draw *d) {
   const tt_chart *c = d->c;
   tt_plot p = {0};
   p.category = c->xscale == TT_X_CATEGORY && c->kind != TT_CHART_HISTOGRAM;
-  if (!tt_value_range(c, &p.vlo, &p.vhi)) {
+  if (!tt_chart_value_range(c, &p.vlo, &p.vhi)) {
     tt_draw_nodata(d);
     return;
   }
@@ -564,7 +636,7 @@ static void tt_draw_vertical(tt_draw *d) {
 static void tt_draw_horizontal(tt_draw *d) {
   const tt_chart *c = d->c;
   tt_plot p = {0};
-  if (!tt_value_range(c, &p.vlo, &p.vhi)) {
+  if (!tt_chart_value_range(c, &p.vlo, &p.vhi)) {
     tt_draw_nodata(d);
     return;
   }

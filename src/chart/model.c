@@ -2,8 +2,9 @@
  * columns checked (with errors that list the columns and their types, so a
  * model can repair its spec), x read as categories, numbers or dates,
  * rows grouped by x (and series), sorted, cut to the limit, histograms
- * binned, pies folded into top-N plus "Other", and a note saying what the
- * chart leaves out. */
+ * binned, pies folded into top-N plus "Other", the value range every
+ * renderer shows (from zero, or a zoomed line axis), and a note saying
+ * what the chart leaves out or where a zoomed axis starts. */
 #include "chart/chart_internal.h"
 
 #include <math.h>
@@ -825,6 +826,65 @@ static bool tt_pie_check(tt_build *b, tt_buf *err) {
   return true;
 }
 
+/* ---- the value axis of line charts ------------------------------------------------ */
+
+/* A line chart's value axis starts at zero, so a change looks as large as
+ * it is (a 3.6 % dip is a small dip, not a crash). It is zoomed only when
+ * every value lies on one side of zero and their spread is under
+ * TT_CHART_ZOOM_SPREAD (2 %) of the largest magnitude: from zero the line
+ * would be flat. The zoomed axis stops at a round number below the values
+ * (above them when all are negative), which the note states. */
+static void tt_chart_y_zoom(tt_chart *c) {
+  if (c->kind != TT_CHART_LINE) return;
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t s = 0; s < c->nseries; s++)
+    for (size_t i = 0; i < c->n; i++) {
+      double v = c->series[s].v[i];
+      if (isnan(v)) continue;
+      lo = fmin(lo, v);
+      hi = fmax(hi, v);
+    }
+  if (!(lo <= hi) || (lo <= 0 && hi >= 0)) return;
+  double spread = hi - lo, magnitude = fmax(fabs(lo), fabs(hi));
+  if (!(spread > 0) || spread >= TT_CHART_ZOOM_SPREAD * magnitude) return;
+  double step = tt_nice_step(spread / 4);
+  c->y_zoom = true;
+  c->y_zoom_step = step;
+  c->y_zoom_at = lo > 0 ? floor(lo / step + 1e-9) * step : ceil(hi / step - 1e-9) * step;
+}
+
+bool tt_chart_value_range(const tt_chart *c, double *lo, double *hi) {
+  *lo = INFINITY;
+  *hi = -INFINITY;
+  for (size_t s = 0; s < c->nseries; s++)
+    for (size_t i = 0; i < c->n; i++) {
+      double v = c->series[s].v[i];
+      if (isnan(v)) continue;
+      if (v < *lo) *lo = v;
+      if (v > *hi) *hi = v;
+    }
+  if (*lo > *hi) return false;
+  if (c->y_zoom) {
+    if (c->y_zoom_at > 0) *lo = c->y_zoom_at;
+    else *hi = c->y_zoom_at;
+    return true;
+  }
+  bool zero = c->kind == TT_CHART_BAR || c->kind == TT_CHART_AREA || c->kind == TT_CHART_HISTOGRAM ||
+              c->kind == TT_CHART_LINE;
+  if (zero) {
+    if (*lo > 0) *lo = 0;
+    if (*hi < 0) *hi = 0;
+  }
+  return true;
+}
+
+/* "y axis starts at 9,800" for a zoomed axis. */
+static void tt_put_zoom(tt_buf *b, const tt_chart *c) {
+  tt_buf_printf(b, "y axis %s at ", c->y_zoom_at > 0 ? "starts" : "ends");
+  tt_fmt_tick(b, c->y_zoom_at, c->y_zoom_step, c->y_zoom_at);
+  tt_buf_puts(b, ", not at zero");
+}
+
 static void tt_add_note(tt_buf *b, const char *text) {
   if (b->len) tt_buf_puts(b, "; ");
   tt_buf_puts(b, text);
@@ -867,6 +927,11 @@ static void tt_make_note(tt_build *b) {
     tt_buf_puts(&t, " of ");
     tt_buf_put_grouped(&t, (long long)c->shown_of);
     tt_buf_printf(&t, " %s", what[c->kind]);
+    tt_add_note(&note, tt_buf_cstr(&t));
+    tt_buf_reset(&t);
+  }
+  if (c->y_zoom) {
+    tt_put_zoom(&t, c);
     tt_add_note(&note, tt_buf_cstr(&t));
     tt_buf_reset(&t);
   }
@@ -978,6 +1043,7 @@ tt_chart *tt_chart_build(const tt_chart_spec *spec, const tt_result *rows, tt_bu
     c->horizontal = spec->orient == TT_CHART_ORIENT_HORIZONTAL ||
                     (spec->orient == TT_CHART_ORIENT_AUTO &&
                      (tt_max_label_chars(c) > 12 || c->n > 16));
+  tt_chart_y_zoom(c);
   tt_make_note(&b);
   return c;
 }
@@ -1019,4 +1085,9 @@ void tt_chart_describe(const tt_chart *c, tt_buf *out) {
     tt_buf_puts(out, " values");
   }
   tt_buf_printf(out, ": %s", c->title);
+  if (c->y_zoom) {
+    tt_buf_puts(out, " (");
+    tt_put_zoom(out, c);
+    tt_buf_puts(out, ")");
+  }
 }

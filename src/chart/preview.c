@@ -242,22 +242,16 @@ static void tt_dot_line(tt_dots *d, long x0, long y0, long x1, long y1, size_t s
 
 static void tt_pv_plot(tt_pv *p) {
   const tt_chart *c = p->c;
-  double lo = INFINITY, hi = -INFINITY, xlo = INFINITY, xhi = -INFINITY;
-  for (size_t s = 0; s < c->nseries; s++)
-    for (size_t i = 0; i < c->n; i++) {
-      double v = c->series[s].v[i];
-      if (isnan(v)) continue;
-      lo = fmin(lo, v);
-      hi = fmax(hi, v);
-    }
-  if (c->kind == TT_CHART_AREA) lo = fmin(lo, 0), hi = fmax(hi, 0);
+  double lo, hi, xlo = INFINITY, xhi = -INFINITY;
+  if (!tt_chart_value_range(c, &lo, &hi)) lo = 0, hi = 1;
   bool category = c->xscale == TT_X_CATEGORY;
   for (size_t i = 0; !category && i < c->n; i++)
     if (isfinite(c->x[i])) xlo = fmin(xlo, c->x[i]), xhi = fmax(xhi, c->x[i]);
   if (!category && xlo > xhi) xlo = 0, xhi = 1;
   size_t rows = p->o->height;
   tt_ticks yt;
-  tt_ticks_number(lo, hi, rows >= 10 ? 5 : 3, &yt);
+  if (c->y_zoom) tt_ticks_number_at(lo, hi, c->y_zoom_at, rows >= 10 ? 5 : 3, &yt);
+  else tt_ticks_number(lo, hi, rows >= 10 ? 5 : 3, &yt);
   lo = yt.lo;
   hi = yt.hi;
   size_t labw = 0;

@@ -186,7 +186,8 @@ enum {
   "                         e.g. http://127.0.0.1:8080/v1\n"                           \
   "      --model NAME       model name sent to it (TABLETALK_MODEL)\n"                 \
   "      --api-key-env VAR  variable holding the API key (default TABLETALK_API_KEY)\n" \
-  "      --llm-timeout S    give up when the endpoint sends nothing for S s (120)\n"    \
+  "      --llm-timeout S    give up when the endpoint sends nothing for S s (120):\n"   \
+  "                         the first byte or a pause in a stream; not retried\n"   \
   "      --no-stream        ask for whole replies instead of a stream\n"               \
   "      --max-tokens N     longest reply (2048); --temperature T (0); --seed N\n"     \
   "Queries and state:\n"                                                              \
@@ -220,6 +221,10 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
 /* The model the options and configuration ask for (see tt_cli_env_open
  * for the order), or NULL with the reason in err. */
 tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err);
+/* 0 when the endpoint URL the configuration picks (if any) is usable;
+ * else TT_EXIT_USAGE after saying which setting is wrong and where it came
+ * from (--base-url is checked when parsed, TABLETALK_BASE_URL here). */
+int tt_cli_check_base_url(const tt_dotenv *d, const tt_cli_agent_opts *o);
 /* The installed default model (see tt_cli_env_open), or NULL. */
 char *tt_cli_default_model(const tt_dotenv *d);
 /* The model ask and chat would use as "WHERE\tSOURCE" (a GGUF path or an

@@ -4,7 +4,8 @@
  * every token costs a real forward pass, and reports per step and in total
  * the prompt tokens sent, reused from the cache and computed, the tokens
  * decoded, and prefill, decode and wall seconds. --no-reuse recomputes every
- * prompt, as a server without prompt caching would. */
+ * prompt, as a server without prompt caching would; --cold computes the
+ * first prefix rather than restoring it, and saves it for a warm run. */
 #include "cli/cli.h"
 
 #include <getopt.h>
@@ -26,7 +27,8 @@ static const char tt_bench_usage[] =
     "      --model-path FILE  the GGUF model (or TABLETALK_MODEL_PATH)\n"
     "      --db FILE          the database (instead of the recording's)\n"
     "      --no-reuse         recompute the whole prompt at every call\n"
-    "      --cold             ignore saved prefix states (but keep reuse in the run)\n"
+    "      --cold             compute the prefix instead of restoring a saved state,\n"
+    "                         and save it for the next run (reuse within the run stays)\n"
     "      --grammar-overhead also time decoding without the grammar and report\n"
     "                         its cost\n"
     "      --threads N        CPU threads (default: all cores)\n"
@@ -241,7 +243,8 @@ int cmd_bench(int argc, char **argv) {
     if (threads) lo.n_threads = (int)threads;
     if (ctx) lo.n_ctx = (int)ctx;
     char *cache = tt_default_dir(env, "CACHE");
-    lo.cache_dir = reuse && !cold ? cache : NULL;
+    lo.cache_dir = reuse ? cache : NULL;
+    lo.cold = cold; /* computes and saves the prefix, so a warm run after it restores it */
     tt_llm_error lerr;
     engine = tt_llm_llama_new(&lo, &lerr);
     free(cache);

@@ -428,6 +428,11 @@ int cmd_eval(int argc, char **argv) {
   int rc = tt_eval_options(argc, argv, &c);
   if (rc >= 0) return rc;
   tt_dotenv *env = tt_dotenv_load(".env");
+  bool model = behaviours || (spider && !(c.backend && strcmp(c.backend, "oracle") == 0));
+  if (model && (rc = tt_cli_check_base_url(env, &c.agent)) != 0) {
+    tt_dotenv_free(env);
+    return rc;
+  }
   char *state = c.agent.state_dir ? tt_xstrdup(c.agent.state_dir) : tt_default_dir(env, "STATE");
   if (spider) rc = tt_eval_spider(&c, env, state);
   else if (behaviours) rc = tt_eval_behaviours(&c, env, state);

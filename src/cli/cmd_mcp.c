@@ -139,6 +139,12 @@ int cmd_serve_mcp(int argc, char **argv) {
 
   const char *db_arg = argv[optind];
   tt_dotenv *dotenv = tt_dotenv_load(".env");
+  int bad_url = tt_cli_check_base_url(dotenv, &o);
+  if (bad_url) {
+    tt_dotenv_free(dotenv);
+    free(origins);
+    return bad_url;
+  }
   tt_db_opts dbo = tt_db_default_opts();
   dbo.immutable = o.immutable;
   dbo.timeout_s = o.sql_timeout_s;

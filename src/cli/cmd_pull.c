@@ -35,8 +35,10 @@ static const char tt_pull_usage[] =
     "\n"
     "Download a GGUF model into the models folder (TABLETALK_DATA_DIR, default\n"
     "~/.local/share/tabletalk/models) and make it the default for ask and chat.\n"
-    "Without NAME, the default model. An interrupted download resumes when run\n"
-    "again; the sha256 the server announces is checked before the file is used.\n"
+    "Without NAME, the default model. URL: an https URL of a .gguf file (plain\n"
+    "http only from this machine, e.g. a local mirror). An interrupted download\n"
+    "resumes when run again; the sha256 the server announces is checked before\n"
+    "the file is used.\n"
     "\n"
     "Options:\n"
     "      --list          the known model names\n"
@@ -147,8 +149,13 @@ int cmd_pull(int argc, char **argv) {
   for (size_t i = 0; i < sizeof tt_known_models / sizeof tt_known_models[0]; i++)
     if (strcmp(what, tt_known_models[i].name) == 0) url = tt_known_models[i].url;
   if (!url) {
-    if (!tt_has_prefix(what, "https://") && !tt_has_prefix(what, "http://"))
+    if (!strstr(what, "://"))
       return tt_usage_error("pull", "'%s' is neither a known model (see --list) nor a URL", what);
+    tt_buf why = TT_BUF_INIT;
+    bool ok = tt_pull_url_ok(what, &why);
+    int rc = ok ? TT_EXIT_OK : tt_usage_error("pull", "%s", tt_buf_cstr(&why));
+    tt_buf_free(&why);
+    if (!ok) return rc;
     url = what;
   }
   const char *slash = strrchr(url, '/');

@@ -1,6 +1,7 @@
 /* cmd_trace.c — `tabletalk trace latest|list|RUN_ID`: a run's steps read
  * back from its JSONL trace (model calls with timings and tokens, SQL with
- * rows and time, checks, the result), or the list of recent runs. */
+ * rows and time, charts with their files, checks, the result), or the list
+ * of recent runs. */
 #include "cli/cli.h"
 
 #include <stdlib.h>
@@ -34,42 +35,77 @@ static void tt_put_safe(tt_buf *b, const char *s, size_t max_chars) {
   tt_escape_terminal(b, s, strlen(s), &eo);
 }
 
+/* The first two columns of a step line: the model call's number (blank for
+ * what the call did) and a dimmed label of at most 4 letters (llm, sql,
+ * plot, call, chk), padded outside the colour codes so every row lines up. */
+#define TT_TRACE_LABEL_WIDTH 5
+static void tt_trace_label(tt_buf *b, const tt_term *t, long long step, const char *label) {
+  if (step >= 0) tt_buf_printf(b, "%2lld ", step);
+  else tt_buf_puts(b, "   ");
+  tt_buf_printf(b, "%s%s%s%*s", tt_term_dim(t), label, tt_term_reset(t),
+                (int)(TT_TRACE_LABEL_WIDTH - strlen(label)), "");
+}
+
+/* The widest tool name ("make_chart"), so tool columns do not shift. */
+#define TT_TRACE_TOOL_WIDTH 10
+
+static void tt_trace_llm_call(tt_buf *b, const tt_term *t, const json_t *ev) {
+  tt_trace_label(b, t, (long long)json_integer_value(json_object_get(ev, "step")), "llm");
+  if (json_object_get(ev, "error")) {
+    tt_buf_puts(b, "!! ");
+    tt_put_safe(b, tt_jstr(ev, "error"), 300);
+    return;
+  }
+  const char *tool = tt_jstr(ev, "tool");
+  tt_buf_printf(b, "-> %-*s %6.0f ms  %lld+%lld tok", TT_TRACE_TOOL_WIDTH, *tool ? tool : "text",
+                tt_jnum(ev, "latency_ms"),
+                (long long)json_integer_value(json_object_get(ev, "gen_ai.usage.input_tokens")),
+                (long long)json_integer_value(json_object_get(ev, "gen_ai.usage.output_tokens")));
+  long long cached = json_integer_value(json_object_get(ev, "gen_ai.usage.cache_read.input_tokens"));
+  if (cached) tt_buf_printf(b, " (%lld cached)", cached);
+}
+
+/* False when the event is not worth a line (a successful ask_user or
+ * answer: the result says it). */
+static bool tt_trace_tool_call(tt_buf *b, const tt_term *t, const json_t *ev) {
+  const char *name = tt_jstr(ev, "gen_ai.tool.name");
+  bool ok = json_is_true(json_object_get(ev, "ok"));
+  if (strcmp(name, "run_sql") == 0) {
+    tt_trace_label(b, t, -1, "sql");
+    tt_put_safe(b, tt_jstr(ev, "sql"), 200);
+    if (ok)
+      tt_buf_printf(b, " (%lld rows, %.0f ms)", (long long)json_integer_value(json_object_get(ev, "rows")),
+                    tt_jnum(ev, "ms"));
+  } else if (strcmp(name, "make_chart") == 0) {
+    tt_trace_label(b, t, -1, "plot");
+    tt_put_safe(b, *tt_jstr(ev, "chart") ? tt_jstr(ev, "chart") : "(not drawn)", 200);
+    if (*tt_jstr(ev, "chart_file")) {
+      tt_buf_puts(b, " -> ");
+      tt_put_safe(b, tt_jstr(ev, "chart_file"), 300);
+    }
+    if (ok) tt_buf_printf(b, " (%.0f ms)", tt_jnum(ev, "ms"));
+  } else if (!ok) {
+    tt_trace_label(b, t, -1, "call");
+    tt_put_safe(b, name, 60);
+  } else {
+    return false;
+  }
+  if (json_object_get(ev, "error")) {
+    tt_buf_puts(b, " -- ");
+    tt_put_safe(b, tt_jstr(ev, "error"), 300);
+  }
+  return true;
+}
+
 static void tt_trace_step(tt_buf *b, const tt_term *t, const json_t *ev) {
   const char *kind = tt_jstr(ev, "event");
   if (strcmp(kind, "llm_call") == 0) {
-    tt_buf_printf(b, "%2lld %sllm%s  ", (long long)json_integer_value(json_object_get(ev, "step")),
-                  tt_term_dim(t), tt_term_reset(t));
-    if (json_object_get(ev, "error")) {
-      tt_buf_puts(b, "!! ");
-      tt_put_safe(b, tt_jstr(ev, "error"), 300);
-    } else {
-      const char *tool = tt_jstr(ev, "tool");
-      tt_buf_printf(b, "-> %-8s %6.0f ms  %lld+%lld tok", *tool ? tool : "text",
-                    tt_jnum(ev, "latency_ms"),
-                    (long long)json_integer_value(json_object_get(ev, "gen_ai.usage.input_tokens")),
-                    (long long)json_integer_value(json_object_get(ev, "gen_ai.usage.output_tokens")));
-      long long cached = json_integer_value(json_object_get(ev, "gen_ai.usage.cache_read.input_tokens"));
-      if (cached) tt_buf_printf(b, " (%lld cached)", cached);
-    }
+    tt_trace_llm_call(b, t, ev);
   } else if (strcmp(kind, "tool_call") == 0) {
-    const char *name = tt_jstr(ev, "gen_ai.tool.name");
-    if (strcmp(name, "run_sql") == 0) {
-      tt_buf_printf(b, "   %ssql%s  ", tt_term_dim(t), tt_term_reset(t));
-      tt_put_safe(b, tt_jstr(ev, "sql"), 200);
-      if (json_is_true(json_object_get(ev, "ok")))
-        tt_buf_printf(b, " (%lld rows, %.0f ms)", (long long)json_integer_value(json_object_get(ev, "rows")),
-                      tt_jnum(ev, "ms"));
-    } else if (!json_is_true(json_object_get(ev, "ok"))) {
-      tt_buf_printf(b, "   %scall%s %s", tt_term_dim(t), tt_term_reset(t), name);
-    } else {
-      return;
-    }
-    if (json_object_get(ev, "error")) {
-      tt_buf_puts(b, " -- ");
-      tt_put_safe(b, tt_jstr(ev, "error"), 300);
-    }
+    if (!tt_trace_tool_call(b, t, ev)) return;
   } else if (strcmp(kind, "verify") == 0) {
-    tt_buf_printf(b, "   %scheck%s %s: ", tt_term_dim(t), tt_term_reset(t), tt_jstr(ev, "decision"));
+    tt_trace_label(b, t, -1, "chk");
+    tt_buf_printf(b, "%s: ", tt_jstr(ev, "decision"));
     tt_put_safe(b, tt_jstr(ev, "reason"), 200);
   } else {
     return;

@@ -17,7 +17,7 @@ static const tt_command tt_commands[] = {
     {"sql", "run one read-only SQL query and print the rows", cmd_sql},
     {"chart", "draw a chart of one query's rows (PNG, SVG, terminal)", cmd_chart},
     {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
-    {"serve-mcp", "serve the database to MCP clients (Claude Code, ...) over stdio or HTTP", cmd_serve_mcp},
+    {"serve-mcp", "serve the database to MCP clients over stdio or HTTP", cmd_serve_mcp},
     {"eval", "measure accuracy (Spider), behaviours and cost with a model", cmd_eval},
     {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace},
     {"pull", "download a model (GGUF) and make it the default", cmd_pull},
@@ -33,8 +33,11 @@ static void tt_print_help(FILE *f) {
           "\n"
           "Commands:\n",
           TT_VERSION);
-  for (size_t i = 0; i < sizeof tt_commands / sizeof tt_commands[0]; i++)
-    fprintf(f, "  %-8s %s\n", tt_commands[i].name, tt_commands[i].summary);
+  size_t ncmd = sizeof tt_commands / sizeof tt_commands[0], width = 0;
+  for (size_t i = 0; i < ncmd; i++)
+    if (strlen(tt_commands[i].name) > width) width = strlen(tt_commands[i].name);
+  for (size_t i = 0; i < ncmd; i++) /* one column for every summary */
+    fprintf(f, "  %-*s  %s\n", (int)width, tt_commands[i].name, tt_commands[i].summary);
   fprintf(f,
           "\n"
           "Options:\n"

@@ -19,7 +19,16 @@ void tt_cli_agent_defaults(tt_cli_agent_opts *o) {
 int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char *cmd) {
   long n;
   switch (c) {
-  case TT_OPT_BASE_URL: o->base_url = arg; return 0;
+  case TT_OPT_BASE_URL: {
+    tt_buf why = TT_BUF_INIT;
+    bool ok = tt_llm_http_url_ok(arg, &why);
+    int rc = ok ? 0
+                : tt_usage_error(cmd, "--base-url '%s' is not a usable URL: %s; a base URL looks "
+                                      "like http://127.0.0.1:8080/v1", arg, tt_buf_cstr(&why));
+    tt_buf_free(&why);
+    o->base_url = arg;
+    return rc;
+  }
   case TT_OPT_MODEL: o->model = arg; return 0;
   case TT_OPT_API_KEY_ENV: o->api_key_env = arg; return 0;
   case TT_OPT_STATE_DIR: o->state_dir = arg; return 0;
@@ -144,6 +153,23 @@ char *tt_cli_describe_model(const tt_dotenv *d, const tt_cli_agent_opts *o) {
   return desc;
 }
 
+int tt_cli_check_base_url(const tt_dotenv *d, const tt_cli_agent_opts *o) {
+  const char *url;
+  char *model = tt_cli_pick_model(d, o, &url, NULL);
+  free(model);
+  if (!url || url == o->base_url) return 0; /* the flag was checked when parsed */
+  tt_buf why = TT_BUF_INIT;
+  int rc = 0;
+  if (!tt_llm_http_url_ok(url, &why)) {
+    const char *env = getenv("TABLETALK_BASE_URL");
+    rc = tt_fail(TT_EXIT_USAGE, "TABLETALK_BASE_URL '%s' (from %s) is not a usable URL: %s; set it to "
+                                "an endpoint such as http://127.0.0.1:8080/v1, or give --base-url",
+                 url, env && *env ? "the environment" : "./.env", tt_buf_cstr(&why));
+  }
+  tt_buf_free(&why);
+  return rc;
+}
+
 static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *path,
                             tt_buf *errbuf) {
   tt_llm_llama_opts lo = tt_llm_llama_default_opts();
@@ -215,6 +241,8 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   double t0 = tt_now_ms();
   memset(e, 0, sizeof *e);
   e->dotenv = tt_dotenv_load(".env");
+  int bad = tt_cli_check_base_url(e->dotenv, o);
+  if (bad) return bad;
   const char *url;
   char *model = tt_cli_pick_model(e->dotenv, o, &url, NULL);
   if (!model && url) tt_llm_http_preload(); /* overlaps opening the database */

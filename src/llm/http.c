@@ -1,12 +1,16 @@
 /* http.c — the OpenAI-compatible chat-completions backend on libcurl:
  * request building (tools, tool_choice "required", sampling settings),
  * plain and streamed (SSE) replies, usage with cached prompt tokens,
- * connect/read timeouts, cancellation, and bounded retries with backoff on
- * 429, 5xx, connection errors and cut streams. */
+ * connect and idle timeouts (--llm-timeout: no byte for S seconds ends the
+ * call, without retrying), cancellation, bounded retries with backoff on
+ * 429, 5xx, connection errors and cut streams (the message then says how
+ * many attempts over how long), and replies that are not an API's (an HTML
+ * page, other content) named for what they are. */
 #define _GNU_SOURCE /* memmem */
 #include "llm/llm_internal.h"
 
 #include "llm/curl_api.h"
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +30,13 @@ typedef struct tt_http {
 /* Everything one HTTP attempt collects. */
 typedef struct tt_xfer {
   const tt_llm_call *call;
+  double idle_limit_ms; /* no byte for this long ends the attempt */
+  double last_byte_ms;  /* when the last byte (or the request) went */
+  bool idle;            /* it ended that way */
   long status;
   bool sse;             /* the reply is an event stream */
+  char ctype[96];       /* its Content-Type, "" when none */
+  bool not_completion;  /* a JSON body without "choices" */
   double retry_after_s; /* from a Retry-After header, -1 when absent */
   tt_buf body;          /* whole body (plain replies, error bodies) */
   tt_buf line;          /* the SSE line being received */
@@ -146,6 +155,13 @@ static void tt_xfer_sse_line(tt_xfer *x, const char *line, size_t n) {
 static void tt_xfer_parse_body(tt_xfer *x) {
   json_t *doc = json_loadb(tt_buf_cstr(&x->body), x->body.len, 0, NULL);
   if (!doc) return;
+  const json_t *error = json_object_get(doc, "error");
+  if (error && !x->stream_error) {
+    const char *msg = json_string_value(json_object_get(error, "message"));
+    if (!msg) msg = json_string_value(error);
+    x->stream_error = tt_xstrdup(msg ? msg : "an error object in the reply");
+  }
+  x->not_completion = !json_is_array(json_object_get(doc, "choices")) && !error;
   const json_t *choice = json_array_get(json_object_get(doc, "choices"), 0);
   const json_t *msg = json_object_get(choice, "message");
   const json_t *calls = json_object_get(msg, "tool_calls");
@@ -180,11 +196,18 @@ static void tt_xfer_parse_body(tt_xfer *x) {
 static size_t tt_on_header(char *data, size_t size, size_t nitems, void *ud) {
   tt_xfer *x = ud;
   size_t n = size * nitems;
+  x->last_byte_ms = tt_now_ms();
   if (n > 5 && strncmp(data, "HTTP/", 5) == 0) { /* a new status line */
     x->sse = false;
     x->retry_after_s = -1;
+    x->ctype[0] = '\0';
   } else if (n > 13 && strncasecmp(data, "content-type:", 13) == 0) {
     x->sse = memmem(data, n, "text/event-stream", 17) != NULL;
+    size_t i = 13, k = 0;
+    while (i < n && (data[i] == ' ' || data[i] == '\t')) i++;
+    while (i < n && data[i] != '\r' && data[i] != '\n' && k + 1 < sizeof x->ctype)
+      x->ctype[k++] = (unsigned char)data[i] < 0x20 ? ' ' : data[i], i++;
+    x->ctype[k] = '\0';
   } else if (n > 12 && strncasecmp(data, "retry-after:", 12) == 0) {
     char tmp[32];
     size_t k = n - 12 < sizeof tmp - 1 ? n - 12 : sizeof tmp - 1;
@@ -198,6 +221,7 @@ static size_t tt_on_header(char *data, size_t size, size_t nitems, void *ud) {
 static size_t tt_on_body(char *data, size_t size, size_t nmemb, void *ud) {
   tt_xfer *x = ud;
   size_t n = size * nmemb;
+  x->last_byte_ms = tt_now_ms();
   if (!x->sse) {
     if (x->body.len + n > TT_HTTP_MAX_BODY) {
       x->too_big = true;
@@ -221,14 +245,24 @@ static size_t tt_on_body(char *data, size_t size, size_t nmemb, void *ud) {
   return n;
 }
 
+/* Called by libcurl at least once a second, also while nothing arrives:
+ * the cancel flag, and the idle limit measured here rather than with
+ * CURLOPT_LOW_SPEED_TIME, whose speed is an average over the last seconds
+ * (the request's own upload kept it "fast" for about five more seconds,
+ * so --llm-timeout 2 gave up after 8 s). */
 static int tt_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                           curl_off_t ulnow) {
   (void)dltotal;
   (void)dlnow;
   (void)ultotal;
   (void)ulnow;
-  const tt_xfer *x = ud;
-  return x->call->cancel && *x->call->cancel ? 1 : 0;
+  tt_xfer *x = ud;
+  if (x->call->cancel && *x->call->cancel) return 1;
+  if (x->idle_limit_ms > 0 && tt_now_ms() - x->last_byte_ms > x->idle_limit_ms) {
+    x->idle = true;
+    return 1;
+  }
+  return 0;
 }
 
 /* ---- one attempt -------------------------------------------------------- */
@@ -277,6 +311,57 @@ static void tt_xfer_free(tt_xfer *x) {
   tt_argstream_free(x->as);
 }
 
+/* The body starts like an HTML page. */
+static bool tt_body_is_html(const tt_xfer *x) {
+  if (strcasestr(x->ctype, "html")) return true;
+  const char *p = x->body.data ? x->body.data : "";
+  while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+  return *p == '<';
+}
+
+/* ' "Sign in"' for a page titled so (escaped, short), or "". */
+static void tt_html_title(const tt_buf *body, tt_buf *out) {
+  const char *t = body->data ? strcasestr(body->data, "<title") : NULL;
+  const char *start = t ? strchr(t, '>') : NULL;
+  const char *end = start ? strcasestr(start, "</title") : NULL;
+  if (!end) return;
+  start++;
+  while (start < end && (*start == ' ' || *start == '\n' || *start == '\r' || *start == '\t')) start++;
+  if (start == end) return;
+  tt_buf_puts(out, " \"");
+  tt_escape_terminal(out, start, (size_t)(end - start), &(tt_escape_opts){.max_chars = 80});
+  tt_buf_puts(out, "\"");
+}
+
+/* A 200 reply that is not an API's JSON: an HTML page (a proxy's error or
+ * sign-in page, a web server at the wrong path) or other content; also
+ * JSON that is not a chat completion. False when it is none of those. */
+static bool tt_reply_not_api(const tt_http *h, tt_xfer *x, tt_llm_error *err) {
+  if (x->sse) return false;
+  const char *type = x->ctype[0] ? x->ctype : "no content type";
+  if (tt_body_is_html(x)) {
+    tt_buf title = TT_BUF_INIT;
+    tt_html_title(&x->body, &title);
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, (int)x->status,
+                     "the model endpoint %s answered with an HTML page%s (HTTP %ld, %s), not an "
+                     "OpenAI-compatible API: check the URL, it usually ends in /v1",
+                     h->url, tt_buf_cstr(&title), x->status, type);
+    tt_buf_free(&title);
+    return true;
+  }
+  json_error_t jerr;
+  json_t *doc = json_loadb(tt_buf_cstr(&x->body), x->body.len, 0, &jerr);
+  json_decref(doc);
+  if (!doc) {
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, (int)x->status,
+                     "the model endpoint %s answered with %s (HTTP %ld, %s), not the JSON of an "
+                     "OpenAI-compatible API: check the URL, it usually ends in /v1",
+                     h->url, x->body.len ? "content that is not JSON" : "an empty body", x->status, type);
+    return true;
+  }
+  return false;
+}
+
 /* The error message of an error body, or a short excerpt of it. */
 static void tt_error_detail(const tt_buf *body, char *out, size_t cap) {
   json_t *doc = json_loadb(body->data ? body->data : "", body->len, 0, NULL);
@@ -284,8 +369,14 @@ static void tt_error_detail(const tt_buf *body, char *out, size_t cap) {
   const char *msg = json_string_value(json_object_get(err, "message"));
   if (!msg) msg = json_string_value(err);
   tt_buf safe = TT_BUF_INIT;
-  if (msg) tt_escape_terminal(&safe, msg, strlen(msg), &(tt_escape_opts){.max_chars = 300});
-  else if (body->len) tt_escape_terminal(&safe, body->data, body->len, &(tt_escape_opts){.max_chars = 200});
+  if (msg) {
+    tt_escape_terminal(&safe, msg, strlen(msg), &(tt_escape_opts){.max_chars = 300});
+  } else if (body->data && (strcasestr(body->data, "<html") || strcasestr(body->data, "<!doctype html"))) {
+    tt_buf_puts(&safe, "an HTML page");
+    tt_html_title(body, &safe);
+  } else if (body->len) {
+    tt_escape_terminal(&safe, body->data, body->len, &(tt_escape_opts){.max_chars = 200});
+  }
   snprintf(out, cap, "%s", safe.len ? tt_buf_cstr(&safe) : "no details");
   tt_buf_free(&safe);
   json_decref(doc);
@@ -315,6 +406,8 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
   }
   x->call = call;
   x->retry_after_s = -1;
+  x->idle_limit_ms = h->o.read_timeout_s * 1000.0;
+  x->last_byte_ms = tt_now_ms();
   h->curl_api->easy_setopt(c, CURLOPT_URL, h->url);
   h->curl_api->easy_setopt(c, CURLOPT_POST, 1L);
   h->curl_api->easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -329,9 +422,6 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
   h->curl_api->easy_setopt(c, CURLOPT_XFERINFODATA, x);
   h->curl_api->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   h->curl_api->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(h->o.connect_timeout_s * 1000));
-  long read_s = (long)ceil(h->o.read_timeout_s);
-  h->curl_api->easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  h->curl_api->easy_setopt(c, CURLOPT_LOW_SPEED_TIME, read_s < 1 ? 1L : read_s);
   h->curl_api->easy_setopt(c, CURLOPT_USERAGENT, "tabletalk");
   CURLcode rc = h->curl_api->easy_perform(c);
   h->curl_api->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
@@ -342,18 +432,25 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
     tt_buf_reset(&x->line);
   }
 
+  if (rc == CURLE_ABORTED_BY_CALLBACK && x->idle) {
+    tt_llm_set_error(err, TT_LLM_ERR_TIMEOUT, 0,
+                     x->status ? "the model endpoint %s stopped sending for %g s (the --llm-timeout; "
+                                 "raise it if the model is slow)"
+                               : "the model endpoint %s did not answer within %g s (the --llm-timeout; "
+                                 "raise it if the model is slow)",
+                     h->url, h->o.read_timeout_s);
+    return TT_TRY_FAIL;
+  }
   if (rc == CURLE_ABORTED_BY_CALLBACK) {
     tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
     return TT_TRY_FAIL;
   }
-  if (rc == CURLE_OPERATION_TIMEDOUT) {
-    tt_llm_set_error(err, TT_LLM_ERR_TIMEOUT, 0,
-                     x->status ? "the model endpoint %s stopped sending for %.0f s (read timeout; "
-                                 "raise it with --llm-timeout)"
-                               : "the model endpoint %s did not answer within %.0f s (read timeout; "
-                                 "raise it with --llm-timeout)",
-                     h->url, h->o.read_timeout_s);
-    return TT_TRY_FAIL;
+  if (rc == CURLE_OPERATION_TIMEDOUT) { /* the connect timeout */
+    tt_llm_set_error(err, TT_LLM_ERR_CONNECT, 0,
+                     "cannot reach the model endpoint %s: no connection within %g s; check "
+                     "--base-url or TABLETALK_BASE_URL and that the server is running",
+                     h->url, h->o.connect_timeout_s);
+    return TT_TRY_RETRY;
   }
   if (x->too_big) {
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "the reply from %s is larger than %u MiB", h->url,
@@ -375,11 +472,18 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
     bool retry = x->status == 429 || x->status == 408 || x->status >= 500;
     return retry ? TT_TRY_RETRY : TT_TRY_FAIL;
   }
+  if (tt_reply_not_api(h, x, err)) return TT_TRY_FAIL;
   if (!x->sse) tt_xfer_parse_body(x);
   if (x->stream_error) {
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200, "the model endpoint reported an error: %s",
                      x->stream_error);
     return TT_TRY_RETRY;
+  }
+  if (x->not_completion) {
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+                     "the model endpoint %s answered with JSON that is not a chat completion (no "
+                     "\"choices\"): check the URL, it usually ends in /v1", h->url);
+    return TT_TRY_FAIL;
   }
   if (rc != CURLE_OK || !(x->saw_done || x->finish)) {
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
@@ -447,7 +551,8 @@ static bool tt_http_chat(void *impl, const tt_chat *chat, const tt_llm_call *cal
   }
   if (!ok && err && err->kind != TT_LLM_ERR_CANCELLED && attempts > 1) {
     size_t len = strlen(err->message);
-    snprintf(err->message + len, sizeof err->message - len, " (after %d attempts)", attempts);
+    snprintf(err->message + len, sizeof err->message - len, " (after %d attempts over %.1f s)", attempts,
+             (tt_now_ms() - t0) / 1000.0);
   }
   out->attempts = attempts;
   out->latency_ms = tt_now_ms() - t0;
@@ -474,17 +579,87 @@ static const tt_llm_vtable tt_http_vtable = {
     .free = tt_http_free,
 };
 
+/* The host[:port] part of an http(s) URL is sound: a name, an IPv4 or a
+ * bracketed IPv6 address, and a port from 1 to 65535. */
+static bool tt_url_authority_ok(const char *p, size_t n, tt_buf *why) {
+  const char *at = memchr(p, '@', n); /* user:password@ */
+  if (at) {
+    n -= (size_t)(at + 1 - p);
+    p = at + 1;
+  }
+  size_t host_len = n;
+  const char *port = NULL;
+  if (n && *p == '[') {
+    const char *close = memchr(p, ']', n);
+    if (!close || close == p + 1) {
+      tt_buf_puts(why, "its IPv6 address lacks the closing ]");
+      return false;
+    }
+    host_len = (size_t)(close + 1 - p);
+    if (host_len < n && p[host_len] != ':') {
+      tt_buf_puts(why, "after the ] of the address only :PORT may follow");
+      return false;
+    }
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      unsigned char c = (unsigned char)p[i];
+      if (c == ':') {
+        host_len = i;
+        break;
+      }
+      if (!isalnum(c) && c != '.' && c != '-' && c != '_' && c < 0x80) {
+        tt_buf_printf(why, "its host name has a '%c'", c);
+        return false;
+      }
+    }
+  }
+  if (host_len == 0) {
+    tt_buf_puts(why, "it names no host");
+    return false;
+  }
+  if (host_len < n) port = p + host_len + 1;
+  if (port) {
+    size_t plen = n - host_len - 1;
+    long v = 0;
+    for (size_t i = 0; i < plen && v <= 65535; i++) v = isdigit((unsigned char)port[i]) ? v * 10 + (port[i] - '0') : 99999;
+    if (!plen || v < 1 || v > 65535) {
+      tt_buf_printf(why, "its port '%.*s' is not a number from 1 to 65535", (int)(plen < 20 ? plen : 20), port);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool tt_llm_http_url_ok(const char *url, tt_buf *why) {
+  size_t scheme = strncasecmp(url, "http://", 7) == 0 ? 7 : strncasecmp(url, "https://", 8) == 0 ? 8 : 0;
+  if (!scheme) {
+    tt_buf_puts(why, "it must start with http:// or https://");
+    return false;
+  }
+  for (const char *c = url; *c; c++)
+    if ((unsigned char)*c <= ' ' || *c == 0x7f) {
+      tt_buf_puts(why, *c == ' ' ? "it contains a space" : "it contains a control character");
+      return false;
+    }
+  const char *host = url + scheme;
+  return tt_url_authority_ok(host, strcspn(host, "/?#"), why);
+}
+
 tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
   if (!opts->base_url || !*opts->base_url) {
     tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
                      "no model endpoint configured: give --base-url or set TABLETALK_BASE_URL");
     return NULL;
   }
-  if (!tt_has_prefix(opts->base_url, "http://") && !tt_has_prefix(opts->base_url, "https://")) {
+  tt_buf bad = TT_BUF_INIT;
+  if (!tt_llm_http_url_ok(opts->base_url, &bad)) {
     tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
-                     "the base URL '%s' must start with http:// or https://", opts->base_url);
+                     "the base URL '%s' is not usable: %s (e.g. http://127.0.0.1:8080/v1)", opts->base_url,
+                     tt_buf_cstr(&bad));
+    tt_buf_free(&bad);
     return NULL;
   }
+  tt_buf_free(&bad);
   tt_buf why = TT_BUF_INIT;
   const tt_curl_api *api = tt_curl_api_get(&why);
   if (!api) {

@@ -194,9 +194,11 @@ static bool tt_prefix_restore(tt_llama *L, const char *text, size_t len, const l
   return ok;
 }
 
+/* Saves the first segment's state for later processes (a cold engine
+ * replaces what is there; others keep the first one saved). */
 static void tt_prefix_save(tt_llama *L, const char *text, size_t len) {
   char *path = tt_prefix_file(L, text, len);
-  if (!path || access(path, R_OK) == 0 || !tt_mkdir_p(L->cache_dir, 0700)) {
+  if (!path || (!L->o.cold && access(path, R_OK) == 0) || !tt_mkdir_p(L->cache_dir, 0700)) {
     free(path);
     return;
   }
@@ -351,7 +353,7 @@ static bool tt_prefill(tt_llama *L, const tt_chat *chat, const tt_llm_call *call
     int32_t n;
     llama_token *t = tt_tokenize(L, prompt.data + done, ends[seg] - done, &n);
     double r0 = tt_now_ms();
-    bool restored = seg == 0 && done == 0 && L->ntoks == 0 && L->o.reuse &&
+    bool restored = seg == 0 && done == 0 && L->ntoks == 0 && L->o.reuse && !L->o.cold &&
                     tt_prefix_restore(L, prompt.data, ends[0], t, (size_t)n);
     if (restored) out->restore_ms = tt_now_ms() - r0;
     if (restored) {

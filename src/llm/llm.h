@@ -165,6 +165,10 @@ tt_llm_http_opts tt_llm_http_default_opts(void);
  * start-up work; tt_llm_http_new waits for it. */
 void tt_llm_http_preload(void);
 tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err);
+/* url is a usable endpoint URL: http:// or https://, a host (name, IPv4
+ * or [IPv6]), an optional port from 1 to 65535, no spaces or control
+ * characters; false with the reason in why ("it names no host"). */
+bool tt_llm_http_url_ok(const char *url, tt_buf *why);
 
 /* ---- the embedded llama.cpp backend ------------------------------------- */
 
@@ -177,6 +181,8 @@ typedef struct tt_llm_llama_opts {
   long max_tokens;         /* longest reply (1024) */
   const char *cache_dir;   /* where computed prompt prefixes are kept (NULL: not kept) */
   bool reuse;              /* reuse cached tokens (false: recompute every call) */
+  bool cold;               /* compute the first prefix even when a saved state
+                            * exists in cache_dir, and save it afresh */
   bool show_progress;      /* loading progress on stderr */
 } tt_llm_llama_opts;
 
@@ -220,9 +226,13 @@ typedef struct tt_pull_result {
   char sha256[65];
 } tt_pull_result;
 
-/* Downloads url to dest (via dest.part, resumed when present), verifying
- * the sha256 the server announces. false with err on failure; an
- * interrupted download keeps its .part for the next attempt. */
+/* True for an https URL, or plain http to this machine (localhost,
+ * 127.x, [::1]); otherwise false with the reason in why. */
+bool tt_pull_url_ok(const char *url, tt_buf *why);
+/* Downloads url (see tt_pull_url_ok; redirects stay on https) to dest (via
+ * dest.part, resumed when present), verifying the sha256 the server
+ * announces. false with err on failure; an interrupted download keeps its
+ * .part for the next attempt, an empty one is removed. */
 bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o,
                    tt_pull_result *res, tt_buf *err);
 

@@ -1,7 +1,10 @@
-/* pull.c — downloading a model file: resumes a partial download (.part
- * beside the destination, an HTTP Range request), reports progress, and
- * verifies the SHA-256 the server announces for the file (Hugging Face
- * sends it as X-Linked-Etag); the file only takes its name once verified. */
+/* pull.c — downloading a model file: over https only (plain http only to
+ * this machine, for local mirrors and tests), resumes a partial download
+ * (.part beside the destination, an HTTP Range request), reports progress,
+ * and verifies the SHA-256 the server announces for the file (Hugging Face
+ * sends it as X-Linked-Etag); the file only takes its name once verified.
+ * A failure says what happened: host not reachable, an HTTP error, or a
+ * download cut short that the same command resumes; no empty .part stays. */
 #include "llm/curl_api.h"
 #include "llm/llm.h"
 
@@ -103,9 +106,67 @@ static bool tt_dl_hash_existing(const char *part, tt_sha256 *h) {
   return ok;
 }
 
+/* The host of url ("huggingface.co", "127.0.0.1", "::1"): after the
+ * scheme and any user info, up to the port or path. */
+static void tt_url_host(const char *url, char *out, size_t cap) {
+  const char *p = strstr(url, "://");
+  p = p ? p + 3 : url;
+  const char *end = p + strcspn(p, "/?#");
+  const char *at = memchr(p, '@', (size_t)(end - p));
+  if (at) p = at + 1;
+  if (*p == '[') { /* [::1]:8080 */
+    const char *close = memchr(p, ']', (size_t)(end - p));
+    if (close) end = close, p++;
+  } else {
+    const char *colon = memchr(p, ':', (size_t)(end - p));
+    if (colon) end = colon;
+  }
+  size_t n = (size_t)(end - p) < cap - 1 ? (size_t)(end - p) : cap - 1;
+  memcpy(out, p, n);
+  out[n] = '\0';
+}
+
+static bool tt_is_loopback(const char *host) {
+  return strcasecmp(host, "localhost") == 0 || strcmp(host, "::1") == 0 || strncmp(host, "127.", 4) == 0;
+}
+
+bool tt_pull_url_ok(const char *url, tt_buf *why) {
+  if (strncasecmp(url, "https://", 8) == 0) return true;
+  char host[256];
+  tt_url_host(url, host, sizeof host);
+  if (strncasecmp(url, "http://", 7) == 0 && tt_is_loopback(host)) return true;
+  tt_buf_printf(why, "'%s' is not an https URL: models are downloaded over https only (plain http "
+                     "only from this machine: localhost, 127.0.0.1, [::1])", url);
+  return false;
+}
+
+/* A .part file that holds nothing is of no use to a resumed download. */
+static void tt_drop_empty_part(const char *part) {
+  struct stat st;
+  if (stat(part, &st) == 0 && st.st_size == 0) unlink(part);
+}
+
+/* The message for a transfer that failed at the network (rc). */
+static void tt_dl_network_error(const tt_dl *d, const tt_curl_api *api, CURLcode rc, const char *where,
+                                long long bytes, tt_buf *err) {
+  char host[256];
+  tt_url_host(where, host, sizeof host);
+  const char *what = d->write_failed ? "cannot write the file" : api->easy_strerror(rc);
+  if (d->status == 0 && d->received == 0) /* nothing came back: no connection */
+    tt_buf_printf(err, "cannot reach %s: %s; check your connection (and the proxy settings, "
+                       "https_proxy, if you use one)%s", host, what,
+                  bytes ? "; what was downloaded before is kept, and the same command resumes it" : "");
+  else if (bytes == 0)
+    tt_buf_printf(err, "the download from %s stopped before any data arrived (%s); try again", host, what);
+  else
+    tt_buf_printf(err, "download interrupted after %.1f MB (%s); run the same command again to "
+                       "resume from there", (double)bytes / 1e6, what);
+}
+
 bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o, tt_pull_result *res,
                    tt_buf *err) {
   memset(res, 0, sizeof *res);
+  if (!tt_pull_url_ok(url, err)) return false;
   const tt_curl_api *api = tt_curl_api_get(err);
   if (!api) return false;
   char *part = tt_xasprintf("%s.part", dest);
@@ -125,7 +186,13 @@ bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o, tt_
   CURL *c = api->easy_init();
   char range[64];
   snprintf(range, sizeof range, "%lld-", d.have);
+  char host[256];
+  tt_url_host(url, host, sizeof host);
+  /* redirects may not leave https (nor loopback http for a local mirror) */
+  const char *protocols = strncasecmp(url, "https://", 8) == 0 ? "https" : "http,https";
   api->easy_setopt(c, CURLOPT_URL, url);
+  api->easy_setopt(c, CURLOPT_PROTOCOLS_STR, protocols);
+  api->easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
   api->easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
   api->easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
   if (d.have > 0) api->easy_setopt(c, CURLOPT_RANGE, range);
@@ -142,22 +209,27 @@ bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o, tt_
   api->easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)(o->stall_timeout_s > 0 ? o->stall_timeout_s : 60));
   api->easy_setopt(c, CURLOPT_USERAGENT, "tabletalk");
   CURLcode rc = api->easy_perform(c);
+  char *where = NULL; /* the URL it ended at (a redirect's target) */
+  api->easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &where);
+  where = tt_xstrdup(where ? where : url);
   api->easy_cleanup(c);
   bool closed = fclose(d.f) == 0;
   res->bytes = d.have + d.received;
   bool ok = false;
   char got[65] = {0};
   if (d.hash) tt_sha256_finish(d.hash, got);
-  if (rc == CURLE_ABORTED_BY_CALLBACK) {
+  if (rc == CURLE_ABORTED_BY_CALLBACK && res->bytes == 0) {
+    tt_buf_puts(err, "download stopped before any data arrived");
+  } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
     tt_buf_printf(err, "download stopped after %.1f MB; run the same command again to resume",
                   (double)res->bytes / 1e6);
+  } else if (rc == CURLE_UNSUPPORTED_PROTOCOL) {
+    tt_buf_printf(err, "%s redirected the download to %s, which is not https; not followed", host, where);
   } else if (d.status >= 400 || (d.status != 200 && d.status != 206 && rc == CURLE_OK)) {
     tt_buf_printf(err, "the server answered HTTP %ld for %s", d.status, url);
-    if (d.have == 0 && d.received == 0) unlink(part);
   } else if (rc != CURLE_OK || d.write_failed || !closed) {
-    tt_buf_printf(err, "download interrupted after %.1f MB (%s); run the same command again to "
-                       "resume from there", (double)res->bytes / 1e6,
-                  d.write_failed || !closed ? "cannot write the file" : api->easy_strerror(rc));
+    if (!closed) d.write_failed = true;
+    tt_dl_network_error(&d, api, rc, where, res->bytes, err);
   } else if (d.announced[0] && d.hash && strcmp(got, d.announced) != 0) {
     tt_buf_printf(err, "the downloaded file's sha256 is %s but the server announced %s; the "
                        "download was deleted, try again", got, d.announced);
@@ -169,6 +241,8 @@ bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o, tt_
     res->verified = d.announced[0] && d.hash;
     memcpy(res->sha256, got, sizeof got);
   }
+  if (!ok) tt_drop_empty_part(part);
+  free(where);
   free(part);
   return ok;
 }

@@ -1,72 +1,138 @@
 /* config.c — configuration values from the process environment first and
  * a .env file in the working directory second (flags, handled by the front
- * ends, override both). The .env file never changes the environment. */
+ * ends, override both). The .env file never changes the environment. It is
+ * read by the rules dotenv tools share: KEY=value, an optional "export ",
+ * "double quotes" with \n escapes (and spanning lines), 'single quotes'
+ * taken as they are, and # comments on their own line or after a blank. */
 #include "util/util.h"
 
-#include <ctype.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct tt_dotenv {
   size_t n;
   char **keys, **values;
 };
 
-static char *tt_trim(char *s) {
-  while (isspace((unsigned char)*s)) s++;
-  size_t n = strlen(s);
-  while (n && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
-  return s;
+static bool tt_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+static const char *tt_skip_blanks(const char *p) {
+  while (tt_blank(*p)) p++;
+  return p;
 }
 
-/* Removes matching quotes; in double quotes, \n and \" are understood. */
-static char *tt_unquote(char *v) {
-  size_t n = strlen(v);
-  if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
-    char q = v[0];
-    v[n - 1] = '\0';
-    v++;
-    if (q == '"') {
-      char *w = v;
-      for (char *r = v; *r; r++) {
-        if (*r == '\\' && r[1]) {
-          r++;
-          *w++ = *r == 'n' ? '\n' : *r;
-        } else {
-          *w++ = *r;
-        }
-      }
-      *w = '\0';
-    }
-    return v;
-  }
-  char *hash = strstr(v, " #"); /* an unquoted value ends at a comment */
-  if (hash) *hash = '\0';
-  return tt_trim(v);
+static const char *tt_line_end(const char *p) {
+  while (*p && *p != '\n') p++;
+  return p;
 }
+
+/* What a backslash escape in double quotes stands for; 0 when it is not an
+ * escape (the backslash is then kept, as dotenv does). */
+static char tt_dq_escape(char c) {
+  switch (c) {
+  case 'n': return '\n';
+  case 't': return '\t';
+  case 'r': return '\r';
+  case '\\': return '\\';
+  case '"': return '"';
+  case '\'': return '\'';
+  case '$': return '$';
+  default: return 0;
+  }
+}
+
+/* A quoted value starting at the opening quote p; it may span lines. In
+ * double quotes \n, \t, \r, \\, \" are understood; single quotes take every
+ * character as it is. *pp ends after the closing quote; false (and nothing
+ * consumed) when the quote is never closed. */
+static bool tt_quoted_value(const char **pp, tt_buf *out) {
+  const char *p = *pp;
+  char q = *p++;
+  for (; *p && *p != q; p++) {
+    char e = q == '"' && *p == '\\' ? tt_dq_escape(p[1]) : 0;
+    if (e) {
+      tt_buf_putc(out, e);
+      p++;
+    } else {
+      tt_buf_putc(out, *p);
+    }
+  }
+  if (*p != q) {
+    tt_buf_reset(out);
+    return false;
+  }
+  *pp = p + 1;
+  return true;
+}
+
+/* An unquoted value: the rest of the line, up to a # that follows a blank
+ * (KEY=a#b keeps its #), without trailing blanks. */
+static void tt_plain_value(const char **pp, tt_buf *out) {
+  const char *p = *pp, *end = tt_line_end(p), *stop = end;
+  for (const char *c = p; c < end; c++)
+    if (*c == '#' && (c == p || tt_blank(c[-1]))) {
+      stop = c;
+      break;
+    }
+  while (stop > p && tt_blank(stop[-1])) stop--;
+  tt_buf_append(out, p, (size_t)(stop - p));
+  *pp = end;
+}
+
+static void tt_dotenv_add(tt_dotenv *d, const char *key, size_t klen, tt_buf *value) {
+  d->keys = tt_xrealloc(d->keys, (d->n + 1) * sizeof(char *));
+  d->values = tt_xrealloc(d->values, (d->n + 1) * sizeof(char *));
+  d->keys[d->n] = tt_xstrndup(key, klen);
+  d->values[d->n] = value->len ? tt_buf_detach(value) : tt_xstrdup("");
+  d->n++;
+}
+
+/* One line (or a quoted value's several): KEY=VALUE with an optional
+ * "export " before it; returns where the next line starts. Lines that are
+ * not assignments are skipped. */
+static const char *tt_dotenv_line(tt_dotenv *d, const char *p) {
+  p = tt_skip_blanks(p);
+  if (strncmp(p, "export", 6) == 0 && tt_blank(p[6])) p = tt_skip_blanks(p + 6);
+  const char *key = p;
+  while (*p && *p != '=' && *p != '\n' && !tt_blank(*p) && *p != '#') p++;
+  size_t klen = (size_t)(p - key);
+  p = tt_skip_blanks(p);
+  if (!klen || *p != '=') return tt_line_end(p);
+  p = tt_skip_blanks(p + 1);
+  tt_buf value = TT_BUF_INIT;
+  if ((*p == '"' || *p == '\'') && tt_quoted_value(&p, &value)) {
+    p = tt_line_end(p); /* after the quote: blanks or a comment */
+  } else {
+    tt_plain_value(&p, &value);
+  }
+  tt_dotenv_add(d, key, klen, &value);
+  tt_buf_free(&value);
+  return p;
+}
+
+tt_dotenv *tt_dotenv_parse(const char *text) {
+  tt_dotenv *d = tt_xcalloc(1, sizeof *d);
+  const char *p = text;
+  while (*p) {
+    p = tt_dotenv_line(d, p);
+    if (*p == '\n') p++;
+  }
+  return d;
+}
+
+#define TT_DOTENV_MAX (1u << 20)
 
 tt_dotenv *tt_dotenv_load(const char *path) {
-  tt_dotenv *d = tt_xcalloc(1, sizeof *d);
-  FILE *f = fopen(path, "r");
-  if (!f) return d;
-  char line[8192];
-  while (fgets(line, sizeof line, f)) {
-    char *s = tt_trim(line);
-    if (!*s || *s == '#') continue;
-    if (strncmp(s, "export ", 7) == 0) s = tt_trim(s + 7);
-    char *eq = strchr(s, '=');
-    if (!eq) continue;
-    *eq = '\0';
-    char *key = tt_trim(s), *value = tt_unquote(tt_trim(eq + 1));
-    if (!*key) continue;
-    d->keys = tt_xrealloc(d->keys, (d->n + 1) * sizeof(char *));
-    d->values = tt_xrealloc(d->values, (d->n + 1) * sizeof(char *));
-    d->keys[d->n] = tt_xstrdup(key);
-    d->values[d->n] = tt_xstrdup(value);
-    d->n++;
-  }
-  fclose(f);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return tt_xcalloc(1, sizeof(tt_dotenv));
+  size_t len;
+  bool too_long;
+  char *text = tt_read_stream(fd, TT_DOTENV_MAX, &len, &too_long);
+  close(fd);
+  tt_dotenv *d = tt_dotenv_parse(text ? text : "");
+  free(text);
   return d;
 }
 

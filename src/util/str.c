@@ -15,30 +15,42 @@ bool tt_streq_nocase(const char *a, const char *b) {
   return *a == *b;
 }
 
+static bool tt_same_letter(char a, char b) {
+  return tolower((unsigned char)a) == tolower((unsigned char)b);
+}
+
+/* Optimal string alignment distance: insertions, deletions, substitutions
+ * and swaps of two neighbouring letters ("Nmae" -> "Name") cost one each,
+ * since a swap is the most common typo. Three rows: two before this one. */
 size_t tt_edit_distance(const char *a, const char *b, size_t max) {
   size_t na = strlen(a), nb = strlen(b);
   if ((na > nb ? na - nb : nb - na) > max) return max + 1;
-  size_t *row = tt_xmalloc((nb + 1) * sizeof(size_t));
-  for (size_t j = 0; j <= nb; j++) row[j] = j;
+  size_t *rows = tt_xmalloc(3 * (nb + 1) * sizeof(size_t));
+  size_t *prev2 = rows, *prev = rows + nb + 1, *cur = rows + 2 * (nb + 1);
+  for (size_t j = 0; j <= nb; j++) prev[j] = j;
   for (size_t i = 1; i <= na; i++) {
-    size_t diag = row[0], best = row[0] = i;
+    size_t best = cur[0] = i;
     for (size_t j = 1; j <= nb; j++) {
-      size_t up = row[j];
-      size_t cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
-      size_t v = diag + cost;
-      if (up + 1 < v) v = up + 1;
-      if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
-      row[j] = v;
-      diag = up;
+      size_t v = prev[j - 1] + (tt_same_letter(a[i - 1], b[j - 1]) ? 0 : 1);
+      if (prev[j] + 1 < v) v = prev[j] + 1;
+      if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
+      if (i > 1 && j > 1 && tt_same_letter(a[i - 1], b[j - 2]) && tt_same_letter(a[i - 2], b[j - 1]) &&
+          prev2[j - 2] + 1 < v)
+        v = prev2[j - 2] + 1;
+      cur[j] = v;
       if (v < best) best = v;
     }
     if (best > max) {
-      free(row);
+      free(rows);
       return max + 1;
     }
+    size_t *t = prev2;
+    prev2 = prev;
+    prev = cur;
+    cur = t;
   }
-  size_t d = row[nb];
-  free(row);
+  size_t d = prev[nb];
+  free(rows);
   return d > max ? max + 1 : d;
 }
 

@@ -138,7 +138,9 @@ void tt_buf_put_iso_time(tt_buf *b, double t);
 /* n random bytes from the kernel as 2n lower-case hex digits into out
  * (which must hold 2n+1 bytes). */
 void tt_random_hex(char *out, size_t n);
-/* A sortable run id: UTC time plus randomness, 20261202-094512-7f3a9c. */
+/* A run id that sorts as text in start order: UTC time to the millisecond
+ * plus three random hex digits, 20261202-094512-0837f3 (at
+ * 09:45:12.083, random 7f3). */
 char *tt_new_run_id(void);
 
 /* ---- SHA-256 (libcrypto, loaded on first use) ------------------------------ */
@@ -166,10 +168,14 @@ bool tt_base64_decode(tt_buf *out, const char *s, size_t n);
 
 typedef struct tt_dotenv tt_dotenv;
 
-/* Reads KEY=VALUE lines (optional "export ", quotes, # comments) from path;
- * an absent file gives an empty set. Never modifies the process
+/* Reads KEY=VALUE lines from path by dotenv's rules: optional "export ",
+ * "double quotes" (\n \t \" \\ escapes, may span lines), 'single quotes'
+ * (no escapes), # comments on their own line or after a blank outside
+ * quotes. An absent file gives an empty set. Never modifies the process
  * environment. */
 tt_dotenv *tt_dotenv_load(const char *path);
+/* The same from text in memory. */
+tt_dotenv *tt_dotenv_parse(const char *text);
 void tt_dotenv_free(tt_dotenv *d);
 /* The process environment wins over the .env file; NULL when neither has
  * name or the value is empty. d may be NULL. */
@@ -192,7 +198,8 @@ void tt_strv_free(char **v, size_t n);
 /* ---- strings --------------------------------------------------------- */
 
 bool tt_streq_nocase(const char *a, const char *b);
-/* Case-insensitive edit distance, or max+1 once it is certain to exceed max. */
+/* Case-insensitive edit distance in which a swap of two neighbouring letters
+ * counts as one edit, or max+1 once it is certain to exceed max. */
 size_t tt_edit_distance(const char *a, const char *b, size_t max);
 bool tt_has_prefix(const char *s, const char *prefix);
 /* s ends with suffix, ignoring ASCII case ("chart.PNG" ends with ".png"). */

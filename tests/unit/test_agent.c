@@ -122,18 +122,31 @@ static void test_injection_detector(void **state) {
     assert_false(tt_looks_like_instruction(benign[i], strlen(benign[i])));
 }
 
-static void expect_hint(const char *message, const char *want) {
-  char *h = tt_hint_for_error(tt_schema_catalog(g_schema), message);
+static void expect_hint_sql(const char *sql, const char *message, const char *want) {
+  char *h = tt_hint_for_error(tt_schema_catalog(g_schema), sql, message);
   if (!want) {
     if (h) fprintf(stderr, "%s: unexpected hint %s\n", message, h);
     assert_null(h);
     return;
   }
   if (!h || !strstr(h, want)) {
-    fprintf(stderr, "%s: hint '%s', wanted '%s'\n", message, h ? h : "(none)", want);
+    fprintf(stderr, "%s / %s: hint '%s', wanted '%s'\n", sql ? sql : "(no sql)", message, h ? h : "(none)",
+            want);
     fail();
   }
   free(h);
+}
+
+static void expect_hint(const char *message, const char *want) {
+  expect_hint_sql(NULL, message, want);
+}
+
+/* The message SQLite really gives for sql, with its hint. */
+static void expect_query_hint(const char *sql, const char *want) {
+  tt_db_error err = {0};
+  tt_result *r = tt_db_query(g_db, sql, strlen(sql), &err);
+  assert_null(r);
+  expect_hint_sql(sql, err.message, want);
 }
 
 static void test_hints(void **state) {
@@ -147,6 +160,46 @@ static void test_hints(void **state) {
   expect_hint("ambiguous column name: Name", "it is in Artist.Name, Genre.Name, MediaType.Name");
   expect_hint("no such table: Quasar", NULL);
   expect_hint("near \"SELEC\": syntax error", NULL);
+  expect_hint("no such column: Nmae", "did you mean Name?"); /* a swap is one edit */
+}
+
+/* Unqualified wrong names are looked for in the tables the query names
+ * first, aliases and quoting included, with SQLite's real messages. */
+static void test_hints_use_the_query(void **state) {
+  (void)state;
+  expect_query_hint("SELECT Nmae FROM Genre", " — did you mean Name? (Genre.Name)");
+  expect_query_hint("SELECT Nme FROM Genre", " — did you mean Name? (Genre.Name)");
+  /* Album and Employee both have Title: only the named one is offered */
+  expect_query_hint("SELECT Titl FROM Employee", " — did you mean Title? (Employee.Title)");
+  /* two edits are still a typo among the few columns the query names */
+  expect_query_hint("SELECT Nmea FROM Genre", " — did you mean Name? (Genre.Name)");
+  expect_hint("no such column: Nmea", NULL);
+  expect_query_hint("SELECT a.Title, Titel FROM Album AS a JOIN Artist ar ON ar.ArtistId = a.ArtistId",
+                    " — did you mean a.Title?");
+  expect_query_hint("SELECT t.Nmae FROM \"Track\" t", " — did you mean t.Name?");
+  expect_query_hint("SELECT g.UnitPrice FROM Genre g JOIN Track t USING (GenreId)",
+                    " — did you mean t.UnitPrice? (g has no column UnitPrice)");
+  expect_query_hint("SELECT GenreName FROM Genre", " — did you mean Name? (Genre.Name)");
+  expect_query_hint("SELECT Email FROM Genre", " — Email is in Customer, Employee; the query must name one of "
+                                                "those tables (FROM or JOIN)");
+  expect_query_hint("SELECT Name FROM Genre g, MediaType m", " — it is in g.Name, m.Name; qualify it");
+  /* strings, comments and subqueries do not confuse the table list */
+  expect_query_hint("SELECT Totl FROM (SELECT 'FROM Genre' AS x) s, Invoice -- FROM Genre\n",
+                    " — did you mean Total? (Invoice.Total)");
+  expect_query_hint("SELECT Ttle FROM main.Album WHERE AlbumId IN (SELECT AlbumId FROM Track)",
+                    " — did you mean Album.Title?");
+  /* nothing close anywhere */
+  expect_query_hint("SELECT Quasar FROM Genre", NULL);
+
+  tt_sql_table_refs *refs = tt_sql_table_refs_find(
+      tt_schema_catalog(g_schema),
+      "WITH x AS (SELECT 1) SELECT * FROM x, [Invoice] AS i LEFT JOIN `Customer` c ON 1 JOIN json_each('[]')");
+  assert_int_equal(refs->n, 2);
+  assert_string_equal(refs->refs[0].table->name, "Invoice");
+  assert_string_equal(refs->refs[0].alias, "i");
+  assert_string_equal(refs->refs[1].table->name, "Customer");
+  assert_string_equal(refs->refs[1].alias, "c");
+  tt_sql_table_refs_free(refs);
 }
 
 /* The backing values of some queries on chinook. */
@@ -239,6 +292,7 @@ int main(void) {
       cmocka_unit_test(test_rows_view),
       cmocka_unit_test(test_injection_detector),
       cmocka_unit_test(test_hints),
+      cmocka_unit_test(test_hints_use_the_query),
       cmocka_unit_test(test_numbers_backed),
       cmocka_unit_test(test_answer_checks),
   };

@@ -2,7 +2,9 @@
  * errors, column errors that list the columns, categories/dates/numbers,
  * sorting, limits, pies with "Other", histograms, series; nice ticks and
  * number formats; PNGs read back with cairo (size, bars counted in the
- * pixels), SVG parsed as XML with expat, golden terminal previews
+ * pixels), SVG parsed as XML with expat, line charts' value axis (from
+ * zero unless zoomed, and then said) and value labels off the line, golden
+ * terminal previews
  * (TT_UPDATE_GOLDEN=1 rewrites them), and 10,000 random specs and results
  * that must never crash or leak (TT_CHART_SEED, TT_CHART_CASES). */
 #include <setjmp.h>
@@ -625,6 +627,220 @@ static void test_svg_is_xml(void **state) {
   tt_chart_free(c);
 }
 
+/* ---- the value axis of line charts and their value labels ---------------------- */
+
+/* Twelve months of values (a VALUES list) as a line chart. */
+static tt_chart *line_of(const double *v, size_t n, const char *kind) {
+  tt_buf sql = TT_BUF_INIT;
+  tt_buf_puts(&sql, "SELECT column1 AS month, column2 AS value FROM (VALUES ");
+  for (size_t i = 0; i < n; i++)
+    tt_buf_printf(&sql, "%s('2024-%02zu', %.17g)", i ? ", " : "", i + 1, v[i]);
+  tt_buf_puts(&sql, ")");
+  char *spec = tt_xasprintf("{\"kind\":\"%s\",\"x\":\"month\",\"y\":\"value\",\"title\":\"Values\"}", kind);
+  tt_chart *c = chart_of(tt_buf_cstr(&sql), spec, NULL);
+  free(spec);
+  tt_buf_free(&sql);
+  return c;
+}
+
+/* The rows of a 1200x700 PNG of c that hold the line's colour. */
+static void line_rows(const tt_chart *c, int *top, int *bottom) {
+  char *path = tt_xasprintf("%s/line.png", g_tmp);
+  tt_buf err = TT_BUF_INIT;
+  assert_true(tt_chart_write_png(c, path, 1200, 700, &err));
+  cairo_surface_t *s = cairo_image_surface_create_from_png(path);
+  *top = 700;
+  *bottom = -1;
+  for (int y = 0; y < 700; y++)
+    if (runs_of(s, y, 0, 1200, 0x0072B2) > 0) {
+      if (y < *top) *top = y;
+      *bottom = y;
+    }
+  cairo_surface_destroy(s);
+  tt_buf_free(&err);
+  free(path);
+}
+
+/* The SVG's texts, "|"-separated. */
+static char *svg_texts(const tt_chart *c) {
+  tt_buf svg = TT_BUF_INIT;
+  tt_chart_render_svg(c, 1200, 700, &svg);
+  svg_count n;
+  assert_true(svg_parse(svg.data, svg.len, &n));
+  tt_buf_free(&svg);
+  return tt_buf_detach(&n.text);
+}
+
+static void test_line_axis_starts_at_zero(void **state) {
+  (void)state;
+  /* a 3.6 % dip is drawn from zero: a small dip, not a crash */
+  const double dip[] = {10000, 10020, 9980, 10010, 9640, 9700, 9820, 9900, 9950, 10000, 9990, 10030};
+  tt_chart *c = line_of(dip, 12, "line");
+  assert_null(tt_chart_note(c));
+  char *texts = svg_texts(c);
+  assert_non_null(strstr(texts, "|0|"));
+  assert_null(strstr(texts, "y axis"));
+  free(texts);
+  int top, bottom;
+  line_rows(c, &top, &bottom);
+  /* the plot is about 560 px high: the line and its markers take a few
+   * percent of it (a zoomed axis made them span all of it) */
+  assert_true(bottom >= top);
+  assert_true(bottom - top < 50);
+  assert_true(bottom < 200); /* near the top: 10,000 is near the axis' end */
+  tt_chart_free(c);
+
+  /* a spread under 2 % of the values: zoomed, and the chart says so */
+  const double flat[] = {9880, 9900, 9950, 9990, 10020, 10000, 9970, 9930, 9910, 9940, 9960, 9990};
+  c = line_of(flat, 12, "line");
+  assert_non_null(tt_chart_note(c));
+  assert_string_equal(tt_chart_note(c), "Y axis starts at 9,850, not at zero");
+  tt_buf d = TT_BUF_INIT;
+  tt_chart_describe(c, &d);
+  assert_non_null(strstr(tt_buf_cstr(&d), "(y axis starts at 9,850, not at zero)"));
+  tt_buf_free(&d);
+  texts = svg_texts(c);
+  assert_non_null(strstr(texts, "|9,850|")); /* the first tick is where the note says */
+  assert_null(strstr(texts, "|0|"));
+  assert_null(strstr(texts, "|9,800|"));
+  assert_non_null(strstr(texts, "|Y axis starts at 9,850, not at zero|"));
+  free(texts);
+  line_rows(c, &top, &bottom);
+  assert_true(bottom - top > 300); /* the variation fills the plot */
+  tt_chart_term_opts o = {.width = 60, .height = 10, .unicode = true};
+  tt_buf out = TT_BUF_INIT;
+  tt_chart_render_term(c, &o, &out);
+  assert_non_null(strstr(tt_buf_cstr(&out), "\n 9,850 ┤\n")); /* the bottom row */
+  assert_non_null(strstr(tt_buf_cstr(&out), "Y axis starts at 9,850, not at zero"));
+  tt_buf_free(&out);
+  tt_chart_free(c);
+
+  /* all negative and close together: the axis ends below zero */
+  const double neg[] = {-10020, -9990, -9880, -9950};
+  c = line_of(neg, 4, "line");
+  assert_string_equal(tt_chart_note(c), "Y axis ends at -9,850, not at zero");
+  tt_chart_free(c);
+  /* values on both sides of zero, or all equal: never zoomed */
+  const double both[] = {-5, 3, 8};
+  c = line_of(both, 3, "line");
+  assert_null(tt_chart_note(c));
+  tt_chart_free(c);
+  const double same[] = {500, 500, 500};
+  c = line_of(same, 3, "line");
+  assert_null(tt_chart_note(c));
+  texts = svg_texts(c);
+  assert_non_null(strstr(texts, "|0|"));
+  free(texts);
+  tt_chart_free(c);
+  /* areas always fill from zero */
+  c = line_of(flat, 12, "area");
+  assert_null(tt_chart_note(c));
+  tt_chart_free(c);
+}
+
+/* A canvas that keeps the line's points and the texts drawn. */
+typedef struct rec_text {
+  double x, y, size;
+  tt_anchor anchor;
+  char *s;
+} rec_text;
+
+typedef struct rec_canvas {
+  double line[64];
+  size_t nline;
+  rec_text texts[256];
+  size_t ntexts;
+} rec_canvas;
+
+static void rec_rect(void *ud, double x, double y, double w, double h, tt_rgba fill) {
+  (void)ud, (void)x, (void)y, (void)w, (void)h, (void)fill;
+}
+static void rec_line(void *ud, double x0, double y0, double x1, double y1, double w, tt_rgba c) {
+  (void)ud, (void)x0, (void)y0, (void)x1, (void)y1, (void)w, (void)c;
+}
+static void rec_path(void *ud, const double *xy, size_t n, bool closed, tt_rgba fill, double w, tt_rgba stroke) {
+  (void)fill, (void)stroke;
+  rec_canvas *r = ud;
+  if (closed || w <= 0 || n > 32) return;
+  memcpy(r->line, xy, 2 * n * sizeof *xy);
+  r->nline = n;
+}
+static void rec_circle(void *ud, double cx, double cy, double rad, tt_rgba fill) {
+  (void)ud, (void)cx, (void)cy, (void)rad, (void)fill;
+}
+static void rec_wedge(void *ud, double cx, double cy, double rad, double a0, double a1, tt_rgba f, tt_rgba e) {
+  (void)ud, (void)cx, (void)cy, (void)rad, (void)a0, (void)a1, (void)f, (void)e;
+}
+static void rec_text_op(void *ud, double x, double y, const char *s, double size, bool bold, tt_anchor anchor,
+                        double angle, tt_rgba c) {
+  (void)bold, (void)angle, (void)c;
+  rec_canvas *r = ud;
+  if (r->ntexts < 256) r->texts[r->ntexts++] = (rec_text){x, y, size, anchor, tt_xstrdup(s)};
+}
+
+/* Does the segment a-b pass through the box [x0,x1]x[y0,y1]? Sampled
+ * finely: independent of the drawing code's own test. */
+static bool seg_hits(const double *a, const double *b, double x0, double y0, double x1, double y1) {
+  for (int i = 0; i <= 1000; i++) {
+    double t = i / 1000.0, x = a[0] + (b[0] - a[0]) * t, y = a[1] + (b[1] - a[1]) * t;
+    if (x > x0 && x < x1 && y > y0 && y < y1) return true;
+  }
+  return false;
+}
+
+/* Draws c and counts its value labels (texts that are one of values) and
+ * those whose box the line runs through. */
+static void label_overlaps(const tt_chart *c, const double *values, size_t n, size_t *labels, size_t *hit) {
+  static const tt_canvas_ops ops = {rec_rect, rec_line, rec_path, rec_circle, rec_wedge, rec_text_op};
+  rec_canvas *r = tt_xcalloc(1, sizeof *r);
+  tt_text_metrics *m = tt_text_metrics_new();
+  tt_chart_draw(c, 1200, 700, m, &ops, r);
+  assert_int_equal(r->nline, n);
+  *labels = *hit = 0;
+  for (size_t i = 0; i < r->ntexts; i++) {
+    const rec_text *t = &r->texts[i];
+    bool value = fabs(t->size - 11.5) < 1e-9; /* value labels' size on 1200x700 (ticks: 12.5) */
+    for (size_t k = 0; k < n && value; k++) {
+      tt_buf v = TT_BUF_INIT;
+      tt_fmt_value(&v, values[k]);
+      bool same = strcmp(tt_buf_cstr(&v), t->s) == 0;
+      tt_buf_free(&v);
+      if (same) break;
+      if (k + 1 == n) value = false;
+    }
+    if (value) {
+      double w = tt_text_width(m, t->s, t->size, false);
+      double x0 = t->anchor == TT_ANCHOR_START ? t->x : t->anchor == TT_ANCHOR_END ? t->x - w : t->x - w / 2;
+      double y0 = t->y - t->size * 0.72, y1 = t->y; /* digits: cap height above the baseline */
+      bool through = false;
+      for (size_t k = 0; k + 1 < r->nline && !through; k++)
+        through = seg_hits(&r->line[2 * k], &r->line[2 * k + 2], x0, y0, x0 + w, y1);
+      (*labels)++;
+      *hit += through;
+    }
+    free(r->texts[i].s);
+  }
+  tt_text_metrics_free(m);
+  free(r);
+}
+
+static void test_line_labels_clear_the_line(void **state) {
+  (void)state;
+  /* steep swings and a steep fall into the last point: a label centred
+   * over each point used to sit on the line */
+  const double zigzag[] = {5, 95, 10, 90, 15, 85, 20, 80, 25, 75, 30, 70};
+  const double fall[] = {40, 42, 45, 47, 50, 52, 55, 60, 70, 85, 98, 3};
+  const double *cases[] = {zigzag, fall};
+  for (size_t k = 0; k < 2; k++) {
+    tt_chart *c = line_of(cases[k], 12, "line");
+    size_t labels, hit;
+    label_overlaps(c, cases[k], 12, &labels, &hit);
+    assert_int_equal(labels, 12); /* every point has its value */
+    assert_int_equal(hit, 0);
+    tt_chart_free(c);
+  }
+}
+
 /* ---- terminal previews against golden files --------------------------------------- */
 
 static void check_golden(const char *name, const char *text) {
@@ -916,6 +1132,8 @@ int main(void) {
       cmocka_unit_test(test_edge_cases_found_in_review),
       cmocka_unit_test(test_png_reads_back),
       cmocka_unit_test(test_svg_is_xml),
+      cmocka_unit_test(test_line_axis_starts_at_zero),
+      cmocka_unit_test(test_line_labels_clear_the_line),
       cmocka_unit_test(test_terminal_golden),
       cmocka_unit_test(test_random_specs_never_crash),
   };

@@ -1,6 +1,7 @@
 /* test_util.c — units of the util layer: UTF-8 decoding edge cases, the
  * terminal escaper, JSON escaping of unsafe code points, widths, buffers,
- * number formatting and option parsing. */
+ * number formatting and option parsing, edit distance, .env rules and
+ * run ids. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/util.h"
 
@@ -168,6 +170,88 @@ static void test_buf_and_strings(void **state) {
   assert_false(tt_has_suffix_nocase("chart.png.txt", ".png"));
 }
 
+static void test_edit_distance(void **state) {
+  (void)state;
+  assert_int_equal(tt_edit_distance("Name", "Name", 3), 0);
+  assert_int_equal(tt_edit_distance("name", "NAME", 3), 0);
+  assert_int_equal(tt_edit_distance("Nmae", "Name", 3), 1); /* a swap is one edit */
+  assert_int_equal(tt_edit_distance("Nme", "Name", 3), 1);
+  assert_int_equal(tt_edit_distance("Milisecond", "Milliseconds", 3), 2);
+  assert_int_equal(tt_edit_distance("abcdef", "badcfe", 5), 3);
+  assert_int_equal(tt_edit_distance("Quasar", "Name", 2), 3); /* max+1 past the limit */
+  assert_int_equal(tt_edit_distance("", "abc", 5), 3);
+}
+
+/* The value of key in a .env text (NULL when unset or empty). */
+static char *dotenv_value(const char *text, const char *key) {
+  tt_dotenv *d = tt_dotenv_parse(text);
+  const char *v = tt_config_get(d, key);
+  char *copy = v ? tt_xstrdup(v) : NULL;
+  tt_dotenv_free(d);
+  return copy;
+}
+
+static void expect_dotenv(const char *text, const char *key, const char *want) {
+  char *got = dotenv_value(text, key);
+  if (!want) {
+    if (got) fprintf(stderr, "%s: %s is '%s', wanted unset\n", text, key, got);
+    assert_null(got);
+    return;
+  }
+  if (!got || strcmp(got, want) != 0) {
+    fprintf(stderr, "%s: %s is '%s', wanted '%s'\n", text, key, got ? got : "(unset)", want);
+    fail();
+  }
+  free(got);
+}
+
+static void test_dotenv_rules(void **state) {
+  (void)state;
+  expect_dotenv("TT_T_A=plain\n", "TT_T_A", "plain");
+  expect_dotenv("TT_T_A=\"a b\"\n", "TT_T_A", "a b");
+  expect_dotenv("TT_T_A='x'\n", "TT_T_A", "x");
+  expect_dotenv("TT_T_A='no \\n escapes'\n", "TT_T_A", "no \\n escapes");
+  expect_dotenv("TT_T_A=\"line\\nnext \\\"q\\\" \\\\ \\x\"\n", "TT_T_A", "line\nnext \"q\" \\ \\x");
+  expect_dotenv("TT_T_A=value # comment\n", "TT_T_A", "value");
+  expect_dotenv("TT_T_A=value\t# comment\n", "TT_T_A", "value");
+  expect_dotenv("TT_T_A=a#b\n", "TT_T_A", "a#b");
+  expect_dotenv("TT_T_A=\"a # not a comment\" # a comment\n", "TT_T_A", "a # not a comment");
+  expect_dotenv("TT_T_A='#kept' # dropped\n", "TT_T_A", "#kept");
+  expect_dotenv("export TT_T_A=exported\n", "TT_T_A", "exported");
+  expect_dotenv("  export\tTT_T_A = spaced  \r\n", "TT_T_A", "spaced");
+  expect_dotenv("TT_T_A=\"two\nlines\"\nTT_T_B=after\n", "TT_T_A", "two\nlines");
+  expect_dotenv("TT_T_A=\"two\nlines\"\nTT_T_B=after\n", "TT_T_B", "after");
+  expect_dotenv("TT_T_A=\"unclosed\nTT_T_B=b\n", "TT_T_A", "\"unclosed");
+  expect_dotenv("TT_T_A=\"unclosed\nTT_T_B=b\n", "TT_T_B", "b");
+  expect_dotenv("# TT_T_A=commented\n", "TT_T_A", NULL);
+  expect_dotenv("TT_T_A=\n", "TT_T_A", NULL);
+  expect_dotenv("TT_T_A=\"\"\n", "TT_T_A", NULL);
+  expect_dotenv("TT_T_A=first\nTT_T_A=second\n", "TT_T_A", "second");
+  expect_dotenv("not an assignment\nTT_T_A=1", "TT_T_A", "1");
+  /* the process environment wins */
+  setenv("TT_T_ENV", "from env", 1);
+  expect_dotenv("TT_T_ENV=from file\n", "TT_T_ENV", "from env");
+  unsetenv("TT_T_ENV");
+}
+
+static void test_run_ids_sort_by_time(void **state) {
+  (void)state;
+  char *prev = tt_new_run_id();
+  assert_int_equal(strlen(prev), 22);
+  for (int i = 0; i < 20; i++) {
+    struct timespec ts = {0, 2 * 1000 * 1000}; /* 2 ms: a later millisecond */
+    nanosleep(&ts, NULL);
+    char *id = tt_new_run_id();
+    if (strcmp(prev, id) >= 0) {
+      fprintf(stderr, "run id %s sorts before the earlier %s\n", id, prev);
+      fail();
+    }
+    free(prev);
+    prev = id;
+  }
+  free(prev);
+}
+
 static void test_arena(void **state) {
   (void)state;
   tt_arena *a = tt_arena_new();
@@ -192,6 +276,9 @@ int main(void) {
       cmocka_unit_test(test_json_escape_unsafe),
       cmocka_unit_test(test_buf_and_strings),
       cmocka_unit_test(test_arena),
+      cmocka_unit_test(test_edit_distance),
+      cmocka_unit_test(test_dotenv_rules),
+      cmocka_unit_test(test_run_ids_sort_by_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
