@@ -155,7 +155,18 @@ static void tt_row_line(tt_buf *out, const tt_grid *g, size_t row, const size_t 
  * continuation line indented to the value column. */
 static void tt_put_wrapped(tt_buf *out, const tt_grid *g, const tt_cell *c, size_t indent,
                            size_t width, const tt_term *t) {
-  const char *text = g->pool.data + c->off, *end = text + c->len;
+  /* the display budget holds here too: a longer value is cut, its length
+   * given */
+  tt_buf cut = TT_BUF_INIT;
+  size_t budget = tt_utf8_prefix(g->pool.data + c->off, c->len, TT_CELL_MAX_CHARS);
+  if (c->chars > TT_CELL_MAX_CHARS && budget < c->len) {
+    tt_buf_append(&cut, g->pool.data + c->off, budget);
+    tt_buf_puts(&cut, "…[");
+    tt_buf_put_grouped(&cut, (long long)c->chars);
+    tt_buf_puts(&cut, " chars]");
+  }
+  const char *text = cut.len ? cut.data : g->pool.data + c->off;
+  const char *end = text + (cut.len ? cut.len : c->len);
   size_t col = 0;
   if (c->null) tt_buf_puts(out, tt_term_dim(t));
   for (const char *p = text; p < end;) {
@@ -190,6 +201,7 @@ static void tt_put_wrapped(tt_buf *out, const tt_grid *g, const tt_cell *c, size
   }
   if (c->null) tt_buf_puts(out, tt_term_reset(t));
   tt_buf_putc(out, '\n');
+  tt_buf_free(&cut);
 }
 
 /* psql's expanded layout for a table wider than the terminal: a rule per

@@ -143,7 +143,8 @@ static void test_terminal_escaped(void **state) {
       free(sql);
       assert_int_equal(r.status, 0);
       assert_non_null(strstr(tt_buf_cstr(&r.out), "1 row"));
-      assert_non_null(strstr(tt_buf_cstr(&r.out), "┌"));
+      /* a box table, or the expanded layout when a cell is wider than the terminal */
+      assert_true(strstr(tt_buf_cstr(&r.out), "┌") || strstr(tt_buf_cstr(&r.out), "─[ RECORD 1 ]"));
       if (!color) assert_null(memchr(r.out.data, 0x1B, r.out.len));
       assert_terminal_safe(id, &r.out);
       tu_run_free(&r);
