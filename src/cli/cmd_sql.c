@@ -103,19 +103,20 @@ static void tt_watchdog_disarm(void) {
   setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/* {"error":{...}} on stdout, for scripts (e stolen). */
+static void tt_print_json_error(json_t *e) {
+  json_t *o = json_pack("{s:o}", "error", e);
+  tt_buf b = TT_BUF_INIT;
+  tt_json_dump(&b, o, JSON_COMPACT);
+  tt_buf_putc(&b, '\n');
+  tt_write_all(stdout, &b);
+  tt_buf_free(&b);
+  json_decref(o);
+}
+
 static int tt_print_error(tt_format fmt, const tt_db_error *err) {
   if (fmt == TT_FMT_JSON) {
-    json_t *e = json_pack("{s:s}", "kind", tt_db_errkind_name(err->kind));
-    if (err->kind == TT_DB_ERR_REFUSED)
-      json_object_set_new(e, "reason", json_string(tt_db_refusal_name(err->refusal)));
-    json_object_set_new(e, "message", tt_json_stringn(err->message, strlen(err->message)));
-    json_t *o = json_pack("{s:o}", "error", e);
-    tt_buf b = TT_BUF_INIT;
-    tt_json_dump(&b, o, JSON_COMPACT);
-    tt_buf_putc(&b, '\n');
-    tt_write_all(stdout, &b);
-    tt_buf_free(&b);
-    json_decref(o);
+    tt_print_json_error(tt_db_error_to_json(err));
   } else {
     static const char *const prefix[] = {
         [TT_DB_ERR_REFUSED] = "refused: ", [TT_DB_ERR_SQL] = "SQL error: "};
@@ -131,16 +132,8 @@ static int tt_sql_failed(tt_format fmt, const tt_db_error *err) {
   if (err->kind != TT_DB_ERR_REFUSED || err->refusal != TT_REFUSE_EMPTY)
     return tt_print_error(fmt, err);
   static const char msg[] = "the SQL is empty (or only comments): give one SELECT statement";
-  if (fmt == TT_FMT_JSON) { /* scripts reading stdout learn it too */
-    json_t *o = json_pack("{s:{s:s,s:s,s:s}}", "error", "kind", "usage", "reason", "empty",
-                          "message", msg);
-    tt_buf b = TT_BUF_INIT;
-    tt_json_dump(&b, o, JSON_COMPACT);
-    tt_buf_putc(&b, '\n');
-    tt_write_all(stdout, &b);
-    tt_buf_free(&b);
-    json_decref(o);
-  }
+  if (fmt == TT_FMT_JSON) /* scripts reading stdout learn it too */
+    tt_print_json_error(json_pack("{s:s,s:s,s:s}", "kind", "usage", "reason", "empty", "message", msg));
   return tt_usage_error("sql", "%s", msg);
 }
 

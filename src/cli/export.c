@@ -136,12 +136,8 @@ static void tt_json_close(tt_buf *b, long rows, tt_trunc cut, double ms, const t
     tt_buf_printf(b, ",\"truncated_by\":\"%s\"", cut == TT_TRUNC_BYTES ? "max_bytes" : "max_rows");
   tt_buf_printf(b, ",\"elapsed_ms\":%.3f", ms);
   if (err) {
-    json_t *e = json_pack("{s:s}", "kind", tt_db_errkind_name(err->kind));
-    if (err->kind == TT_DB_ERR_REFUSED)
-      json_object_set_new(e, "reason", json_string(tt_db_refusal_name(err->refusal)));
-    json_object_set_new(e, "message", tt_json_stringn(err->message, strlen(err->message)));
     tt_buf_puts(b, ",\"error\":");
-    tt_json_put(b, e);
+    tt_json_put(b, tt_db_error_to_json(err));
   }
   tt_buf_puts(b, "}\n");
 }

@@ -152,6 +152,10 @@ void tt_value_to_text(tt_buf *out, const tt_value *v);
  * "<blob N bytes>". max_rows limits the rows included (0: all). */
 json_t *tt_result_to_json(const tt_result *r, size_t max_rows);
 
+/* {"kind":"refused","reason":"write","message":"..."} (reason only for
+ * refusals). */
+json_t *tt_db_error_to_json(const tt_db_error *err);
+
 /* ---- queries ---------------------------------------------------------- */
 
 /* Runs one guarded, read-only statement. sql need not be NUL-terminated and

@@ -82,6 +82,14 @@ json_t *tt_value_to_json(const tt_value *v, bool blob_hex) {
   return json_null();
 }
 
+json_t *tt_db_error_to_json(const tt_db_error *err) {
+  json_t *e = json_pack("{s:s}", "kind", tt_db_errkind_name(err->kind));
+  if (err->kind == TT_DB_ERR_REFUSED)
+    json_object_set_new(e, "reason", json_string(tt_db_refusal_name(err->refusal)));
+  json_object_set_new(e, "message", tt_json_stringn(err->message, strlen(err->message)));
+  return e;
+}
+
 json_t *tt_result_to_json(const tt_result *r, size_t max_rows) {
   json_t *o = json_object();
   json_t *cols = json_array(), *types = json_array(), *rows = json_array();
