@@ -56,7 +56,8 @@ int tt_exit_for(tt_db_errkind kind) {
   case TT_DB_OK: return TT_EXIT_OK;
   case TT_DB_ERR_REFUSED: return TT_EXIT_REFUSED;
   case TT_DB_ERR_TIMEOUT:
-  case TT_DB_ERR_LIMIT: return TT_EXIT_LIMIT;
+  case TT_DB_ERR_LIMIT:
+  case TT_DB_ERR_BUSY: return TT_EXIT_LIMIT;
   case TT_DB_ERR_SQL:
   case TT_DB_ERR_IO: return TT_EXIT_FAIL;
   }

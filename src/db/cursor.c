@@ -26,7 +26,8 @@ struct tt_cursor {
 tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_rows,
                              long max_bytes, tt_db_error *err) {
   double t0 = tt_now_ms();
-  sqlite3_stmt *st = tt_db_prepare_guarded(db, sql, len, err);
+  if (!tt_db_refresh(db, err)) return NULL;
+  sqlite3_stmt *st = tt_db_prepare_guarded(db, sql, len, t0 + db->opts.timeout_s * 1000.0, err);
   if (!st) return NULL;
   tt_cursor *c = tt_xcalloc(1, sizeof *c);
   c->db = db;
@@ -68,6 +69,12 @@ int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err) {
   c->sqlite_ms += c->away_since_ms - now;
   if (rc == SQLITE_DONE) {
     c->done = true;
+    if (!tt_db_unchanged(db)) { /* read without locks while a writer changed the file */
+      tt_db_set_error(err, TT_DB_ERR_BUSY,
+                      "another program changed %s while it was read, so these rows may mix two "
+                      "versions of it; run the query again", db->path);
+      return -1;
+    }
     return 0;
   }
   if (rc != SQLITE_ROW) {

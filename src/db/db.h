@@ -43,6 +43,8 @@ typedef enum tt_db_errkind {
   TT_DB_ERR_LIMIT,   /* stopped by a size, depth or memory limit */
   TT_DB_ERR_SQL,     /* SQLite rejected or failed the statement */
   TT_DB_ERR_IO,      /* the file could not be opened or read */
+  TT_DB_ERR_BUSY,    /* another program kept it locked for the whole time limit,
+                      * or kept changing it while it was read */
 } tt_db_errkind;
 
 /* Why the guard refused a statement (TT_DB_ERR_REFUSED), so that callers
@@ -69,7 +71,7 @@ typedef struct tt_db_error {
   char message[512];
 } tt_db_error;
 
-/* "refused", "timeout", "limit", "sql", "io" (or "ok"). */
+/* "refused", "timeout", "limit", "sql", "io", "busy" (or "ok"). */
 const char *tt_db_errkind_name(tt_db_errkind kind);
 /* "write", "schema", "attach", "transaction", "pragma", "function",
  * "internals", "multiple", "explain", "text", "empty", "other" ("none"). */
@@ -84,11 +86,14 @@ tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err);
 void tt_db_close(tt_db *db);
 const char *tt_db_path(const tt_db *db);
 const tt_db_opts *tt_db_get_opts(const tt_db *db);
-/* A number that changes whenever the database file's contents may have
- * changed (a commit by any process, in rollback or WAL mode), read from the
- * file headers without a lock; 0 when it cannot tell. With immutable the
- * file is taken not to change. For caching results of repeatable queries. */
-uint64_t tt_db_data_stamp(const tt_db *db);
+/* A read snapshot over several queries: tt_db_snapshot_begin starts a read
+ * transaction (waiting for writers within the time limit) and gives a
+ * version that differs whenever the data may differ from an earlier
+ * snapshot's with the same version (another connection's commit, another
+ * file at the path, another connection); queries until tt_db_snapshot_end
+ * see exactly that data. For caching results of repeatable queries. */
+bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_db_error *err);
+void tt_db_snapshot_end(tt_db *db);
 void tt_db_set_opts(tt_db *db, const tt_db_opts *opts);
 
 /* ---- result sets ------------------------------------------------------ */

@@ -12,10 +12,24 @@
 #define TT_LIMIT_SQL_LENGTH 100000
 #define TT_HEAP_LIMIT (256LL * 1024 * 1024)
 
+/* A file's identity and the facts that change when it is written. */
+typedef struct tt_file_id {
+  uint64_t dev, ino;
+  int64_t size, mtime_ns, ctime_ns;
+} tt_file_id;
+
 struct tt_db {
   sqlite3 *h;
-  char *path;
+  char *path;          /* as the user gave it */
+  char *real;          /* resolved: what is opened */
   tt_db_opts opts;
+  bool automatic_immutable; /* a WAL file no writer had open, read without
+                             * locks: every read is checked afterwards */
+  bool had_shm;        /* ... with a -shm left beside it */
+  tt_file_id file;     /* the file when connected */
+  uint64_t serial;     /* differs for every connection made */
+  bool in_snapshot;    /* a read transaction spans several queries */
+  bool internal;       /* tabletalk's own statement: the authorizer allows it */
   bool stepping;      /* sqlite3_step is running: schema pragmas allowed */
   bool denied;        /* the authorizer refused something */
   bool deny_weak;     /* ... but only a schema-table write so far */
@@ -34,18 +48,33 @@ void tt_db_refuse(tt_db_error *err, tt_db_refusal reason, const char *fmt, ...) 
 /* Installs authorizer, progress handler, module pruning and the checked
  * printf on a freshly opened connection. */
 void tt_guard_install(tt_db *db);
-/* Clears per-query guard state and arms the deadline. */
-void tt_guard_arm(tt_db *db);
+/* Clears per-query guard state and arms the deadline (tt_now_ms time). */
+void tt_guard_arm(tt_db *db, double deadline_ms);
 /* Checks the raw SQL text before SQLite sees it (UTF-8, NUL, empty). */
 bool tt_guard_check_text(const char *sql, size_t len, tt_db_error *err);
 /* True when what follows the first statement holds only whitespace,
  * comments and semicolons. */
 bool tt_guard_tail_is_empty(const char *tail, const char *end);
 
+/* open.c: (re)connects db->h to db->real, choosing how to open it from
+ * what lies beside the file now. */
+bool tt_db_connect(tt_db *db, tt_db_error *err);
+bool tt_db_file_id_read(const char *path, tt_file_id *id);
+
+/* live.c: before a query, follows the file (a replaced file, a writer that
+ * came or went); after an unlocked read, says whether it still holds. */
+bool tt_db_refresh(tt_db *db, tt_db_error *err);
+bool tt_db_unchanged(tt_db *db);
+
+/* exec.c: turns a failed call (rc, SQLite's message) into an error a user
+ * can act on. */
+void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_db_error *err);
+
 /* exec.c: the statement of sql once every check before running it has
  * passed (text, size, exactly one statement, no plain EXPLAIN, read-only),
  * with the guard armed; NULL with err filled in. */
-sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, tt_db_error *err);
+sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, double deadline_ms,
+                                    tt_db_error *err);
 /* Bytes of the current row as max_bytes counts them (8 per number). */
 size_t tt_row_bytes(sqlite3_stmt *st, int ncols);
 /* Turns a failed prepare or step into an error a user can act on. */

@@ -24,11 +24,32 @@ static bool tt_is_limit_message(const char *msg) {
   return false;
 }
 
-/* Turns a failed prepare or step into an error a user can act on. */
 void tt_db_fail(tt_db *db, int rc, tt_db_error *err) {
-  const char *msg = sqlite3_errmsg(db->h);
+  tt_db_explain_failure(db, rc, sqlite3_errmsg(db->h), err);
+}
+
+void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_db_error *err) {
   int primary = rc & 0xff;
-  if (db->denied) {
+  if (primary == SQLITE_BUSY) {
+    tt_db_set_error(err, TT_DB_ERR_BUSY,
+                    "the database stayed locked by another program for the whole %.3g s time "
+                    "limit; try again, or raise --timeout", db->opts.timeout_s);
+  } else if (rc == SQLITE_READONLY_ROLLBACK) {
+    tt_db_set_error(err, TT_DB_ERR_IO,
+                    "%s has a hot journal (%s-journal): a program stopped in the middle of a "
+                    "write, and the file must be rolled back before it can be read. tabletalk "
+                    "only reads: open it once with a program that may write to it (for example "
+                    "sqlite3 '%s' 'PRAGMA quick_check'), or pass --immutable to read it as it is, "
+                    "half-written pages included", db->path, db->real, db->real);
+  } else if (rc == SQLITE_READONLY_RECOVERY || rc == SQLITE_READONLY_CANTINIT) {
+    tt_db_set_error(err, TT_DB_ERR_IO,
+                    "%s's write-ahead log needs recovery after a program stopped while writing, "
+                    "and tabletalk only reads: open it once with a program that may write to it "
+                    "(for example sqlite3 '%s' 'PRAGMA quick_check')", db->path, db->real);
+  } else if (rc == SQLITE_READONLY_DBMOVED) {
+    tt_db_set_error(err, TT_DB_ERR_IO, "%s was moved or deleted while it was open; run again",
+                    db->path);
+  } else if (db->denied) {
     tt_db_refuse(err, db->deny_reason, "%s", db->deny);
   } else if (db->timed_out || primary == SQLITE_INTERRUPT) {
     tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
@@ -193,7 +214,8 @@ static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
   return rc;
 }
 
-sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
+sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, double deadline_ms,
+                                    tt_db_error *err) {
   if (err) {
     err->kind = TT_DB_OK;
     err->refusal = TT_REFUSE_NONE;
@@ -206,7 +228,7 @@ sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, tt_d
                     TT_LIMIT_SQL_LENGTH);
     return NULL;
   }
-  tt_guard_arm(db);
+  tt_guard_arm(db, deadline_ms);
   sqlite3_stmt *st = NULL;
   const char *tail = NULL;
   int rc = tt_prepare_first(db, sql, len, &st, &tail);
@@ -242,14 +264,29 @@ sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, tt_d
   return st;
 }
 
-tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
+/* Failures another program causes for a moment (a writer holding its lock,
+ * a journal it is about to delete): worth trying again while time is left. */
+static bool tt_transient(const tt_db *db, const tt_db_error *err, int rc) {
+  (void)err;
+  return (rc == SQLITE_READONLY_ROLLBACK || (rc & 0xff) == SQLITE_BUSY) &&
+         tt_now_ms() + 5 < db->deadline_ms;
+}
+
+/* One attempt: NULL with err (and *rc, SQLite's code) on failure. */
+static tt_result *tt_db_query_once(tt_db *db, const char *sql, size_t len, double deadline_ms,
+                                   int *rc, tt_db_error *err) {
   double t0 = tt_now_ms();
-  sqlite3_stmt *st = tt_db_prepare_guarded(db, sql, len, err);
-  if (!st) return NULL;
+  *rc = SQLITE_OK;
+  sqlite3_stmt *st = tt_db_prepare_guarded(db, sql, len, deadline_ms, err);
+  if (!st) {
+    *rc = sqlite3_extended_errcode(db->h);
+    return NULL;
+  }
   tt_result *r = tt_result_start(st);
-  int rc = tt_collect_rows(db, st, r);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-    tt_db_fail(db, rc, err);
+  int step = tt_collect_rows(db, st, r);
+  if (step != SQLITE_ROW && step != SQLITE_DONE) {
+    *rc = step;
+    tt_db_fail(db, step, err);
     sqlite3_finalize(st);
     tt_result_free(r);
     return NULL;
@@ -259,4 +296,28 @@ tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err)
                                                     r->total_rows >= db->opts.count_rows);
   r->elapsed_ms = tt_now_ms() - t0;
   return r;
+}
+
+tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
+  double t0 = tt_now_ms(), deadline = t0 + db->opts.timeout_s * 1000.0;
+  for (int attempt = 0;; attempt++) {
+    if (!tt_db_refresh(db, err)) return NULL;
+    int rc;
+    tt_result *r = tt_db_query_once(db, sql, len, deadline, &rc, err); /* one limit for all */
+    if (r && tt_db_unchanged(db)) {
+      r->elapsed_ms = tt_now_ms() - t0;
+      return r;
+    }
+    if (!r && !tt_transient(db, err, rc)) return NULL;
+    tt_result_free(r); /* read without locks while a writer changed the file */
+    if (tt_now_ms() + 5 >= deadline) {
+      if (r || rc == SQLITE_OK)
+        tt_db_set_error(err, TT_DB_ERR_BUSY,
+                        "another program kept changing %s while it was read, for the whole "
+                        "%.3g s time limit; try again, or raise --timeout", db->path,
+                        db->opts.timeout_s);
+      return NULL;
+    }
+    sqlite3_sleep(attempt < 10 ? 1 : 5);
+  }
 }

@@ -133,6 +133,7 @@ static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
   tt_db *db = ud;
   (void)dbname;
   (void)inner;
+  if (db->internal) return SQLITE_OK; /* tabletalk's own BEGIN and COMMIT */
   switch (code) {
   case SQLITE_SELECT:
   case SQLITE_RECURSIVE:
@@ -250,7 +251,7 @@ void tt_guard_install(tt_db *db) {
   sqlite3_progress_handler(db->h, 1000, tt_progress, db);
 }
 
-void tt_guard_arm(tt_db *db) {
+void tt_guard_arm(tt_db *db, double deadline_ms) {
   db->denied = false;
   db->deny_weak = false;
   db->deny[0] = '\0';
@@ -258,7 +259,7 @@ void tt_guard_arm(tt_db *db) {
   db->timed_out = false;
   db->varies = false;
   db->stepping = false;
-  db->deadline_ms = tt_now_ms() + db->opts.timeout_s * 1000.0;
+  db->deadline_ms = deadline_ms;
 }
 
 bool tt_guard_check_text(const char *sql, size_t len, tt_db_error *err) {

@@ -1,6 +1,9 @@
 /* open.c — opening a database file read-only with the reference settings:
- * URI with mode=ro (immutable=1 on request), no symlink following, defensive
- * mode, untrusted schema, no extensions, hard limits on sizes and memory. */
+ * URI with mode=ro (immutable=1 on request, or for a WAL file no writer has
+ * open, so that no -wal or -shm is created), no symlink following,
+ * defensive mode, untrusted schema, no extensions, hard limits on sizes and
+ * memory, and a busy handler that waits for writers within the time
+ * limit. */
 #include "db/db_internal.h"
 
 #include <errno.h>
@@ -30,6 +33,7 @@ const char *tt_db_errkind_name(tt_db_errkind kind) {
   case TT_DB_ERR_LIMIT: return "limit";
   case TT_DB_ERR_SQL: return "sql";
   case TT_DB_ERR_IO: return "io";
+  case TT_DB_ERR_BUSY: return "busy";
   }
   return "unknown";
 }
@@ -138,54 +142,74 @@ static void tt_db_apply_limits(sqlite3 *h) {
     sqlite3_limit(h, limits[i][0], limits[i][1]);
 }
 
-/* A database in WAL mode is read through its -wal and -shm files, and
- * SQLite creates them when they are missing, even for a read-only
- * connection. When neither exists no writer is active and the file holds
- * everything, so it is opened immutable and nothing is created; a -wal
- * without its -shm cannot be read without creating one. Returns false (err
- * set) in that last case. */
-static bool tt_db_wal_check(const char *path, tt_db_opts *o, tt_db_error *err) {
+/* What the file itself says and what lies beside it: WAL mode (header
+ * bytes 18-19), and whether -wal and -shm exist. */
+static void tt_db_wal_state(const char *path, bool *is_wal, bool *has_wal, bool *has_shm) {
   unsigned char hdr[20];
   FILE *f = fopen(path, "rb");
   size_t n = f ? fread(hdr, 1, sizeof hdr, f) : 0;
   if (f) fclose(f);
-  if (n < sizeof hdr || memcmp(hdr, "SQLite format 3", 16) != 0 || hdr[18] != 2 || hdr[19] != 2)
-    return true; /* not WAL (or not a database: opening says so) */
+  *is_wal = n == sizeof hdr && memcmp(hdr, "SQLite format 3", 16) == 0 && hdr[18] == 2 &&
+            hdr[19] == 2;
   char *wal = tt_xasprintf("%s-wal", path), *shm = tt_xasprintf("%s-shm", path);
-  bool has_wal = tt_file_exists(wal), has_shm = tt_file_exists(shm);
-  bool ok = true;
-  if (!has_wal && !has_shm) {
-    o->immutable = true;
-  } else if (has_wal && !has_shm && !o->immutable) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
-                    "%s is in WAL mode and has a -wal file but no -shm file; reading it would "
-                    "create %s. Let the program that writes it finish, or pass --immutable if "
-                    "nothing writes to it", path, shm);
-    ok = false;
-  }
+  *has_wal = tt_file_exists(wal);
+  *has_shm = tt_file_exists(shm);
   free(wal);
   free(shm);
-  return ok;
 }
 
-tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
-  if (!tt_db_check_file(path, err)) return NULL;
-  /* Resolve symlinks once, here, so that NOFOLLOW below guards the file we
-   * actually checked rather than refusing a user's symlinked path. */
-  char *real = realpath(path, NULL);
-  if (!real) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot resolve %s: %s", path,
-                    strerror(errno));
-    return NULL;
-  }
-  tt_db_opts o = opts ? *opts : tt_db_default_opts();
-  if (!tt_db_wal_check(real, &o, err)) {
-    free(real);
-    return NULL;
-  }
-  char *uri = tt_db_uri(real, o.immutable);
-  free(real);
+bool tt_db_file_id_read(const char *path, tt_file_id *id) {
+  struct stat st;
+  if (stat(path, &st) != 0) return false;
+  *id = (tt_file_id){.dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino,
+                     .size = (int64_t)st.st_size,
+                     .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                     .ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec};
+  return true;
+}
 
+/* Waits for another program's lock until the query's time limit (the
+ * progress handler does not run while SQLite waits). */
+static int tt_db_busy(void *ud, int count) {
+  tt_db *db = ud;
+  double now = tt_now_ms();
+  if (now >= db->deadline_ms) return 0;
+  double wait = count < 10 ? 1 : count < 50 ? 5 : 20;
+  if (now + wait > db->deadline_ms) wait = db->deadline_ms - now;
+  sqlite3_sleep((int)(wait < 1 ? 1 : wait));
+  return 1;
+}
+
+static uint64_t tt_db_next_serial(void) {
+  static _Atomic uint64_t serial;
+  return ++serial;
+}
+
+bool tt_db_connect(tt_db *db, tt_db_error *err) {
+  bool is_wal, has_wal, has_shm;
+  tt_db_wal_state(db->real, &is_wal, &has_wal, &has_shm);
+  /* A WAL database is read through its -wal and -shm, and SQLite creates
+   * them when they are missing, even for a read-only connection. Without a
+   * -wal no writer is active and the file holds every commit: it is read
+   * without locks or those files (immutable), and each read is checked
+   * afterwards (tt_db_unchanged) and done again if a writer came in
+   * between. A -wal without its -shm cannot be read without creating one. */
+  bool immutable = db->opts.immutable, automatic = false;
+  if (!immutable && is_wal && !has_wal) immutable = automatic = true;
+  if (!immutable && is_wal && !has_shm) {
+    tt_db_set_error(err, TT_DB_ERR_IO,
+                    "%s is in WAL mode and has a -wal file but no -shm file; reading it would "
+                    "create %s-shm. Let the program that writes it finish, or pass --immutable "
+                    "to read the file as it is (without the commits in its -wal)",
+                    db->path, db->real);
+    return false;
+  }
+  tt_file_id before;
+  if (!tt_db_file_id_read(db->real, &before)) {
+    tt_db_set_error(err, TT_DB_ERR_IO, "cannot read %s: %s", db->path, strerror(errno));
+    return false;
+  }
+  char *uri = tt_db_uri(db->real, immutable);
   /* One limit for the whole process: a query may not make SQLite allocate
    * more than this, whatever it does. */
   sqlite3_int64 cur = sqlite3_hard_heap_limit64(-1);
@@ -199,18 +223,20 @@ tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
                            NULL);
   free(uri);
   if (rc != SQLITE_OK) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot open %s: %s", path,
+    tt_db_set_error(err, TT_DB_ERR_IO, "cannot open %s: %s", db->path,
                     h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
     sqlite3_close(h);
-    return NULL;
+    return false;
   }
   sqlite3_db_config(h, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
   sqlite3_db_config(h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
   sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
   sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
-  sqlite3_db_config(h, SQLITE_DBCONFIG_DQS_DML, o.double_quoted_strings ? 1 : 0,
+  sqlite3_db_config(h, SQLITE_DBCONFIG_DQS_DML, db->opts.double_quoted_strings ? 1 : 0,
                     (int *)NULL);
   sqlite3_extended_result_codes(h, 1);
+  sqlite3_busy_handler(h, tt_db_busy, db);
+  db->deadline_ms = tt_now_ms() + db->opts.timeout_s * 1000.0;
 
   /* Set before the authorizer exists (it refuses PRAGMA), and read the
    * schema once so that a file that is not a database fails here. */
@@ -220,24 +246,47 @@ tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
                     "SELECT count(*) FROM sqlite_schema;",
                     NULL, NULL, &msg);
   if (rc != SQLITE_OK) {
+    tt_db_error e;
+    tt_db_explain_failure(db, rc, msg ? msg : sqlite3_errstr(rc), &e);
     if ((rc & 0xff) == SQLITE_NOTADB)
-      tt_db_set_error(err, TT_DB_ERR_IO,
-                      "%s is not a SQLite database (%s)", path,
+      tt_db_set_error(err, TT_DB_ERR_IO, "%s is not a SQLite database (%s)", db->path,
                       msg ? msg : sqlite3_errstr(rc));
     else
-      tt_db_set_error(err, TT_DB_ERR_IO, "cannot read %s: %s", path,
-                      msg ? msg : sqlite3_errstr(rc));
+      tt_db_set_error(err, e.kind == TT_DB_ERR_SQL ? TT_DB_ERR_IO : e.kind, "cannot read %s: %s",
+                      db->path, e.message);
     sqlite3_free(msg);
     sqlite3_close(h);
-    return NULL;
+    return false;
   }
   tt_db_apply_limits(h);
-
-  tt_db *db = tt_xcalloc(1, sizeof *db);
+  if (db->h) sqlite3_close(db->h);
   db->h = h;
-  db->path = tt_xstrdup(path);
-  db->opts = o;
+  db->automatic_immutable = automatic;
+  db->had_shm = has_shm;
+  db->file = before;
+  db->serial = tt_db_next_serial();
   tt_guard_install(db);
+  return true;
+}
+
+tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
+  if (!tt_db_check_file(path, err)) return NULL;
+  /* Resolve symlinks once, here, so that NOFOLLOW below guards the file we
+   * actually checked rather than refusing a user's symlinked path. */
+  char *real = realpath(path, NULL);
+  if (!real) {
+    tt_db_set_error(err, TT_DB_ERR_IO, "cannot resolve %s: %s", path,
+                    strerror(errno));
+    return NULL;
+  }
+  tt_db *db = tt_xcalloc(1, sizeof *db);
+  db->path = tt_xstrdup(path);
+  db->real = real;
+  db->opts = opts ? *opts : tt_db_default_opts();
+  if (!tt_db_connect(db, err)) {
+    tt_db_close(db);
+    return NULL;
+  }
   return db;
 }
 
@@ -245,6 +294,7 @@ void tt_db_close(tt_db *db) {
   if (!db) return;
   sqlite3_close(db->h);
   free(db->path);
+  free(db->real);
   free(db);
 }
 
@@ -257,46 +307,4 @@ void tt_db_set_opts(tt_db *db, const tt_db_opts *opts) {
     sqlite3_db_config(db->h, SQLITE_DBCONFIG_DQS_DML,
                       opts->double_quoted_strings ? 1 : 0, (int *)NULL);
   db->opts = *opts;
-}
-
-/* FNV-1a, to fold the header bytes and file facts into one number. */
-static uint64_t tt_fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-  return h;
-}
-
-/* Folds in a file's identity, size, modification time and first bytes. */
-static uint64_t tt_stamp_file(uint64_t h, const char *path, size_t head, bool *ok) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (errno != ENOENT) *ok = false;
-    return tt_fnv(h, "-", 1); /* no such file (no WAL): a state of its own */
-  }
-  struct stat st;
-  unsigned char buf[100];
-  if (fstat(fd, &st) != 0) {
-    *ok = false;
-  } else {
-    int64_t facts[5] = {(int64_t)st.st_dev, (int64_t)st.st_ino, (int64_t)st.st_size,
-                        (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec};
-    h = tt_fnv(h, facts, sizeof facts);
-    ssize_t n = pread(fd, buf, head < sizeof buf ? head : sizeof buf, 0);
-    if (n > 0) h = tt_fnv(h, buf, (size_t)n);
-  }
-  close(fd);
-  return h;
-}
-
-uint64_t tt_db_data_stamp(const tt_db *db) {
-  if (db->opts.immutable) return 1;
-  /* Rollback mode: every commit rewrites page 1 with a new file change
-   * counter (header offset 24). WAL mode: every commit appends to -wal,
-   * and a restarted WAL gets new salts in its 32-byte header. */
-  bool ok = true;
-  uint64_t h = tt_stamp_file(1469598103934665603ULL, db->path, 100, &ok);
-  char *wal = tt_xasprintf("%s-wal", db->path);
-  h = tt_stamp_file(h, wal, 32, &ok);
-  free(wal);
-  return ok && h ? h : 0;
 }

@@ -226,9 +226,12 @@ static json_t *tt_rows_json(const tt_result *res, int preview) {
   return o;
 }
 
-/* Results of repeatable statements, reused while the database file is
- * unchanged (tt_db_data_stamp): agents re-run the same exploration
- * queries, and a hit costs microseconds instead of the query. */
+/* Results of repeatable statements, reused while the data is unchanged:
+ * the key is the statement and the version of the read snapshot it ran in
+ * (tt_db_snapshot_begin: the connection and SQLite's data version, which
+ * every commit of any process changes), so a hit is exactly what the query
+ * would return now. Agents re-run the same exploration queries, and a hit
+ * costs microseconds instead of the query. */
 #define TT_CACHE_ENTRIES 128
 #define TT_CACHE_BYTES (8u << 20)
 
@@ -340,24 +343,30 @@ static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
     tt_buf_free(&err);
     return e;
   }
-  /* Taken before the query: a commit while it runs makes the next
-   * lookup miss rather than serve rows from before the commit. */
-  uint64_t stamp = tt_db_data_stamp(db);
+  /* the lookup and the query see one snapshot: a hit is what the query
+   * would return in it */
+  uint64_t stamp = 0;
+  tt_db_error derr;
   const char *text_sql = json_string_value(sql);
-  bool cacheable = !r->srv->cfg.no_cache && stamp && strlen(text_sql) == json_string_length(sql);
+  bool cacheable = !r->srv->cfg.no_cache && strlen(text_sql) == json_string_length(sql);
+  if (cacheable && !tt_db_snapshot_begin(db, &stamp, &derr)) {
+    tt_mcp_db_release(r->srv, db);
+    return tt_tool_error("%s: %s", tt_db_errkind_name(derr.kind), derr.message);
+  }
   char *cached_text = NULL;
   json_t *cached = NULL;
   if (cacheable && tt_cache_get(r->srv->cache, text_sql, stamp, &cached_text, &cached)) {
+    tt_db_snapshot_end(db);
     tt_mcp_db_release(r->srv, db);
     json_object_set_new(cached, "cached", json_true());
-    char *text = tt_xasprintf("(cached: the database has not changed since this ran) %s", cached_text);
+    char *text = tt_xasprintf("(cached: no commit since this ran) %s", cached_text);
     json_t *out = tt_tool_result(r, text, cached, false);
     free(text);
     free(cached_text);
     return out;
   }
-  tt_db_error derr;
   tt_result *res = tt_db_query(db, text_sql, json_string_length(sql), &derr);
+  tt_db_snapshot_end(db);
   tt_mcp_db_release(r->srv, db);
   if (!res) {
     const char *hint = derr.kind == TT_DB_ERR_TIMEOUT ? " (narrow the query or add LIMIT)" : "";

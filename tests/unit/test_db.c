@@ -221,26 +221,165 @@ static void test_count_rows(void **state) {
   tt_db_close(db);
 }
 
-/* The data stamp changes with every commit, and only then. */
-static void test_data_stamp(void **state) {
+static int64_t one_int(tt_db *db, const char *sql) {
+  tt_db_error err;
+  tt_result *r = q(db, sql, &err);
+  if (!r) fprintf(stderr, "%s: %s\n", sql, err.message);
+  assert_non_null(r);
+  int64_t v = tt_result_cell(r, 0, 0)->u.i;
+  tt_result_free(r);
+  return v;
+}
+
+static void exec_ok(sqlite3 *h, const char *sql) {
+  char *msg = NULL;
+  int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+  if (rc != SQLITE_OK) fprintf(stderr, "%s: %s\n", sql, msg ? msg : "?");
+  sqlite3_free(msg);
+  assert_int_equal(rc, SQLITE_OK);
+}
+
+/* A snapshot's version changes with every commit of another connection,
+ * and only then; queries in a snapshot see its data. */
+static void test_snapshot_versions(void **state) {
   (void)state;
-  tt_db *db = open_chinook();
-  uint64_t a = tt_db_data_stamp(db), b = tt_db_data_stamp(db);
-  assert_true(a != 0);
+  char *path = tt_xasprintf("%s/versions.sqlite", g_dir);
+  tu_copy_file(g_db, path);
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  uint64_t a, b, c, d;
+  assert_true(tt_db_snapshot_begin(db, &a, &err));
+  tt_db_snapshot_end(db);
+  assert_true(tt_db_snapshot_begin(db, &b, &err));
+  tt_db_snapshot_end(db);
   assert_true(a == b);
-  sqlite3 *h;
-  assert_int_equal(sqlite3_open(g_db, &h), SQLITE_OK);
-  assert_int_equal(sqlite3_exec(h, "UPDATE Genre SET Name = Name || '!' WHERE GenreId = 1", NULL, NULL, NULL), SQLITE_OK);
-  uint64_t c = tt_db_data_stamp(db);
+  sqlite3 *w;
+  assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
+  exec_ok(w, "INSERT INTO Genre(Name) VALUES ('x')");
+  assert_true(tt_db_snapshot_begin(db, &c, &err));
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 26);
+  tt_db_snapshot_end(db);
   assert_true(c != a);
-  assert_int_equal(sqlite3_exec(h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
-  uint64_t d = tt_db_data_stamp(db);
-  assert_int_equal(sqlite3_exec(h, "UPDATE Genre SET Name = 'Rock' WHERE GenreId = 1", NULL, NULL, NULL), SQLITE_OK);
-  uint64_t e = tt_db_data_stamp(db);
-  assert_true(e != d);
-  assert_int_equal(sqlite3_exec(h, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(h);
+  /* WAL: a commit while a snapshot is open is not seen in it, then is */
+  exec_ok(w, "PRAGMA journal_mode=WAL");
+  assert_true(tt_db_snapshot_begin(db, &c, &err));
+  exec_ok(w, "INSERT INTO Genre(Name) VALUES ('y')");
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 26);
+  tt_db_snapshot_end(db);
+  assert_true(tt_db_snapshot_begin(db, &d, &err));
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 27);
+  tt_db_snapshot_end(db);
+  assert_true(d != c);
+  sqlite3_close(w);
   tt_db_close(db);
+  free(path);
+}
+
+/* A file replaced by rename (an application's atomic save) is read anew. */
+static void test_replaced_file_is_followed(void **state) {
+  (void)state;
+  char *path = tt_xasprintf("%s/replaced.sqlite", g_dir), *next = tt_xasprintf("%s/next.sqlite", g_dir);
+  tu_copy_file(g_db, path);
+  tu_copy_file(g_db, next);
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 25);
+  sqlite3 *w;
+  assert_int_equal(sqlite3_open(next, &w), SQLITE_OK);
+  exec_ok(w, "DELETE FROM Genre WHERE GenreId > 5");
+  sqlite3_close(w);
+  assert_int_equal(rename(next, path), 0);
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 5);
+  uint64_t v;
+  assert_true(tt_db_snapshot_begin(db, &v, &err));
+  tt_db_snapshot_end(db);
+  unlink(path);
+  assert_null(q(db, "SELECT 1", &err));
+  assert_int_equal(err.kind, TT_DB_ERR_IO);
+  assert_non_null(strstr(err.message, "is gone"));
+  tt_db_close(db);
+  free(path);
+  free(next);
+}
+
+/* A WAL file that no writer has open is read without creating -wal or
+ * -shm (also with a -shm left beside it), and a writer that comes and
+ * goes between two queries is seen by the second. */
+static void test_quiet_wal_file(void **state) {
+  (void)state;
+  char *path = tt_xasprintf("%s/quiet.sqlite", g_dir);
+  char *wal = tt_xasprintf("%s-wal", path), *shm = tt_xasprintf("%s-shm", path);
+  tu_copy_file(g_db, path);
+  sqlite3 *w;
+  assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
+  exec_ok(w, "PRAGMA journal_mode=WAL");
+  sqlite3_close(w);
+  assert_false(tt_file_exists(wal));
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 25);
+  assert_false(tt_file_exists(wal));
+  assert_false(tt_file_exists(shm));
+  assert_int_equal(sqlite3_open(path, &w), SQLITE_OK); /* a writer comes, commits, goes */
+  exec_ok(w, "INSERT INTO Genre(Name) VALUES ('x'); INSERT INTO Genre(Name) VALUES ('y')");
+  sqlite3_close(w);
+  assert_false(tt_file_exists(wal));
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 27);
+  /* a writer that stays: read through its -wal, with locks */
+  assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
+  exec_ok(w, "INSERT INTO Genre(Name) VALUES ('z')");
+  assert_true(tt_file_exists(wal));
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 28);
+  exec_ok(w, "INSERT INTO Genre(Name) VALUES ('zz')");
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 29);
+  sqlite3_close(w); /* tabletalk still reads: the -wal stays */
+  tt_db_close(db);
+  assert_int_equal(sqlite3_open(path, &w), SQLITE_OK); /* the last writer cleans up */
+  exec_ok(w, "SELECT count(*) FROM Genre");
+  sqlite3_close(w);
+  /* a -shm left behind without a -wal: still nothing is created */
+  assert_false(tt_file_exists(wal));
+  FILE *f = fopen(shm, "wb");
+  assert_non_null(f);
+  fclose(f);
+  db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 29);
+  tt_db_close(db);
+  assert_false(tt_file_exists(wal));
+  unlink(shm);
+  free(wal);
+  free(shm);
+  free(path);
+}
+
+/* A writer holding its lock for longer than the time limit: reported as
+ * busy, after waiting; a shorter hold is waited out. */
+static void test_busy_database(void **state) {
+  (void)state;
+  char *path = tt_xasprintf("%s/busy.sqlite", g_dir);
+  tu_copy_file(g_db, path);
+  tt_db_opts o = tt_db_default_opts();
+  o.timeout_s = 0.3;
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, &o, &err);
+  assert_non_null(db);
+  sqlite3 *w;
+  assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
+  exec_ok(w, "BEGIN EXCLUSIVE; INSERT INTO Genre(Name) VALUES ('x')");
+  double t0 = tt_now_ms();
+  assert_null(q(db, "SELECT count(*) FROM Genre", &err));
+  double waited = tt_now_ms() - t0;
+  assert_int_equal(err.kind, TT_DB_ERR_BUSY);
+  assert_non_null(strstr(err.message, "stayed locked by another program"));
+  assert_true(waited >= 250 && waited < 2000);
+  exec_ok(w, "COMMIT");
+  assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 26);
+  sqlite3_close(w);
+  tt_db_close(db);
+  free(path);
 }
 
 static void expect_refusal(tt_db *db, const char *sql, tt_db_errkind kind, const char *words) {
@@ -540,7 +679,10 @@ int main(void) {
       cmocka_unit_test(test_typed_values),
       cmocka_unit_test(test_caps),
       cmocka_unit_test(test_count_rows),
-      cmocka_unit_test(test_data_stamp),
+      cmocka_unit_test(test_snapshot_versions),
+      cmocka_unit_test(test_replaced_file_is_followed),
+      cmocka_unit_test(test_quiet_wal_file),
+      cmocka_unit_test(test_busy_database),
       cmocka_unit_test(test_refusal_reasons),
       cmocka_unit_test(test_time_and_memory_limits),
       cmocka_unit_test(test_printf_matches_builtin),
