@@ -7,6 +7,9 @@
 #include "agent/agent.h"
 
 #define TT_AGENT_MAX_TOOLS 8
+/* What an endpoint's replies may take: one model call, one question. */
+#define TT_CALL_REPLY_BYTES (16u << 20)
+#define TT_QUESTION_REPLY_BYTES (64u << 20)
 
 struct tt_agent {
   tt_db *db;

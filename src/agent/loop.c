@@ -542,6 +542,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       .cancel = hooks ? hooks->cancel : NULL,
   };
   bool over = false;
+  size_t reply_bytes = 0; /* what the model's replies took in this question */
   while (!over) {
     if (call.cancel && *call.cancel) {
       out->status = TT_RUN_CANCELLED;
@@ -552,6 +553,15 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       tt_budget_answer(&st);
       break;
     }
+    if (reply_bytes >= TT_QUESTION_REPLY_BYTES) {
+      out->status = TT_RUN_FAILED;
+      out->error = tt_xasprintf("the model's replies in this question passed %d MiB; the "
+                                "endpoint may be streaming without end: check it, or lower "
+                                "--max-tokens", TT_QUESTION_REPLY_BYTES >> 20);
+      break;
+    }
+    size_t left = TT_QUESTION_REPLY_BYTES - reply_bytes;
+    call.max_reply_bytes = left < TT_CALL_REPLY_BYTES ? left : TT_CALL_REPLY_BYTES;
     bool last = st.must_answer || st.tool_calls == a->o.max_tool_calls - 1;
     call.force_tool = last ? "answer" : NULL;
     tt_event wait = {.kind = TT_EV_LLM_WAIT};
@@ -560,6 +570,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     tt_llm_error lerr;
     bool ok = tt_llm_chat(a->llm, &st.chat, &call, &r, &lerr);
     st.llm_calls++;
+    reply_bytes += r.bytes;
     out->totals.llm_calls++;
     tt_add_usage(&out->totals, &r);
     tt_event ev = {.kind = TT_EV_LLM_CALL, .reply = ok ? &r : NULL, .llm_error = ok ? NULL : &lerr};

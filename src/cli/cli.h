@@ -129,6 +129,7 @@ typedef struct tt_cli_agent_opts {
   const char *model_path;  /* a GGUF file for the embedded engine */
   long ctx, threads;       /* embedded engine: context tokens, threads (0: defaults) */
   double llm_timeout_s;   /* 0: from TABLETALK_LLM_TIMEOUT or 120 */
+  double llm_deadline_s;  /* 0: from TABLETALK_LLM_DEADLINE or 600 */
   bool no_stream;
   long max_tokens;
   double temperature;
@@ -151,7 +152,7 @@ enum {
   TT_OPT_LLM_TIMEOUT, TT_OPT_NO_STREAM, TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED,
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
   TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS, TT_OPT_SIZE, TT_OPT_CHART_FORMAT,
-  TT_OPT_NO_PREVIEW, TT_OPT_OUT, TT_OPT_MAX_ROWS, TT_OPT_SQL_ONLY,
+  TT_OPT_NO_PREVIEW, TT_OPT_OUT, TT_OPT_MAX_ROWS, TT_OPT_SQL_ONLY, TT_OPT_LLM_DEADLINE,
 };
 
 /* The long options ask and chat share (entries of a struct option table). */
@@ -162,6 +163,7 @@ enum {
   {"state-dir", required_argument, NULL, TT_OPT_STATE_DIR},          \
   {"thread", required_argument, NULL, TT_OPT_THREAD},                \
   {"llm-timeout", required_argument, NULL, TT_OPT_LLM_TIMEOUT},      \
+  {"llm-deadline", required_argument, NULL, TT_OPT_LLM_DEADLINE},    \
   {"no-stream", no_argument, NULL, TT_OPT_NO_STREAM},                \
   {"max-tokens", required_argument, NULL, TT_OPT_MAX_TOKENS},        \
   {"temperature", required_argument, NULL, TT_OPT_TEMPERATURE},      \
@@ -187,7 +189,10 @@ enum {
   "      --model NAME       model name sent to it (TABLETALK_MODEL)\n"                 \
   "      --api-key-env VAR  variable holding the API key (default TABLETALK_API_KEY)\n" \
   "      --llm-timeout S    give up when the endpoint sends nothing for S s (120):\n"   \
-  "                         the first byte or a pause in a stream; not retried\n"   \
+  "                         the first byte or a pause in a stream (keep-alive\n"     \
+  "                         comments do not count); not retried\n"                    \
+  "      --llm-deadline S   one model call may take S s in all, retries included\n"   \
+  "                         (600; TABLETALK_LLM_DEADLINE)\n"                           \
   "      --no-stream        ask for whole replies instead of a stream\n"               \
   "      --max-tokens N     longest reply (2048); --temperature T (0); --seed N\n"     \
   "Queries and state:\n"                                                              \

@@ -40,6 +40,10 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     if (!tt_parse_double(arg, 0.1, 86400, &o->llm_timeout_s))
       return tt_usage_error(cmd, "--llm-timeout wants seconds, not '%s'", arg);
     return 0;
+  case TT_OPT_LLM_DEADLINE:
+    if (!tt_parse_double(arg, 1, 86400, &o->llm_deadline_s))
+      return tt_usage_error(cmd, "--llm-deadline wants seconds from 1 to 86400, not '%s'", arg);
+    return 0;
   case TT_OPT_NO_STREAM: o->no_stream = true; return 0;
   case TT_OPT_MAX_TOKENS:
     if (!tt_parse_long(arg, 16, 1000000, &o->max_tokens))
@@ -226,6 +230,13 @@ tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *
     return NULL;
   }
   if (timeout > 0) h.read_timeout_s = timeout;
+  double deadline = o->llm_deadline_s;
+  const char *env_deadline = tt_config_get(d, "TABLETALK_LLM_DEADLINE");
+  if (deadline <= 0 && env_deadline && !tt_parse_double(env_deadline, 1, 86400, &deadline)) {
+    tt_buf_printf(err, "TABLETALK_LLM_DEADLINE wants seconds from 1 to 86400, not '%s'", env_deadline);
+    return NULL;
+  }
+  if (deadline > 0) h.deadline_s = deadline;
   h.stream = !o->no_stream;
   h.max_tokens = o->max_tokens;
   h.temperature = o->temperature;

@@ -1,11 +1,14 @@
 /* http.c — the OpenAI-compatible chat-completions backend on libcurl:
  * request building (tools, tool_choice "required", sampling settings),
  * plain and streamed (SSE) replies, usage with cached prompt tokens,
- * connect and idle timeouts (--llm-timeout: no byte for S seconds ends the
- * call, without retrying), cancellation, bounded retries with backoff on
- * 429, 5xx, connection errors and cut streams (the message then says how
- * many attempts over how long), and replies that are not an API's (an HTML
- * page, other content) named for what they are. */
+ * connect and idle timeouts (--llm-timeout: no data for S seconds ends the
+ * call, without retrying; keep-alive comments are not data), an overall
+ * deadline per call (--llm-deadline), a cap on the bytes of a reply (retries
+ * included), cancellation, bounded retries with backoff on 429, 5xx,
+ * connection errors and cut streams (the message then says how many
+ * attempts over how long), and replies that are not an API's (an HTML
+ * page, compressed or other content, invalid UTF-8) named for what they
+ * are. */
 #define _GNU_SOURCE /* memmem */
 #include "llm/llm_internal.h"
 
@@ -30,9 +33,16 @@ typedef struct tt_http {
 /* Everything one HTTP attempt collects. */
 typedef struct tt_xfer {
   const tt_llm_call *call;
-  double idle_limit_ms; /* no byte for this long ends the attempt */
-  double last_byte_ms;  /* when the last byte (or the request) went */
+  double idle_limit_ms; /* no data for this long ends the attempt */
+  double last_byte_ms;  /* when the last data (or the request) went */
   bool idle;            /* it ended that way */
+  double deadline_ms;   /* the whole call must end by then */
+  bool overdue;         /* it ended that way */
+  size_t received;      /* body bytes of this attempt */
+  size_t max_bytes;     /* what this attempt may still receive */
+  size_t budget;        /* what the whole call may receive */
+  char encoding[32];    /* Content-Encoding, "" when none */
+  char *bad_event;      /* why a stream event could not be read */
   long status;
   bool sse;             /* the reply is an event stream */
   char ctype[96];       /* its Content-Type, "" when none */
@@ -58,6 +68,7 @@ tt_llm_http_opts tt_llm_http_default_opts(void) {
       .stream = true,
       .connect_timeout_s = 10,
       .read_timeout_s = 120,
+      .deadline_s = 600,
       .max_retries = 3,
       .backoff_s = 0.5,
   };
@@ -136,6 +147,7 @@ static void tt_xfer_chunk(tt_xfer *x, const json_t *chunk) {
 static void tt_xfer_sse_line(tt_xfer *x, const char *line, size_t n) {
   if (n && line[n - 1] == '\r') n--;
   if (n < 5 || strncmp(line, "data:", 5) != 0) return; /* comments, event names */
+  x->last_byte_ms = tt_now_ms(); /* data, not a keep-alive comment */
   const char *p = line + 5;
   n -= 5;
   if (n && *p == ' ') {
@@ -146,8 +158,17 @@ static void tt_xfer_sse_line(tt_xfer *x, const char *line, size_t n) {
     x->saw_done = true;
     return;
   }
-  json_t *chunk = json_loadb(p, n, 0, NULL);
-  if (chunk) tt_xfer_chunk(x, chunk);
+  json_error_t jerr;
+  json_t *chunk = json_loadb(p, n, 0, &jerr);
+  if (chunk) {
+    tt_xfer_chunk(x, chunk);
+  } else if (!x->bad_event) { /* never dropped in silence: the reply would be wrong */
+    size_t bad;
+    x->bad_event = !tt_utf8_valid(p, n, &bad)
+                       ? tt_xasprintf("a stream event that is not valid UTF-8 (byte 0x%02X at "
+                                      "offset %zu of the event)", (unsigned)(unsigned char)p[bad], bad)
+                       : tt_xasprintf("a stream event that is not valid JSON (%s)", jerr.text);
+  }
   json_decref(chunk);
 }
 
@@ -193,6 +214,15 @@ static void tt_xfer_parse_body(tt_xfer *x) {
 
 /* ---- libcurl callbacks -------------------------------------------------- */
 
+/* The value of a header line into out (printable, cut to cap). */
+static void tt_header_value(const char *data, size_t n, size_t skip, char *out, size_t cap) {
+  size_t i = skip, k = 0;
+  while (i < n && (data[i] == ' ' || data[i] == '\t')) i++;
+  while (i < n && data[i] != '\r' && data[i] != '\n' && k + 1 < cap)
+    out[k++] = (unsigned char)data[i] < 0x20 ? ' ' : data[i], i++;
+  out[k] = '\0';
+}
+
 static size_t tt_on_header(char *data, size_t size, size_t nitems, void *ud) {
   tt_xfer *x = ud;
   size_t n = size * nitems;
@@ -201,13 +231,13 @@ static size_t tt_on_header(char *data, size_t size, size_t nitems, void *ud) {
     x->sse = false;
     x->retry_after_s = -1;
     x->ctype[0] = '\0';
+    x->encoding[0] = '\0';
+  } else if (n > 17 && strncasecmp(data, "content-encoding:", 17) == 0) {
+    tt_header_value(data, n, 17, x->encoding, sizeof x->encoding);
+    if (strcasecmp(x->encoding, "identity") == 0) x->encoding[0] = '\0';
   } else if (n > 13 && strncasecmp(data, "content-type:", 13) == 0) {
     x->sse = memmem(data, n, "text/event-stream", 17) != NULL;
-    size_t i = 13, k = 0;
-    while (i < n && (data[i] == ' ' || data[i] == '\t')) i++;
-    while (i < n && data[i] != '\r' && data[i] != '\n' && k + 1 < sizeof x->ctype)
-      x->ctype[k++] = (unsigned char)data[i] < 0x20 ? ' ' : data[i], i++;
-    x->ctype[k] = '\0';
+    tt_header_value(data, n, 13, x->ctype, sizeof x->ctype);
   } else if (n > 12 && strncasecmp(data, "retry-after:", 12) == 0) {
     char tmp[32];
     size_t k = n - 12 < sizeof tmp - 1 ? n - 12 : sizeof tmp - 1;
@@ -221,12 +251,15 @@ static size_t tt_on_header(char *data, size_t size, size_t nitems, void *ud) {
 static size_t tt_on_body(char *data, size_t size, size_t nmemb, void *ud) {
   tt_xfer *x = ud;
   size_t n = size * nmemb;
-  x->last_byte_ms = tt_now_ms();
+  /* every byte counts against the cap, events or comments: the memory an
+   * endpoint can make tabletalk hold is bounded */
+  if (x->received + n > x->max_bytes) {
+    x->too_big = true;
+    return 0; /* aborts the transfer */
+  }
+  x->received += n;
   if (!x->sse) {
-    if (x->body.len + n > TT_HTTP_MAX_BODY) {
-      x->too_big = true;
-      return 0; /* aborts the transfer */
-    }
+    x->last_byte_ms = tt_now_ms();
     tt_buf_append(&x->body, data, n);
     return n;
   }
@@ -236,10 +269,6 @@ static size_t tt_on_body(char *data, size_t size, size_t nmemb, void *ud) {
       tt_buf_reset(&x->line);
     } else {
       tt_buf_putc(&x->line, data[i]);
-      if (x->line.len > TT_HTTP_MAX_BODY) {
-        x->too_big = true;
-        return 0;
-      }
     }
   }
   return n;
@@ -258,8 +287,13 @@ static int tt_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_o
   (void)ulnow;
   tt_xfer *x = ud;
   if (x->call->cancel && *x->call->cancel) return 1;
-  if (x->idle_limit_ms > 0 && tt_now_ms() - x->last_byte_ms > x->idle_limit_ms) {
+  double now = tt_now_ms();
+  if (x->idle_limit_ms > 0 && now - x->last_byte_ms > x->idle_limit_ms) {
     x->idle = true;
+    return 1;
+  }
+  if (x->deadline_ms > 0 && now > x->deadline_ms) {
+    x->overdue = true;
     return 1;
   }
   return 0;
@@ -308,6 +342,7 @@ static void tt_xfer_free(tt_xfer *x) {
   free(x->call_id);
   free(x->finish);
   free(x->stream_error);
+  free(x->bad_event);
   tt_argstream_free(x->as);
 }
 
@@ -337,6 +372,13 @@ static void tt_html_title(const tt_buf *body, tt_buf *out) {
  * sign-in page, a web server at the wrong path) or other content; also
  * JSON that is not a chat completion. False when it is none of those. */
 static bool tt_reply_not_api(const tt_http *h, tt_xfer *x, tt_llm_error *err) {
+  if (x->encoding[0]) { /* tabletalk asks for none: the bytes are not text */
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, (int)x->status,
+                     "the model endpoint %s answered with %s-compressed content (Content-Encoding: "
+                     "%s) that it was not asked for; a proxy in between may be rewriting replies: "
+                     "check the URL or the proxy", h->url, x->encoding, x->encoding);
+    return true;
+  }
   if (x->sse) return false;
   const char *type = x->ctype[0] ? x->ctype : "no content type";
   if (tt_body_is_html(x)) {
@@ -352,6 +394,14 @@ static bool tt_reply_not_api(const tt_http *h, tt_xfer *x, tt_llm_error *err) {
   json_error_t jerr;
   json_t *doc = json_loadb(tt_buf_cstr(&x->body), x->body.len, 0, &jerr);
   json_decref(doc);
+  size_t bad;
+  if (!doc && x->body.len && !tt_utf8_valid(x->body.data, x->body.len, &bad)) {
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, (int)x->status,
+                     "the model endpoint %s answered with bytes that are not valid UTF-8 (0x%02X "
+                     "at offset %zu; HTTP %ld, %s), so not with an API's JSON: check the URL",
+                     h->url, (unsigned)(unsigned char)x->body.data[bad], bad, x->status, type);
+    return true;
+  }
   if (!doc) {
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, (int)x->status,
                      "the model endpoint %s answered with %s (HTTP %ld, %s), not the JSON of an "
@@ -441,6 +491,13 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
                      h->url, h->o.read_timeout_s);
     return TT_TRY_FAIL;
   }
+  if (rc == CURLE_ABORTED_BY_CALLBACK && x->overdue) {
+    tt_llm_set_error(err, TT_LLM_ERR_TIMEOUT, 0,
+                     "the model endpoint %s did not finish its reply within %g s (the "
+                     "--llm-deadline for one model call; raise it if the model is that slow)",
+                     h->url, h->o.deadline_s);
+    return TT_TRY_FAIL;
+  }
   if (rc == CURLE_ABORTED_BY_CALLBACK) {
     tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
     return TT_TRY_FAIL;
@@ -453,8 +510,10 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
     return TT_TRY_RETRY;
   }
   if (x->too_big) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "the reply from %s is larger than %u MiB", h->url,
-                     TT_HTTP_MAX_BODY >> 20);
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0,
+                     "the reply from %s passed the %.1f MiB the model's replies may still take "
+                     "(an endless or runaway stream); lower --max-tokens, or check the endpoint",
+                     h->url, (double)x->budget / (1 << 20));
     return TT_TRY_FAIL;
   }
   if (rc != CURLE_OK && x->status == 0) {
@@ -474,6 +533,11 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
   }
   if (tt_reply_not_api(h, x, err)) return TT_TRY_FAIL;
   if (!x->sse) tt_xfer_parse_body(x);
+  if (x->bad_event) {
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200, "the model endpoint %s sent %s", h->url,
+                     x->bad_event);
+    return TT_TRY_RETRY;
+  }
   if (x->stream_error) {
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200, "the model endpoint reported an error: %s",
                      x->stream_error);
@@ -518,12 +582,16 @@ static bool tt_http_chat(void *impl, const tt_chat *chat, const tt_llm_call *cal
   json_decref(req);
   size_t body_len = strlen(body);
   double t0 = tt_now_ms();
+  size_t budget = call->max_reply_bytes ? call->max_reply_bytes : TT_HTTP_MAX_BODY;
+  size_t received = 0;
   int attempts = 0;
   bool ok = false;
   for (;;) {
     attempts++;
-    tt_xfer x = {0};
+    tt_xfer x = {.max_bytes = budget - received, .budget = budget,
+                 .deadline_ms = h->o.deadline_s > 0 ? t0 + h->o.deadline_s * 1000.0 : 0};
     tt_try r = tt_http_attempt(h, body, body_len, call, &x, err);
+    received += x.received;
     if (r == TT_TRY_OK) {
       out->is_tool = x.saw_tool;
       if (x.saw_tool) {
@@ -540,10 +608,12 @@ static bool tt_http_chat(void *impl, const tt_chat *chat, const tt_llm_call *cal
     bool streamed = x.streamed_text || (x.as != NULL);
     double retry_after = x.retry_after_s;
     tt_xfer_free(&x);
-    if (r != TT_TRY_RETRY || attempts > h->o.max_retries) break;
+    if (r != TT_TRY_RETRY || attempts > h->o.max_retries || received >= budget) break;
     if (streamed && call->on_restart) call->on_restart(call->ud);
     double delay = h->o.backoff_s * pow(2.0, attempts - 1);
     if (retry_after >= 0) delay = retry_after < 30 ? retry_after : 30;
+    if (h->o.deadline_s > 0 && tt_now_ms() + delay * 1000.0 > t0 + h->o.deadline_s * 1000.0)
+      break; /* no time left for another attempt */
     if (!tt_sleep_unless_cancelled(delay, call->cancel)) {
       tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
       break;
@@ -555,6 +625,7 @@ static bool tt_http_chat(void *impl, const tt_chat *chat, const tt_llm_call *cal
              (tt_now_ms() - t0) / 1000.0);
   }
   out->attempts = attempts;
+  out->bytes = received;
   out->latency_ms = tt_now_ms() - t0;
   free(body);
   return ok;

@@ -82,6 +82,8 @@ typedef struct tt_llm_reply {
   tt_usage usage;
   double latency_ms;   /* from request to complete reply, retries included */
   int attempts;        /* HTTP attempts made */
+  size_t bytes;        /* HTTP: reply bytes received, retries included (also
+                        * when the call failed) */
   /* embedded engine only */
   double prefill_ms;   /* computing the prompt tokens not already cached */
   double decode_ms;    /* generating the reply */
@@ -131,6 +133,8 @@ typedef struct tt_llm_call {
   const char *force_call_name, *force_call_args;
   bool force_by_bias;
   bool no_grammar;
+  /* HTTP: bytes the reply may take, retries included (0: 16 MiB) */
+  size_t max_reply_bytes;
 } tt_llm_call;
 
 typedef struct tt_llm tt_llm;
@@ -154,7 +158,10 @@ typedef struct tt_llm_http_opts {
   bool has_seed;
   bool stream;                /* server-sent events (default true) */
   double connect_timeout_s;   /* default 10 */
-  double read_timeout_s;      /* no byte for this long ends the call; default 120 */
+  double read_timeout_s;      /* no data for this long ends the call; default 120
+                               * (keep-alive comments are not data) */
+  double deadline_s;          /* one call may take this long in all, retries
+                               * included; default 600 */
   int max_retries;            /* on 429, 5xx, connection errors, cut streams; default 3 */
   double backoff_s;           /* first retry delay, doubled each time; default 0.5 */
 } tt_llm_http_opts;
