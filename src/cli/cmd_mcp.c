@@ -1,7 +1,8 @@
 /* cmd_mcp.c — `tabletalk serve-mcp DB`: the database as an MCP server over
  * stdio (for Claude Code, Claude Desktop and other clients that start the
  * server themselves) or Streamable HTTP with --http. Opens the database
- * read-only and reads its schema at once; the model for ask_database is
+ * read-only and reads its schema in the background (the handshake does not
+ * wait for slow views); the model for ask_database is
  * made on the first question, so run_sql and describe_schema start fast
  * and need no model at all. */
 #include "cli/cli.h"
@@ -149,27 +150,21 @@ int cmd_serve_mcp(int argc, char **argv) {
   dbo.immutable = o.immutable;
   dbo.timeout_s = o.sql_timeout_s;
   tt_db_error derr;
+  /* a file that is not a database fails here; the schema is read by the
+   * server in the background, so that it answers its client at once */
   tt_db *db = tt_db_open(db_arg, &dbo, &derr);
   if (!db) {
     tt_dotenv_free(dotenv);
     free(origins);
     return tt_fail(tt_exit_for(derr.kind), "%s", derr.message);
   }
-  tt_catalog *cat = tt_db_catalog_load(db, &derr);
-  if (!cat) {
-    tt_db_close(db);
-    tt_dotenv_free(dotenv);
-    free(origins);
-    return tt_fail(TT_EXIT_FAIL, "cannot read the schema of %s: %s", db_arg, derr.message);
-  }
-  tt_schema *schema = tt_schema_new(cat);
+  tt_db_close(db);
   char *real = realpath(db_arg, NULL);
   char *state_dir = o.state_dir ? tt_xstrdup(o.state_dir) : tt_default_dir(dotenv, "STATE");
   tt_mcp_llm_ctx llm_ctx = {.dotenv = dotenv, .opts = o};
 
   cfg.db_path = real ? real : db_arg;
   cfg.db_opts = dbo;
-  cfg.schema = schema;
   cfg.state_dir = state_dir;
   cfg.agent_opts.sql.timeout_s = o.sql_timeout_s;
   cfg.agent_opts.sql.immutable = o.immutable;
@@ -205,16 +200,14 @@ int cmd_serve_mcp(int argc, char **argv) {
     } else {
       if (isatty(STDERR_FILENO))
         fprintf(stderr,
-                "tabletalk: serving %s over MCP on stdin/stdout (%zu tables); an MCP client "
+                "tabletalk: serving %s over MCP on stdin/stdout; an MCP client "
                 "starts this command itself, see `tabletalk serve-mcp --help`\n",
-                db_arg, tt_schema_count(schema));
+                db_arg);
       rc = tt_mcp_serve_stdio(srv, STDIN_FILENO, STDOUT_FILENO, stop) ? TT_EXIT_FAIL : TT_EXIT_OK;
     }
   }
   tt_mcp_server_free(srv);
   tt_buf_free(&err);
-  tt_schema_free(schema);
-  tt_db_close(db);
   free(state_dir);
   free(real);
   tt_dotenv_free(dotenv);

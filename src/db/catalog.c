@@ -1,6 +1,10 @@
 /* catalog.c — reading what a database holds: its tables and views in
  * schema order, their columns, primary and foreign keys, row counts and a
- * few sample rows. Every query goes through the same guard as user SQL. */
+ * few sample rows. Every query goes through the same guard as user SQL
+ * (each on its own: no lock is held across them, so writers are not kept
+ * waiting), and counts and samples have a time budget (each,
+ * and all together), so that slow views cannot hold up the start: what
+ * did not fit is left out with a note on the card. */
 #include "db/db_internal.h"
 
 #include <stdlib.h>
@@ -8,7 +12,8 @@
 #include <strings.h>
 
 #define TT_SAMPLE_ROWS 3
-#define TT_COUNT_TIMEOUT_S 1.0
+#define TT_PROBE_TIMEOUT_S 0.25 /* a count or a sample of one table or view */
+#define TT_PROBE_BUDGET_S 3.0   /* counts and samples of the whole schema */
 
 /* Runs an internal query with its own limits; NULL (err set) on failure. */
 static tt_result *tt_catalog_query(tt_db *db, const char *sql, double timeout_s,
@@ -85,21 +90,34 @@ static bool tt_load_fks(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_error *e
   return true;
 }
 
-static void tt_load_count_and_sample(tt_db *db, tt_table_info *t) {
-  tt_db_error ignored;
+/* A row count (tables only: a view's count runs its whole query) and a
+ * few sample rows, each within its time limit and the catalog's budget
+ * (ends at budget_end, tt_now_ms time). */
+static void tt_load_count_and_sample(tt_db *db, tt_arena *a, tt_table_info *t, double budget_end) {
+  t->row_count = -1;
+  double left_s = (budget_end - tt_now_ms()) / 1000.0;
+  if (left_s <= 0.01) {
+    t->note = tt_arena_strdup(a, "no example values: reading the schema took over its time budget");
+    return;
+  }
+  double limit = left_s < TT_PROBE_TIMEOUT_S ? left_s : TT_PROBE_TIMEOUT_S;
+  tt_db_error err;
   tt_buf q = TT_BUF_INIT;
-  tt_buf_puts(&q, "SELECT count(*) FROM ");
-  tt_buf_put_sql_ident(&q, t->name);
-  tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), TT_COUNT_TIMEOUT_S, 1, 1024, &ignored);
-  t->row_count = r && r->nrows == 1 ? tt_cell_int(r, 0, 0) : -1;
-  tt_result_free(r);
-
-  tt_buf_reset(&q);
+  if (!t->is_view) {
+    tt_buf_puts(&q, "SELECT count(*) FROM ");
+    tt_buf_put_sql_ident(&q, t->name);
+    tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), limit, 1, 1024, &err);
+    t->row_count = r && r->nrows == 1 ? tt_cell_int(r, 0, 0) : -1;
+    tt_result_free(r);
+    tt_buf_reset(&q);
+  }
   tt_buf_puts(&q, "SELECT * FROM ");
   tt_buf_put_sql_ident(&q, t->name);
   tt_buf_printf(&q, " LIMIT %d", TT_SAMPLE_ROWS);
-  t->sample = tt_catalog_query(db, tt_buf_cstr(&q), TT_COUNT_TIMEOUT_S,
-                               TT_SAMPLE_ROWS, 256 * 1024, &ignored);
+  t->sample = tt_catalog_query(db, tt_buf_cstr(&q), limit, TT_SAMPLE_ROWS, 256 * 1024, &err);
+  if (!t->sample && err.kind == TT_DB_ERR_TIMEOUT)
+    t->note = tt_arena_strdup(a, t->is_view ? "no example values: the view took too long to read"
+                                            : "no example values: the table took too long to read");
   tt_buf_free(&q);
 }
 
@@ -126,6 +144,7 @@ tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
       "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
       5.0, 100000, 64 << 20, err);
   if (!list) return NULL;
+  double budget_end = tt_now_ms() + TT_PROBE_BUDGET_S * 1000.0;
   tt_catalog *cat = tt_xcalloc(1, sizeof *cat);
   cat->arena = tt_arena_new();
   cat->ntables = list->nrows;
@@ -142,7 +161,7 @@ tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
      * making the whole schema unreadable. */
     tt_db_error ignored;
     if (tt_load_columns(db, cat->arena, t, &ignored)) tt_load_fks(db, cat->arena, t, &ignored);
-    tt_load_count_and_sample(db, t);
+    tt_load_count_and_sample(db, cat->arena, t, budget_end);
   }
   tt_result_free(list);
   tt_resolve_fk_targets(cat);

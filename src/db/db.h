@@ -223,12 +223,13 @@ typedef struct tt_fk_info {
 typedef struct tt_table_info {
   const char *name;
   bool is_view;
-  int64_t row_count;    /* -1 when it could not be counted in time */
+  int64_t row_count;    /* -1 for views, and when it could not be counted in time */
   size_t ncols;
   tt_column_info *cols;
   size_t nfks;
   tt_fk_info *fks;
   tt_result *sample;    /* up to 3 rows; NULL when they could not be read */
+  const char *note;     /* why something is missing (a slow view), or NULL */
 } tt_table_info;
 
 typedef struct tt_catalog {

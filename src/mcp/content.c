@@ -102,7 +102,14 @@ static json_t *tt_table_resource(const tt_card *c) {
 }
 
 json_t *tt_mcp_resources_list(tt_mcp_req *r) {
-  const tt_schema *s = r->srv->cfg.schema;
+  tt_buf serr = TT_BUF_INIT;
+  const tt_schema *s = tt_mcp_schema(r->srv, &serr);
+  if (!s) {
+    json_t *e = tt_mcp_fail(r, TT_RPC_INTERNAL_ERROR, 500, "%s", tt_buf_cstr(&serr));
+    tt_buf_free(&serr);
+    return e;
+  }
+  tt_buf_free(&serr);
   size_t n = tt_schema_count(s) + 1, off;
   if (!tt_mcp_cursor_parse(r->params, &off) || (off && off >= n))
     return tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 0,
@@ -154,7 +161,14 @@ json_t *tt_mcp_resources_read(tt_mcp_req *r) {
     return tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 0,
                        "resources/read needs params.uri, e.g. \"" TT_URI_SCHEMA "\"");
   const char *uri = json_string_value(u);
-  const tt_schema *s = r->srv->cfg.schema;
+  tt_buf serr = TT_BUF_INIT;
+  const tt_schema *s = tt_mcp_schema(r->srv, &serr);
+  if (!s) {
+    json_t *e = tt_mcp_fail(r, TT_RPC_INTERNAL_ERROR, 500, "%s", tt_buf_cstr(&serr));
+    tt_buf_free(&serr);
+    return e;
+  }
+  tt_buf_free(&serr);
   tt_buf text = TT_BUF_INIT;
   if (strcmp(uri, TT_URI_SCHEMA) == 0) {
     tt_schema_render_text(s, NULL, 0, &text);
@@ -212,7 +226,14 @@ json_t *tt_mcp_prompts_get(tt_mcp_req *r) {
       return tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 0, "prompt argument \"%.60s\" must be a string",
                          key);
   }
-  const tt_schema *s = r->srv->cfg.schema;
+  tt_buf serr = TT_BUF_INIT;
+  const tt_schema *s = tt_mcp_schema(r->srv, &serr);
+  if (!s) {
+    json_t *e = tt_mcp_fail(r, TT_RPC_INTERNAL_ERROR, 500, "%s", tt_buf_cstr(&serr));
+    tt_buf_free(&serr);
+    return e;
+  }
+  tt_buf_free(&serr);
   const char *n = json_string_value(name);
   tt_buf text = TT_BUF_INIT;
   json_t *res = NULL;

@@ -25,7 +25,9 @@ typedef tt_llm *(*tt_mcp_llm_factory)(void *ud, tt_buf *err);
 typedef struct tt_mcp_config {
   const char *db_path;        /* absolute path of the database */
   tt_db_opts db_opts;         /* each run_sql handle (immutable, timeout) */
-  const tt_schema *schema;    /* the cards (borrowed) */
+  const tt_schema *schema;    /* the cards (borrowed); NULL: the server reads
+                               * them itself, in the background from the start,
+                               * so that it answers at once */
   const char *state_dir;      /* threads and traces of ask_database */
   tt_agent_opts agent_opts;
   tt_mcp_llm_factory make_llm;

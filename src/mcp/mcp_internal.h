@@ -175,7 +175,13 @@ typedef struct tt_sql_cache tt_sql_cache;
 struct tt_mcp_server {
   tt_mcp_config cfg;
   char *db_name;            /* file name, for descriptions */
-  char *instructions;
+  pthread_mutex_t schema_mu;
+  pthread_cond_t schema_cv;
+  pthread_t schema_loader;  /* reads the schema when cfg.schema is NULL */
+  bool loader_started, schema_ready;
+  tt_schema *own_schema;    /* what the loader read */
+  char *schema_error;       /* why it could not */
+  char *instructions;       /* NULL until built with the schema's tables */
   json_t *tools;            /* tool definitions, in list order */
   json_t *prompts;
   unsigned char state_key[32]; /* signs requestState */
@@ -185,6 +191,13 @@ struct tt_mcp_server {
   tt_mcp_agent *agent;
   tt_sql_cache *cache;      /* run_sql results while the file is unchanged */
 };
+
+/* The schema, read once in the background: waits until it is there. NULL
+ * with the reason in err when it could not be read. */
+const tt_schema *tt_mcp_schema(tt_mcp_server *s, tt_buf *err);
+/* The server's instructions (owned): with the tables when the schema is
+ * read, else (after a short wait) without them. */
+char *tt_mcp_instructions(tt_mcp_server *s);
 
 /* A read-only handle of the database (opened when none is free). */
 tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_buf *err);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "tt_version.h"
 
@@ -39,28 +40,103 @@ tt_mcp_config tt_mcp_default_config(void) {
 
 /* ---- the server ------------------------------------------------------------ */
 
-static char *tt_mcp_make_instructions(const tt_mcp_server *s) {
+static char *tt_mcp_make_instructions(const tt_mcp_server *s, const tt_schema *schema) {
   tt_buf b = TT_BUF_INIT;
-  size_t n = tt_schema_count(s->cfg.schema);
-  tt_buf_printf(&b, "tabletalk gives read-only access to the SQLite database %s (%zu %s", s->db_name,
-                n, n == 1 ? "table or view" : "tables and views");
-  size_t shown = n < 40 ? n : 40;
-  for (size_t i = 0; i < shown; i++)
-    tt_buf_printf(&b, "%s%s", i ? ", " : ": ", tt_schema_card(s->cfg.schema, i)->table->name);
-  if (shown < n) tt_buf_printf(&b, " and %zu more", n - shown);
+  tt_buf name = TT_BUF_INIT;
+  tt_escape_terminal(&name, s->db_name, strlen(s->db_name), NULL); /* any bytes in a file name */
+  if (schema) {
+    size_t n = tt_schema_count(schema);
+    tt_buf_printf(&b, "tabletalk gives read-only access to the SQLite database %s (%zu %s",
+                  tt_buf_cstr(&name), n, n == 1 ? "table or view" : "tables and views");
+    size_t shown = n < 40 ? n : 40;
+    for (size_t i = 0; i < shown; i++) {
+      const char *t = tt_schema_card(schema, i)->table->name;
+      tt_buf_puts(&b, i ? ", " : ": ");
+      tt_escape_terminal(&b, t, strlen(t), NULL);
+    }
+    if (shown < n) tt_buf_printf(&b, " and %zu more", n - shown);
+    tt_buf_puts(&b, ")");
+  } else {
+    tt_buf_printf(&b, "tabletalk gives read-only access to the SQLite database %s (describe_schema "
+                      "lists its tables and views)", tt_buf_cstr(&name));
+  }
   tt_buf_puts(&b,
-              "). Ask questions in plain language with ask_database: tabletalk writes and runs "
+              ". Ask questions in plain language with ask_database: tabletalk writes and runs "
               "the SQL itself and answers with the numbers, the SQL it used and the rows; pass "
               "the thread_id it returns to ask follow-up questions. Run your own SQL with "
               "run_sql (SQLite dialect, one read-only statement). See tables, columns, keys and "
               "example values with describe_schema or the tabletalk://table/{name} resources. "
               "Nothing can change the database: writes are refused.");
+  tt_buf_free(&name);
   return tt_buf_detach(&b);
 }
 
+/* The background reading of the schema (a database with slow views takes
+ * seconds; the handshake must not wait for it). */
+static void *tt_mcp_load_schema(void *arg) {
+  tt_mcp_server *s = arg;
+  tt_db_error err;
+  tt_schema *schema = NULL;
+  char *why = NULL;
+  tt_db *db = tt_db_open(s->cfg.db_path, &s->cfg.db_opts, &err);
+  tt_catalog *cat = db ? tt_db_catalog_load(db, &err) : NULL;
+  if (cat) schema = tt_schema_new(cat);
+  else why = tt_xstrdup(err.message);
+  tt_db_close(db);
+  pthread_mutex_lock(&s->schema_mu);
+  s->own_schema = schema;
+  s->schema_error = why;
+  s->schema_ready = true;
+  pthread_cond_broadcast(&s->schema_cv);
+  pthread_mutex_unlock(&s->schema_mu);
+  return NULL;
+}
+
+/* Waits until the schema is read, or until deadline_ms (0: no limit).
+ * Called with schema_mu held. */
+static bool tt_mcp_wait_schema(tt_mcp_server *s, double wait_ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  long long ns = (long long)until.tv_nsec + (long long)(wait_ms * 1e6);
+  until.tv_sec += (time_t)(ns / 1000000000);
+  until.tv_nsec = (long)(ns % 1000000000);
+  while (!s->schema_ready) {
+    if (wait_ms <= 0) pthread_cond_wait(&s->schema_cv, &s->schema_mu);
+    else if (pthread_cond_timedwait(&s->schema_cv, &s->schema_mu, &until) != 0) break;
+  }
+  return s->schema_ready;
+}
+
+const tt_schema *tt_mcp_schema(tt_mcp_server *s, tt_buf *err) {
+  if (s->cfg.schema) return s->cfg.schema;
+  pthread_mutex_lock(&s->schema_mu);
+  tt_mcp_wait_schema(s, 0);
+  const tt_schema *schema = s->own_schema;
+  if (!schema && err) tt_buf_printf(err, "cannot read the schema: %s", s->schema_error);
+  pthread_mutex_unlock(&s->schema_mu);
+  return schema;
+}
+
+char *tt_mcp_instructions(tt_mcp_server *s) {
+  pthread_mutex_lock(&s->schema_mu);
+  if (!s->instructions) {
+    const tt_schema *schema = s->cfg.schema;
+    if (!schema && tt_mcp_wait_schema(s, 100)) schema = s->own_schema;
+    char *text = tt_mcp_make_instructions(s, schema);
+    if (!schema && !s->schema_ready) { /* not yet: these words, this time */
+      pthread_mutex_unlock(&s->schema_mu);
+      return text;
+    }
+    s->instructions = text;
+  }
+  char *text = tt_xstrdup(s->instructions);
+  pthread_mutex_unlock(&s->schema_mu);
+  return text;
+}
+
 tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
-  if (!cfg->db_path || !cfg->schema) {
-    tt_buf_puts(err, "the MCP server needs a database and its schema");
+  if (!cfg->db_path) {
+    tt_buf_puts(err, "the MCP server needs a database");
     return NULL;
   }
   tt_mcp_server *s = tt_xcalloc(1, sizeof *s);
@@ -73,7 +149,19 @@ tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
   s->cfg.db_opts.count_rows = 1000000;
   const char *slash = strrchr(cfg->db_path, '/');
   s->db_name = tt_xstrdup(slash ? slash + 1 : cfg->db_path);
-  s->instructions = tt_mcp_make_instructions(s);
+  pthread_mutex_init(&s->schema_mu, NULL);
+  pthread_cond_init(&s->schema_cv, NULL);
+  if (!s->cfg.schema) {
+    if (pthread_create(&s->schema_loader, NULL, tt_mcp_load_schema, s) != 0) {
+      tt_buf_puts(err, "cannot start a thread to read the schema");
+      pthread_mutex_destroy(&s->schema_mu);
+      pthread_cond_destroy(&s->schema_cv);
+      free(s->db_name);
+      free(s);
+      return NULL;
+    }
+    s->loader_started = true;
+  }
   s->tools = tt_mcp_tool_defs(s);
   s->prompts = tt_mcp_prompt_defs(s);
   pthread_mutex_init(&s->pool_mu, NULL);
@@ -89,6 +177,11 @@ tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
 
 void tt_mcp_server_free(tt_mcp_server *s) {
   if (!s) return;
+  if (s->loader_started) pthread_join(s->schema_loader, NULL);
+  tt_schema_free(s->own_schema);
+  free(s->schema_error);
+  pthread_mutex_destroy(&s->schema_mu);
+  pthread_cond_destroy(&s->schema_cv);
   tt_mcp_agent_free(s->agent);
   tt_sql_cache_free(s->cache);
   for (size_t i = 0; i < s->npool; i++) tt_db_close(s->pool[i]);
@@ -360,15 +453,21 @@ static json_t *m_initialize(tt_mcp_req *r) {
   const char *want = json_string_value(pv);
   const char *v = tt_mcp_is_legacy_version(want) ? want : TT_MCP_LEGACY_LATEST;
   if (r->call->conn) tt_mcp_conn_set_legacy(r->call->conn, v, caps);
-  return json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", v, "capabilities",
-                   tt_mcp_capabilities(), "serverInfo", tt_mcp_server_info(), "instructions",
-                   r->srv->instructions);
+  char *text = tt_mcp_instructions(r->srv);
+  json_t *res = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", v, "capabilities",
+                          tt_mcp_capabilities(), "serverInfo", tt_mcp_server_info(),
+                          "instructions", text);
+  free(text);
+  return res;
 }
 
 static json_t *m_discover(tt_mcp_req *r) {
-  return json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", tt_mcp_supported_versions(),
-                   "capabilities", tt_mcp_capabilities(), "serverInfo", tt_mcp_server_info(),
-                   "instructions", r->srv->instructions);
+  char *text = tt_mcp_instructions(r->srv);
+  json_t *res = json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", tt_mcp_supported_versions(),
+                          "capabilities", tt_mcp_capabilities(), "serverInfo",
+                          tt_mcp_server_info(), "instructions", text);
+  free(text);
+  return res;
 }
 
 static json_t *m_ping(tt_mcp_req *r) {

@@ -416,8 +416,13 @@ static void tt_suggest_table(tt_buf *b, const tt_schema *s, const char *name) {
 
 static json_t *t_describe_schema(tt_mcp_req *r, const json_t *args) {
   static const char *const names[] = {"tables", NULL};
-  const tt_schema *schema = r->srv->cfg.schema;
   tt_buf why = TT_BUF_INIT;
+  const tt_schema *schema = tt_mcp_schema(r->srv, &why);
+  if (!schema) {
+    json_t *e = tt_tool_error("describe_schema: %s", tt_buf_cstr(&why));
+    tt_buf_free(&why);
+    return e;
+  }
   if (!tt_args_known(args, names, &why)) {
     json_t *e = tt_tool_error("describe_schema: %s", tt_buf_cstr(&why));
     tt_buf_free(&why);
@@ -509,7 +514,9 @@ static tt_session *tt_mcp_session(tt_mcp_server *s, tt_buf *err) {
     tt_buf_puts(err, "no state directory for threads and traces");
     return NULL;
   }
-  a->session = tt_session_new(s->cfg.state_dir, s->cfg.db_path, a->db, s->cfg.schema, a->llm,
+  const tt_schema *schema = tt_mcp_schema(s, err);
+  if (!schema) return NULL;
+  a->session = tt_session_new(s->cfg.state_dir, s->cfg.db_path, a->db, schema, a->llm,
                               &s->cfg.agent_opts, err);
   return a->session;
 }

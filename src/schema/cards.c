@@ -157,6 +157,7 @@ static void tt_card_render(const tt_table_info *t, tt_buf *out) {
     tt_buf_puts(out, "),\n");
   }
   tt_buf_puts(out, "]\n");
+  if (t->note) tt_buf_printf(out, "(%s)\n", t->note);
 }
 
 tt_schema *tt_schema_new(tt_catalog *cat) {
@@ -262,6 +263,7 @@ json_t *tt_card_to_json(const tt_card *c) {
   } else {
     json_object_set_new(o, "sample_rows", json_array());
   }
+  json_object_set_new(o, "note", t->note ? tt_str(t->note) : json_null());
   json_object_set_new(o, "token_estimate", json_integer((json_int_t)c->tokens));
   json_object_set_new(o, "card", tt_str(c->text));
   return o;
