@@ -4,7 +4,10 @@
  * (each on its own: no lock is held across them, so writers are not kept
  * waiting), and counts and samples have a time budget (each,
  * and all together), so that slow views cannot hold up the start: what
- * did not fit is left out with a note on the card. */
+ * did not fit is left out with a note on the card. Names that are not
+ * valid UTF-8 are shown with each such byte as \xHH, and SQL that names
+ * them so in quotes is given their bytes (tt_db_raw_names). */
+#define _GNU_SOURCE /* memmem */
 #include "db/db_internal.h"
 
 #include <stdlib.h>
@@ -15,7 +18,8 @@
 #define TT_PROBE_TIMEOUT_S 0.25 /* a count or a sample of one table or view */
 #define TT_PROBE_BUDGET_S 3.0   /* counts and samples of the whole schema */
 
-/* Runs an internal query with its own limits; NULL (err set) on failure. */
+/* Runs an internal query with its own limits; NULL (err set) on failure.
+ * Its text may hold a name's raw bytes. */
 static tt_result *tt_catalog_query(tt_db *db, const char *sql, double timeout_s,
                                    long max_rows, long max_bytes, tt_db_error *err) {
   tt_db_opts saved = db->opts;
@@ -24,9 +28,100 @@ static tt_result *tt_catalog_query(tt_db *db, const char *sql, double timeout_s,
   o.max_rows = max_rows;
   o.max_bytes = max_bytes;
   db->opts = o;
+  db->trusted_text = true;
   tt_result *r = tt_db_query(db, sql, strlen(sql), err);
+  db->trusted_text = false;
   db->opts = saved;
   return r;
+}
+
+const char *tt_db_shown_name(tt_arena *a, const char *raw) {
+  size_t n = strlen(raw), bad;
+  if (tt_utf8_valid(raw, n, &bad)) return tt_arena_strdup(a, raw);
+  tt_buf b = TT_BUF_INIT;
+  tt_utf8_escape_invalid(&b, raw, n);
+  const char *shown = tt_arena_strdup(a, tt_buf_cstr(&b));
+  tt_buf_free(&b);
+  return shown;
+}
+
+/* Remembers a name that is not UTF-8, for tt_db_raw_names. */
+static void tt_note_raw_name(tt_db *db, const char *shown, const char *raw) {
+  for (size_t i = 0; i < db->nnames; i++)
+    if (strcmp(db->names[2 * i], shown) == 0) return;
+  db->names = tt_xrealloc(db->names, (db->nnames + 1) * 2 * sizeof *db->names);
+  db->names[2 * db->nnames] = tt_xstrdup(shown);
+  db->names[2 * db->nnames + 1] = tt_xstrdup(raw);
+  db->nnames++;
+}
+
+/* name's shown form in *shown, and its raw bytes in *raw when they differ. */
+static void tt_name_forms(tt_db *db, tt_arena *a, const char *name, const char **shown,
+                          const char **raw) {
+  *shown = tt_db_shown_name(a, name);
+  *raw = strcmp(*shown, name) == 0 ? NULL : tt_arena_strdup(a, name);
+  if (*raw) tt_note_raw_name(db, *shown, *raw);
+}
+
+/* Learns the names of tables, views and their columns that are not
+ * UTF-8, once per connection, when SQL first seems to name one. */
+static void tt_db_learn_raw_names(tt_db *db) {
+  db->names_learned = true;
+  tt_arena *a = tt_arena_new();
+  sqlite3_stmt *list = NULL, *cols = NULL;
+  db->internal = true; /* tabletalk's own reads of the schema */
+  db->deadline_ms = tt_now_ms() + db->opts.timeout_s * 1000.0;
+  if (sqlite3_prepare_v2(db->h, "SELECT name FROM sqlite_schema WHERE type IN ('table','view')",
+                         -1, &list, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db->h, "SELECT name FROM pragma_table_xinfo(?1)", -1, &cols, NULL) ==
+          SQLITE_OK) {
+    while (sqlite3_step(list) == SQLITE_ROW) {
+      const char *t = (const char *)sqlite3_column_text(list, 0);
+      if (!t) continue;
+      const char *shown, *raw;
+      tt_name_forms(db, a, t, &shown, &raw);
+      sqlite3_bind_text(cols, 1, t, -1, SQLITE_TRANSIENT);
+      while (sqlite3_step(cols) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(cols, 0);
+        if (c) tt_name_forms(db, a, c, &shown, &raw);
+      }
+      sqlite3_reset(cols);
+    }
+  }
+  sqlite3_finalize(list);
+  sqlite3_finalize(cols);
+  db->internal = false;
+  tt_arena_free(a);
+}
+
+char *tt_db_raw_names(tt_db *db, const char *sql, size_t len, size_t *out_len) {
+  if (!memmem(sql, len, "\\x", 2)) return NULL; /* no name shown escaped */
+  if (!db->names_learned) tt_db_learn_raw_names(db);
+  tt_buf out = TT_BUF_INIT;
+  bool changed = false;
+  size_t from = 0;
+  for (size_t i = 0; i < len; i++) {
+    char open = sql[i], close = open == '[' ? ']' : open;
+    if (open != '"' && open != '`' && open != '[') continue;
+    for (size_t k = 0; k < db->nnames; k++) {
+      const char *shown = db->names[2 * k];
+      size_t n = strlen(shown);
+      if (i + n + 2 > len || memcmp(sql + i + 1, shown, n) != 0 || sql[i + 1 + n] != close) continue;
+      tt_buf_append(&out, sql + from, i + 1 - from);
+      tt_buf_puts(&out, db->names[2 * k + 1]);
+      from = i + 1 + n;
+      i = from;
+      changed = true;
+      break;
+    }
+  }
+  if (!changed) {
+    tt_buf_free(&out);
+    return NULL;
+  }
+  tt_buf_append(&out, sql + from, len - from);
+  *out_len = out.len;
+  return tt_buf_detach(&out);
 }
 
 static const char *tt_cell_text(tt_arena *a, const tt_result *r, size_t row, size_t col) {
@@ -48,7 +143,7 @@ static bool tt_load_columns(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_erro
   tt_buf q = TT_BUF_INIT;
   tt_buf_puts(&q, "SELECT name, type, \"notnull\", dflt_value, pk, hidden "
                   "FROM pragma_table_xinfo(");
-  tt_buf_put_sql_string(&q, t->name);
+  tt_buf_put_sql_string(&q, t->raw_name ? t->raw_name : t->name);
   tt_buf_puts(&q, ") WHERE hidden <> 1 ORDER BY cid");
   tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), 5.0, 100000, 64 << 20, err);
   tt_buf_free(&q);
@@ -58,7 +153,7 @@ static bool tt_load_columns(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_erro
   for (size_t i = 0; i < r->nrows; i++) {
     tt_column_info *c = &t->cols[i];
     const char *name = tt_cell_text(a, r, i, 0), *type = tt_cell_text(a, r, i, 1);
-    c->name = name ? name : "";
+    tt_name_forms(db, a, name ? name : "", &c->name, &c->raw_name);
     c->type = type ? type : "";
     c->not_null = tt_cell_int(r, i, 2) != 0;
     c->default_value = tt_cell_text(a, r, i, 3);
@@ -71,7 +166,7 @@ static bool tt_load_columns(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_erro
 static bool tt_load_fks(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_error *err) {
   tt_buf q = TT_BUF_INIT;
   tt_buf_puts(&q, "SELECT \"from\", \"table\", \"to\", seq FROM pragma_foreign_key_list(");
-  tt_buf_put_sql_string(&q, t->name);
+  tt_buf_put_sql_string(&q, t->raw_name ? t->raw_name : t->name);
   tt_buf_puts(&q, ") ORDER BY id, seq");
   tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), 5.0, 100000, 64 << 20, err);
   tt_buf_free(&q);
@@ -81,9 +176,10 @@ static bool tt_load_fks(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_error *e
   for (size_t i = 0; i < r->nrows; i++) {
     tt_fk_info *f = &t->fks[i];
     const char *from = tt_cell_text(a, r, i, 0), *table = tt_cell_text(a, r, i, 1);
-    f->from = from ? from : "";
-    f->table = table ? table : "";
-    f->to = tt_cell_text(a, r, i, 2); /* NULL: the referenced primary key */
+    const char *to = tt_cell_text(a, r, i, 2);
+    f->from = tt_db_shown_name(a, from ? from : "");
+    f->table = tt_db_shown_name(a, table ? table : "");
+    f->to = to ? tt_db_shown_name(a, to) : NULL; /* NULL: the referenced primary key */
     f->pk_seq = (int)tt_cell_int(r, i, 3);
   }
   tt_result_free(r);
@@ -105,14 +201,14 @@ static void tt_load_count_and_sample(tt_db *db, tt_arena *a, tt_table_info *t, d
   tt_buf q = TT_BUF_INIT;
   if (!t->is_view) {
     tt_buf_puts(&q, "SELECT count(*) FROM ");
-    tt_buf_put_sql_ident(&q, t->name);
+    tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
     tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), limit, 1, 1024, &err);
     t->row_count = r && r->nrows == 1 ? tt_cell_int(r, 0, 0) : -1;
     tt_result_free(r);
     tt_buf_reset(&q);
   }
   tt_buf_puts(&q, "SELECT * FROM ");
-  tt_buf_put_sql_ident(&q, t->name);
+  tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
   tt_buf_printf(&q, " LIMIT %d", TT_SAMPLE_ROWS);
   t->sample = tt_catalog_query(db, tt_buf_cstr(&q), limit, TT_SAMPLE_ROWS, 256 * 1024, &err);
   if (!t->sample && err.kind == TT_DB_ERR_TIMEOUT)
@@ -154,7 +250,7 @@ tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
     tt_table_info *t = &cat->tables[i];
     const char *name = tt_cell_text(cat->arena, list, i, 0);
     const char *type = tt_cell_text(cat->arena, list, i, 1);
-    t->name = name ? name : "";
+    tt_name_forms(db, cat->arena, name ? name : "", &t->name, &t->raw_name);
     t->is_view = type && strcmp(type, "view") == 0;
     /* A broken view (it names a table that is gone) or a virtual table
      * whose module is not available is listed without columns rather than

@@ -13,6 +13,7 @@ struct tt_cursor {
   size_t ncols;
   const char **names, **decltypes;
   tt_value *row;
+  tt_arena *arena;      /* the column names as shown */
   long max_rows;        /* 0: no cap */
   long max_bytes;       /* 0: no cap */
   long rows;            /* rows returned so far */
@@ -35,13 +36,14 @@ tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_ro
   c->max_rows = max_rows > 0 ? max_rows : 0;
   c->max_bytes = max_bytes > 0 ? max_bytes : 0;
   c->ncols = (size_t)sqlite3_column_count(st);
+  c->arena = tt_arena_new();
   c->names = tt_xcalloc(c->ncols ? c->ncols : 1, sizeof *c->names);
   c->decltypes = tt_xcalloc(c->ncols ? c->ncols : 1, sizeof *c->decltypes);
   c->row = tt_xcalloc(c->ncols ? c->ncols : 1, sizeof *c->row);
   for (size_t i = 0; i < c->ncols; i++) {
     const char *name = sqlite3_column_name(st, (int)i);
     const char *type = sqlite3_column_decltype(st, (int)i);
-    c->names[i] = name ? name : "?";
+    c->names[i] = tt_db_shown_name(c->arena, name ? name : "?");
     c->decltypes[i] = type ? type : "";
   }
   c->sqlite_ms = tt_now_ms() - t0;
@@ -104,6 +106,7 @@ void tt_cursor_close(tt_cursor *c) {
   if (!c) return;
   sqlite3_finalize(c->st);
   free(c->names);
+  tt_arena_free(c->arena);
   free(c->decltypes);
   free(c->row);
   free(c);

@@ -205,8 +205,12 @@ json_t *tt_value_to_json(const tt_value *v, bool blob_hex);
 
 /* ---- catalog ---------------------------------------------------------- */
 
+/* Names that are not valid UTF-8 are kept as shown, with each invalid byte
+ * written \xHH (raw_name holds the bytes; NULL when the name is valid): SQL
+ * that names them so, in quotes ("caf\xE9"), finds them. */
 typedef struct tt_column_info {
   const char *name;
+  const char *raw_name;
   const char *type;          /* declared type, "" when none */
   int pk;                    /* position in the primary key (1-based), 0 if not */
   bool not_null;
@@ -222,6 +226,7 @@ typedef struct tt_fk_info {
 
 typedef struct tt_table_info {
   const char *name;
+  const char *raw_name;
   bool is_view;
   int64_t row_count;    /* -1 for views, and when it could not be counted in time */
   size_t ncols;
@@ -242,6 +247,7 @@ typedef struct tt_catalog {
  * order, with columns, foreign keys, row counts and three sample rows. */
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err);
 void tt_catalog_free(tt_catalog *cat);
+
 /* Case-insensitive lookup; NULL when absent. */
 const tt_table_info *tt_catalog_find(const tt_catalog *cat, const char *name);
 

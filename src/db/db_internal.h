@@ -30,6 +30,10 @@ struct tt_db {
   uint64_t serial;     /* differs for every connection made */
   bool in_snapshot;    /* a read transaction spans several queries */
   bool internal;       /* tabletalk's own statement: the authorizer allows it */
+  bool trusted_text;   /* SQL tabletalk wrote (the catalog's): raw names allowed */
+  char **names;        /* pairs (shown, raw) of names that are not UTF-8 */
+  size_t nnames;
+  bool names_learned;  /* ... read from the schema on this connection */
   bool stepping;      /* sqlite3_step is running: schema pragmas allowed */
   bool denied;        /* the authorizer refused something */
   bool deny_weak;     /* ... but only a schema-table write so far */
@@ -51,10 +55,17 @@ void tt_guard_install(tt_db *db);
 /* Clears per-query guard state and arms the deadline (tt_now_ms time). */
 void tt_guard_arm(tt_db *db, double deadline_ms);
 /* Checks the raw SQL text before SQLite sees it (UTF-8, NUL, empty). */
-bool tt_guard_check_text(const char *sql, size_t len, tt_db_error *err);
+bool tt_guard_check_text(const char *sql, size_t len, bool trusted, tt_db_error *err);
 /* True when what follows the first statement holds only whitespace,
  * comments and semicolons. */
 bool tt_guard_tail_is_empty(const char *tail, const char *end);
+
+/* catalog.c: a name as shown (a copy in a): as it is when valid UTF-8,
+ * else with each invalid byte written \xHH. */
+const char *tt_db_shown_name(tt_arena *a, const char *raw);
+/* catalog.c: SQL with names as shown ("caf\xE9" in quotes) turned into
+ * the names' bytes; NULL when there is nothing to turn. */
+char *tt_db_raw_names(tt_db *db, const char *sql, size_t len, size_t *out_len);
 
 /* open.c: (re)connects db->h to db->real, choosing how to open it from
  * what lies beside the file now. */

@@ -146,7 +146,7 @@ static tt_result *tt_result_start(sqlite3_stmt *st) {
   for (int c = 0; c < n; c++) {
     const char *name = sqlite3_column_name(st, c);
     const char *type = sqlite3_column_decltype(st, c);
-    r->names[c] = tt_arena_strdup(r->arena, name ? name : "?");
+    r->names[c] = tt_db_shown_name(r->arena, name ? name : "?");
     r->decltypes[c] = tt_arena_strdup(r->arena, type ? type : "");
   }
   return r;
@@ -214,20 +214,9 @@ static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
   return rc;
 }
 
-sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, double deadline_ms,
-                                    tt_db_error *err) {
-  if (err) {
-    err->kind = TT_DB_OK;
-    err->refusal = TT_REFUSE_NONE;
-    err->message[0] = '\0';
-  }
-  if (!tt_guard_check_text(sql, len, err)) return NULL;
-  if (len > TT_LIMIT_SQL_LENGTH) {
-    tt_db_set_error(err, TT_DB_ERR_LIMIT,
-                    "the SQL text is %zu bytes; the limit is %d bytes", len,
-                    TT_LIMIT_SQL_LENGTH);
-    return NULL;
-  }
+/* The statement of sql (text already checked), past the guard's checks. */
+static sqlite3_stmt *tt_prepare_checked(tt_db *db, const char *sql, size_t len, double deadline_ms,
+                                        tt_db_error *err) {
   tt_guard_arm(db, deadline_ms);
   sqlite3_stmt *st = NULL;
   const char *tail = NULL;
@@ -261,6 +250,28 @@ sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, doub
     tt_db_refuse(err, why, "%s", refusal);
     return NULL;
   }
+  return st;
+}
+
+sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, double deadline_ms,
+                                    tt_db_error *err) {
+  if (err) {
+    err->kind = TT_DB_OK;
+    err->refusal = TT_REFUSE_NONE;
+    err->message[0] = '\0';
+  }
+  if (!tt_guard_check_text(sql, len, db->trusted_text, err)) return NULL;
+  if (len > TT_LIMIT_SQL_LENGTH) {
+    tt_db_set_error(err, TT_DB_ERR_LIMIT,
+                    "the SQL text is %zu bytes; the limit is %d bytes", len,
+                    TT_LIMIT_SQL_LENGTH);
+    return NULL;
+  }
+  /* names shown escaped ("caf\xE9") stand for their bytes */
+  size_t raw_len = 0;
+  char *raw = db->trusted_text ? NULL : tt_db_raw_names(db, sql, len, &raw_len);
+  sqlite3_stmt *st = tt_prepare_checked(db, raw ? raw : sql, raw ? raw_len : len, deadline_ms, err);
+  free(raw);
   return st;
 }
 

@@ -263,6 +263,10 @@ bool tt_db_connect(tt_db *db, tt_db_error *err) {
   db->h = h;
   db->automatic_immutable = automatic;
   db->had_shm = has_shm;
+  tt_strv_free(db->names, db->nnames * 2); /* perhaps another file: learnt again */
+  db->names = NULL;
+  db->nnames = 0;
+  db->names_learned = false;
   db->file = before;
   db->serial = tt_db_next_serial();
   tt_guard_install(db);
@@ -295,6 +299,7 @@ void tt_db_close(tt_db *db) {
   sqlite3_close(db->h);
   free(db->path);
   free(db->real);
+  tt_strv_free(db->names, db->nnames * 2);
   free(db);
 }
 

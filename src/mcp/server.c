@@ -148,7 +148,10 @@ tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
   s->cfg.db_opts.max_rows = s->cfg.preview_rows;
   s->cfg.db_opts.count_rows = 1000000;
   const char *slash = strrchr(cfg->db_path, '/');
-  s->db_name = tt_xstrdup(slash ? slash + 1 : cfg->db_path);
+  tt_buf name = TT_BUF_INIT; /* a file name may hold any bytes; JSON wants UTF-8 */
+  tt_utf8_escape_invalid(&name, slash ? slash + 1 : cfg->db_path,
+                         strlen(slash ? slash + 1 : cfg->db_path));
+  s->db_name = tt_buf_detach(&name);
   pthread_mutex_init(&s->schema_mu, NULL);
   pthread_cond_init(&s->schema_cv, NULL);
   if (!s->cfg.schema) {
@@ -204,7 +207,10 @@ tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_buf *err) {
   if (db) return db;
   tt_db_error derr;
   db = tt_db_open(s->cfg.db_path, &s->cfg.db_opts, &derr);
-  if (!db) tt_buf_puts(err, derr.message);
+  if (!db) {
+    tt_buf_puts(err, derr.message);
+    return NULL;
+  }
   return db;
 }
 

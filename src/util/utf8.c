@@ -96,6 +96,24 @@ size_t tt_utf8_prefix(const char *s, size_t n, size_t max_chars) {
   return i;
 }
 
+void tt_utf8_escape_invalid(tt_buf *out, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0, run = 0;
+  while (i < n) {
+    uint32_t cp;
+    size_t k = tt_utf8_decode(p + i, n - i, &cp);
+    if (k) {
+      i += k;
+      continue;
+    }
+    tt_buf_append(out, s + run, i - run);
+    tt_buf_printf(out, "\\x%02X", (unsigned)p[i]);
+    i++;
+    run = i;
+  }
+  tt_buf_append(out, s + run, n - run);
+}
+
 void tt_utf8_sanitize(tt_buf *out, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0, run = 0;

@@ -81,6 +81,9 @@ void tt_utf8_encode(tt_buf *b, uint32_t cp);
 size_t tt_utf8_count(const char *s, size_t n);
 /* Byte length of the first max_chars code points of s. */
 size_t tt_utf8_prefix(const char *s, size_t n, size_t max_chars);
+/* Copies s writing every byte that is not valid UTF-8 as the four
+ * characters \xHH (how names with such bytes are shown). */
+void tt_utf8_escape_invalid(tt_buf *out, const char *s, size_t n);
 /* Copies s replacing every invalid byte with U+FFFD. */
 void tt_utf8_sanitize(tt_buf *out, const char *s, size_t n);
 

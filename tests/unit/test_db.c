@@ -355,6 +355,44 @@ static void test_quiet_wal_file(void **state) {
   free(path);
 }
 
+/* Names that are not UTF-8 (a file, a table, a column) are shown as \xHH
+ * and stay queryable under that name. */
+static void test_names_not_utf8(void **state) {
+  (void)state;
+  char *path = tt_xasprintf("%s/caf\xE9.sqlite", g_dir);
+  sqlite3 *w;
+  assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
+  exec_ok(w, "CREATE TABLE \"t\xE9\"(\"c\xE9\" INTEGER, ok TEXT); INSERT INTO \"t\xE9\" VALUES (7, 'x');");
+  sqlite3_close(w);
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  assert_non_null(cat);
+  assert_string_equal(cat->tables[0].name, "t\\xE9");
+  assert_string_equal(cat->tables[0].raw_name, "t\xE9");
+  assert_string_equal(cat->tables[0].cols[0].name, "c\\xE9");
+  assert_int_equal(cat->tables[0].row_count, 1);
+  assert_non_null(cat->tables[0].sample);
+  tt_catalog_free(cat);
+  tt_db_close(db);
+  /* a fresh handle (no catalog read): the shown names still work */
+  db = tt_db_open(path, NULL, &err);
+  tt_result *r = q(db, "SELECT \"c\\xE9\" FROM \"t\\xE9\" WHERE ok = 'x'", &err);
+  if (!r) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(r);
+  assert_int_equal(tt_result_cell(r, 0, 0)->u.i, 7);
+  assert_string_equal(r->names[0], "c\\xE9"); /* the result's column, shown */
+  tt_result_free(r);
+  /* a name shown so in a string is data, not a name */
+  r = q(db, "SELECT 'c\\xE9' AS s", &err);
+  assert_string_equal(tt_result_cell(r, 0, 0)->u.s, "c\\xE9");
+  tt_result_free(r);
+  tt_db_close(db);
+  unlink(path);
+  free(path);
+}
+
 /* A writer holding its lock for longer than the time limit: reported as
  * busy, after waiting; a shorter hold is waited out. */
 static void test_busy_database(void **state) {
@@ -683,6 +721,7 @@ int main(void) {
       cmocka_unit_test(test_replaced_file_is_followed),
       cmocka_unit_test(test_quiet_wal_file),
       cmocka_unit_test(test_busy_database),
+      cmocka_unit_test(test_names_not_utf8),
       cmocka_unit_test(test_refusal_reasons),
       cmocka_unit_test(test_time_and_memory_limits),
       cmocka_unit_test(test_printf_matches_builtin),
