@@ -56,6 +56,8 @@ void tt_guard_install(tt_db *db);
 void tt_guard_arm(tt_db *db, double deadline_ms);
 /* Checks the raw SQL text before SQLite sees it (UTF-8, NUL, empty). */
 bool tt_guard_check_text(const char *sql, size_t len, bool trusted, tt_db_error *err);
+/* True when the statement is a PRAGMA statement (its first keyword). */
+bool tt_guard_is_pragma_statement(const char *sql, size_t len);
 /* True when what follows the first statement holds only whitespace,
  * comments and semicolons. */
 bool tt_guard_tail_is_empty(const char *tail, const char *end);

@@ -49,7 +49,7 @@ void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_db_error *err)
   } else if (rc == SQLITE_READONLY_DBMOVED) {
     tt_db_set_error(err, TT_DB_ERR_IO, "%s was moved or deleted while it was open; run again",
                     db->path);
-  } else if (db->denied) {
+  } else if (db->denied && !db->deny_weak) {
     tt_db_refuse(err, db->deny_reason, "%s", db->deny);
   } else if (db->timed_out || primary == SQLITE_INTERRUPT) {
     tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
@@ -235,6 +235,10 @@ static sqlite3_stmt *tt_prepare_checked(tt_db *db, const char *sql, size_t len, 
     why = TT_REFUSE_MULTIPLE;
     refusal = "only one statement per query is allowed; remove what follows "
               "the first statement";
+  } else if (tt_guard_is_pragma_statement(sql, len)) { /* one FTS may read itself */
+    why = TT_REFUSE_PRAGMA;
+    refusal = "PRAGMA statements are not allowed (to read a table's columns use SELECT * FROM "
+              "pragma_table_info('Table'))";
   } else if (sqlite3_stmt_isexplain(st) == 1) {
     why = TT_REFUSE_EXPLAIN;
     refusal = "plain EXPLAIN is not allowed; use EXPLAIN QUERY PLAN to see "

@@ -5,6 +5,7 @@
 #include "db/db_internal.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,8 @@ static const char *const tt_allowed_functions[] = {
     "jsonb_insert", "jsonb_object", "jsonb_patch", "jsonb_remove",
     "jsonb_replace", "jsonb_set", "julianday", "lag", "last_insert_rowid",
     "last_value", "lead", "length", "like", "likelihood", "likely", "ln",
-    "log", "log10", "log2", "lower", "ltrim", "match", "max", "median", "min",
-    "mod", "nth_value", "ntile", "nullif", "octet_length", "percent_rank",
+    "log", "log10", "log2", "lower", "ltrim", "match", "matchinfo", "max", "median", "min",
+    "mod", "nth_value", "ntile", "nullif", "octet_length", "offsets", "percent_rank",
     "percentile", "percentile_cont", "percentile_disc", "pi", "pow", "power",
     "printf", "quote", "radians", "random", "randomblob", "rank", "replace",
     "round", "row_number", "rtrim", "sign", "sin", "sinh", "snippet",
@@ -121,6 +122,30 @@ static int tt_note_weak(tt_db *db, const char *fmt, ...) {
   return SQLITE_OK;
 }
 
+/* Tables that FTS3/4, FTS5 and R-tree keep their data in. Their modules
+ * prepare (never run, on a read) statements that write them when they
+ * connect, so such a write is only noted: a statement that would really
+ * write is refused by sqlite3_stmt_readonly, DEFENSIVE mode (shadow tables
+ * are read-only to SQL) and the read-only connection. */
+static bool tt_is_shadow_table(const char *t) {
+  static const char *const suffixes[] = {"_node", "_rowid", "_parent", "_content", "_segments",
+                                         "_segdir", "_docsize", "_stat", "_data", "_idx",
+                                         "_config"};
+  size_t n = t ? strlen(t) : 0;
+  for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+    size_t k = strlen(suffixes[i]);
+    if (n > k && strcasecmp(t + n - k, suffixes[i]) == 0) return true;
+  }
+  return false;
+}
+
+/* Pragmas FTS3/4 and FTS5 read when they connect and while a query steps
+ * (a number each). A statement of the user's that is itself one of them is
+ * refused after preparing (tt_guard_is_pragma_statement). */
+static bool tt_is_module_pragma(const char *name, const char *value) {
+  return !value && name && (strcasecmp(name, "data_version") == 0 || strcasecmp(name, "page_size") == 0);
+}
+
 static bool tt_is_schema_table(const char *t) {
   return t && (strcasecmp(t, "sqlite_master") == 0 || strcasecmp(t, "sqlite_temp_master") == 0 ||
                strcasecmp(t, "sqlite_schema") == 0 || strcasecmp(t, "sqlite_temp_schema") == 0);
@@ -153,9 +178,12 @@ static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
     /* SQLite 3.40 reports this while it sets up json_each, json_tree and
      * pragma table functions; the connection stays read-only regardless. */
     if (a1 && strcasecmp(a1, "sqlite_master") == 0) return SQLITE_OK;
+    if (tt_is_shadow_table(a1))
+      return tt_note_weak(db, "writes are not allowed: UPDATE of %s", S(a1));
     return tt_deny(db, TT_REFUSE_WRITE, "writes are not allowed: UPDATE of %s", S(a1));
   case SQLITE_PRAGMA:
     if (db->stepping && TT_IN(a1, tt_allowed_pragmas)) return SQLITE_OK;
+    if (tt_is_module_pragma(a1, a2)) return SQLITE_OK;
     if (db->stepping)
       return tt_deny(db, TT_REFUSE_PRAGMA, "pragma_%s is not allowed (readable: pragma_table_info, "
                          "pragma_table_xinfo, pragma_index_list, "
@@ -165,11 +193,11 @@ static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
                        "a table's columns use SELECT * FROM "
                        "pragma_table_info('Table'))", S(a1));
   case SQLITE_INSERT:
-    if (tt_is_schema_table(a1))
+    if (tt_is_schema_table(a1) || tt_is_shadow_table(a1))
       return tt_note_weak(db, "writes are not allowed: INSERT into %s", S(a1));
     return tt_deny(db, TT_REFUSE_WRITE, "writes are not allowed: INSERT into %s", S(a1));
   case SQLITE_DELETE:
-    if (tt_is_schema_table(a1))
+    if (tt_is_schema_table(a1) || tt_is_shadow_table(a1))
       return tt_note_weak(db, "writes are not allowed: DELETE on %s", S(a1));
     return tt_deny(db, TT_REFUSE_WRITE, "writes are not allowed: DELETE on %s", S(a1));
   case SQLITE_CREATE_INDEX: case SQLITE_CREATE_TEMP_INDEX:
@@ -278,6 +306,32 @@ bool tt_guard_check_text(const char *sql, size_t len, bool trusted, tt_db_error 
     return false;
   }
   return true;
+}
+
+/* Skips whitespace and comments. */
+static const char *tt_skip_space(const char *p, const char *end) {
+  while (p < end) {
+    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f') {
+      p++;
+    } else if (*p == '-' && p + 1 < end && p[1] == '-') {
+      while (p < end && *p != '\n') p++;
+    } else if (*p == '/' && p + 1 < end && p[1] == '*') {
+      p += 2;
+      while (p + 1 < end && !(p[0] == '*' && p[1] == '/')) p++;
+      p = p + 1 < end ? p + 2 : end;
+    } else {
+      break;
+    }
+  }
+  return p;
+}
+
+bool tt_guard_is_pragma_statement(const char *sql, size_t len) {
+  const char *end = sql + len, *p = tt_skip_space(sql, end);
+  if (p < end && (unsigned char)*p == 0xEF) p += 3; /* a BOM, which SQLite skips */
+  p = tt_skip_space(p < end ? p : end, end);
+  return end - p >= 6 && strncasecmp(p, "pragma", 6) == 0 &&
+         (end - p == 6 || !(isalnum((unsigned char)p[6]) || p[6] == '_'));
 }
 
 bool tt_guard_tail_is_empty(const char *p, const char *end) {

@@ -393,6 +393,67 @@ static void test_names_not_utf8(void **state) {
   free(path);
 }
 
+/* FTS5, FTS4 and R-tree tables are read like any other (their modules'
+ * own statements pass the guard), their auxiliary functions run, and
+ * every write to them, or to their shadow tables, is still refused. */
+static void test_fts_and_rtree(void **state) {
+  (void)state;
+  char *path = tt_xasprintf("%s/fts.sqlite", g_dir);
+  sqlite3 *w;
+  assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
+  exec_ok(w, "CREATE VIRTUAL TABLE docs USING fts5(title, body);"
+             "INSERT INTO docs VALUES ('hello world', 'the quick brown fox'), ('other', 'lazy dog');"
+             "CREATE VIRTUAL TABLE f4 USING fts4(content); INSERT INTO f4 VALUES ('alpha beta gamma');"
+             "CREATE VIRTUAL TABLE rt USING rtree(id, minx, maxx, miny, maxy);"
+             "INSERT INTO rt VALUES (1, 0, 10, 0, 10);");
+  sqlite3_close(w);
+  char *before = tu_sha256(path);
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  static const char *const reads[] = {
+      "SELECT title FROM docs WHERE docs MATCH 'quick'",
+      "SELECT highlight(docs, 1, '[', ']'), snippet(docs, 1, '[', ']', '...', 4), bm25(docs) "
+      "FROM docs WHERE docs MATCH 'fox'",
+      "SELECT offsets(f4), matchinfo(f4), snippet(f4) FROM f4 WHERE f4 MATCH 'beta'",
+      "SELECT id FROM rt WHERE minx < 5 AND maxy > 1",
+  };
+  for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+    tt_result *r = q(db, reads[i], &err);
+    if (!r) fprintf(stderr, "%s: %s\n", reads[i], err.message);
+    assert_non_null(r);
+    assert_int_equal(r->nrows, 1);
+    tt_result_free(r);
+  }
+  static const char *const writes[] = {
+      "INSERT INTO docs VALUES ('a', 'b')",
+      "INSERT INTO docs(docs) VALUES ('optimize')",
+      "DELETE FROM docs_data",
+      "INSERT INTO rt VALUES (2, 0, 1, 0, 1)",
+      "INSERT INTO rt_node VALUES (9, x'00')",
+      "UPDATE f4_content SET c0content = 'x'",
+      "PRAGMA data_version",
+      "PRAGMA main.page_size",
+  };
+  for (size_t i = 0; i < sizeof writes / sizeof writes[0]; i++) {
+    tt_result *r = q(db, writes[i], &err);
+    if (r || err.kind != TT_DB_ERR_REFUSED) fprintf(stderr, "%s: %s\n", writes[i], err.message);
+    assert_null(r);
+    assert_int_equal(err.kind, TT_DB_ERR_REFUSED);
+  }
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  const tt_table_info *docs = tt_catalog_find(cat, "docs"), *rt = tt_catalog_find(cat, "rt");
+  assert_int_equal(docs->ncols, 2); /* the cards show their columns */
+  assert_string_equal(docs->cols[1].name, "body");
+  assert_int_equal(rt->ncols, 5);
+  tt_catalog_free(cat);
+  tt_db_close(db);
+  char *after = tu_sha256(path);
+  assert_string_equal(before, after);
+  free(before);
+  free(after);
+  free(path);
+}
+
 /* A writer holding its lock for longer than the time limit: reported as
  * busy, after waiting; a shorter hold is waited out. */
 static void test_busy_database(void **state) {
@@ -722,6 +783,7 @@ int main(void) {
       cmocka_unit_test(test_quiet_wal_file),
       cmocka_unit_test(test_busy_database),
       cmocka_unit_test(test_names_not_utf8),
+      cmocka_unit_test(test_fts_and_rtree),
       cmocka_unit_test(test_refusal_reasons),
       cmocka_unit_test(test_time_and_memory_limits),
       cmocka_unit_test(test_printf_matches_builtin),
