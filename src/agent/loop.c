@@ -193,9 +193,12 @@ static void tt_note_refused_write(tt_step_state *st, const char *sql, const tt_d
 }
 
 /* One guarded query under the agent's limits, keeping at most max_rows. */
-static tt_result *tt_agent_query(tt_agent *a, const char *sql, long max_rows, tt_db_error *err) {
+static tt_result *tt_agent_query(const tt_step_state *st, const char *sql, long max_rows,
+                                 tt_db_error *err) {
+  tt_agent *a = st->a;
   tt_db_opts saved = *tt_db_get_opts(a->db);
   tt_db_opts o = a->o.sql;
+  o.cancel = st->hooks ? st->hooks->cancel : NULL; /* Ctrl-C or a client that left */
   o.max_rows = max_rows;
   if (max_rows > a->o.sql.max_rows && o.max_bytes < 64L << 20) o.max_bytes = 64L << 20;
   tt_db_set_opts(a->db, &o);
@@ -221,7 +224,7 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
   }
   tt_db_error err;
   double t0 = tt_now_ms();
-  tt_result *res = tt_agent_query(a, sql, a->o.sql.max_rows, &err);
+  tt_result *res = tt_agent_query(st, sql, a->o.sql.max_rows, &err);
   ev.ms = tt_now_ms() - t0;
   if (res) {
     st->failed_in_row = 0;
@@ -286,7 +289,7 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
   if (!out->rows) {
     /* a follow-up: the thread's query runs again as this question's query,
      * under the same row cap as run_sql */
-    tt_result *res = tt_agent_query(a, st->thread_sql, a->o.sql.max_rows, &err);
+    tt_result *res = tt_agent_query(st, st->thread_sql, a->o.sql.max_rows, &err);
     if (!res) {
       tt_buf_printf(why, "the previous question's query could not be run again (%s); call "
                          "run_sql to get the rows to draw", err.message);
@@ -300,7 +303,7 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
   *sql = out->sql;
   if (!out->rows->truncated || !out->rows->repeatable || a->o.chart_rows <= a->o.sql.max_rows)
     return out->rows;
-  tt_result *full = tt_agent_query(a, out->sql, a->o.chart_rows, &err);
+  tt_result *full = tt_agent_query(st, out->sql, a->o.chart_rows, &err);
   if (!full) return out->rows; /* the rows already read will do */
   *owned = true;
   return full;

@@ -58,6 +58,7 @@ int tt_exit_for(tt_db_errkind kind) {
   case TT_DB_ERR_TIMEOUT:
   case TT_DB_ERR_LIMIT:
   case TT_DB_ERR_BUSY: return TT_EXIT_LIMIT;
+  case TT_DB_ERR_CANCELLED: return 130;
   case TT_DB_ERR_SQL:
   case TT_DB_ERR_IO: return TT_EXIT_FAIL;
   }

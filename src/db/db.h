@@ -14,6 +14,7 @@
 #ifndef TT_DB_H
 #define TT_DB_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,9 @@ typedef struct tt_db_opts {
   long count_rows;     /* past max_rows, keep counting rows (not keeping
                         * them) up to this many in all, within the time
                         * limit; 0: stop at the cut */
+  volatile sig_atomic_t *cancel; /* when set (by a signal, another thread, a
+                                  * client that went away), the running query
+                                  * stops within milliseconds */
 } tt_db_opts;
 
 tt_db_opts tt_db_default_opts(void);
@@ -45,6 +49,7 @@ typedef enum tt_db_errkind {
   TT_DB_ERR_IO,      /* the file could not be opened or read */
   TT_DB_ERR_BUSY,    /* another program kept it locked for the whole time limit,
                       * or kept changing it while it was read */
+  TT_DB_ERR_CANCELLED, /* stopped by opts.cancel */
 } tt_db_errkind;
 
 /* Why the guard refused a statement (TT_DB_ERR_REFUSED), so that callers
@@ -71,7 +76,7 @@ typedef struct tt_db_error {
   char message[512];
 } tt_db_error;
 
-/* "refused", "timeout", "limit", "sql", "io", "busy" (or "ok"). */
+/* "refused", "timeout", "limit", "sql", "io", "busy", "cancelled" (or "ok"). */
 const char *tt_db_errkind_name(tt_db_errkind kind);
 /* "write", "schema", "attach", "transaction", "pragma", "function",
  * "internals", "multiple", "explain", "text", "empty", "other" ("none"). */

@@ -11,6 +11,7 @@
 #define TT_LIMIT_LENGTH 1000000
 #define TT_LIMIT_SQL_LENGTH 100000
 #define TT_HEAP_LIMIT (256LL * 1024 * 1024)
+#define TT_LIMIT_VDBE_OP 25000
 
 /* A file's identity and the facts that change when it is written. */
 typedef struct tt_file_id {
@@ -41,6 +42,8 @@ struct tt_db {
   tt_db_refusal deny_reason; /* ... and as a code */
   double deadline_ms; /* progress handler stops the query after this */
   bool timed_out;
+  bool cancelled;      /* opts.cancel stopped the query */
+  bool preparing;      /* in sqlite3_prepare (for telling limits apart) */
   bool varies;        /* calls a function whose value changes between runs */
 };
 

@@ -30,7 +30,9 @@ void tt_db_fail(tt_db *db, int rc, tt_db_error *err) {
 
 void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_db_error *err) {
   int primary = rc & 0xff;
-  if (primary == SQLITE_BUSY) {
+  if (db->cancelled) {
+    tt_db_set_error(err, TT_DB_ERR_CANCELLED, "the query was cancelled");
+  } else if (primary == SQLITE_BUSY) {
     tt_db_set_error(err, TT_DB_ERR_BUSY,
                     "the database stayed locked by another program for the whole %.3g s time "
                     "limit; try again, or raise --timeout", db->opts.timeout_s);
@@ -55,10 +57,19 @@ void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_db_error *err)
     tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
                     "query stopped after the %.3g s time limit; narrow it "
                     "(WHERE, LIMIT) or raise --timeout", db->opts.timeout_s);
+  } else if (primary == SQLITE_NOMEM && db->preparing &&
+             sqlite3_memory_used() < TT_HEAP_LIMIT / 2) {
+    /* SQLite reports a program over SQLITE_LIMIT_VDBE_OP as out of memory */
+    tt_db_set_error(err, TT_DB_ERR_LIMIT,
+                    "query refused: it compiles to more than %d virtual-machine "
+                    "instructions (the limit on the size of one query); a long IN list or "
+                    "many OR terms do this: use a subquery, a join or a range instead",
+                    TT_LIMIT_VDBE_OP);
   } else if (primary == SQLITE_NOMEM) {
     tt_db_set_error(err, TT_DB_ERR_LIMIT,
-                    "query stopped: it needed more than the %lld MiB of "
-                    "memory one query may use; aggregate or narrow it",
+                    "query stopped: the %lld MiB of memory SQLite may use in this process "
+                    "(shared by the queries running at the same time) ran out; aggregate or "
+                    "narrow the query, or try again",
                     TT_HEAP_LIMIT / (1024 * 1024));
   } else if (primary == SQLITE_TOOBIG) {
     if (tt_has_prefix(msg, "printf"))
@@ -220,11 +231,11 @@ static sqlite3_stmt *tt_prepare_checked(tt_db *db, const char *sql, size_t len, 
   tt_guard_arm(db, deadline_ms);
   sqlite3_stmt *st = NULL;
   const char *tail = NULL;
+  db->preparing = true;
   int rc = tt_prepare_first(db, sql, len, &st, &tail);
-  if (rc != SQLITE_OK) {
-    tt_db_fail(db, rc, err);
-    return NULL;
-  }
+  if (rc != SQLITE_OK) tt_db_fail(db, rc, err);
+  db->preparing = false;
+  if (rc != SQLITE_OK) return NULL;
   if (!st) {
     tt_db_refuse(err, TT_REFUSE_EMPTY, "no SQL statement found: the input is empty or only comments");
     return NULL;
@@ -283,7 +294,7 @@ sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, doub
  * a journal it is about to delete): worth trying again while time is left. */
 static bool tt_transient(const tt_db *db, const tt_db_error *err, int rc) {
   (void)err;
-  return (rc == SQLITE_READONLY_ROLLBACK || (rc & 0xff) == SQLITE_BUSY) &&
+  return (rc == SQLITE_READONLY_ROLLBACK || (rc & 0xff) == SQLITE_BUSY) && !db->cancelled &&
          tt_now_ms() + 5 < db->deadline_ms;
 }
 

@@ -253,6 +253,10 @@ static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
 
 static int tt_progress(void *ud) {
   tt_db *db = ud;
+  if (db->opts.cancel && *db->opts.cancel) {
+    db->cancelled = true;
+    return 1;
+  }
   if (tt_now_ms() < db->deadline_ms) return 0;
   db->timed_out = true;
   return 1;
@@ -285,6 +289,7 @@ void tt_guard_arm(tt_db *db, double deadline_ms) {
   db->deny[0] = '\0';
   db->deny_reason = TT_REFUSE_NONE;
   db->timed_out = false;
+  db->cancelled = false;
   db->varies = false;
   db->stepping = false;
   db->deadline_ms = deadline_ms;

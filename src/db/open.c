@@ -34,6 +34,7 @@ const char *tt_db_errkind_name(tt_db_errkind kind) {
   case TT_DB_ERR_SQL: return "sql";
   case TT_DB_ERR_IO: return "io";
   case TT_DB_ERR_BUSY: return "busy";
+  case TT_DB_ERR_CANCELLED: return "cancelled";
   }
   return "unknown";
 }
@@ -130,7 +131,7 @@ static void tt_db_apply_limits(sqlite3 *h) {
       {SQLITE_LIMIT_COLUMN, 500},
       {SQLITE_LIMIT_EXPR_DEPTH, 100},
       {SQLITE_LIMIT_COMPOUND_SELECT, 50},
-      {SQLITE_LIMIT_VDBE_OP, 25000},
+      {SQLITE_LIMIT_VDBE_OP, TT_LIMIT_VDBE_OP},
       {SQLITE_LIMIT_FUNCTION_ARG, 64},
       {SQLITE_LIMIT_ATTACHED, 0},
       {SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 1000},
@@ -173,6 +174,10 @@ bool tt_db_file_id_read(const char *path, tt_file_id *id) {
 static int tt_db_busy(void *ud, int count) {
   tt_db *db = ud;
   double now = tt_now_ms();
+  if (db->opts.cancel && *db->opts.cancel) {
+    db->cancelled = true;
+    return 0;
+  }
   if (now >= db->deadline_ms) return 0;
   double wait = count < 10 ? 1 : count < 50 ? 5 : 20;
   if (now + wait > db->deadline_ms) wait = db->deadline_ms - now;

@@ -10,7 +10,11 @@
  *
  * Guards: binds to loopback unless told otherwise, checks Host and Origin
  * against DNS rebinding, and requires a bearer token when one is set. Each
- * connection has its own thread, so requests run concurrently. */
+ * connection has its own thread, so requests run concurrently; a connection
+ * that has not shown its token within 10 s is closed (an idle one after
+ * 120 s), and one address holds at most 64. A client that goes away
+ * cancels its request: streams notice it themselves, and the main thread
+ * looks at the sockets of requests answered in one piece every 50 ms. */
 #define _GNU_SOURCE /* POLLRDHUP: a client that closed its stream is seen at once */
 #include "mcp/mcp_internal.h"
 #include "mcp/mhd_api.h"
@@ -28,6 +32,19 @@
 #define TT_SESSION_IDLE_S 3600
 #define TT_SESSIONS_MAX 1000
 #define TT_KEEPALIVE_MS 15000
+#define TT_UNAUTHENTICATED_S 10 /* a connection's time to show its token */
+#define TT_IDLE_S 120           /* an authenticated connection's idle time */
+#define TT_WATCH_MS 50
+
+/* A request answered in one piece whose client may go away meanwhile. */
+typedef struct tt_watch {
+  int fd;
+  volatile sig_atomic_t *cancel;
+  tt_mcp_conn *conn;      /* a batch's requests are cancelled there by id */
+  const json_t *msg;
+  bool fired;
+  struct tt_watch *next;
+} tt_watch;
 
 typedef struct tt_http_session {
   char id[40];
@@ -49,6 +66,7 @@ typedef struct tt_http {
   pthread_t *ended;       /* stream workers that have finished, to be joined */
   size_t nended, ended_cap;
   volatile sig_atomic_t stopping;
+  tt_watch *watches;      /* under mu */
 } tt_http;
 
 /* What MHD keeps per request while the body arrives. */
@@ -500,6 +518,44 @@ static enum MHD_Result tt_post_stream(tt_http *h, struct MHD_Connection *c, json
   return ret;
 }
 
+static void tt_watch_add(tt_http *h, tt_watch *w) {
+  if (w->fd < 0) return;
+  pthread_mutex_lock(&h->mu);
+  w->next = h->watches;
+  h->watches = w;
+  pthread_mutex_unlock(&h->mu);
+}
+
+static void tt_watch_remove(tt_http *h, tt_watch *w) {
+  if (w->fd < 0) return;
+  pthread_mutex_lock(&h->mu);
+  for (tt_watch **p = &h->watches; *p; p = &(*p)->next)
+    if (*p == w) {
+      *p = w->next;
+      break;
+    }
+  pthread_mutex_unlock(&h->mu);
+}
+
+/* A request whose client has gone is cancelled: the query it runs stops
+ * (and a batch's requests, each by its id). */
+static void tt_watch_check(tt_http *h) {
+  pthread_mutex_lock(&h->mu);
+  for (tt_watch *w = h->watches; w; w = w->next) {
+    if (w->fired || !tt_peer_gone(w->fd)) continue;
+    w->fired = true;
+    *w->cancel = 1;
+    size_t i;
+    const json_t *item;
+    if (w->conn && json_is_array(w->msg))
+      json_array_foreach(w->msg, i, item) {
+        const json_t *id = json_object_get(item, "id");
+        if (id) tt_mcp_conn_cancel(w->conn, id);
+      }
+  }
+  pthread_mutex_unlock(&h->mu);
+}
+
 static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req *rq,
                                const char *origin) {
   if (rq->too_large)
@@ -549,7 +605,12 @@ static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req
   const json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
   bool track = session && id && json_object_get(msg, "method");
   tt_inflight *tracked = track ? tt_mcp_conn_track(session->conn, id, &call.cancel) : NULL;
+  const union MHD_ConnectionInfo *ci = h->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  tt_watch watch = {.fd = ci ? ci->connect_fd : -1, .cancel = &call.cancel,
+                    .conn = session ? session->conn : NULL, .msg = msg};
+  tt_watch_add(h, &watch);
   json_t *reply = tt_mcp_handle(h->srv, &call, msg);
+  tt_watch_remove(h, &watch);
   if (track) tt_mcp_conn_untrack(session->conn, tracked);
   bool init_ok = created && reply && json_object_get(reply, "result");
   if (created && !init_ok) tt_hsession_end(h, session);
@@ -619,6 +680,8 @@ static enum MHD_Result tt_serve(tt_http *h, struct MHD_Connection *c, const char
     tt_buf_free(&b);
     return r;
   }
+  /* the token was shown: this connection may now idle longer */
+  h->mhd->set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)TT_IDLE_S);
   if (strcmp(method, "POST") == 0) return tt_post(h, c, rq, origin);
   if (strcmp(method, "DELETE") == 0) return tt_delete(h, c, origin);
   static const char msg[] =
@@ -718,8 +781,8 @@ int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_
   struct MHD_Daemon *d = mhd->start_daemon(
       flags, (uint16_t)o->port, NULL, NULL, tt_access, &h, MHD_OPTION_EXTERNAL_LOGGER, tt_mhd_log,
       NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, tt_completed, NULL,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-      MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)64,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)TT_UNAUTHENTICATED_S, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!d) {
     tt_buf_printf(err, "cannot listen on %s port %d (in use, or not an address of this machine)",
@@ -736,8 +799,9 @@ int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_
     o->on_listen(o->ud, url);
   }
   while (!*stop) {
-    struct timespec ts = {0, 100 * 1000000L};
+    struct timespec ts = {0, TT_WATCH_MS * 1000000L};
     nanosleep(&ts, NULL);
+    tt_watch_check(&h);
   }
   /* Stop: streams see `stopping` and cancel their questions; sessions
    * cancel what they have in flight. */

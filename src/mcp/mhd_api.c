@@ -42,6 +42,7 @@ static void tt_mhd_load(void) {
   TT_RESOLVE(add_response_header, "MHD_add_response_header");
   TT_RESOLVE(queue_response, "MHD_queue_response");
   TT_RESOLVE(destroy_response, "MHD_destroy_response");
+  TT_RESOLVE(set_connection_option, "MHD_set_connection_option");
   tt_mhd_ready = &tt_mhd_loaded;
 }
 

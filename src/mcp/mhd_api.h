@@ -33,6 +33,8 @@ typedef struct tt_mhd_api {
   enum MHD_Result (*queue_response)(struct MHD_Connection *c, unsigned int status,
                                     struct MHD_Response *r);
   void (*destroy_response)(struct MHD_Response *r);
+  enum MHD_Result (*set_connection_option)(struct MHD_Connection *c,
+                                           enum MHD_CONNECTION_OPTION option, ...);
 } tt_mhd_api;
 
 /* The loaded library, or NULL with the reason (and the package to

@@ -685,7 +685,21 @@ json_t *tt_mcp_handle(tt_mcp_server *s, tt_mcp_call *call, const json_t *msg) {
   size_t i;
   json_t *item;
   json_array_foreach(msg, i, item) {
-    json_t *reply = tt_mcp_handle_one(s, call, item, true);
+    if (call->cancel) break; /* the client went away, or stopped the whole batch */
+    /* each request of the batch has its own cancel flag, so that
+     * notifications/cancelled naming it reaches it while it runs */
+    tt_mcp_call one = *call;
+    one.cancel = 0;
+    one.no_reply = false;
+    const json_t *id = json_is_object(item) ? json_object_get(item, "id") : NULL;
+    bool track = call->conn && id && json_object_get(item, "method");
+    tt_inflight *tracked = track ? tt_mcp_conn_track(call->conn, id, &one.cancel) : NULL;
+    json_t *reply = tt_mcp_handle_one(s, &one, item, true);
+    if (tracked) tt_mcp_conn_untrack(call->conn, tracked);
+    if (one.cancel || one.no_reply) { /* a cancelled request gets no response */
+      json_decref(reply);
+      reply = NULL;
+    }
     if (reply) json_array_append_new(replies, reply);
   }
   call->http_status = json_array_size(replies) ? 200 : 202;

@@ -117,17 +117,15 @@ static void tt_stdio_enqueue(tt_stdio *st, json_t *msg, const json_t *id) {
   pthread_mutex_unlock(&st->mu);
 }
 
-/* ask_database (and batches, which may hold it) run on the workers: a
- * question takes seconds to minutes, and the reading thread must stay free
- * for notifications/cancelled and elicitation answers. Everything else is
- * answered on the reading thread, which saves two thread hand-offs per
- * call (run_sql is bounded by its time limit). */
+/* Tool calls (a question takes seconds to minutes, a query up to its time
+ * limit) and batches, which may hold them, run on the workers: the reading
+ * thread must stay free for notifications/cancelled (which stops a running
+ * query within milliseconds) and elicitation answers. Everything else is
+ * answered on the reading thread, which saves two thread hand-offs. */
 static bool tt_stdio_is_slow(const json_t *msg) {
   if (json_is_array(msg)) return true;
   const char *method = json_string_value(json_object_get(msg, "method"));
-  if (!method || strcmp(method, "tools/call") != 0) return false;
-  const char *name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
-  return name && strcmp(name, "ask_database") == 0;
+  return method && strcmp(method, "tools/call") == 0;
 }
 
 static void tt_stdio_line(tt_stdio *st, const char *line, size_t n) {
