@@ -246,10 +246,17 @@ bool tt_db_connect(tt_db *db, tt_db_error *err) {
   /* Set before the authorizer exists (it refuses PRAGMA), and read the
    * schema once so that a file that is not a database fails here. */
   char *msg = NULL;
-  rc = sqlite3_exec(h,
-                    "PRAGMA temp_store=MEMORY; PRAGMA query_only=1;"
-                    "SELECT count(*) FROM sqlite_schema;",
-                    NULL, NULL, &msg);
+  rc = sqlite3_exec(h, "PRAGMA temp_store=MEMORY; PRAGMA query_only=1;", NULL, NULL, &msg);
+  /* a journal a live writer is about to delete looks hot for a moment: try
+   * again within the time limit before calling it hot */
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_exec(h, "SELECT count(*) FROM sqlite_schema;", NULL, NULL, &msg)) ==
+               SQLITE_READONLY_ROLLBACK &&
+           tt_now_ms() + 5 < db->deadline_ms) {
+      sqlite3_free(msg);
+      msg = NULL;
+      sqlite3_sleep(5);
+    }
   if (rc != SQLITE_OK) {
     tt_db_error e;
     tt_db_explain_failure(db, rc, msg ? msg : sqlite3_errstr(rc), &e);

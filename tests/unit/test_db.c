@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "db/db.h"
@@ -454,6 +455,38 @@ static void test_fts_and_rtree(void **state) {
   free(path);
 }
 
+/* A hot journal left by a writer that died mid-transaction: named, with
+ * what to do, not "attempt to write a readonly database". */
+static void test_hot_journal(void **state) {
+  (void)state;
+  char *path = tt_xasprintf("%s/hot.sqlite", g_dir), *journal = tt_xasprintf("%s-journal", path);
+  tu_copy_file(g_db, path);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) { /* the writer: pages spill to the file, then it dies */
+    sqlite3 *w;
+    if (sqlite3_open(path, &w) != SQLITE_OK) _exit(1);
+    sqlite3_exec(w, "PRAGMA cache_size=1; BEGIN; UPDATE Track SET Name = Name || 'x';", NULL, NULL,
+                 NULL);
+    _exit(0);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  assert_true(tt_file_exists(journal));
+  tt_db_opts o = tt_db_default_opts();
+  o.timeout_s = 0.3;
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, &o, &err);
+  assert_null(db);
+  assert_int_equal(err.kind, TT_DB_ERR_IO);
+  assert_non_null(strstr(err.message, "has a hot journal"));
+  assert_non_null(strstr(err.message, "PRAGMA quick_check"));
+  assert_true(tt_file_exists(journal)); /* left for a writer to roll back */
+  unlink(journal);
+  free(journal);
+  free(path);
+}
+
 /* A writer holding its lock for longer than the time limit: reported as
  * busy, after waiting; a shorter hold is waited out. */
 static void test_busy_database(void **state) {
@@ -784,6 +817,7 @@ int main(void) {
       cmocka_unit_test(test_busy_database),
       cmocka_unit_test(test_names_not_utf8),
       cmocka_unit_test(test_fts_and_rtree),
+      cmocka_unit_test(test_hot_journal),
       cmocka_unit_test(test_refusal_reasons),
       cmocka_unit_test(test_time_and_memory_limits),
       cmocka_unit_test(test_printf_matches_builtin),
