@@ -78,3 +78,34 @@ test('HTTP: a client that goes away stops its query; the server uses no CPU afte
   assert.ok(busy > 0.3, `the query was running (${busy} CPU s in 0.5 s)`);
   assert.ok(idle < 0.2, `${idle} CPU s in the second after the client left: the query kept running`);
 });
+
+test('HTTP: connections that never show a token cannot hold the server: one address gets 64, closed after 10 s', async () => {
+  const net = await import('node:net');
+  const sc = scratch();
+  const srv = await startHttp(serveArgs(sc), { cwd: sc.dir });
+  const { hostname, port } = new URL(srv.url);
+  const idle = [];
+  for (let i = 0; i < 260; i++) { /* half-open: connected, nothing sent */
+    const s = net.connect(Number(port), hostname);
+    s.on('error', () => {});
+    idle.push(s);
+  }
+  await sleep(1000);
+  const refusedAtOnce = idle.filter((s) => s.destroyed || s.readyState !== 'open').length;
+  await sleep(ms(10500));
+  const closed = idle.filter((s) => s.destroyed || s.readyState !== 'open').length;
+  const t0 = Date.now();
+  const res = await fetch(srv.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'run_sql' },
+    body: JSON.stringify(runSql(1, QUICK)),
+  });
+  const waited = Date.now() - t0;
+  for (const s of idle) s.destroy();
+  await srv.close();
+  assert.equal(res.status, 200);
+  assert.ok(waited < ms(2000), `a real request waited ${waited} ms`);
+  assert.ok(refusedAtOnce >= 190, `${refusedAtOnce} of 260 connections from one address were refused at once`);
+  assert.ok(closed >= 250, `only ${closed} of 260 idle connections were closed by the server`);
+});
