@@ -40,6 +40,7 @@ void tt_llm_reply_free(tt_llm_reply *r) {
   free(r->tool_args);
   free(r->call_id);
   free(r->text);
+  free(r->thinking);
   free(r->finish_reason);
   memset(r, 0, sizeof *r);
 }

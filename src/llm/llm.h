@@ -78,6 +78,10 @@ typedef struct tt_llm_reply {
   char *tool_args;     /* JSON text as the model wrote it */
   char *call_id;
   char *text;          /* plain content when !is_tool */
+  char *thinking;      /* what the model wrote before its call, or its
+                        * reasoning (reasoning_content, Qwen3's <think>): kept
+                        * for the trace, never shown as the answer; NULL when
+                        * none */
   char *finish_reason;
   tt_usage usage;
   double latency_ms;   /* from request to complete reply, retries included */
