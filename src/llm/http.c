@@ -1,6 +1,12 @@
 /* http.c — the OpenAI-compatible chat-completions backend on libcurl:
  * request building (tools, tool_choice "required", sampling settings),
  * plain and streamed (SSE) replies, usage with cached prompt tokens,
+ * what real servers send (a streamed name repeated or grown in every
+ * fragment, arguments as an object, reasoning_content or reasoning, text
+ * before the call, a call written as text: see textcall.c), a reply cut
+ * at the token limit retried once with room, OpenAI's reasoning models
+ * (max_completion_tokens, no temperature) and a 400 that names an
+ * unsupported parameter adapted to once, hints that match the error,
  * connect and idle timeouts (--llm-timeout: no data for S seconds ends the
  * call, without retrying; keep-alive comments are not data), an overall
  * deadline per call (--llm-deadline), a cap on the bytes of a reply (retries
@@ -21,6 +27,16 @@
 #include <time.h>
 
 #define TT_HTTP_MAX_BODY (16u << 20)
+#define TT_HTTP_MAX_TOKENS_CAP 16384 /* a reply cut at the limit is retried with
+                                      * twice the room, up to this */
+
+/* What the endpoint turned out to want, learned once and kept. */
+typedef struct tt_http_quirks {
+  bool reasoning_model;    /* OpenAI o1/o3/o4, gpt-5: max_completion_tokens, no temperature */
+  bool max_completion;     /* "max_completion_tokens" instead of "max_tokens" */
+  bool no_temperature, no_parallel, no_seed, no_stream_options;
+  bool tool_choice_auto;   /* "required" refused: ask with "auto" (text is pushed back) */
+} tt_http_quirks;
 
 typedef struct tt_http {
   const tt_curl_api *curl_api;
@@ -28,6 +44,8 @@ typedef struct tt_http {
   tt_llm_http_opts o;
   CURL *curl; /* kept between calls: the connection is reused */
   long next_call_id;
+  tt_http_quirks q;
+  tt_buf notes; /* the adaptations made, in words, "; "-separated */
 } tt_http;
 
 /* Everything one HTTP attempt collects. */
@@ -52,9 +70,12 @@ typedef struct tt_xfer {
   tt_buf line;          /* the SSE line being received */
   bool too_big;
   /* the reply as it accumulates */
-  tt_buf text, args, name;
+  tt_buf text, args, name, thinking;
   char *call_id, *finish;
   bool saw_done, saw_tool, have_usage, streamed_text;
+  json_int_t tool_index;  /* the index of the first tool call seen (the one kept) */
+  int text_mode;          /* 0 undecided, 1 content streams to on_text, 2 held back
+                           * (it starts like a call, JSON or reasoning) */
   tt_usage usage;
   tt_argstream *as;
   char *stream_error;
@@ -90,12 +111,28 @@ static void tt_xfer_usage(tt_xfer *x, const json_t *usage, const json_t *timings
   if (json_is_integer(cache_n) && x->usage.cached == 0) x->usage.cached = (long)json_integer_value(cache_n);
 }
 
+/* Content streams to on_text as it comes, unless it starts like a call
+ * written as text, JSON or inline reasoning (<, {, [ or `): that is held
+ * back, never shown as if it were the answer. */
 static void tt_xfer_text(tt_xfer *x, const char *s, size_t n) {
   tt_buf_append(&x->text, s, n);
-  if (!x->saw_tool && x->call->on_text && n) {
+  if (x->text_mode == 0) {
+    const char *p = tt_buf_cstr(&x->text);
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    if (*p) x->text_mode = strchr("<{[`", *p) ? 2 : 1;
+    if (x->text_mode == 1) { /* what was waiting goes out now */
+      s = p;
+      n = x->text.len - (size_t)(p - x->text.data);
+    }
+  }
+  if (x->text_mode == 1 && !x->saw_tool && x->call->on_text && n) {
     x->call->on_text(x->call->ud, s, n);
     x->streamed_text = true;
   }
+}
+
+static void tt_xfer_thinking(tt_xfer *x, const json_t *v) {
+  if (json_is_string(v)) tt_buf_append(&x->thinking, json_string_value(v), json_string_length(v));
 }
 
 static void tt_xfer_args(tt_xfer *x, const char *s, size_t n) {
@@ -110,31 +147,64 @@ static void tt_xfer_args(tt_xfer *x, const char *s, size_t n) {
   tt_buf_free(&piece);
 }
 
+/* A name fragment. OpenAI sends the name once; some servers repeat it in
+ * every fragment (appending would give "run_sqlrun_sql"), llama-server may
+ * send it again grown ("run_" then "run_sql"); a server that really sends
+ * pieces gets them joined. */
+static void tt_xfer_name(tt_xfer *x, const char *name) {
+  const char *cur = tt_buf_cstr(&x->name);
+  size_t n = strlen(name);
+  if (!n || strcmp(cur, name) == 0) return;
+  if (x->name.len && strncmp(name, cur, x->name.len) == 0) { /* the same, grown */
+    tt_buf_reset(&x->name);
+  } else if (n < x->name.len && strncmp(cur, name, n) == 0) {
+    return; /* a shorter repeat */
+  }
+  tt_buf_puts(&x->name, name);
+}
+
+/* Arguments sent as an object instead of a JSON string: the whole of them. */
+static void tt_xfer_object_args(tt_xfer *x, const json_t *args) {
+  char *s = json_dumps(args, JSON_COMPACT);
+  if (!s) return;
+  tt_buf_reset(&x->args);
+  tt_argstream_free(x->as);
+  x->as = NULL;
+  tt_xfer_args(x, s, strlen(s));
+  free(s);
+}
+
 static void tt_xfer_tool_delta(tt_xfer *x, const json_t *call) {
-  json_int_t index = json_integer_value(json_object_get(call, "index"));
-  if (index != 0) return; /* one tool call per step: the first one counts */
+  const json_t *jindex = json_object_get(call, "index");
+  json_int_t index = json_is_integer(jindex) ? json_integer_value(jindex) : 0;
+  if (x->saw_tool && index != x->tool_index) return; /* one tool call per step: the first counts */
   if (!x->saw_tool && x->streamed_text && x->call->on_restart)
     x->call->on_restart(x->call->ud); /* the text before it was not an answer */
   x->saw_tool = true;
+  x->tool_index = index;
   const char *id = json_string_value(json_object_get(call, "id"));
-  if (id && !x->call_id) x->call_id = tt_xstrdup(id);
+  if (id && *id && !x->call_id) x->call_id = tt_xstrdup(id);
   const json_t *fn = json_object_get(call, "function");
   const char *name = json_string_value(json_object_get(fn, "name"));
-  if (name) tt_buf_puts(&x->name, name);
+  if (name) tt_xfer_name(x, name);
   const json_t *args = json_object_get(fn, "arguments");
   if (json_is_string(args)) tt_xfer_args(x, json_string_value(args), json_string_length(args));
+  else if (json_is_object(args)) tt_xfer_object_args(x, args);
 }
 
 static void tt_xfer_chunk(tt_xfer *x, const json_t *chunk) {
   const json_t *error = json_object_get(chunk, "error");
   if (error && !x->stream_error) {
     const char *msg = json_string_value(json_object_get(error, "message"));
+    if (!msg) msg = json_string_value(error);
     x->stream_error = tt_xstrdup(msg ? msg : "error event in the stream");
   }
   tt_xfer_usage(x, json_object_get(chunk, "usage"), json_object_get(chunk, "timings"));
   const json_t *choice = json_array_get(json_object_get(chunk, "choices"), 0);
   if (!choice) return;
   const json_t *delta = json_object_get(choice, "delta");
+  tt_xfer_thinking(x, json_object_get(delta, "reasoning_content"));
+  tt_xfer_thinking(x, json_object_get(delta, "reasoning"));
   const json_t *content = json_object_get(delta, "content");
   if (json_is_string(content)) tt_xfer_text(x, json_string_value(content), json_string_length(content));
   size_t i;
@@ -185,12 +255,13 @@ static void tt_xfer_parse_body(tt_xfer *x) {
   x->not_completion = !json_is_array(json_object_get(doc, "choices")) && !error;
   const json_t *choice = json_array_get(json_object_get(doc, "choices"), 0);
   const json_t *msg = json_object_get(choice, "message");
-  const json_t *calls = json_object_get(msg, "tool_calls");
-  const json_t *call = json_array_get(calls, 0);
+  tt_xfer_thinking(x, json_object_get(msg, "reasoning_content"));
+  tt_xfer_thinking(x, json_object_get(msg, "reasoning"));
+  const json_t *call = json_array_get(json_object_get(msg, "tool_calls"), 0);
   if (call) {
     x->saw_tool = true;
     const char *id = json_string_value(json_object_get(call, "id"));
-    if (id) x->call_id = tt_xstrdup(id);
+    if (id && *id) x->call_id = tt_xstrdup(id);
     const json_t *fn = json_object_get(call, "function");
     const char *name = json_string_value(json_object_get(fn, "name"));
     if (name) tt_buf_puts(&x->name, name);
@@ -198,7 +269,7 @@ static void tt_xfer_parse_body(tt_xfer *x) {
     if (json_is_string(args)) {
       tt_buf_append(&x->args, json_string_value(args), json_string_length(args));
     } else if (args) { /* some servers send an object */
-      char *s = json_dumps(args, JSON_COMPACT);
+      char *s = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
       if (s) tt_buf_puts(&x->args, s);
       free(s);
     }
@@ -303,34 +374,64 @@ static int tt_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_o
 
 typedef enum { TT_TRY_OK, TT_TRY_RETRY, TT_TRY_FAIL } tt_try;
 
-static json_t *tt_http_request_json(const tt_http *h, const tt_chat *chat, const tt_llm_call *call) {
+/* The tools array: every tool, or only the forced one. */
+static json_t *tt_http_tools_json(const tt_llm_call *call) {
+  json_t *tools = json_array();
+  for (size_t i = 0; i < call->ntools; i++) {
+    const tt_tool_spec *t = &call->tools[i];
+    if (call->force_tool && strcmp(t->name, call->force_tool) != 0) continue;
+    json_t *params = json_loads(t->parameters, 0, NULL);
+    json_t *fn = json_pack("{s:s,s:s,s:o}", "name", t->name, "description", t->description,
+                           "parameters", params ? params : json_object());
+    json_array_append_new(tools, json_pack("{s:s,s:o}", "type", "function", "function", fn));
+  }
+  return tools;
+}
+
+/* The request. A forced tool is asked for as "required" with only that tool
+ * offered: llama-server turns a named tool_choice into "auto", and every
+ * server that knows "required" then has one tool to call. */
+static json_t *tt_http_request_json(const tt_http *h, const tt_chat *chat, const tt_llm_call *call,
+                                    long max_tokens) {
+  const tt_http_quirks *q = &h->q;
   json_t *req = json_object();
   json_object_set_new(req, "model", json_string(h->model));
   json_object_set_new(req, "messages", tt_chat_to_json(chat));
   if (call->ntools) {
-    json_t *tools = json_array();
-    for (size_t i = 0; i < call->ntools; i++) {
-      const tt_tool_spec *t = &call->tools[i];
-      json_t *params = json_loads(t->parameters, 0, NULL);
-      json_t *fn = json_pack("{s:s,s:s,s:o}", "name", t->name, "description", t->description,
-                             "parameters", params ? params : json_object());
-      json_array_append_new(tools, json_pack("{s:s,s:o}", "type", "function", "function", fn));
-    }
-    json_object_set_new(req, "tools", tools);
-    if (call->force_tool)
-      json_object_set_new(req, "tool_choice",
-                          json_pack("{s:s,s:{s:s}}", "type", "function", "function", "name",
-                                    call->force_tool));
-    else
-      json_object_set_new(req, "tool_choice", json_string("required"));
-    json_object_set_new(req, "parallel_tool_calls", json_false());
+    json_object_set_new(req, "tools", tt_http_tools_json(call));
+    json_object_set_new(req, "tool_choice", json_string(q->tool_choice_auto ? "auto" : "required"));
+    if (!q->no_parallel) json_object_set_new(req, "parallel_tool_calls", json_false());
   }
-  json_object_set_new(req, "temperature", json_real(h->o.temperature));
-  json_object_set_new(req, "max_tokens", json_integer(h->o.max_tokens));
-  if (h->o.has_seed) json_object_set_new(req, "seed", json_integer(h->o.seed));
+  if (!q->no_temperature && !q->reasoning_model)
+    json_object_set_new(req, "temperature", json_real(h->o.temperature));
+  bool mct = q->max_completion || q->reasoning_model;
+  json_object_set_new(req, mct ? "max_completion_tokens" : "max_tokens", json_integer(max_tokens));
+  if (h->o.has_seed && !q->no_seed) json_object_set_new(req, "seed", json_integer(h->o.seed));
   json_object_set_new(req, "stream", json_boolean(h->o.stream));
-  if (h->o.stream) json_object_set_new(req, "stream_options", json_pack("{s:b}", "include_usage", 1));
+  if (h->o.stream && !q->no_stream_options)
+    json_object_set_new(req, "stream_options", json_pack("{s:b}", "include_usage", 1));
   return req;
+}
+
+static char *tt_http_body(const tt_http *h, const tt_chat *chat, const tt_llm_call *call,
+                          long max_tokens) {
+  json_t *req = tt_http_request_json(h, chat, call, max_tokens);
+  char *body = json_dumps(req, JSON_COMPACT);
+  json_decref(req);
+  return body;
+}
+
+/* OpenAI's reasoning models, by name: o1, o3, o4 (and their -mini...), the
+ * gpt-5 family; "openai/" and similar prefixes allowed. They take
+ * max_completion_tokens and only the default temperature. */
+bool tt_llm_http_is_reasoning_model(const char *model) {
+  if (!model) return false;
+  const char *slash = strrchr(model, '/');
+  const char *m = slash ? slash + 1 : model;
+  if ((m[0] == 'o' || m[0] == 'O') && (m[1] == '1' || m[1] == '3' || m[1] == '4') &&
+      (m[2] == '\0' || m[2] == '-' || m[2] == ':'))
+    return true;
+  return strncasecmp(m, "gpt-5", 5) == 0 && strncasecmp(m, "gpt-5-chat", 10) != 0;
 }
 
 static void tt_xfer_free(tt_xfer *x) {
@@ -339,6 +440,7 @@ static void tt_xfer_free(tt_xfer *x) {
   tt_buf_free(&x->text);
   tt_buf_free(&x->args);
   tt_buf_free(&x->name);
+  tt_buf_free(&x->thinking);
   free(x->call_id);
   free(x->finish);
   free(x->stream_error);
@@ -412,12 +514,21 @@ static bool tt_reply_not_api(const tt_http *h, tt_xfer *x, tt_llm_error *err) {
   return false;
 }
 
-/* The error message of an error body, or a short excerpt of it. */
-static void tt_error_detail(const tt_buf *body, char *out, size_t cap) {
-  json_t *doc = json_loadb(body->data ? body->data : "", body->len, 0, NULL);
+/* The message of an error document: {"error": {"message": ..}} (OpenAI,
+ * llama-server, Ollama, newer vLLM), {"error": ".."}, or the older vLLM
+ * {"object": "error", "message": ..}. NULL when none. */
+static const char *tt_error_message(const json_t *doc) {
   const json_t *err = json_object_get(doc, "error");
   const char *msg = json_string_value(json_object_get(err, "message"));
   if (!msg) msg = json_string_value(err);
+  if (!msg) msg = json_string_value(json_object_get(doc, "message"));
+  return msg;
+}
+
+/* The error message of an error body, or a short excerpt of it. */
+static void tt_error_detail(const tt_buf *body, char *out, size_t cap) {
+  json_t *doc = json_loadb(body->data ? body->data : "", body->len, 0, NULL);
+  const char *msg = tt_error_message(doc);
   tt_buf safe = TT_BUF_INIT;
   if (msg) {
     tt_escape_terminal(&safe, msg, strlen(msg), &(tt_escape_opts){.max_chars = 300});
@@ -432,12 +543,46 @@ static void tt_error_detail(const tt_buf *body, char *out, size_t cap) {
   json_decref(doc);
 }
 
-static const char *tt_status_hint(long status) {
+/* s contains needle, ignoring case. */
+static bool tt_has(const char *s, const char *needle) { return s && strcasestr(s, needle) != NULL; }
+
+/* The endpoint cannot serve tabletalk as configured (retrying will not help):
+ * llama-server without --jinja answers 500 for a request with tools. */
+static bool tt_error_is_setup(const char *detail) {
+  return tt_has(detail, "--jinja") || tt_has(detail, "tool-call-parser") ||
+         tt_has(detail, "enable-auto-tool-choice");
+}
+
+static bool tt_error_is_context(const char *detail) {
+  return tt_has(detail, "context length") || tt_has(detail, "context size") ||
+         tt_has(detail, "context window") || tt_has(detail, "context_length_exceeded") ||
+         tt_has(detail, "exceed_context") || tt_has(detail, "too many tokens");
+}
+
+/* What to do about an HTTP error, matched to what it says. */
+static const char *tt_error_hint(long status, const char *detail) {
+  if (tt_has(detail, "--jinja"))
+    return "; start llama-server with --jinja (without it, it takes no tools)";
+  if (tt_has(detail, "tool-call-parser") || tt_has(detail, "enable-auto-tool-choice"))
+    return "; start vLLM with --enable-auto-tool-choice --tool-call-parser hermes (Qwen models; "
+           "see docs/servers.md)";
+  if (tt_error_is_context(detail))
+    return "; the conversation does not fit the model's context: raise the server's context "
+           "(llama-server -c, vLLM --max-model-len, Ollama num_ctx) or lower --schema-budget";
+  if (tt_has(detail, "tool_choice") || tt_has(detail, "tool choice"))
+    return "; the endpoint may not support tool calls with tool_choice \"required\" "
+           "(`tabletalk doctor --base-url URL` shows what it supports)";
+  if (tt_has(detail, "model") && (tt_has(detail, "not found") || tt_has(detail, "does not exist") ||
+                                  tt_has(detail, "not exist") || tt_has(detail, "no such model")))
+    return "; check --model (GET /v1/models lists the names the endpoint serves)";
   switch (status) {
   case 401:
   case 403: return "; check the API key (--api-key-env, TABLETALK_API_KEY)";
   case 404: return "; check --base-url (it usually ends in /v1) and --model";
-  case 400: return "; the endpoint may not support tool calls with tool_choice \"required\"";
+  case 429: return "; the endpoint is limiting the request rate";
+  case 400:
+    return "; the endpoint refused the request (`tabletalk doctor --base-url URL` probes what it "
+           "supports)";
   default: return "";
   }
 }
@@ -527,8 +672,9 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
     char detail[400];
     tt_error_detail(&x->body, detail, sizeof detail);
     tt_llm_set_error(err, TT_LLM_ERR_HTTP, (int)x->status, "the model endpoint answered HTTP %ld: %s%s",
-                     x->status, detail, tt_status_hint(x->status));
-    bool retry = x->status == 429 || x->status == 408 || x->status >= 500;
+                     x->status, detail, tt_error_hint(x->status, detail));
+    bool retry = (x->status == 429 || x->status == 408 || x->status >= 500) && !tt_error_is_setup(detail) &&
+                 !tt_error_is_context(detail);
     return retry ? TT_TRY_RETRY : TT_TRY_FAIL;
   }
   if (tt_reply_not_api(h, x, err)) return TT_TRY_FAIL;
@@ -555,9 +701,14 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
                      rc != CURLE_OK ? h->curl_api->easy_strerror(rc) : "no end of stream");
     return TT_TRY_RETRY;
   }
-  if (!x->saw_tool && x->text.len == 0) {
+  bool cut = x->finish && strcmp(x->finish, "length") == 0; /* the caller decides */
+  if (!x->saw_tool && x->text.len == 0 && !cut) {
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
-                     "the model returned neither a tool call nor any text");
+                     x->thinking.len ? "the model returned only its reasoning, neither a tool call "
+                                       "nor any text (finish_reason %s)"
+                                     : "the model returned neither a tool call nor any text "
+                                       "(finish_reason %s)",
+                     x->finish ? x->finish : "none");
     return TT_TRY_FAIL;
   }
   return TT_TRY_OK;
@@ -574,43 +725,209 @@ static bool tt_sleep_unless_cancelled(double s, volatile sig_atomic_t *cancel) {
   return !(cancel && *cancel);
 }
 
+/* ---- a reply from what was received ------------------------------------- */
+
+static void tt_join(tt_buf *b, const char *s, size_t n) {
+  if (!n) return;
+  if (b->len) tt_buf_puts(b, "\n\n");
+  tt_buf_append(b, s, n);
+}
+
+/* The reply was cut at the token limit: finish_reason "length", and not a
+ * whole tool call (arguments that parse as an object were finished). */
+static bool tt_xfer_cut(const tt_xfer *x) {
+  if (!x->finish || strcmp(x->finish, "length") != 0) return false;
+  if (!x->saw_tool) return true;
+  json_t *args = json_loadb(x->args.data ? x->args.data : "", x->args.len, 0, NULL);
+  bool whole = json_is_object(args);
+  json_decref(args);
+  return !whole;
+}
+
+static void tt_cut_error(const tt_http *h, long max_tokens, bool widened, tt_llm_error *err) {
+  tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+                   "the model's reply was cut at the token limit (finish_reason \"length\" at "
+                   "%s %ld%s): raise --max-tokens; if the server's context is full instead, raise "
+                   "it (llama-server -c, Ollama num_ctx, vLLM --max-model-len) or lower "
+                   "--schema-budget", h->q.max_completion || h->q.reasoning_model
+                                          ? "max_completion_tokens" : "max_tokens",
+                   max_tokens, widened ? ", already retried with twice the room" : "");
+}
+
+/* Fills out from a complete attempt: the tool call (from tool_calls, or
+ * recovered from the text), or the text; reasoning and the text around a
+ * call go to thinking. False with err when only reasoning came. */
+static bool tt_xfer_reply(tt_http *h, tt_xfer *x, const tt_llm_call *call, tt_llm_reply *out,
+                          tt_llm_error *err) {
+  tt_buf thinking = TT_BUF_INIT, inline_thought = TT_BUF_INIT, text = TT_BUF_INIT;
+  tt_buf_append(&thinking, x->thinking.data ? x->thinking.data : "", x->thinking.len);
+  tt_text_split_thinking(tt_buf_cstr(&x->text), &inline_thought, &text);
+  tt_join(&thinking, inline_thought.data, inline_thought.len);
+  char *name = NULL, *args = NULL;
+  tt_buf rest = TT_BUF_INIT;
+  if (x->saw_tool) {
+    tt_join(&thinking, text.data, text.len); /* what it wrote before its call */
+    out->is_tool = true;
+    out->tool_name = tt_buf_detach(&x->name);
+    out->tool_args = tt_buf_detach(&x->args);
+  } else if (tt_text_find_call(tt_buf_cstr(&text), call->tools, call->ntools, &name, &args, &rest)) {
+    tt_join(&thinking, rest.data, rest.len);
+    out->is_tool = out->call_from_text = true;
+    out->tool_name = name;
+    out->tool_args = args;
+    if (x->streamed_text && call->on_restart) call->on_restart(call->ud);
+  } else if (text.len) {
+    out->text = tt_buf_detach(&text);
+  }
+  bool ok = out->is_tool || out->text;
+  if (out->is_tool)
+    out->call_id = x->call_id ? tt_xstrdup(x->call_id) : tt_xasprintf("call_%ld", ++h->next_call_id);
+  if (!ok)
+    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+                     "the model returned only its reasoning, neither a tool call nor any text");
+  out->thinking = thinking.len ? tt_buf_detach(&thinking) : NULL;
+  out->finish_reason = x->finish ? tt_xstrdup(x->finish) : NULL;
+  out->usage = x->usage;
+  tt_buf_free(&thinking);
+  tt_buf_free(&inline_thought);
+  tt_buf_free(&text);
+  tt_buf_free(&rest);
+  return ok;
+}
+
+/* ---- adapting to what the endpoint refuses ------------------------------- */
+
+static void tt_http_note(tt_http *h, const char *what) {
+  if (h->notes.len) tt_buf_puts(&h->notes, "; ");
+  tt_buf_puts(&h->notes, what);
+}
+
+/* The refused parameter of a 400 error (its "param", else named in the
+ * message), as one of names; NULL when none. */
+static const char *tt_refused_param(const char *param, const char *msg) {
+  static const char *const names[] = {"max_tokens", "temperature", "parallel_tool_calls", "seed",
+                                      "stream_options", "tool_choice"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if ((param && strcmp(param, names[i]) == 0)) return names[i];
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (tt_has(msg, names[i])) return names[i];
+  return NULL;
+}
+
+/* Turns off what the endpoint says it does not support; true when there was
+ * something left to turn off. */
+static bool tt_http_drop_param(tt_http *h, const char *p) {
+  tt_http_quirks *q = &h->q;
+  bool *flag = NULL;
+  const char *note = NULL;
+  if (strcmp(p, "max_tokens") == 0 && !q->reasoning_model) {
+    flag = &q->max_completion;
+    note = "sends max_completion_tokens instead of max_tokens (the endpoint refused max_tokens)";
+  } else if (strcmp(p, "temperature") == 0 && !q->reasoning_model) {
+    flag = &q->no_temperature;
+    note = "sends no temperature (the endpoint refused it)";
+  } else if (strcmp(p, "parallel_tool_calls") == 0) {
+    flag = &q->no_parallel;
+    note = "sends no parallel_tool_calls (the endpoint refused it)";
+  } else if (strcmp(p, "seed") == 0) {
+    flag = &q->no_seed;
+    note = "sends no seed (the endpoint refused it)";
+  } else if (strcmp(p, "stream_options") == 0) {
+    flag = &q->no_stream_options;
+    note = "asks for no usage in streams (the endpoint refused stream_options)";
+  } else if (strcmp(p, "tool_choice") == 0) {
+    flag = &q->tool_choice_auto;
+    note = "asks with tool_choice \"auto\" (the endpoint refused \"required\"; a reply in plain "
+           "text is pushed back once)";
+  }
+  if (!flag || *flag) return false;
+  *flag = true;
+  tt_http_note(h, note);
+  return true;
+}
+
+/* vLLM counts max_tokens in the context: "maximum context length is N
+ * tokens. However, you requested T tokens (M in the messages, ...)". The
+ * reply then gets the room that is left, once per call. */
+static bool tt_http_fit_context(const char *msg, long *max_tokens, bool *fitted) {
+  const char *a = msg ? strstr(msg, "maximum context length is ") : NULL;
+  const char *b = msg ? strstr(msg, " in the messages") : NULL;
+  if (*fitted || !a || !b) return false;
+  long limit = strtol(a + 26, NULL, 10);
+  const char *m = b;
+  while (m > msg && m[-1] >= '0' && m[-1] <= '9') m--;
+  long used = strtol(m, NULL, 10);
+  long room = limit - used;
+  if (room < 64 || room >= *max_tokens) return false;
+  *max_tokens = room;
+  *fitted = true;
+  return true;
+}
+
+/* A 400 that the request can be changed to pass: a parameter the endpoint
+ * does not support, or a reply that does not fit what is left of the
+ * context. Each change is made once (parameters: for the rest of the
+ * session). */
+static bool tt_http_adapt(tt_http *h, const tt_buf *body, long *max_tokens, bool *fitted) {
+  json_t *doc = json_loadb(body->data ? body->data : "", body->len, 0, NULL);
+  const json_t *e = json_object_get(doc, "error");
+  if (!json_is_object(e)) e = doc; /* the older vLLM shape */
+  const char *msg = tt_error_message(doc);
+  const char *param = json_string_value(json_object_get(e, "param"));
+  const char *code = json_string_value(json_object_get(e, "code"));
+  bool unsupported = tt_has(code, "unsupported") || tt_has(msg, "unsupported") ||
+                     tt_has(msg, "not supported") || tt_has(msg, "does not support") ||
+                     tt_has(msg, "not allowed") || tt_has(msg, "unrecognized");
+  const char *p = unsupported ? tt_refused_param(param, msg) : NULL;
+  bool changed = p ? tt_http_drop_param(h, p) : tt_http_fit_context(msg, max_tokens, fitted);
+  json_decref(doc);
+  return changed;
+}
+
+/* ---- one call -------------------------------------------------------------- */
+
 static bool tt_http_chat(void *impl, const tt_chat *chat, const tt_llm_call *call,
                          tt_llm_reply *out, tt_llm_error *err) {
   tt_http *h = impl;
-  json_t *req = tt_http_request_json(h, chat, call);
-  char *body = json_dumps(req, JSON_COMPACT);
-  json_decref(req);
-  size_t body_len = strlen(body);
+  long max_tokens = h->o.max_tokens;
+  char *body = tt_http_body(h, chat, call, max_tokens);
   double t0 = tt_now_ms();
   size_t budget = call->max_reply_bytes ? call->max_reply_bytes : TT_HTTP_MAX_BODY;
   size_t received = 0;
-  int attempts = 0;
-  bool ok = false;
+  int attempts = 0, retries = 0;
+  bool ok = false, widened = false, fitted = false;
   for (;;) {
     attempts++;
     tt_xfer x = {.max_bytes = budget - received, .budget = budget,
                  .deadline_ms = h->o.deadline_s > 0 ? t0 + h->o.deadline_s * 1000.0 : 0};
-    tt_try r = tt_http_attempt(h, body, body_len, call, &x, err);
+    tt_try r = tt_http_attempt(h, body, strlen(body), call, &x, err);
     received += x.received;
-    if (r == TT_TRY_OK) {
-      out->is_tool = x.saw_tool;
-      if (x.saw_tool) {
-        out->tool_name = tt_buf_detach(&x.name);
-        out->tool_args = tt_buf_detach(&x.args);
-        out->call_id = x.call_id ? tt_xstrdup(x.call_id) : tt_xasprintf("call_%ld", ++h->next_call_id);
-      } else {
-        out->text = tt_buf_detach(&x.text);
+    bool again_now = false; /* a changed request, sent without waiting */
+    if (r == TT_TRY_OK && tt_xfer_cut(&x)) {
+      again_now = !widened && max_tokens < TT_HTTP_MAX_TOKENS_CAP;
+      tt_cut_error(h, max_tokens, widened, err);
+      if (again_now) {
+        widened = true;
+        max_tokens = max_tokens * 2 < TT_HTTP_MAX_TOKENS_CAP ? max_tokens * 2 : TT_HTTP_MAX_TOKENS_CAP;
       }
-      out->finish_reason = x.finish ? tt_xstrdup(x.finish) : NULL;
-      out->usage = x.usage;
-      ok = true;
+      r = TT_TRY_FAIL;
+    } else if (r == TT_TRY_OK) {
+      ok = tt_xfer_reply(h, &x, call, out, err);
+    } else if (r == TT_TRY_FAIL && x.status == 400) {
+      again_now = tt_http_adapt(h, &x.body, &max_tokens, &fitted);
     }
     bool streamed = x.streamed_text || (x.as != NULL);
     double retry_after = x.retry_after_s;
     tt_xfer_free(&x);
-    if (r != TT_TRY_RETRY || attempts > h->o.max_retries || received >= budget) break;
-    if (streamed && call->on_restart) call->on_restart(call->ud);
-    double delay = h->o.backoff_s * pow(2.0, attempts - 1);
+    if (ok || received >= budget) break;
+    if (streamed && (again_now || r == TT_TRY_RETRY) && call->on_restart) call->on_restart(call->ud);
+    if (again_now) {
+      free(body);
+      body = tt_http_body(h, chat, call, max_tokens);
+      continue;
+    }
+    if (r != TT_TRY_RETRY || ++retries > h->o.max_retries) break;
+    double delay = h->o.backoff_s * pow(2.0, retries - 1);
     if (retry_after >= 0) delay = retry_after < 30 ? retry_after : 30;
     if (h->o.deadline_s > 0 && tt_now_ms() + delay * 1000.0 > t0 + h->o.deadline_s * 1000.0)
       break; /* no time left for another attempt */
@@ -640,6 +957,7 @@ static void tt_http_free(void *impl) {
   free(h->url);
   free(h->api_key);
   free(h->model);
+  tt_buf_free(&h->notes);
   free(h);
 }
 
@@ -649,6 +967,12 @@ static const tt_llm_vtable tt_http_vtable = {
     .model = tt_http_model,
     .free = tt_http_free,
 };
+
+const char *tt_llm_http_notes(const tt_llm *llm) {
+  if (!llm || llm->vt != &tt_http_vtable) return NULL;
+  const tt_http *h = llm->impl;
+  return h->notes.data ? h->notes.data : "";
+}
 
 /* The host[:port] part of an http(s) URL is sound: a name, an IPv4 or a
  * bracketed IPv6 address, and a port from 1 to 65535. */
@@ -750,6 +1074,10 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
   free(base);
   h->api_key = opts->api_key && *opts->api_key ? tt_xstrdup(opts->api_key) : NULL;
   h->model = tt_xstrdup(opts->model && *opts->model ? opts->model : "default");
+  h->q.reasoning_model = tt_llm_http_is_reasoning_model(h->model);
+  if (h->q.reasoning_model)
+    tt_http_note(h, "sends max_completion_tokens and no temperature (an OpenAI reasoning model, "
+                    "by its name)");
   h->curl = api->easy_init();
   if (!h->curl) {
     tt_http_free(h);

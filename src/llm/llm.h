@@ -64,6 +64,27 @@ typedef struct tt_tool_spec {
 bool tt_tool_check(const tt_tool_spec *tool, const char *args, tt_buf *why);
 const tt_tool_spec *tt_tool_find(const tt_tool_spec *tools, size_t n, const char *name);
 
+/* ---- tool calls written as text (textcall.c) ----------------------------- */
+
+/* Finds a call to one of tools that a model wrote as text: Hermes
+ * <tool_call>{..}</tool_call>, a ```json block, bare JSON {"name": ..,
+ * "arguments"|"parameters": {..}} (also in an array, or OpenAI's
+ * {"type":"function","function":{..}}), LM Studio's [TOOL_REQUEST], Mistral's
+ * [TOOL_CALLS], Llama's <|python_tag|>. Only names among tools count. On
+ * success *name and *args (compact JSON text) are allocated and the text
+ * around the call, without its markers, is appended to rest. */
+bool tt_text_find_call(const char *text, const tt_tool_spec *tools, size_t ntools, char **name,
+                       char **args, tt_buf *rest);
+/* The text is shaped like a tool call or a JSON value (call tags, a fenced
+ * JSON block, "arguments" keys, or it starts with { or [), whatever tool it
+ * names: never to be shown as an answer. */
+bool tt_text_looks_like_call(const char *text);
+/* Reasoning written inline: <think>..</think> at the start, or text up to a
+ * lone </think> (templates that open the block in the prompt), goes to
+ * thinking; the rest to answer. Text that is all inside an unclosed
+ * <think> is all thinking. */
+void tt_text_split_thinking(const char *text, tt_buf *thinking, tt_buf *answer);
+
 /* ---- calls ------------------------------------------------------------- */
 
 typedef struct tt_usage {
@@ -83,6 +104,7 @@ typedef struct tt_llm_reply {
                         * for the trace, never shown as the answer; NULL when
                         * none */
   char *finish_reason;
+  bool call_from_text; /* HTTP: the call was recovered from the reply's text */
   tt_usage usage;
   double latency_ms;   /* from request to complete reply, retries included */
   int attempts;        /* HTTP attempts made */
@@ -176,6 +198,15 @@ tt_llm_http_opts tt_llm_http_default_opts(void);
  * start-up work; tt_llm_http_new waits for it. */
 void tt_llm_http_preload(void);
 tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err);
+/* What the HTTP backend adapted to so far, in words, "; "-separated ("sends
+ * max_completion_tokens instead of max_tokens (...)"): the model's name, and
+ * 400 errors that named an unsupported parameter. "" when nothing; NULL for
+ * other backends. Owned by the handle. */
+const char *tt_llm_http_notes(const tt_llm *llm);
+/* OpenAI's reasoning models by name (o1, o3, o4 and their variants, the
+ * gpt-5 family but not gpt-5-chat): they take max_completion_tokens and no
+ * temperature. */
+bool tt_llm_http_is_reasoning_model(const char *model);
 /* url is a usable endpoint URL: http:// or https://, a host (name, IPv4
  * or [IPv6]), an optional port from 1 to 65535, no spaces or control
  * characters; false with the reason in why ("it names no host"). */

@@ -1,6 +1,7 @@
 /* test_llm.c — units of the llm layer: conversations and their JSON form,
- * tool-call argument checks against a schema, and pulling a streamed string
- * argument out of JSON that arrives in arbitrary pieces. */
+ * tool-call argument checks against a schema, pulling a streamed string
+ * argument out of JSON that arrives in arbitrary pieces, tool calls written
+ * as text, inline reasoning, and OpenAI's reasoning models by name. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,11 +137,125 @@ static void test_argstream(void **state) {
   free(cut);
 }
 
+static const tt_tool_spec offered[] = {
+    {"run_sql", "Run SQL", "{\"type\":\"object\"}"},
+    {"answer", "Answer", "{\"type\":\"object\"}"},
+};
+
+/* text holds a call to name with args (compact JSON) and rest around it. */
+static void expect_call(const char *text, const char *name, const char *args, const char *rest) {
+  char *n = NULL, *a = NULL;
+  tt_buf r = TT_BUF_INIT;
+  bool found = tt_text_find_call(text, offered, 2, &n, &a, &r);
+  if (!found || strcmp(n, name) != 0 || strcmp(a, args) != 0 || strcmp(tt_buf_cstr(&r), rest) != 0) {
+    fprintf(stderr, "%s\n -> %s %s %s [%s]\n", text, found ? "found" : "none", n ? n : "", a ? a : "",
+            tt_buf_cstr(&r));
+    fail();
+  }
+  free(n);
+  free(a);
+  tt_buf_free(&r);
+}
+
+static void expect_no_call(const char *text) {
+  char *n = NULL, *a = NULL;
+  tt_buf r = TT_BUF_INIT;
+  if (tt_text_find_call(text, offered, 2, &n, &a, &r)) {
+    fprintf(stderr, "%s\n -> found %s %s\n", text, n, a);
+    fail();
+  }
+  assert_null(n);
+  assert_null(a);
+  tt_buf_free(&r);
+}
+
+static void test_text_calls(void **state) {
+  (void)state;
+  const char *sql = "{\"sql\":\"SELECT 1\"}";
+  expect_call("<tool_call>\n{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\"}}\n</tool_call>",
+              "run_sql", sql, "");
+  expect_call("I will count.\n<tool_call>\n{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\"}}"
+              "\n</tool_call>\nDone.", "run_sql", sql, "I will count.\n\nDone.");
+  expect_call("```json\n{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\"}}\n```", "run_sql", sql, "");
+  expect_call("Query:\n```\n{\"name\":\"run_sql\",\"parameters\":{\"sql\":\"SELECT 1\"}}\n```", "run_sql", sql,
+              "Query:");
+  expect_call("{\"name\": \"run_sql\", \"arguments\": \"{\\\"sql\\\": \\\"SELECT 1\\\"}\"}", "run_sql", sql, "");
+  expect_call("[{\"name\": \"answer\", \"arguments\": {\"text\": \"S\u00e3o Paulo {x}\"}}]", "answer",
+              "{\"text\":\"S\u00e3o Paulo {x}\"}", "");
+  expect_call("[TOOL_REQUEST]{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\"}}[END_TOOL_REQUEST]",
+              "run_sql", sql, "");
+  expect_call("[TOOL_CALLS][{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\"}}]", "run_sql", sql, "");
+  expect_call("<|python_tag|>{\"name\": \"run_sql\", \"parameters\": {\"sql\": \"SELECT 1\"}}<|eom_id|>",
+              "run_sql", sql, "");
+  expect_call("{\"type\": \"function\", \"function\": {\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\"}}}",
+              "run_sql", sql, "");
+  /* the first call that names an offered tool counts */
+  expect_call("{\"name\": \"lookup\", \"arguments\": {}} then {\"name\": \"answer\", \"arguments\": {\"text\": \"a\"}}",
+              "answer", "{\"text\":\"a\"}", "{\"name\": \"lookup\", \"arguments\": {}} then");
+  expect_no_call("There are 25 genres.");
+  expect_no_call("{\"name\": \"lookup_table\", \"arguments\": {\"t\": 1}}"); /* not offered */
+  expect_no_call("<tool_call>\n{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\",}}\n</tool_call>");
+  expect_no_call("{\"name\": \"run_sql\"}");                            /* no arguments */
+  expect_no_call("{\"name\": \"run_sql\", \"arguments\": [1, 2]}");     /* not an object */
+  expect_no_call("{\"result\": 25}");
+  expect_no_call("");
+  expect_no_call("{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\""); /* cut */
+}
+
+static void test_text_looks_like_call(void **state) {
+  (void)state;
+  assert_true(tt_text_looks_like_call("<tool_call>{\"name\": \"x\"}</tool_call>"));
+  assert_true(tt_text_looks_like_call("  {\"result\": 25}"));
+  assert_true(tt_text_looks_like_call("[1, 2]"));
+  assert_true(tt_text_looks_like_call("```json\n{}\n```"));
+  assert_true(tt_text_looks_like_call("```\n{\"a\": 1}\n```"));
+  assert_true(tt_text_looks_like_call("Calling: {\"name\": \"x\", \"arguments\": {}}"));
+  assert_true(tt_text_looks_like_call("[TOOL_REQUEST]{}"));
+  assert_false(tt_text_looks_like_call("There are 25 genres."));
+  assert_false(tt_text_looks_like_call("The set {1, 2} has two members."));
+  assert_false(tt_text_looks_like_call("```sql\nSELECT 1\n```"));
+  assert_false(tt_text_looks_like_call(NULL));
+}
+
+static void split(const char *text, const char *thinking, const char *answer) {
+  tt_buf t = TT_BUF_INIT, a = TT_BUF_INIT;
+  tt_text_split_thinking(text, &t, &a);
+  assert_string_equal(tt_buf_cstr(&t), thinking);
+  assert_string_equal(tt_buf_cstr(&a), answer);
+  tt_buf_free(&t);
+  tt_buf_free(&a);
+}
+
+static void test_split_thinking(void **state) {
+  (void)state;
+  split("<think>\nCount them.\n</think>\n\n25 genres.", "Count them.", "25 genres.");
+  split("Count them.\n</think>\n\n25 genres.", "Count them.", "25 genres."); /* opened by the template */
+  split("<think>\nstill thinking when cut", "still thinking when cut", "");
+  split("25 genres.", "", "25 genres.");
+  split("Say <think> twice.", "", "Say <think> twice."); /* not at the start: text */
+  split("", "", "");
+}
+
+static void test_reasoning_model_names(void **state) {
+  (void)state;
+  const char *yes[] = {"o1", "o1-mini", "o3", "o3-mini", "o4-mini-2025-04-16", "gpt-5", "gpt-5-mini",
+                       "GPT-5-nano", "openai/o3", "openai/gpt-5"};
+  const char *no[] = {"gpt-4o", "gpt-4.1-mini", "gpt-5-chat-latest", "o3x", "omnisql-7b", "ollama",
+                      "qwen2.5-coder:7b", "", "o"};
+  for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) assert_true(tt_llm_http_is_reasoning_model(yes[i]));
+  for (size_t i = 0; i < sizeof no / sizeof *no; i++) assert_false(tt_llm_http_is_reasoning_model(no[i]));
+  assert_false(tt_llm_http_is_reasoning_model(NULL));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tool_check),
       cmocka_unit_test(test_chat_json_round_trip),
       cmocka_unit_test(test_argstream),
+      cmocka_unit_test(test_text_calls),
+      cmocka_unit_test(test_text_looks_like_call),
+      cmocka_unit_test(test_split_thinking),
+      cmocka_unit_test(test_reasoning_model_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
