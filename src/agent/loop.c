@@ -124,6 +124,7 @@ typedef struct tt_step_state {
   int llm_calls;
   bool must_answer;       /* 3 failed queries: only answer is left */
   bool pushed_back;       /* the answer check has already objected once */
+  bool text_pushed_back;  /* a plain-text reply has been pushed back once */
   bool write_refused;     /* the model tried to change the database */
   tt_backing own;         /* values of this question's results */
   tt_backing all;         /* ... and of the thread's earlier ones */
@@ -499,6 +500,44 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
   tt_chat_add(&st->chat, TT_ROLE_USER, question);
 }
 
+/* A plain-text reply where a tool call is required. The first is pushed
+ * back, naming the tools; after that, text is taken as the answer (its
+ * numbers checked), unless it is shaped like a call or JSON, which is never
+ * shown as an answer: the question fails. Returns true when it is over. */
+static bool tt_plain_text_reply(tt_step_state *st, const tt_llm_reply *r) {
+  tt_run *out = st->out;
+  tt_chat_add(&st->chat, TT_ROLE_ASSISTANT, r->text);
+  if (!st->text_pushed_back) {
+    st->text_pushed_back = true;
+    if (st->hooks && st->hooks->on_text_restart) st->hooks->on_text_restart(st->hooks->ud);
+    tt_buf msg = TT_BUF_INIT, names = TT_BUF_INIT;
+    tt_buf_printf(&msg, "That reply was plain text, but every reply must be exactly one tool call. "
+                        "Call one of %s now; if you have the final answer, call answer with it as "
+                        "\"text\".", tt_tool_list(st->a, &names));
+    tt_chat_add(&st->chat, TT_ROLE_USER, tt_buf_cstr(&msg));
+    tt_event ev = {.kind = TT_EV_TOOL_CALL, .ok = false,
+                   .error = "a plain-text reply instead of a tool call; asked the model once to "
+                            "call a tool"};
+    tt_emit(st, &ev);
+    tt_buf_free(&msg);
+    tt_buf_free(&names);
+    return false;
+  }
+  if (tt_text_looks_like_call(r->text)) {
+    out->status = TT_RUN_FAILED;
+    out->error = tt_xstrdup("the model wrote a tool call (or JSON) as plain text that could not be "
+                            "used, also after being asked for a proper tool call; check that the "
+                            "endpoint parses tool calls for this model (`tabletalk doctor "
+                            "--base-url URL`; for vLLM --tool-call-parser hermes, for llama-server "
+                            "--jinja)");
+    return true;
+  }
+  out->status = TT_RUN_ANSWERED;
+  out->answer = tt_xstrdup(r->text);
+  tt_check_answer(st, NULL, r->text);
+  return true;
+}
+
 static void tt_budget_answer(tt_step_state *st) {
   tt_run *out = st->out;
   out->status = TT_RUN_BUDGET;
@@ -584,13 +623,10 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       tt_llm_reply_free(&r);
       break;
     }
-    if (!r.is_tool) { /* an endpoint that ignores tool_choice: its text is the answer */
-      tt_chat_add(&st.chat, TT_ROLE_ASSISTANT, r.text);
-      out->status = TT_RUN_ANSWERED;
-      out->answer = tt_xstrdup(r.text);
-      tt_check_answer(&st, NULL, r.text);
+    if (!r.is_tool) { /* an endpoint that ignores tool_choice, or a model that ignored it */
+      over = tt_plain_text_reply(&st, &r);
       tt_llm_reply_free(&r);
-      break;
+      continue;
     }
     const tt_tool_spec *tool = tt_tool_find(a->tools, a->ntools, r.tool_name);
     tt_buf why = TT_BUF_INIT;

@@ -121,6 +121,7 @@ static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
       json_object_set_new(o, "tool", tt_str_or_null(r->is_tool ? r->tool_name : NULL));
       json_object_set_new(o, "arguments", tt_str_or_null(r->is_tool ? r->tool_args : NULL));
       if (!r->is_tool) json_object_set_new(o, "text", tt_str_or_null(r->text));
+      if (r->thinking) json_object_set_new(o, "thinking", tt_str_or_null(r->thinking));
     } else {
       json_object_set_new(o, "error", tt_str_or_null(ev->llm_error->message));
       json_object_set_new(o, "error.type", json_string(tt_llm_errkind_name(ev->llm_error->kind)));

@@ -86,7 +86,9 @@ test('SQL errors come back with the closest names; 3 failures in a row make the 
   assert.match(lastTool(srv.requests[1]), /no such column: Trak\.Name — did you mean Track\.Name\?/);
   assert.match(lastTool(srv.requests[2]), /no such table: Tracks — did you mean Track\?/);
   assert.match(lastTool(srv.requests[3]), /3 failed queries in a row: stop querying now and call answer/);
-  assert.deepEqual(srv.requests[3].body.tool_choice, { type: 'function', function: { name: 'answer' } });
+  // forced: "required" with only answer offered (llama-server makes a named tool_choice "auto")
+  assert.equal(srv.requests[3].body.tool_choice, 'required');
+  assert.deepEqual(srv.requests[3].body.tools.map((t) => t.function.name), ['answer']);
   assert.equal(r.json.status, 'answered');
   assert.equal(r.json.sql, null);
 });
@@ -101,7 +103,8 @@ test('the budget of 8 tool calls ends an endless run', async () => {
   assert.equal(r.json.totals.tool_calls, 8);
   assert.equal(srv.requests.length, 8);
   assert.equal(srv.requests[6].body.tool_choice, 'required');
-  assert.deepEqual(srv.requests[7].body.tool_choice, { type: 'function', function: { name: 'answer' } });
+  assert.equal(srv.requests[7].body.tool_choice, 'required');
+  assert.deepEqual(srv.requests[7].body.tools.map((t) => t.function.name), ['answer']);
   assert.match(lastTool(srv.requests[7]), /last query for this question: call answer now/);
   assert.deepEqual(r.json.rows, [[25]], 'the last working result is kept');
   assert.match(r.json.error, /all 8 tool calls/);
@@ -222,12 +225,14 @@ test('a hung endpoint times out', async () => {
   assert.ok(r.ms < (SLOW ? 20000 : 8000), `took ${r.ms} ms`);
 });
 
-test('an endpoint that ignores tools: its text is the answer', async () => {
+test('an endpoint that ignores tools: its text is pushed back once, then it is the answer', async () => {
   const sc = scratch();
   const srv = await server({ rules: [{ text: 'I am a plain chat model.' }] });
   const r = await ask(sc, srv, 'hello');
   await srv.close();
   assert.equal(r.code, 0);
+  assert.equal(srv.requests.length, 2);
+  assert.match(srv.requests[1].body.messages.at(-1).content, /every reply must be exactly one tool call/);
   assert.equal(r.json.answer, 'I am a plain chat model.');
 });
 
