@@ -40,6 +40,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_serve_mcp(int argc, char **argv);
 int cmd_chart(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 /* Exit code for a db error kind. */
 int tt_exit_for(tt_db_errkind kind);
@@ -226,6 +227,11 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
 /* The model the options and configuration ask for (see tt_cli_env_open
  * for the order), or NULL with the reason in err. */
 tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err);
+/* The HTTP backend's settings for base_url from the options and the
+ * configuration (model name, API key, timeouts, sampling); false with the
+ * reason in err. Strings are borrowed from o, d and base_url. */
+bool tt_cli_http_opts(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *base_url,
+                      tt_llm_http_opts *out, tt_buf *err);
 /* 0 when the endpoint URL the configuration picks (if any) is usable;
  * else TT_EXIT_USAGE after saying which setting is wrong and where it came
  * from (--base-url is checked when parsed, TABLETALK_BASE_URL here). */

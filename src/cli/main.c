@@ -23,6 +23,7 @@ static const tt_command tt_commands[] = {
     {"pull", "download a model (GGUF) and make it the default", cmd_pull},
     {"models", "list installed models", cmd_models},
     {"bench", "replay a conversation on the local engine and time it", cmd_bench},
+    {"doctor", "probe a model endpoint or file: what works, what tabletalk adapts", cmd_doctor},
 };
 
 static void tt_print_help(FILE *f) {

@@ -196,6 +196,42 @@ static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, cons
   return llm;
 }
 
+bool tt_cli_http_opts(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *base_url,
+                      tt_llm_http_opts *out, tt_buf *err) {
+  tt_llm_http_opts h = tt_llm_http_default_opts();
+  h.base_url = base_url;
+  h.model = o->model ? o->model : tt_config_get(d, "TABLETALK_MODEL");
+  if (!h.model) h.model = "default";
+  const char *key_var = o->api_key_env ? o->api_key_env : "TABLETALK_API_KEY";
+  h.api_key = tt_config_get(d, key_var);
+  if (o->api_key_env && !h.api_key) {
+    tt_buf_printf(err, "--api-key-env %s: that variable is not set (in the environment or ./.env)",
+                  key_var);
+    return false;
+  }
+  double timeout = o->llm_timeout_s;
+  const char *env_timeout = tt_config_get(d, "TABLETALK_LLM_TIMEOUT");
+  if (timeout <= 0 && env_timeout && !tt_parse_double(env_timeout, 0.1, 86400, &timeout)) {
+    tt_buf_printf(err, "TABLETALK_LLM_TIMEOUT wants seconds, not '%s'", env_timeout);
+    return false;
+  }
+  if (timeout > 0) h.read_timeout_s = timeout;
+  double deadline = o->llm_deadline_s;
+  const char *env_deadline = tt_config_get(d, "TABLETALK_LLM_DEADLINE");
+  if (deadline <= 0 && env_deadline && !tt_parse_double(env_deadline, 1, 86400, &deadline)) {
+    tt_buf_printf(err, "TABLETALK_LLM_DEADLINE wants seconds from 1 to 86400, not '%s'", env_deadline);
+    return false;
+  }
+  if (deadline > 0) h.deadline_s = deadline;
+  h.stream = !o->no_stream;
+  h.max_tokens = o->max_tokens;
+  h.temperature = o->temperature;
+  h.seed = o->seed;
+  h.has_seed = o->has_seed;
+  *out = h;
+  return true;
+}
+
 tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err) {
   const char *base_url;
   char *model_path = tt_cli_pick_model(d, o, &base_url, NULL);
@@ -204,9 +240,7 @@ tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *
     free(model_path);
     return llm;
   }
-  tt_llm_http_opts h = tt_llm_http_default_opts();
-  h.base_url = base_url;
-  if (!h.base_url) {
+  if (!base_url) {
     tt_buf_puts(err,
                 "no model available: download one with `tabletalk pull` (a SQL-tuned 7B; "
                 "`tabletalk pull --list` shows smaller ones), or pass --model-path FILE.gguf, or "
@@ -214,34 +248,8 @@ tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *
                 "http://127.0.0.1:8080/v1");
     return NULL;
   }
-  h.model = o->model ? o->model : tt_config_get(d, "TABLETALK_MODEL");
-  if (!h.model) h.model = "default";
-  const char *key_var = o->api_key_env ? o->api_key_env : "TABLETALK_API_KEY";
-  h.api_key = tt_config_get(d, key_var);
-  if (o->api_key_env && !h.api_key) {
-    tt_buf_printf(err, "--api-key-env %s: that variable is not set (in the environment or ./.env)",
-                  key_var);
-    return NULL;
-  }
-  double timeout = o->llm_timeout_s;
-  const char *env_timeout = tt_config_get(d, "TABLETALK_LLM_TIMEOUT");
-  if (timeout <= 0 && env_timeout && !tt_parse_double(env_timeout, 0.1, 86400, &timeout)) {
-    tt_buf_printf(err, "TABLETALK_LLM_TIMEOUT wants seconds, not '%s'", env_timeout);
-    return NULL;
-  }
-  if (timeout > 0) h.read_timeout_s = timeout;
-  double deadline = o->llm_deadline_s;
-  const char *env_deadline = tt_config_get(d, "TABLETALK_LLM_DEADLINE");
-  if (deadline <= 0 && env_deadline && !tt_parse_double(env_deadline, 1, 86400, &deadline)) {
-    tt_buf_printf(err, "TABLETALK_LLM_DEADLINE wants seconds from 1 to 86400, not '%s'", env_deadline);
-    return NULL;
-  }
-  if (deadline > 0) h.deadline_s = deadline;
-  h.stream = !o->no_stream;
-  h.max_tokens = o->max_tokens;
-  h.temperature = o->temperature;
-  h.seed = o->seed;
-  h.has_seed = o->has_seed;
+  tt_llm_http_opts h;
+  if (!tt_cli_http_opts(d, o, base_url, &h, err)) return NULL;
   tt_llm_error lerr;
   tt_llm *llm = tt_llm_http_new(&h, &lerr);
   if (!llm) tt_buf_puts(err, lerr.message);

@@ -207,6 +207,29 @@ const char *tt_llm_http_notes(const tt_llm *llm);
  * gpt-5 family but not gpt-5-chat): they take max_completion_tokens and no
  * temperature. */
 bool tt_llm_http_is_reasoning_model(const char *model);
+/* What an endpoint's server is and tells about itself (`tabletalk doctor`). */
+typedef struct tt_llm_server_info {
+  char kind[32];          /* "llama-server", "vllm", "ollama", "lm-studio", "openai",
+                           * "openai-compatible" */
+  char kind_from[96];     /* how it was recognised ("recognised by /props") */
+  bool reachable;         /* GET /models got an HTTP answer */
+  long models_status;     /* its status (0: no answer) */
+  char models_error[300]; /* why there was no answer */
+  json_t *models;         /* names listed by /models (array), or NULL */
+  bool model_listed;      /* opts->model is among them */
+  long context;           /* tokens one request may hold, 0 when not told */
+  char context_from[96];  /* where that came from ("/props n_ctx") */
+  long model_context;     /* the model's own limit (trained), 0 when not told */
+  int tools_template;     /* the model's template takes tools: 1, 0, -1 unknown */
+  bool ollama_default_ctx; /* Ollama without num_ctx: its default context applies */
+} tt_llm_server_info;
+
+/* Asks the endpoint's server what it is (GET /models, then llama-server's
+ * /props, Ollama's /api/version and /api/show, LM Studio's /api/v1/models),
+ * each within opts->connect_timeout_s. false (why in err) only when libcurl
+ * cannot be used; an endpoint that does not answer is reachable = false. */
+bool tt_llm_server_probe(const tt_llm_http_opts *opts, tt_llm_server_info *out, tt_buf *err);
+void tt_llm_server_info_free(tt_llm_server_info *info);
 /* url is a usable endpoint URL: http:// or https://, a host (name, IPv4
  * or [IPv6]), an optional port from 1 to 65535, no spaces or control
  * characters; false with the reason in why ("it names no host"). */
