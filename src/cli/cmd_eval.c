@@ -1,6 +1,7 @@
 /* cmd_eval.c — `tabletalk eval spider|behaviors|report`: how good tabletalk
  * is with a model. Spider execution accuracy with a progress bar and a
- * summary table, the behaviour suite's pass/fail table, and the cost and
+ * summary table (or two results files compared: the questions that changed
+ * outcome), the behaviour suite's pass/fail table, and the cost and
  * token report from traces. The work is the eval layer's; this file
  * parses options and prints. */
 #include "cli/cli.h"
@@ -16,6 +17,7 @@
 static const char tt_eval_usage[] =
     "Usage: tabletalk eval spider --data DIR [--n N] [--seed S] [--tag T] [--jobs J]\n"
     "                             [--backend oracle] [--fresh] [model options]\n"
+    "       tabletalk eval spider --compare A.json B.json [--json]\n"
     "       tabletalk eval behaviors [--db FILE] [--only NAME] [--json] [model options]\n"
     "       tabletalk eval report [--runs DIR | --since T] [--price-in USD --price-out USD]\n"
     "\n"
@@ -31,6 +33,9 @@ static const char tt_eval_usage[] =
     "  --jobs J       questions at once (1; HTTP endpoints only)\n"
     "  --backend oracle   answer with the gold SQL (validates the harness)\n"
     "  --results DIR  where results go (evals/results); --fresh ignores an earlier run\n"
+    "  --compare A.json B.json   the questions whose outcome changed from run A to\n"
+    "                 run B (fixed, broken, another wrong outcome), matched by id,\n"
+    "                 and each run's EX over the questions both answered\n"
     "behaviors  the behaviour suite on a scratch copy of chinook (--db, default\n"
     "           data/chinook.sqlite) with a planted row; each case is judged by\n"
     "           the rows, SQL, status, chart file and the database's bytes.\n"
@@ -50,6 +55,7 @@ static const char tt_eval_usage[] =
 typedef struct tt_eval_cli {
   tt_cli_agent_opts agent;
   const char *data, *tag, *backend, *results, *db, *only, *runs, *since;
+  const char *compare_a, *compare_b;
   long n, seed, jobs;
   bool fresh, json;
   double price_in, price_out, price_cached;
@@ -78,7 +84,8 @@ static tt_llm *tt_eval_make_llm(void *ud, tt_buf *err) {
 
 static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
   enum { OPT_DATA = 400, OPT_N, OPT_TAG, OPT_JOBS, OPT_BACKEND, OPT_RESULTS, OPT_FRESH,
-         OPT_DB, OPT_ONLY, OPT_RUNS, OPT_SINCE, OPT_PRICE_IN, OPT_PRICE_OUT, OPT_PRICE_CACHED };
+         OPT_DB, OPT_ONLY, OPT_RUNS, OPT_SINCE, OPT_PRICE_IN, OPT_PRICE_OUT, OPT_PRICE_CACHED,
+         OPT_COMPARE };
   static const struct option opts[] = {
       TT_AGENT_LONG_OPTIONS,
       {"data", required_argument, NULL, OPT_DATA},       {"n", required_argument, NULL, OPT_N},
@@ -90,6 +97,7 @@ static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
       {"price-in", required_argument, NULL, OPT_PRICE_IN},
       {"price-out", required_argument, NULL, OPT_PRICE_OUT},
       {"price-cached", required_argument, NULL, OPT_PRICE_CACHED},
+      {"compare", required_argument, NULL, OPT_COMPARE},
       {"json", no_argument, NULL, TT_OPT_JSON},          {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -124,6 +132,7 @@ static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
       break;
     case OPT_RESULTS: c->results = optarg; break;
     case OPT_FRESH: c->fresh = true; break;
+    case OPT_COMPARE: c->compare_a = optarg; break;
     case OPT_DB: c->db = optarg; break;
     case OPT_ONLY: c->only = optarg; break;
     case OPT_RUNS: c->runs = optarg; break;
@@ -145,6 +154,9 @@ static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
     default: return tt_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
     }
   }
+  if (c->compare_a && optind < argc) c->compare_b = argv[optind++];
+  if (c->compare_a && !c->compare_b)
+    return tt_usage_error("eval", "--compare wants two results files: --compare A.json B.json");
   if (optind < argc) return tt_usage_error("eval", "unexpected argument '%s'", argv[optind]);
   return -1;
 }
@@ -292,6 +304,78 @@ static int tt_eval_spider(tt_eval_cli *c, tt_dotenv *env, char *state) {
   return rc;
 }
 
+/* ---- comparing two runs ------------------------------------------------------------------ */
+
+static void tt_compare_side(tt_buf *b, const char *label, const json_t *side) {
+  const char *tag = json_string_value(json_object_get(side, "tag"));
+  const char *model = json_string_value(json_object_get(side, "model"));
+  tt_buf_printf(b, "  %s: %s (%s%s%s, %lld questions, EX %.1f %% on those in common)\n", label,
+                json_string_value(json_object_get(side, "file")), tag ? tag : "no tag",
+                model ? ", model " : "", model ? model : "",
+                (long long)json_integer_value(json_object_get(side, "questions")),
+                json_number_value(json_object_get(side, "ex_in_common")));
+}
+
+static void tt_compare_list(tt_buf *b, const json_t *list, const char *title) {
+  if (!json_array_size(list)) return;
+  tt_buf_printf(b, "%s (%zu):\n", title, json_array_size(list));
+  tt_escape_opts eo = {.max_chars = 70, .short_marker = true};
+  size_t i;
+  const json_t *q;
+  json_array_foreach(list, i, q) {
+    const char *text = json_string_value(json_object_get(q, "question"));
+    const char *a = json_string_value(json_object_get(q, "a")), *bo = json_string_value(json_object_get(q, "b"));
+    tt_buf_printf(b, "  %-12s %s -> %s  ", json_string_value(json_object_get(q, "id")), a ? a : "-",
+                  bo ? bo : "-");
+    tt_escape_terminal(b, text ? text : "", text ? strlen(text) : 0, &eo);
+    tt_buf_putc(b, '\n');
+    /* why the side that is not correct is not */
+    const char *keys[] = {"a_detail", "b_detail"}, *outcomes[] = {a, bo};
+    for (int k = 0; k < 2; k++) {
+      const char *why = json_string_value(json_object_get(q, keys[k]));
+      if (!why || !outcomes[k] || strcmp(outcomes[k], "correct") == 0) continue;
+      tt_buf_printf(b, "  %-12s %s: ", "", k ? "B" : "A");
+      tt_escape_terminal(b, why, strlen(why), &(tt_escape_opts){.max_chars = 100, .short_marker = true});
+      tt_buf_putc(b, '\n');
+    }
+  }
+}
+
+static int tt_eval_compare(const tt_eval_cli *c) {
+  tt_buf err = TT_BUF_INIT;
+  json_t *r = tt_spider_compare(c->compare_a, c->compare_b, &err);
+  if (!r) {
+    int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    tt_buf_free(&err);
+    return rc;
+  }
+  if (c->json) {
+    tt_print_json(r);
+  } else {
+    size_t n = json_array_size(json_object_get(r, "fixed")) + json_array_size(json_object_get(r, "broken")) +
+               json_array_size(json_object_get(r, "changed"));
+    tt_term t = tt_term_probe(stdout);
+    tt_buf b = TT_BUF_INIT;
+    tt_buf_printf(&b, "%s%zu question%s changed outcome from A to B (%lld in both)%s\n", tt_term_bold(&t), n,
+                  n == 1 ? "" : "s", (long long)json_integer_value(json_object_get(r, "in_common")),
+                  tt_term_reset(&t));
+    tt_compare_side(&b, "A", json_object_get(r, "a"));
+    tt_compare_side(&b, "B", json_object_get(r, "b"));
+    if (!json_is_true(json_object_get(r, "same_data")))
+      tt_buf_puts(&b, "  note: the runs used other question folders (--data); questions are matched by id\n");
+    tt_compare_list(&b, json_object_get(r, "fixed"), "fixed: correct in B only");
+    tt_compare_list(&b, json_object_get(r, "broken"), "broken: correct in A only");
+    tt_compare_list(&b, json_object_get(r, "changed"), "changed: another wrong outcome");
+    size_t oa = json_array_size(json_object_get(r, "only_a")), ob = json_array_size(json_object_get(r, "only_b"));
+    if (oa || ob) tt_buf_printf(&b, "%zu question%s only in A, %zu only in B (not compared)\n", oa, oa == 1 ? "" : "s", ob);
+    tt_write_all(stdout, &b);
+    tt_buf_free(&b);
+  }
+  json_decref(r);
+  tt_buf_free(&err);
+  return TT_EXIT_OK;
+}
+
 /* ---- behaviours ------------------------------------------------------------------------- */
 
 static void tt_behaviour_line(void *ud, const json_t *res) {
@@ -427,6 +511,8 @@ int cmd_eval(int argc, char **argv) {
   tt_cli_agent_defaults(&c.agent);
   int rc = tt_eval_options(argc, argv, &c);
   if (rc >= 0) return rc;
+  if (c.compare_a && !spider) return tt_usage_error("eval", "--compare is for eval spider results");
+  if (c.compare_a) return tt_eval_compare(&c);
   tt_dotenv *env = tt_dotenv_load(".env");
   bool model = behaviours || (spider && !(c.backend && strcmp(c.backend, "oracle") == 0));
   if (model && (rc = tt_cli_check_base_url(env, &c.agent)) != 0) {

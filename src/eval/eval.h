@@ -93,6 +93,15 @@ typedef struct tt_spider_summary {
  * an earlier run in the same file by another model or on other data). */
 bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err);
 
+/* Compares two results files question by question (matched by id):
+ * {"a": {file, tag, model, questions, correct_in_common, ex_in_common},
+ * "b": {..}, "in_common": N, "same_data": bool, "fixed": [..] (correct only
+ * in B), "broken": [..] (correct only in A), "changed": [..] (another
+ * outcome, correct in neither), "only_a": [..], "only_b": [..]}, each entry
+ * {id, db_id, question, a, b (outcomes), a_detail, b_detail, a_sql, b_sql}.
+ * NULL with err when a file cannot be read or is not a results file. */
+json_t *tt_spider_compare(const char *file_a, const char *file_b, tt_buf *err);
+
 /* ---- the behaviour suite ------------------------------------------------------------ */
 
 typedef struct tt_behaviour_opts {

@@ -264,3 +264,72 @@ test('report: the traces of a real ask are counted', async () => {
   assert.equal(r.json.metrics.tool_calls.total, 2);
   assert.ok(r.json.metrics.prompt_tokens_sent.total > 0);
 });
+
+test('spider --compare: the questions that changed outcome between two runs', async () => {
+  const dir = tempDir('tabletalk-compare-');
+  const q = (id, outcome, detail = null) => ({ id, db_id: 'concert_singer', question: `Question ${id}?`, gold_sql: 'SELECT 1',
+    pred_sql: outcome === 'no_sql' ? null : 'SELECT 2', outcome, detail });
+  const write = (name, tag, questions) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, JSON.stringify({ meta: { data_dir: '/data/spider', tag, model: tag }, summary: {}, questions }));
+    return file;
+  };
+  const a = write('a.json', 'qwen7b', [q('q1', 'correct'), q('q2', 'wrong', '3 rows, gold has 1'), q('q3', 'correct'),
+    q('q4', 'sql_failed', 'no such column: x'), q('q5', 'correct'), q('q6', 'error', 'HTTP 500')]);
+  const b = write('b.json', 'qwen3b', [q('q1', 'correct'), q('q2', 'correct'), q('q3', 'wrong', '2 rows, gold has 1'),
+    q('q4', 'no_sql', 'answered without querying'), q('q5', 'correct'), q('q7', 'correct')]);
+  const r = await run(['eval', 'spider', '--compare', a, b, '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const ids = (list) => r.json[list].map((x) => x.id);
+  assert.deepEqual(ids('fixed'), ['q2']);
+  assert.deepEqual(ids('broken'), ['q3']);
+  assert.deepEqual(ids('changed'), ['q4']);
+  assert.deepEqual(ids('only_a'), ['q6']);
+  assert.deepEqual(ids('only_b'), ['q7']);
+  assert.equal(r.json.in_common, 5);
+  assert.equal(r.json.a.correct_in_common, 3);
+  assert.equal(r.json.b.correct_in_common, 3);
+  assert.equal(r.json.same_data, true);
+  assert.deepEqual([r.json.broken[0].a, r.json.broken[0].b, r.json.broken[0].b_detail], ['correct', 'wrong', '2 rows, gold has 1']);
+
+  const text = await run(['eval', 'spider', '--compare', a, b]);
+  assert.equal(text.code, 0, text.stderr);
+  const lines = text.stdout.split('\n');
+  assert.equal(lines[0], '3 questions changed outcome from A to B (5 in both)');
+  assert.match(text.stdout, /A: .*a\.json \(qwen7b, model qwen7b, 6 questions, EX 60\.0 % on those in common\)/);
+  assert.match(text.stdout, /fixed: correct in B only \(1\):\n {2}q2 +wrong -> correct {2}Question q2\?\n +A: 3 rows, gold has 1\n/);
+  assert.match(text.stdout, /broken: correct in A only \(1\):\n {2}q3 +correct -> wrong {2}Question q3\?\n +B: 2 rows, gold has 1\n/);
+  assert.match(text.stdout, /changed: another wrong outcome \(1\):\n {2}q4 +sql_failed -> no_sql/);
+  assert.match(text.stdout, /1 question only in A, 1 only in B \(not compared\)/);
+
+  const same = await run(['eval', 'spider', '--compare', a, a]);
+  assert.match(same.stdout, /^0 questions changed outcome from A to B \(6 in both\)/);
+  const usage = await run(['eval', 'spider', '--compare', a]);
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /--compare wants two results files/);
+  const notResults = path.join(dir, 'x.json');
+  fs.writeFileSync(notResults, '{"rows": []}');
+  const bad = await run(['eval', 'spider', '--compare', a, notResults]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /x\.json is not a results file of `tabletalk eval spider`/);
+  const missing = await run(['eval', 'spider', '--compare', a, path.join(dir, 'none.json')]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /cannot read .*none\.json/);
+});
+
+test('spider --compare on two real runs: the oracle against a model that writes SELECT 1', { skip: !haveSample && 'no shared sample' }, async () => {
+  const qs = allQuestions().slice(0, 8);
+  const dir = miniSet(qs);
+  const work = tempDir('tabletalk-eval-');
+  const oracle = await spider(dir, ['--backend', 'oracle', '--json'], { cwd: work });
+  const srv = await server(script('select1.json'));
+  const select1 = await spider(dir, ['--base-url', srv.url, '--json', '--tag', 'select1'], { cwd: work });
+  await srv.close();
+  const r = await run(['eval', 'spider', '--compare', oracle.json.results_file, select1.json.results_file, '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const broken = r.json.broken.map((x) => x.id).sort();
+  const results = JSON.parse(fs.readFileSync(select1.json.results_file, 'utf8')).questions;
+  assert.deepEqual(broken, results.filter((x) => x.outcome !== 'correct').map((x) => x.id).sort());
+  assert.deepEqual(r.json.fixed, []);
+  assert.equal(r.json.in_common, 8);
+});
