@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ask, scratch, server, traceEvents } from './harness.mjs';
+import { spawn } from 'node:child_process';
+import { ask, BIN, scratch, server, traceEvents } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.resolve(here, '../fixtures/endpoints');
@@ -148,17 +149,33 @@ describe('what tabletalk sends and how it ends', () => {
     assert.ok(!r.json.answer || !r.json.answer.includes('{'));
   });
 
-  test('a streamed call text is not streamed to the terminal as an answer', async () => {
+  test('a call streamed as text never reaches the terminal; reasoning neither', async () => {
     const sc = scratch();
+    const call = '<tool_call>\n{"name": "run_sql", "arguments": {"sql": "SELECT COUNT(*) FROM Genre"}}\n</tool_call>';
     const srv = await server({ rules: [
-      { when: { step: 0 }, text: '<tool_call>\n{"name": "run_sql", "arguments": {"sql": "SELECT COUNT(*) FROM Genre"}}\n</tool_call>' },
-      { tool: 'answer', args: { text: ANSWER } },
+      { when: { step: 0 }, sse: [
+        ...call.match(/.{1,6}/gs).map((c) => ({ choices: [{ index: 0, delta: { content: c }, finish_reason: null }] })),
+        { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }, '[DONE]'] },
+      { sse: [
+        { choices: [{ index: 0, delta: { reasoning_content: 'SECRET-REASONING' }, finish_reason: null }] },
+        { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c2', type: 'function', function: { name: 'answer', arguments: '{"text": "There are 25 genres."}' } }] }, finish_reason: 'tool_calls' }] },
+        '[DONE]'] },
     ] });
-    const r = await ask(sc, srv, 'How many genres?', [], { env: {} });
+    // util-linux's script gives the command a pseudo-terminal: what streams is seen
+    const q = (x) => `'${String(x).replaceAll("'", "'\\''")}'`;
+    const cmd = [BIN, 'ask', sc.db, 'How many genres?', '--base-url', srv.url, '--state-dir', sc.state].map(q).join(' ');
+    const out = await new Promise((resolve, reject) => {
+      const child = spawn('script', ['-qec', cmd, '/dev/null'], { env: { ...process.env, NO_COLOR: '1', TABLETALK_MODEL_PATH: '' } });
+      let text = '';
+      child.stdout.on('data', (d) => { text += d; });
+      child.on('error', reject);
+      child.on('close', () => resolve(text));
+    });
     await srv.close();
-    assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(r.json.rows, [[25]]);
-    assert.equal(srv.requests.length, 2);
+    assert.equal(srv.requests.length, 2, out);
+    assert.match(out, /There are 25 genres\./);
+    assert.ok(!out.includes('tool_call') && !out.includes('"arguments"'), `the call text was shown:\n${out}`);
+    assert.ok(!out.includes('SECRET-REASONING'), 'reasoning is not shown');
   });
 
   test('a reply cut twice is reported as cut, with what to raise', async () => {
