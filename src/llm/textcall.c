@@ -124,13 +124,24 @@ bool tt_text_find_call(const char *text, const tt_tool_spec *tools, size_t ntool
   return false;
 }
 
+/* text has "key" followed by a colon: a JSON member, not a quoted word. */
+static bool tt_has_json_key(const char *text, const char *key) {
+  size_t n = strlen(key);
+  for (const char *p = strstr(text, key); p; p = strstr(p + n, key)) {
+    const char *q = p + n;
+    while (tt_is_space(*q)) q++;
+    if (*q == ':') return true;
+  }
+  return false;
+}
+
 bool tt_text_looks_like_call(const char *text) {
   if (!text) return false;
   static const char *const tags[] = {"<tool_call>", "[TOOL_REQUEST]", "<|python_tag|>",
-                                     "[TOOL_CALLS]", "```json", "```JSON", "\"arguments\"",
-                                     "\"parameters\""};
+                                     "[TOOL_CALLS]", "```json", "```JSON"};
   for (size_t i = 0; i < sizeof tags / sizeof *tags; i++)
     if (strstr(text, tags[i])) return true;
+  if (tt_has_json_key(text, "\"arguments\"") || tt_has_json_key(text, "\"parameters\"")) return true;
   const char *s = text;
   size_t n = strlen(text);
   tt_trim(&s, &n);

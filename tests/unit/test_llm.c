@@ -214,6 +214,8 @@ static void test_text_looks_like_call(void **state) {
   assert_false(tt_text_looks_like_call("There are 25 genres."));
   assert_false(tt_text_looks_like_call("The set {1, 2} has two members."));
   assert_false(tt_text_looks_like_call("```sql\nSELECT 1\n```"));
+  assert_false(tt_text_looks_like_call("The \"arguments\" column holds the counts."));
+  assert_true(tt_text_looks_like_call("see {\"name\": \"x\", \"parameters\" : {}}"));
   assert_false(tt_text_looks_like_call(NULL));
 }
 
