@@ -247,6 +247,26 @@ bool tt_pull_url_ok(const char *url, tt_buf *why);
 bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o,
                    tt_pull_result *res, tt_buf *err);
 
+/* ---- models split into parts (gguf_split.c) -------------------------------- */
+
+/* The number of parts when name (a path, or a URL: its query is ignored)
+ * is a part of a split GGUF model as llama.cpp names them,
+ * PREFIX-00002-of-00003.gguf (no set to 2, 1-based), else 0. */
+int tt_gguf_split_count(const char *name, int *no);
+/* name with its part number replaced by no (1..count), the query of a URL
+ * kept; NULL when name is no part name or no is out of range. Freshly
+ * allocated. */
+char *tt_gguf_split_part(const char *name, int no);
+/* The file llama.cpp should open for path: path itself, except a link
+ * (default.gguf) to the first part of a split model resolves to that part,
+ * because llama.cpp finds the other parts from the first part's name.
+ * Freshly allocated. */
+char *tt_model_load_path(const char *path);
+/* true unless path names a part of a split model that cannot load: not
+ * the first part, or another part missing beside it (err says which and
+ * what to do). */
+bool tt_model_parts_check(const char *path, tt_buf *err);
+
 /* ---- streaming a string argument out of partial JSON --------------------- */
 
 /* Feeds the arguments of a tool call piece by piece (as a stream delivers
