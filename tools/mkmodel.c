@@ -10,7 +10,14 @@
  * Same seed, same file. The answers of such a model are nonsense; every
  * token still costs a real forward pass.
  *
- * usage: tt-mkmodel VOCAB.gguf OUT.gguf [tiny|0.5b|1.5b] [SEED] */
+ * --split N writes the model in N parts the way llama.cpp's gguf-split
+ * names and fills them (OUT-00001-of-0000N.gguf, ...: each part a GGUF file
+ * holding split.no, split.count and split.tensors.count, the first one all
+ * other metadata too, the tensors in order), so that downloading and
+ * loading a split model can be tested; the weights equal the unsplit
+ * file's.
+ *
+ * usage: tt-mkmodel VOCAB.gguf OUT.gguf [tiny|0.5b|1.5b] [SEED] [--split N] */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -136,11 +143,49 @@ static void write_tensor(FILE *f, const struct ggml_tensor *t, size_t align) {
   free(v);
 }
 
+/* Rewrites the model at path as n parts named after it (path without
+ * .gguf, then -00001-of-0000n.gguf ...) and removes path. */
+static void split_model(const char *path, int n) {
+  struct ggml_context *data = NULL;
+  struct gguf_init_params p = {.no_alloc = false, .ctx = &data};
+  struct gguf_context *src = gguf_init_from_file(path, p);
+  if (!src) die("cannot read the model back to split it");
+  int64_t nt = gguf_get_n_tensors(src);
+  if (n > nt) die("more parts than tensors");
+  int stem = (int)strlen(path) - 5; /* without ".gguf" */
+  for (int i = 0; i < n; i++) {
+    struct gguf_context *part = gguf_init_empty();
+    if (i == 0) gguf_set_kv(part, src);
+    gguf_set_val_u16(part, "split.no", (uint16_t)i);
+    gguf_set_val_u16(part, "split.count", (uint16_t)n);
+    gguf_set_val_i32(part, "split.tensors.count", (int32_t)nt);
+    for (int64_t t = nt * i / n; t < nt * (i + 1) / n; t++)
+      gguf_add_tensor(part, ggml_get_tensor(data, gguf_get_tensor_name(src, t)));
+    char *name = malloc((size_t)stem + 32);
+    sprintf(name, "%.*s-%05d-of-%05d.gguf", stem, path, i + 1, n);
+    if (!gguf_write_to_file(part, name, false)) die("cannot write a part");
+    free(name);
+    gguf_free(part);
+  }
+  gguf_free(src);
+  ggml_free(data);
+  unlink(path);
+}
+
 int main(int argc, char **argv) {
+  int parts = 1;
+  if (argc >= 2 && strcmp(argv[argc - 2], "--split") == 0) {
+    parts = atoi(argv[argc - 1]);
+    if (parts < 2 || parts > 99) die("--split wants a number of parts from 2 to 99");
+    argc -= 2;
+  }
   if (argc < 3) {
-    fprintf(stderr, "usage: tt-mkmodel VOCAB.gguf OUT.gguf [tiny|0.5b|1.5b] [SEED]\n");
+    fprintf(stderr, "usage: tt-mkmodel VOCAB.gguf OUT.gguf [tiny|0.5b|1.5b] [SEED] [--split N]\n");
     return 2;
   }
+  size_t out_len = strlen(argv[2]);
+  if (parts > 1 && (out_len < 6 || strcmp(argv[2] + out_len - 5, ".gguf") != 0))
+    die("with --split, OUT must end in .gguf (the parts are named after it)");
   const char *which = argc > 3 ? argv[3] : "tiny";
   rng_state = argc > 4 ? strtoull(argv[4], NULL, 10) * 2654435761ULL + 1 : 88172645463325252ULL;
   const shape *sh = NULL;
@@ -219,5 +264,6 @@ int main(int argc, char **argv) {
     die("cannot rename the output file");
   }
   free(tmp);
+  if (parts > 1) split_model(out_path, parts);
   return 0;
 }
