@@ -228,12 +228,17 @@ typedef struct tt_pull_opts {
   void *ud;
   volatile sig_atomic_t *cancel;
   double stall_timeout_s; /* give up when nothing arrives for this long (60) */
+  /* The sha256 the file must have (64 lowercase hex digits), or NULL. A
+   * server that announces another stops the download before any data; a
+   * download that hashes otherwise is deleted. */
+  const char *expect_sha256;
 } tt_pull_opts;
 
 typedef struct tt_pull_result {
   long long bytes;        /* size of the file */
   long long resumed_from; /* bytes a previous attempt had already fetched */
-  bool verified;          /* the announced sha256 matched */
+  bool verified;          /* the sha256 matched the announced or expected one */
+  bool changed;           /* refused: not the file expect_sha256 names */
   char sha256[65];
 } tt_pull_result;
 
@@ -242,8 +247,9 @@ typedef struct tt_pull_result {
 bool tt_pull_url_ok(const char *url, tt_buf *why);
 /* Downloads url (see tt_pull_url_ok; redirects stay on https) to dest (via
  * dest.part, resumed when present), verifying the sha256 the server
- * announces. false with err on failure; an interrupted download keeps its
- * .part for the next attempt, an empty one is removed. */
+ * announces and the one expected (o->expect_sha256). false with err on
+ * failure; an interrupted download keeps its .part for the next attempt,
+ * an empty one is removed. */
 bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o,
                    tt_pull_result *res, tt_buf *err);
 
