@@ -24,7 +24,7 @@ typedef struct tt_known_model {
   const char *name;
   tt_model_role role;
   double download_gb; /* the file (all parts), 10^9 bytes */
-  double ram_gb;      /* to run it with the default 8,192-token context */
+  double ram_gb;      /* to run it with an 8,192-token context */
   const char *note;   /* "" or a short caveat shown in the list */
   const char *url;    /* on huggingface.co (a split model: its first part) */
   const char *sha256; /* what the file must hash to; NULL when not pinned */
@@ -72,8 +72,8 @@ static const char tt_pull_usage[] =
     "http only from this machine, e.g. a local mirror); for a model split into\n"
     "parts (NAME-00001-of-00003.gguf) any part's URL fetches every part. An\n"
     "interrupted download resumes when run again; the sha256 the server announces\n"
-    "(and for a NAME the one pull knows) is checked before the file is used.\n"
-    "HF_ENDPOINT replaces https://huggingface.co for the named models (a mirror).\n"
+    "(and for the Qwen models the one pull knows) is checked before the file is\n"
+    "used. HF_ENDPOINT replaces https://huggingface.co for the named models.\n"
     "\n"
     "Options:\n"
     "      --list          the models pull knows\n"
@@ -160,7 +160,7 @@ static void tt_gb(char *out, size_t cap, double gb) {
 /* The known models, one line each: what it is good at, the download and
  * the memory it needs. */
 static void tt_pull_list_to(tt_buf *b) {
-  tt_buf_puts(b, "Models `tabletalk pull NAME` knows (RAM: to run with the default context):\n");
+  tt_buf_puts(b, "Models `tabletalk pull NAME` knows (RAM: with an 8,192-token context):\n");
   tt_buf_printf(b, "  %-19s %-19s %8s %7s\n", "NAME", "GOOD AT", "DOWNLOAD", "RAM");
   for (size_t i = 0; i < TT_KNOWN_MODELS; i++) {
     const tt_known_model *m = &tt_known_models[i];
@@ -173,7 +173,7 @@ static void tt_pull_list_to(tt_buf *b) {
     tt_buf_putc(b, '\n');
   }
   tt_buf_puts(b, "A tool-calling agent was trained to call tools, the loop tabletalk runs; a\n"
-                 "general model calls them too and thinks first (slower on a CPU); an SQL\n"
+                 "general model calls them too and thinks first (slow on a CPU); an SQL\n"
                  "writer was trained only to write one query from a schema and a question.\n"
                  "Evidence and sources: docs/models.md. Any https URL of a .gguf works too.\n");
 }

@@ -135,7 +135,8 @@ test('pull --list says what each model is good at, its download and RAM, and mar
   assert.match(row('qwen3-4b'), /general, thinks +2\.5 GB/);
   assert.match(row('omnisql-7b'), /SQL writer +4\.7 GB/);
   assert.match(row('xiyan-7b'), /SQL writer +4\.7 GB/);
-  assert.equal(list.stdout.match(/default/g).length, 2, 'the header and one model');
+  assert.equal(list.stdout.split('\n').filter((l) => /  default$/.test(l)).length, 1, 'one default');
+  assert.match(list.stdout, /RAM: with an 8,192-token context/);
   assert.match(list.stdout, /docs\/models\.md/);
   const help = await run(['pull', '--help']);
   assertFitsScreen(help.stdout, 'pull --help');
@@ -264,6 +265,12 @@ test('a model split into parts: every part fetched and checked, a cut part resum
   const events = traceEvents(ask.json.trace);
   assert.equal(events[0].backend, 'llama.cpp');
   assert.ok(events.some((e) => e.event === 'llm_call' && !e.error), 'the model answered');
+  // without the link, the only model in the folder is the default: the
+  // split model counts once, by its first part
+  fs.unlinkSync(path.join(models, 'default.gguf'));
+  const which = await run(['models', '--which'], { env, cwd: tempDir() });
+  assert.equal(which.stdout, `${path.join(models, names[0])}\tthe installed default (tabletalk pull)\n`);
+  fs.symlinkSync(names[0], path.join(models, 'default.gguf'));
   // a part goes missing: the error names it and says what to do
   fs.renameSync(path.join(models, names[2]), path.join(data, 'aside.gguf'));
   const broken = await run(['ask', sc.db, 'How many genres?', '--state-dir', sc.state], { env });
