@@ -414,9 +414,9 @@ int cmd_models(int argc, char **argv) {
     } else {
       char h[32];
       tt_human(h, sizeof h, m.bytes);
-      tt_buf_printf(&out, "  %-50s %10s", names[i], h);
+      tt_buf_printf(&out, "  %-44s %9s", names[i], h);
       if (m.parts > 1 && m.present == m.parts) tt_buf_printf(&out, "  %d parts", m.parts);
-      else if (m.parts > 1) tt_buf_printf(&out, "  %d of %d parts: pull it again", m.present, m.parts);
+      else if (m.parts > 1) tt_buf_printf(&out, "  %d of %d parts: pull again", m.present, m.parts);
       tt_buf_puts(&out, is_default ? "  [default]\n" : "\n");
     }
     shown++;

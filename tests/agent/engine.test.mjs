@@ -255,6 +255,7 @@ test('a model split into parts: every part fetched and checked, a cut part resum
     [['tiny-00001-of-00003.gguf', 3, true, total, true]]);
   const text = await run(['models'], { env });
   assert.match(text.stdout, /tiny-00001-of-00003\.gguf +[\d.]+ MB  3 parts  \[default\]/);
+  assertFitsScreen(text.stdout, 'models');
   assert.doesNotMatch(text.stdout, /tiny-0000[23]/);
   // ask with the installed default (a link named default.gguf): llama.cpp
   // opens the first part under its own name and finds the others
@@ -277,7 +278,7 @@ test('a model split into parts: every part fetched and checked, a cut part resum
   assert.equal(broken.code, 1);
   assert.match(broken.stderr, /part 3 of 3 of the model is missing: .*tiny-00003-of-00003\.gguf; run the `tabletalk pull` that fetched it again/);
   const gone = await run(['models'], { env });
-  assert.match(gone.stdout, /tiny-00001-of-00003\.gguf .* 2 of 3 parts: pull it again  \[default\]/);
+  assert.match(gone.stdout, /tiny-00001-of-00003\.gguf .* 2 of 3 parts: pull again  \[default\]/);
   // a later part given as the model: the first is named
   const later = await run(['ask', sc.db, 'hi', '--state-dir', sc.state, '--model-path', path.join(models, names[1])]);
   assert.equal(later.code, 1);
