@@ -4,13 +4,23 @@
  *   tiny:  2 layers, 64 wide, the vocabulary cut to the byte tokens, the
  *          first 4,000 merges and the specials (under 1 MB, loads in
  *          milliseconds; still tokenizes any text through byte tokens), or
- *   0.5b / 1.5b: the shapes of Qwen2.5-0.5B/1.5B-Instruct with the full
- *          vocabulary, quantized to Q4_K_M like the real files,
+ *   0.5b / 1.5b / 3b / 7b: the shapes of Qwen2.5(-Coder)-0.5B/1.5B/3B/7B-
+ *          Instruct with the full vocabulary (the 7B with its own output
+ *          matrix, the others tied to the embeddings as the real ones),
+ *          quantized to Q4_K_M like the real files (docs/models.md measures
+ *          memory and speed with them),
  * with a ChatML chat template that describes tool calls as Qwen2.5 does.
  * Same seed, same file. The answers of such a model are nonsense; every
  * token still costs a real forward pass.
  *
- * usage: tt-mkmodel VOCAB.gguf OUT.gguf [tiny|0.5b|1.5b] [SEED] */
+ * --split N writes the model in N parts the way llama.cpp's gguf-split
+ * names and fills them (OUT-00001-of-0000N.gguf, ...: each part a GGUF file
+ * holding split.no, split.count and split.tensors.count, the first one all
+ * other metadata too, the tensors in order), so that downloading and
+ * loading a split model can be tested; the weights equal the unsplit
+ * file's.
+ *
+ * usage: tt-mkmodel VOCAB.gguf OUT.gguf [tiny|0.5b|1.5b|3b|7b] [SEED] [--split N] */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,12 +38,15 @@ typedef struct shape {
   int n_merges; /* 0: the whole vocabulary */
   enum ggml_type wtype; /* weights as written (then quantized for the real shapes) */
   bool quantize;
+  bool untied; /* an output matrix of its own (the 7B), not the embeddings */
 } shape;
 
 static const shape shapes[] = {
     {"tiny", 64, 2, 4, 2, 128, 4000, GGML_TYPE_Q8_0, false},
     {"0.5b", 896, 24, 14, 2, 4864, 0, GGML_TYPE_F16, true},
     {"1.5b", 1536, 28, 12, 2, 8960, 0, GGML_TYPE_F16, true},
+    {"3b", 2048, 36, 16, 2, 11008, 0, GGML_TYPE_F16, true},
+    {"7b", 3584, 28, 28, 4, 18944, 0, GGML_TYPE_F16, true, true},
 };
 
 /* A ChatML template with Qwen2.5's tool section (llama.cpp's own
@@ -136,17 +149,55 @@ static void write_tensor(FILE *f, const struct ggml_tensor *t, size_t align) {
   free(v);
 }
 
+/* Rewrites the model at path as n parts named after it (path without
+ * .gguf, then -00001-of-0000n.gguf ...) and removes path. */
+static void split_model(const char *path, int n) {
+  struct ggml_context *data = NULL;
+  struct gguf_init_params p = {.no_alloc = false, .ctx = &data};
+  struct gguf_context *src = gguf_init_from_file(path, p);
+  if (!src) die("cannot read the model back to split it");
+  int64_t nt = gguf_get_n_tensors(src);
+  if (n > nt) die("more parts than tensors");
+  int stem = (int)strlen(path) - 5; /* without ".gguf" */
+  for (int i = 0; i < n; i++) {
+    struct gguf_context *part = gguf_init_empty();
+    if (i == 0) gguf_set_kv(part, src);
+    gguf_set_val_u16(part, "split.no", (uint16_t)i);
+    gguf_set_val_u16(part, "split.count", (uint16_t)n);
+    gguf_set_val_i32(part, "split.tensors.count", (int32_t)nt);
+    for (int64_t t = nt * i / n; t < nt * (i + 1) / n; t++)
+      gguf_add_tensor(part, ggml_get_tensor(data, gguf_get_tensor_name(src, t)));
+    char *name = malloc((size_t)stem + 32);
+    sprintf(name, "%.*s-%05d-of-%05d.gguf", stem, path, i + 1, n);
+    if (!gguf_write_to_file(part, name, false)) die("cannot write a part");
+    free(name);
+    gguf_free(part);
+  }
+  gguf_free(src);
+  ggml_free(data);
+  unlink(path);
+}
+
 int main(int argc, char **argv) {
+  int parts = 1;
+  if (argc >= 2 && strcmp(argv[argc - 2], "--split") == 0) {
+    parts = atoi(argv[argc - 1]);
+    if (parts < 2 || parts > 99) die("--split wants a number of parts from 2 to 99");
+    argc -= 2;
+  }
   if (argc < 3) {
-    fprintf(stderr, "usage: tt-mkmodel VOCAB.gguf OUT.gguf [tiny|0.5b|1.5b] [SEED]\n");
+    fprintf(stderr, "usage: tt-mkmodel VOCAB.gguf OUT.gguf [tiny|0.5b|1.5b|3b|7b] [SEED] [--split N]\n");
     return 2;
   }
+  size_t out_len = strlen(argv[2]);
+  if (parts > 1 && (out_len < 6 || strcmp(argv[2] + out_len - 5, ".gguf") != 0))
+    die("with --split, OUT must end in .gguf (the parts are named after it)");
   const char *which = argc > 3 ? argv[3] : "tiny";
   rng_state = argc > 4 ? strtoull(argv[4], NULL, 10) * 2654435761ULL + 1 : 88172645463325252ULL;
   const shape *sh = NULL;
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
     if (strcmp(shapes[i].name, which) == 0) sh = &shapes[i];
-  if (!sh) die("unknown shape (tiny, 0.5b or 1.5b)");
+  if (!sh) die("unknown shape (tiny, 0.5b, 1.5b, 3b or 7b)");
 
   struct gguf_init_params vp = {.no_alloc = true, .ctx = NULL};
   struct gguf_context *vocab = gguf_init_from_file(argv[1], vp);
@@ -166,15 +217,16 @@ int main(int argc, char **argv) {
   gguf_set_val_str(g, "tokenizer.chat_template", chat_template);
   int64_t n_vocab = copy_vocab(g, vocab, sh->n_merges);
 
-  size_t nt = 3 + (size_t)sh->n_layer * 12;
+  size_t nt = 4 + (size_t)sh->n_layer * 12;
   struct ggml_init_params ip = {.mem_size = nt * ggml_tensor_overhead() + 1024, .mem_buffer = NULL,
                                 .no_alloc = true};
   struct ggml_context *ctx = ggml_init(ip);
   int64_t e = sh->n_embd, kv = (int64_t)sh->n_embd / sh->n_head * sh->n_head_kv, ff = sh->n_ff;
   enum ggml_type w = sh->wtype;
-  /* tied embeddings (as the real 0.5B and 1.5B): no output.weight */
+  /* tied embeddings (as the real 0.5B to 3B): no output.weight */
   tensor(ctx, g, "token_embd.weight", w, e, n_vocab);
   tensor(ctx, g, "output_norm.weight", GGML_TYPE_F32, e, 0);
+  if (sh->untied) tensor(ctx, g, "output.weight", w, e, n_vocab);
   char name[64];
   for (int l = 0; l < sh->n_layer; l++) {
 #define T(suffix, type, a, b) (snprintf(name, sizeof name, "blk.%d." suffix, l), tensor(ctx, g, name, type, a, b))
@@ -219,5 +271,6 @@ int main(int argc, char **argv) {
     die("cannot rename the output file");
   }
   free(tmp);
+  if (parts > 1) split_model(out_path, parts);
   return 0;
 }

@@ -1,6 +1,7 @@
 /* cmd_pull.c — `tabletalk pull [NAME|URL]` downloads a GGUF model into
- * $XDG_DATA_HOME/tabletalk/models/ (progress bar, resumable, sha256 checked)
- * and makes it the default; `tabletalk models` lists what is installed. */
+ * $XDG_DATA_HOME/tabletalk/models/ (progress bar, resumable, sha256 checked;
+ * every part of a model split into parts) and makes it the default;
+ * `tabletalk models` lists what is installed and what pull knows. */
 #include "cli/cli.h"
 
 #include <errno.h>
@@ -10,38 +11,72 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* What a known model is good at (docs/models.md has the evidence). */
+typedef enum tt_model_role {
+  TT_ROLE_AGENT,      /* trained for tool calls: runs tabletalk's loop */
+  TT_ROLE_GENERAL,    /* a general model with tool calls that thinks first */
+  TT_ROLE_SQL_WRITER, /* trained to write one query from a schema and a question */
+} tt_model_role;
+
+static const char *const tt_role_names[] = {"tool-calling agent", "general, thinks", "SQL writer"};
+
 typedef struct tt_known_model {
-  const char *name, *about, *url;
+  const char *name;
+  tt_model_role role;
+  double download_gb; /* the file (all parts), 10^9 bytes */
+  double ram_gb;      /* to run it with an 8,192-token context */
+  const char *note;   /* "" or a short caveat shown in the list */
+  const char *url;    /* on huggingface.co (a split model: its first part) */
+  const char *sha256; /* what the file must hash to; NULL when not pinned */
 } tt_known_model;
 
-/* The first is the default. SQL-tuned 7B models answer best; the small
- * coder models are for CPUs where a 7B is too slow. */
+/* The first is the default. URLs, sizes and sha256 were checked against
+ * public listings (docs/models.md says how); RAM is the file plus the KV
+ * cache and compute buffers at the default context (same page). */
 static const tt_known_model tt_known_models[] = {
-    {"omnisql-7b", "OmniSQL 7B, a text-to-SQL tuned Qwen2.5-Coder (Q4_K_M, about 4.7 GB)",
-     "https://huggingface.co/mradermacher/OmniSQL-7B-GGUF/resolve/main/OmniSQL-7B.Q4_K_M.gguf"},
-    {"xiyan-7b", "XiYanSQL-QwenCoder 7B 2504, text-to-SQL (Q4_K_M, about 4.7 GB)",
-     "https://huggingface.co/mradermacher/XiYanSQL-QwenCoder-7B-2504-GGUF/resolve/main/"
-     "XiYanSQL-QwenCoder-7B-2504.Q4_K_M.gguf"},
-    {"qwen2.5-coder-3b", "Qwen2.5-Coder 3B Instruct (Q4_K_M, about 2.1 GB): for modest CPUs",
+    {"qwen2.5-coder-7b", TT_ROLE_AGENT, 4.68, 6.0, "",
+     "https://huggingface.co/Qwen/Qwen2.5-Coder-7B-Instruct-GGUF/resolve/main/"
+     "qwen2.5-coder-7b-instruct-q4_k_m.gguf",
+     "509287f78cb4d4cf6b3843734733b914b2c158e43e22a7f4bf5e963800894d3c"},
+    {"qwen2.5-coder-3b", TT_ROLE_AGENT, 2.10, 3.0, "research licence",
      "https://huggingface.co/Qwen/Qwen2.5-Coder-3B-Instruct-GGUF/resolve/main/"
-     "qwen2.5-coder-3b-instruct-q4_k_m.gguf"},
-    {"qwen2.5-coder-1.5b", "Qwen2.5-Coder 1.5B Instruct (Q4_K_M, about 1.1 GB): the fastest",
+     "qwen2.5-coder-3b-instruct-q4_k_m.gguf",
+     "724fb256bec1ff062b2f65e4569e871ad2e95ab2a3989723d1769c54294730b7"},
+    {"qwen2.5-coder-1.5b", TT_ROLE_AGENT, 1.12, 2.0, "",
      "https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/"
-     "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"},
+     "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+     "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"},
+    {"qwen3-8b", TT_ROLE_GENERAL, 5.03, 7.0, "",
+     "https://huggingface.co/Qwen/Qwen3-8B-GGUF/resolve/main/Qwen3-8B-Q4_K_M.gguf",
+     "d98cdcbd03e17ce47681435b5150e34c1417f50b5c0019dd560e4882c5745785"},
+    {"qwen3-4b", TT_ROLE_GENERAL, 2.50, 4.5, "",
+     "https://huggingface.co/Qwen/Qwen3-4B-GGUF/resolve/main/Qwen3-4B-Q4_K_M.gguf",
+     "7485fe6f11af29433bc51cab58009521f205840f5b4ae3a32fa7f92e8534fdf5"},
+    {"omnisql-7b", TT_ROLE_SQL_WRITER, 4.68, 6.0, "",
+     "https://huggingface.co/mradermacher/OmniSQL-7B-GGUF/resolve/main/OmniSQL-7B.Q4_K_M.gguf",
+     NULL},
+    {"xiyan-7b", TT_ROLE_SQL_WRITER, 4.68, 6.0, "",
+     "https://huggingface.co/mradermacher/XiYanSQL-QwenCoder-7B-2504-GGUF/resolve/main/"
+     "XiYanSQL-QwenCoder-7B-2504.Q4_K_M.gguf",
+     NULL},
 };
+#define TT_KNOWN_MODELS (sizeof tt_known_models / sizeof tt_known_models[0])
 
 static const char tt_pull_usage[] =
     "Usage: tabletalk pull [NAME|URL] [options]\n"
     "\n"
     "Download a GGUF model into the models folder (TABLETALK_DATA_DIR, default\n"
     "~/.local/share/tabletalk/models) and make it the default for ask and chat.\n"
-    "Without NAME, the default model. URL: an https URL of a .gguf file (plain\n"
-    "http only from this machine, e.g. a local mirror). An interrupted download\n"
-    "resumes when run again; the sha256 the server announces is checked before\n"
-    "the file is used.\n"
+    "Without NAME, the default model (qwen2.5-coder-7b); --list shows what each\n"
+    "model is good at, its size and RAM. URL: an https URL of a .gguf file (plain\n"
+    "http only from this machine, e.g. a local mirror); for a model split into\n"
+    "parts (NAME-00001-of-00003.gguf) any part's URL fetches every part. An\n"
+    "interrupted download resumes when run again; the sha256 the server announces\n"
+    "(and for the Qwen models the one pull knows) is checked before the file is\n"
+    "used. HF_ENDPOINT replaces https://huggingface.co for the named models.\n"
     "\n"
     "Options:\n"
-    "      --list          the known model names\n"
+    "      --list          the models pull knows\n"
     "      --no-default    keep the current default model\n"
     "  -h, --help          show this help\n";
 
@@ -49,10 +84,11 @@ static const char tt_models_usage[] =
     "Usage: tabletalk models [--json]\n"
     "       tabletalk models --which\n"
     "\n"
-    "List the installed models (the default one is marked) and the names\n"
-    "`tabletalk pull` knows. --which prints the model `ask` would use, as\n"
-    "LOCATION<TAB>SOURCE (a GGUF file or an endpoint URL, and the flag,\n"
-    "variable or default it came from), or exits 1 when none is set up.\n";
+    "List the installed models (the default one is marked; a model split into\n"
+    "parts counts once) and the models `tabletalk pull` knows. --which prints\n"
+    "the model `ask` would use, as LOCATION<TAB>SOURCE (a GGUF file or an\n"
+    "endpoint URL, and the flag, variable or default it came from), or exits 1\n"
+    "when none is set up.\n";
 
 /* models --which: the model ask would use, from the same configuration. */
 static int tt_models_which(void) {
@@ -115,12 +151,123 @@ static void tt_bar_update(void *ud, long long done, long long total) {
   fflush(stderr);
 }
 
+/* "6 GB", "4.5 GB" */
+static void tt_gb(char *out, size_t cap, double gb) {
+  if (gb == (double)(long)gb) snprintf(out, cap, "%.0f GB", gb);
+  else snprintf(out, cap, "%.1f GB", gb);
+}
+
+/* The known models, one line each: what it is good at, the download and
+ * the memory it needs. */
+static void tt_pull_list_to(tt_buf *b) {
+  tt_buf_puts(b, "Models `tabletalk pull NAME` knows (RAM: with an 8,192-token context):\n");
+  tt_buf_printf(b, "  %-19s %-19s %8s %7s\n", "NAME", "GOOD AT", "DOWNLOAD", "RAM");
+  for (size_t i = 0; i < TT_KNOWN_MODELS; i++) {
+    const tt_known_model *m = &tt_known_models[i];
+    char dl[16], ram[16];
+    tt_gb(ram, sizeof ram, m->ram_gb);
+    snprintf(dl, sizeof dl, "%.1f GB", m->download_gb);
+    tt_buf_printf(b, "  %-19s %-19s %8s %7s", m->name, tt_role_names[m->role], dl, ram);
+    if (i == 0) tt_buf_puts(b, "  default");
+    else if (*m->note) tt_buf_printf(b, "  %s", m->note);
+    tt_buf_putc(b, '\n');
+  }
+  tt_buf_puts(b, "A tool-calling agent was trained to call tools, the loop tabletalk runs; a\n"
+                 "general model calls them too and thinks first (slow on a CPU); an SQL\n"
+                 "writer was trained only to write one query from a schema and a question.\n"
+                 "Evidence and sources: docs/models.md. Any https URL of a .gguf works too.\n");
+}
+
 static int tt_pull_list(void) {
-  printf("Known models (tabletalk pull NAME):\n");
-  for (size_t i = 0; i < sizeof tt_known_models / sizeof tt_known_models[0]; i++)
-    printf("  %-20s %s%s\n", tt_known_models[i].name, tt_known_models[i].about, i ? "" : " [default]");
-  printf("Any https URL of a .gguf file works too.\n");
-  return TT_EXIT_OK;
+  tt_buf b = TT_BUF_INIT;
+  tt_pull_list_to(&b);
+  int rc = tt_write_result(stdout, &b);
+  tt_buf_free(&b);
+  return rc;
+}
+
+static const tt_known_model *tt_known_model_named(const char *name) {
+  for (size_t i = 0; i < TT_KNOWN_MODELS; i++)
+    if (strcmp(name, tt_known_models[i].name) == 0) return &tt_known_models[i];
+  return NULL;
+}
+
+/* A known model's URL, on the mirror HF_ENDPOINT names when it is set
+ * (huggingface_hub's variable); NULL and a usage error when that is not
+ * a URL pull may use. */
+static char *tt_known_model_url(const tt_known_model *m, int *rc) {
+  tt_dotenv *env = tt_dotenv_load(".env");
+  const char *mirror = tt_config_get(env, "HF_ENDPOINT");
+  static const char hf[] = "https://huggingface.co";
+  char *url = NULL;
+  if (!mirror || !*mirror) {
+    url = tt_xstrdup(m->url);
+  } else {
+    size_t n = strlen(mirror);
+    while (n > 0 && mirror[n - 1] == '/') n--;
+    url = tt_xasprintf("%.*s%s", (int)n, mirror, m->url + sizeof hf - 1);
+    tt_buf why = TT_BUF_INIT;
+    if (!tt_pull_url_ok(url, &why)) {
+      *rc = tt_usage_error("pull", "HF_ENDPOINT '%s' cannot serve %s: %s", mirror, m->name,
+                           tt_buf_cstr(&why));
+      free(url);
+      url = NULL;
+    }
+    tt_buf_free(&why);
+  }
+  tt_dotenv_free(env);
+  return url;
+}
+
+/* The file name a URL ends in (without its query); "" when none. */
+static char *tt_url_file_name(const char *url) {
+  const char *slash = strrchr(url, '/');
+  char *file = tt_xstrdup(slash ? slash + 1 : url);
+  file[strcspn(file, "?#")] = '\0';
+  return file;
+}
+
+/* Downloads url into dir as file (skipped when already there). Prints what
+ * happened: for a whole file the size and sha256, for a part of a split
+ * model (count > 1) one line. */
+static int tt_pull_one(const char *url, const char *dir, const char *file, int part, int count,
+                       const char *expect_sha256) {
+  char *dest = tt_xasprintf("%s/%s", dir, file);
+  int rc = TT_EXIT_OK;
+  if (tt_file_exists(dest)) {
+    if (count > 1) printf("part %d of %d: %s is already here\n", part, count, file);
+    else printf("%s is already installed\n", dest);
+    free(dest);
+    return rc;
+  }
+  tt_bar bar = {.t = tt_term_probe(stderr), .name = file, .t0 = tt_now_ms()};
+  char *partial = tt_xasprintf("%s.part", dest);
+  struct stat st;
+  bar.start = stat(partial, &st) == 0 ? (long long)st.st_size : 0;
+  free(partial);
+  tt_pull_opts po = {.on_progress = tt_bar_update, .ud = &bar, .cancel = tt_interrupt_install(),
+                     .expect_sha256 = expect_sha256};
+  tt_pull_result res;
+  tt_buf err = TT_BUF_INIT;
+  bool ok = tt_model_pull(url, dest, &po, &res, &err);
+  if (bar.t.tty) fputs("\r\033[K", stderr);
+  char size[32];
+  tt_human(size, sizeof size, res.bytes);
+  if (!ok && count > 1) {
+    rc = tt_fail(TT_EXIT_FAIL, "part %d of %d (%s): %s", part, count, file, tt_buf_cstr(&err));
+  } else if (!ok) {
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+  } else if (count > 1) {
+    printf("part %d of %d: %s, %s%s, sha256 %s\n", part, count, file, size,
+           res.resumed_from ? " (resumed)" : "", res.verified ? "verified" : "not announced, unchecked");
+  } else {
+    printf("downloaded %s (%s%s)\n", dest, size, res.resumed_from ? ", resumed" : "");
+    if (res.verified) printf("sha256 %s verified\n", res.sha256);
+    else printf("sha256 %s (the server announced none to check against)\n", res.sha256);
+  }
+  tt_buf_free(&err);
+  free(dest);
+  return rc;
 }
 
 int cmd_pull(int argc, char **argv) {
@@ -145,10 +292,13 @@ int cmd_pull(int argc, char **argv) {
   }
   if (argc - optind > 1) return tt_usage_error("pull", "give one model name or URL");
   const char *what = optind < argc ? argv[optind] : tt_known_models[0].name;
-  const char *url = NULL;
-  for (size_t i = 0; i < sizeof tt_known_models / sizeof tt_known_models[0]; i++)
-    if (strcmp(what, tt_known_models[i].name) == 0) url = tt_known_models[i].url;
-  if (!url) {
+  const tt_known_model *known = tt_known_model_named(what);
+  char *url = NULL;
+  if (known) {
+    int rc = TT_EXIT_OK;
+    url = tt_known_model_url(known, &rc);
+    if (!url) return rc;
+  } else {
     if (!strstr(what, "://"))
       return tt_usage_error("pull", "'%s' is neither a known model (see --list) nor a URL", what);
     tt_buf why = TT_BUF_INIT;
@@ -156,14 +306,12 @@ int cmd_pull(int argc, char **argv) {
     int rc = ok ? TT_EXIT_OK : tt_usage_error("pull", "%s", tt_buf_cstr(&why));
     tt_buf_free(&why);
     if (!ok) return rc;
-    url = what;
+    url = tt_xstrdup(what);
   }
-  const char *slash = strrchr(url, '/');
-  char *file = tt_xstrdup(slash ? slash + 1 : url);
-  char *q = strchr(file, '?');
-  if (q) *q = '\0';
+  char *file = tt_url_file_name(url);
   if (!*file || !strstr(file, ".gguf")) {
     free(file);
+    free(url);
     return tt_usage_error("pull", "the URL must name a .gguf file");
   }
   char *dir = tt_models_dir();
@@ -171,46 +319,66 @@ int cmd_pull(int argc, char **argv) {
     int rc = tt_fail(TT_EXIT_FAIL, "cannot create %s; set TABLETALK_DATA_DIR to a writable folder", dir);
     free(dir);
     free(file);
+    free(url);
     return rc;
   }
-  char *dest = tt_xasprintf("%s/%s", dir, file);
-  tt_bar bar = {.t = tt_term_probe(stderr), .name = file, .t0 = tt_now_ms()};
-  struct stat st;
-  bar.start = stat(dest, &st) == 0 ? (long long)st.st_size : 0;
-  tt_pull_opts po = {.on_progress = tt_bar_update, .ud = &bar, .cancel = tt_interrupt_install()};
-  tt_pull_result res;
-  tt_buf err = TT_BUF_INIT;
+  /* a model split into parts: every part, from the first; the default
+   * points at the first part, the name llama.cpp loads the others from */
+  int count = tt_gguf_split_count(file, NULL);
   int rc = TT_EXIT_OK;
-  if (tt_file_exists(dest)) {
-    printf("%s is already installed\n", dest);
-  } else {
-    char *part = tt_xasprintf("%s.part", dest);
-    bar.start = stat(part, &st) == 0 ? (long long)st.st_size : 0;
-    free(part);
-    bool ok = tt_model_pull(url, dest, &po, &res, &err);
-    if (bar.t.tty) fputs("\r\033[K", stderr);
-    if (!ok) {
-      rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
-    } else {
-      char size[32];
-      tt_human(size, sizeof size, res.bytes);
-      printf("downloaded %s (%s%s)\n", dest, size, res.resumed_from ? ", resumed" : "");
-      if (res.verified) printf("sha256 %s verified\n", res.sha256);
-      else printf("sha256 %s (the server announced none to check against)\n", res.sha256);
+  char *first = NULL;
+  if (count > 1) {
+    for (int i = 1; i <= count && rc == TT_EXIT_OK; i++) {
+      char *part_url = tt_gguf_split_part(url, i);
+      char *part_file = tt_url_file_name(part_url);
+      rc = tt_pull_one(part_url, dir, part_file, i, count, NULL);
+      if (i == 1) first = tt_xstrdup(part_file);
+      free(part_file);
+      free(part_url);
     }
+  } else {
+    rc = tt_pull_one(url, dir, file, 1, 1, known ? known->sha256 : NULL);
+    first = tt_xstrdup(file);
   }
   if (rc == TT_EXIT_OK && set_default) {
     char *link = tt_xasprintf("%s/default.gguf", dir);
     unlink(link);
-    if (symlink(file, link) != 0) rc = tt_fail(TT_EXIT_FAIL, "cannot set the default model: %s", strerror(errno));
-    else printf("default model: %s\n", file);
+    if (symlink(first, link) != 0) rc = tt_fail(TT_EXIT_FAIL, "cannot set the default model: %s", strerror(errno));
+    else printf("default model: %s\n", first);
     free(link);
   }
-  tt_buf_free(&err);
-  free(dest);
+  free(first);
   free(dir);
   free(file);
+  free(url);
   return rc;
+}
+
+/* One installed model: a whole file, or the first part of a split model
+ * with the sizes of all its parts (complete when every part is there). */
+typedef struct tt_installed {
+  const char *name;
+  long long bytes;
+  int parts, present;
+} tt_installed;
+
+static bool tt_installed_at(const char *dir, const char *name, tt_installed *m) {
+  int no = 0;
+  int count = tt_gguf_split_count(name, &no);
+  if (count > 1 && no != 1) return false; /* counted with its first part */
+  *m = (tt_installed){.name = name, .parts = count > 1 ? count : 1};
+  for (int i = 1; i <= m->parts; i++) {
+    char *file = count > 1 ? tt_gguf_split_part(name, i) : tt_xstrdup(name);
+    char *path = tt_xasprintf("%s/%s", dir, file);
+    struct stat st;
+    if (stat(path, &st) == 0) {
+      m->bytes += (long long)st.st_size;
+      m->present++;
+    }
+    free(path);
+    free(file);
+  }
+  return true;
 }
 
 int cmd_models(int argc, char **argv) {
@@ -231,38 +399,42 @@ int cmd_models(int argc, char **argv) {
   size_t n;
   char **names = tt_list_files(dir, ".gguf", &n);
   json_t *arr = json_array();
-  if (!json) printf("Installed in %s:\n", dir);
+  tt_buf out = TT_BUF_INIT;
+  if (!json) tt_buf_printf(&out, "Installed in %s:\n", dir);
   size_t shown = 0;
   for (size_t i = 0; i < n; i++) {
-    if (strcmp(names[i], "default.gguf") == 0) continue;
+    tt_installed m;
+    if (strcmp(names[i], "default.gguf") == 0 || !tt_installed_at(dir, names[i], &m)) continue;
     char *path = tt_xasprintf("%s/%s", dir, names[i]);
-    struct stat st;
-    long long size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
     bool is_default = strcmp(names[i], target) == 0;
     if (json) {
-      json_array_append_new(arr, json_pack("{s:s,s:s,s:I,s:b}", "name", names[i], "path", path,
-                                           "bytes", (json_int_t)size, "default", is_default));
+      json_array_append_new(arr, json_pack("{s:s,s:s,s:I,s:b,s:i,s:b}", "name", names[i], "path",
+                                           path, "bytes", (json_int_t)m.bytes, "default", is_default,
+                                           "parts", m.parts, "complete", m.present == m.parts));
     } else {
       char h[32];
-      tt_human(h, sizeof h, size);
-      printf("  %-50s %10s%s\n", names[i], h, is_default ? "  [default]" : "");
+      tt_human(h, sizeof h, m.bytes);
+      tt_buf_printf(&out, "  %-44s %9s", names[i], h);
+      if (m.parts > 1 && m.present == m.parts) tt_buf_printf(&out, "  %d parts", m.parts);
+      else if (m.parts > 1) tt_buf_printf(&out, "  %d of %d parts: pull again", m.present, m.parts);
+      tt_buf_puts(&out, is_default ? "  [default]\n" : "\n");
     }
     shown++;
     free(path);
   }
   if (json) {
-    tt_buf b = TT_BUF_INIT;
-    tt_json_dump(&b, arr, JSON_COMPACT);
-    printf("%s\n", tt_buf_cstr(&b));
-    tt_buf_free(&b);
+    tt_json_dump(&out, arr, JSON_COMPACT);
+    tt_buf_putc(&out, '\n');
   } else {
-    if (!shown) printf("  (none yet: tabletalk pull downloads one)\n");
-    printf("\n");
-    tt_pull_list();
+    if (!shown) tt_buf_puts(&out, "  (none yet: tabletalk pull downloads one)\n");
+    tt_buf_putc(&out, '\n');
+    tt_pull_list_to(&out);
   }
+  int rc = tt_write_result(stdout, &out);
+  tt_buf_free(&out);
   json_decref(arr);
   tt_strv_free(names, n);
   free(link);
   free(dir);
-  return TT_EXIT_OK;
+  return rc;
 }

@@ -95,7 +95,8 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
 }
 
 /* The model file the defaults point at: <data>/models/default.gguf (what
- * `tabletalk pull` sets), else the only GGUF in that folder. */
+ * `tabletalk pull` sets), else the only model in that folder (a model split
+ * into parts counts once, by its first part). */
 char *tt_cli_default_model(const tt_dotenv *d) {
   char *dir = tt_default_dir(d, "DATA");
   char *models = tt_xasprintf("%s/models", dir);
@@ -104,9 +105,16 @@ char *tt_cli_default_model(const tt_dotenv *d) {
   if (!tt_file_exists(path)) {
     free(path);
     path = NULL;
-    size_t n = 0;
+    size_t n = 0, found = 0;
     char **names = tt_list_files(models, ".gguf", &n);
-    if (n == 1) path = tt_xasprintf("%s/%s", models, names[0]);
+    const char *only = NULL;
+    for (size_t i = 0; i < n; i++) {
+      int no = 0;
+      if (tt_gguf_split_count(names[i], &no) > 1 && no != 1) continue;
+      only = names[i];
+      found++;
+    }
+    if (found == 1) path = tt_xasprintf("%s/%s", models, only);
     tt_strv_free(names, n);
   }
   free(models);
@@ -174,8 +182,14 @@ int tt_cli_check_base_url(const tt_dotenv *d, const tt_cli_agent_opts *o) {
   return rc;
 }
 
-static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *path,
+static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *given,
                             tt_buf *errbuf) {
+  /* a split model opens by its first part's own name (not default.gguf) */
+  char *path = tt_model_load_path(given);
+  if (!tt_model_parts_check(path, errbuf)) {
+    free(path);
+    return NULL;
+  }
   tt_llm_llama_opts lo = tt_llm_llama_default_opts();
   lo.model_path = path;
   if (o->ctx) lo.n_ctx = (int)o->ctx;
@@ -192,6 +206,7 @@ static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, cons
   tt_llm_error err;
   tt_llm *llm = tt_llm_llama_new(&lo, &err);
   free(cache);
+  free(path);
   if (!llm) tt_buf_puts(errbuf, err.message);
   return llm;
 }
@@ -242,7 +257,7 @@ tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *
   }
   if (!base_url) {
     tt_buf_puts(err,
-                "no model available: download one with `tabletalk pull` (a SQL-tuned 7B; "
+                "no model available: download one with `tabletalk pull` (a 7B trained for tool calls; "
                 "`tabletalk pull --list` shows smaller ones), or pass --model-path FILE.gguf, or "
                 "point --base-url / TABLETALK_BASE_URL at an OpenAI-compatible server such as "
                 "http://127.0.0.1:8080/v1");

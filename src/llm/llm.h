@@ -282,12 +282,17 @@ typedef struct tt_pull_opts {
   void *ud;
   volatile sig_atomic_t *cancel;
   double stall_timeout_s; /* give up when nothing arrives for this long (60) */
+  /* The sha256 the file must have (64 lowercase hex digits), or NULL. A
+   * server that announces another stops the download before any data; a
+   * download that hashes otherwise is deleted. */
+  const char *expect_sha256;
 } tt_pull_opts;
 
 typedef struct tt_pull_result {
   long long bytes;        /* size of the file */
   long long resumed_from; /* bytes a previous attempt had already fetched */
-  bool verified;          /* the announced sha256 matched */
+  bool verified;          /* the sha256 matched the announced or expected one */
+  bool changed;           /* refused: not the file expect_sha256 names */
   char sha256[65];
 } tt_pull_result;
 
@@ -296,10 +301,31 @@ typedef struct tt_pull_result {
 bool tt_pull_url_ok(const char *url, tt_buf *why);
 /* Downloads url (see tt_pull_url_ok; redirects stay on https) to dest (via
  * dest.part, resumed when present), verifying the sha256 the server
- * announces. false with err on failure; an interrupted download keeps its
- * .part for the next attempt, an empty one is removed. */
+ * announces and the one expected (o->expect_sha256). false with err on
+ * failure; an interrupted download keeps its .part for the next attempt,
+ * an empty one is removed. */
 bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o,
                    tt_pull_result *res, tt_buf *err);
+
+/* ---- models split into parts (gguf_split.c) -------------------------------- */
+
+/* The number of parts when name (a path, or a URL: its query is ignored)
+ * is a part of a split GGUF model as llama.cpp names them,
+ * PREFIX-00002-of-00003.gguf (no set to 2, 1-based), else 0. */
+int tt_gguf_split_count(const char *name, int *no);
+/* name with its part number replaced by no (1..count), the query of a URL
+ * kept; NULL when name is no part name or no is out of range. Freshly
+ * allocated. */
+char *tt_gguf_split_part(const char *name, int no);
+/* The file llama.cpp should open for path: path itself, except a link
+ * (default.gguf) to the first part of a split model resolves to that part,
+ * because llama.cpp finds the other parts from the first part's name.
+ * Freshly allocated. */
+char *tt_model_load_path(const char *path);
+/* true unless path names a part of a split model that cannot load: not
+ * the first part, or another part missing beside it (err says which and
+ * what to do). */
+bool tt_model_parts_check(const char *path, tt_buf *err);
 
 /* ---- streaming a string argument out of partial JSON --------------------- */
 

@@ -2,7 +2,9 @@
  * this machine, for local mirrors and tests), resumes a partial download
  * (.part beside the destination, an HTTP Range request), reports progress,
  * and verifies the SHA-256 the server announces for the file (Hugging Face
- * sends it as X-Linked-Etag); the file only takes its name once verified.
+ * sends it as X-Linked-Etag) and, for a known model, the one the file must
+ * have (a server offering another file is stopped before any data); the
+ * file only takes its name once verified.
  * A failure says what happened: host not reachable, an HTTP error, or a
  * download cut short that the same command resumes; no empty .part stays. */
 #include "llm/curl_api.h"
@@ -26,6 +28,7 @@ typedef struct tt_dl {
   long status;
   bool range_ignored;  /* the server sent the whole file anyway */
   bool write_failed;
+  bool changed;        /* the server announced another sha256 than expected */
   char announced[65];  /* sha256 from the headers, "" when none */
   const tt_pull_opts *o;
 } tt_dl;
@@ -53,6 +56,10 @@ static size_t tt_dl_header(char *data, size_t size, size_t nitems, void *ud) {
     const char *colon = memchr(data, ':', n);
     if (colon) tt_dl_header_value(data, n, (size_t)(colon - data) + 1, v, sizeof v);
     if (colon && strlen(v) == 64) memcpy(d->announced, v, sizeof v);
+  }
+  if (d->announced[0] && d->o->expect_sha256 && strcmp(d->announced, d->o->expect_sha256) != 0) {
+    d->changed = true;
+    return 0; /* stops the transfer before any byte of the wrong file */
   }
   return n;
 }
@@ -218,7 +225,13 @@ bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o, tt_
   bool ok = false;
   char got[65] = {0};
   if (d.hash) tt_sha256_finish(d.hash, got);
-  if (rc == CURLE_ABORTED_BY_CALLBACK && res->bytes == 0) {
+  if (d.changed) {
+    res->changed = true;
+    tt_buf_printf(err, "the server offers a different file than the one this tabletalk knows (its "
+                       "sha256 is %s, expected %s), so nothing was downloaded; if you trust the new "
+                       "file, pull it by its URL", d.announced, o->expect_sha256);
+    unlink(part); /* a part of the old file cannot be resumed into the new one */
+  } else if (rc == CURLE_ABORTED_BY_CALLBACK && res->bytes == 0) {
     tt_buf_puts(err, "download stopped before any data arrived");
   } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
     tt_buf_printf(err, "download stopped after %.1f MB; run the same command again to resume",
@@ -234,11 +247,17 @@ bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o, tt_
     tt_buf_printf(err, "the downloaded file's sha256 is %s but the server announced %s; the "
                        "download was deleted, try again", got, d.announced);
     unlink(part);
+  } else if (o->expect_sha256 && d.hash && strcmp(got, o->expect_sha256) != 0) {
+    res->changed = true;
+    tt_buf_printf(err, "the downloaded file's sha256 is %s, not the %s this tabletalk knows for it; "
+                       "the download was deleted (if you trust the new file, pull it by its URL)",
+                  got, o->expect_sha256);
+    unlink(part);
   } else if (rename(part, dest) != 0) {
     tt_buf_printf(err, "cannot rename %s to %s: %s", part, dest, strerror(errno));
   } else {
     ok = true;
-    res->verified = d.announced[0] && d.hash;
+    res->verified = (d.announced[0] || o->expect_sha256) && d.hash;
     memcpy(res->sha256, got, sizeof got);
   }
   if (!ok) tt_drop_empty_part(part);
