@@ -573,7 +573,7 @@ static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req
     return tt_send_error(h, c, 406, TT_RPC_INVALID_REQUEST,
                          "Not Acceptable: accept application/json and text/event-stream", origin);
   json_error_t e;
-  json_t *msg = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len, JSON_DECODE_ANY, &e);
+  json_t *msg = tt_mcp_load(rq->body.data ? rq->body.data : "", rq->body.len, &e);
   if (!msg) return tt_send_json(h, c, 400, tt_mcp_parse_error(&e), origin, NULL);
 
   const char *sid = tt_header(h, c, "Mcp-Session-Id");

@@ -131,6 +131,9 @@ json_t *tt_mcp_handle(tt_mcp_server *s, tt_mcp_call *call, const json_t *msg);
  * HTTP headers) is wrong, else NULL: lets HTTP choose a status before it
  * commits to a stream. */
 json_t *tt_mcp_precheck(tt_mcp_server *s, tt_mcp_call *call, const json_t *msg);
+/* Parses one message (any JSON value); NULL with *e filled when it is not
+ * JSON, a raw NUL byte included. */
+json_t *tt_mcp_load(const char *text, size_t n, json_error_t *e);
 /* The reply for a line or body that is not JSON. */
 json_t *tt_mcp_parse_error(const json_error_t *e);
 /* The reply for a message over the size limit. */

@@ -6,6 +6,7 @@
  * each revision. Transports hand messages in through tt_mcp_handle. */
 #include "mcp/mcp_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -731,6 +732,22 @@ json_t *tt_mcp_precheck(tt_mcp_server *s, tt_mcp_call *call, const json_t *msg) 
   json_decref(r.caps);
   json_decref(empty);
   return reply;
+}
+
+json_t *tt_mcp_load(const char *text, size_t n, json_error_t *e) {
+  /* jansson stops at a NUL byte as if the text ended there ("8\0x" would
+   * read as 8); JSON text cannot hold one, raw, anywhere. */
+  const char *nul = memchr(text, '\0', n);
+  if (nul) {
+    memset(e, 0, sizeof *e);
+    snprintf(e->text, sizeof e->text, "a NUL byte at byte %zu, which JSON text cannot contain",
+             (size_t)(nul - text) + 1);
+    e->line = 1;
+    e->column = (int)(nul - text) + 1;
+    e->position = (int)(nul - text);
+    return NULL;
+  }
+  return json_loadb(text, n, JSON_DECODE_ANY, e);
 }
 
 json_t *tt_mcp_parse_error(const json_error_t *e) {

@@ -134,7 +134,7 @@ static void tt_stdio_line(tt_stdio *st, const char *line, size_t n) {
   while (lead < n && (line[lead] == ' ' || line[lead] == '\t')) lead++;
   if (lead == n) return; /* blank lines are not messages */
   json_error_t e;
-  json_t *msg = json_loadb(line + lead, n - lead, JSON_DECODE_ANY, &e);
+  json_t *msg = tt_mcp_load(line + lead, n - lead, &e);
   if (!msg) {
     tt_stdio_reply(st, tt_mcp_parse_error(&e));
     return;

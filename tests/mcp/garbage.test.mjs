@@ -345,6 +345,12 @@ describe('stdio', { timeout: SUITE_TIMEOUT }, () => {
     let m = await line('{"jsonrpc":"2.0","id":1,"method":"ping"', 'a parse error');
     assert.deepEqual([m.id, m.error.code], [null, -32700]);
     assert.match(m.error.message, /^Parse error/);
+    /* a raw NUL ends the text for jansson: "8\0" must not read as 8 */
+    for (const text of ['8\0', '{"jsonrpc":"2.0","id":1,"method":"ping"}\0', '{"jsonrpc":"2.0","id":1,"method":"pi\0ng"}']) {
+      m = await line(text, `a parse error for ${JSON.stringify(text)}`);
+      assert.deepEqual([m.id, m.error.code], [null, -32700], JSON.stringify(text));
+      assert.match(m.error.message, /NUL byte/);
+    }
     m = await line('{"jsonrpc":"2.0","id":1}', 'an invalid request');
     assert.deepEqual([m.id, m.error.code], [1, -32600]);
     m = await line('{"jsonrpc":"1.0","id":"a","method":"ping"}', 'a wrong jsonrpc');
