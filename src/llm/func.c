@@ -39,7 +39,8 @@ static void tt_func_free(void *impl) {
 
 tt_llm *tt_llm_func_new(const char *name, const char *model, tt_llm_reply_fn fn, void *ud,
                         void (*free_ud)(void *ud)) {
-  static const tt_llm_vtable vt_template = {NULL, tt_func_chat, tt_func_model, tt_func_free};
+  static const tt_llm_vtable vt_template = {
+      .chat = tt_func_chat, .model = tt_func_model, .free = tt_func_free};
   tt_func_llm *f = tt_xcalloc(1, sizeof *f);
   f->name = tt_xstrdup(name);
   f->model = tt_xstrdup(model);

@@ -176,7 +176,7 @@ static int tt_count_members(const json_t *schema, const char *want) {
 }
 
 char *tt_grammar_for_tools(const tt_tool_spec *tools, size_t n, const char *only,
-                           tt_call_format format, long max_tokens) {
+                           const tt_call_shape *shape, long max_tokens) {
   tt_buf rules = TT_BUF_INIT, calls = TT_BUF_INIT;
   size_t alternatives = 0;
   for (size_t i = 0; i < n; i++) {
@@ -193,11 +193,17 @@ char *tt_grammar_for_tools(const tt_tool_spec *tools, size_t n, const char *only
     if (strings && budget / strings < gc.string_chars)
       gc.string_chars = budget / strings > 16 ? (int)(budget / strings) : 16;
     tt_gbnf_value(&rules, &args, schema ? schema : json_object(), tt_buf_cstr(&rule), 0, &gc);
-    tt_buf_printf(&head, "\"%s\", \"arguments\": ", tools[i].name);
+    tt_buf_printf(&head, "%s%s%s", shape->open, tools[i].name, shape->mid);
     if (alternatives++) tt_buf_puts(&calls, " | ");
     tt_buf_puts(&calls, "( ");
     tt_gbnf_literal(&calls, tt_buf_cstr(&head));
-    tt_buf_printf(&calls, " %s )", tt_buf_cstr(&args));
+    if (shape->id_chars > 0) {
+      tt_buf_printf(&calls, " [a-zA-Z0-9]{%d,%d} ", shape->id_chars, shape->id_chars);
+      tt_gbnf_literal(&calls, shape->mid_after_id ? shape->mid_after_id : "");
+    }
+    tt_buf_printf(&calls, " %s ", tt_buf_cstr(&args));
+    tt_gbnf_literal(&calls, shape->close);
+    tt_buf_puts(&calls, " )");
     json_decref(schema);
     tt_buf_free(&rule);
     tt_buf_free(&args);
@@ -209,10 +215,7 @@ char *tt_grammar_for_tools(const tt_tool_spec *tools, size_t n, const char *only
     return NULL;
   }
   tt_buf g = TT_BUF_INIT;
-  if (format == TT_CALL_HERMES)
-    tt_buf_printf(&g, "root ::= \"<tool_call>\\n{\\\"name\\\": \" call \"}\\n</tool_call>\"\n");
-  else
-    tt_buf_printf(&g, "root ::= \"{\\\"name\\\": \" call \"}\"\n");
+  tt_buf_puts(&g, "root ::= call\n");
   tt_buf_printf(&g, "call ::= %s\n", tt_buf_cstr(&calls));
   tt_buf_puts(&g, tt_buf_cstr(&rules));
   tt_buf_puts(&g, tt_gbnf_common);

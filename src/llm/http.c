@@ -46,6 +46,7 @@ typedef struct tt_http {
   long next_call_id;
   tt_http_quirks q;
   tt_buf notes; /* the adaptations made, in words, "; "-separated */
+  const tt_profile *profile; /* chosen, or an SQL writer known by its name; else NULL */
 } tt_http;
 
 /* Everything one HTTP attempt collects. */
@@ -961,10 +962,13 @@ static void tt_http_free(void *impl) {
   free(h);
 }
 
+static const tt_profile *tt_http_profile(const void *impl) { return ((const tt_http *)impl)->profile; }
+
 static const tt_llm_vtable tt_http_vtable = {
     .name = "openai-http",
     .chat = tt_http_chat,
     .model = tt_http_model,
+    .profile = tt_http_profile,
     .free = tt_http_free,
 };
 
@@ -1055,6 +1059,19 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
     return NULL;
   }
   tt_buf_free(&bad);
+  const tt_profile *profile = NULL;
+  if (opts->profile) {
+    profile = tt_profile_by_name(opts->profile);
+    if (!profile) {
+      tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "there is no model profile \"%s\"; choose one of %s",
+                       opts->profile, tt_llm_profile_names());
+      return NULL;
+    }
+  } else {
+    /* the server renders the prompt; only an SQL writer changes what tabletalk does */
+    const tt_profile *p = tt_profile_detect(NULL, opts->model, NULL);
+    if (p->sql_writer) profile = p;
+  }
   tt_buf why = TT_BUF_INIT;
   const tt_curl_api *api = tt_curl_api_get(&why);
   if (!api) {
@@ -1065,6 +1082,7 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
   tt_http *h = tt_xcalloc(1, sizeof *h);
   h->curl_api = api;
   h->o = *opts;
+  h->profile = profile;
   size_t n = strlen(opts->base_url);
   while (n && opts->base_url[n - 1] == '/') n--;
   char *base = tt_xstrndup(opts->base_url, n);

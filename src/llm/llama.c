@@ -1,8 +1,8 @@
 /* llama.c — the embedded backend: a GGUF model run in-process by the pinned
- * llama.cpp. It renders the conversation with the model family's tool
- * format (Qwen2.5/Hermes <tools> and <tool_call> for ChatML models, a JSON
- * convention through the GGUF's own chat template otherwise), constrains
- * every reply with a grammar to exactly one valid tool call, reuses the
+ * llama.cpp. It renders the conversation in the model family's own format
+ * (profile.c: detected from the GGUF or chosen with --profile), constrains
+ * every reply with a grammar to an optional thought and exactly one valid
+ * tool call in that family's shape, reuses the
  * KV cache for every token it has already computed (within a question,
  * across questions, and across processes through a saved prefix state),
  * streams the answer text, and stops promptly when cancelled. */
@@ -33,7 +33,7 @@ typedef struct tt_llama {
   struct llama_model *model;
   struct llama_context *ctx;
   const struct llama_vocab *vocab;
-  tt_call_format format;
+  const tt_profile *profile; /* how the model is prompted (detected or chosen) */
   char *tmpl;               /* the GGUF's chat template (generic family) */
   /* what the KV cache (sequence 0) holds */
   llama_token *toks;
@@ -211,120 +211,11 @@ static void tt_prefix_save(tt_llama *L, const char *text, size_t len) {
 
 /* ---- rendering the conversation ------------------------------------------- */
 
-/* One JSON line per tool, {"type": "function", "function": {...}}, with the
- * separators Python's json.dumps uses (as Qwen's template does). */
-static void tt_render_tool_lines(tt_buf *b, const tt_tool_spec *tools, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    json_t *params = json_loads(tools[i].parameters, 0, NULL);
-    json_t *t = json_pack("{s:s,s:{s:s,s:s,s:o}}", "type", "function", "function", "name",
-                          tools[i].name, "description", tools[i].description, "parameters",
-                          params ? params : json_object());
-    char *s = json_dumps(t, JSON_PRESERVE_ORDER);
-    tt_buf_printf(b, "\n%s", s ? s : "{}");
-    free(s);
-    json_decref(t);
-  }
-}
-
-static void tt_render_system(const tt_llama *L, tt_buf *b, const char *system,
-                             const tt_tool_spec *tools, size_t n) {
-  tt_buf_puts(b, system ? system : "");
-  if (!n) return;
-  if (L->format == TT_CALL_HERMES) {
-    tt_buf_puts(b, "\n\n# Tools\n\nYou may call one or more functions to assist with the user "
-                   "query.\n\nYou are provided with function signatures within <tools></tools> "
-                   "XML tags:\n<tools>");
-    tt_render_tool_lines(b, tools, n);
-    tt_buf_puts(b, "\n</tools>\n\nFor each function call, return a json object with function name "
-                   "and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
-                   "{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>");
-  } else {
-    tt_buf_puts(b, "\n\nTools you can call:");
-    tt_render_tool_lines(b, tools, n);
-    tt_buf_puts(b, "\n\nReply with exactly one JSON object {\"name\": <tool name>, \"arguments\": "
-                   "<arguments object>} and nothing else.");
-  }
-}
-
-/* The exact text a model writes for a call (the grammar fixes its shape). */
-static void tt_render_call(const tt_llama *L, tt_buf *b, const char *name, const char *args) {
-  if (L->format == TT_CALL_HERMES) tt_buf_puts(b, "<tool_call>\n");
-  tt_buf_printf(b, "{\"name\": \"%s\", \"arguments\": %s}", name, args && *args ? args : "{}");
-  if (L->format == TT_CALL_HERMES) tt_buf_puts(b, "\n</tool_call>");
-}
-
-/* Renders the whole prompt, with the offset where each message ends (the
- * last boundary is the generation prompt). */
-static void tt_render_chatml(const tt_llama *L, const tt_chat *chat, const tt_llm_call *call,
-                             tt_buf *out, size_t *ends) {
-  for (size_t i = 0; i < chat->n; i++) {
-    const tt_msg *m = &chat->msgs[i];
-    switch (m->role) {
-    case TT_ROLE_SYSTEM:
-      tt_buf_puts(out, "<|im_start|>system\n");
-      tt_render_system(L, out, m->content, call->tools, call->ntools);
-      break;
-    case TT_ROLE_USER:
-      tt_buf_printf(out, "<|im_start|>user\n%s", m->content ? m->content : "");
-      break;
-    case TT_ROLE_ASSISTANT:
-      tt_buf_puts(out, "<|im_start|>assistant\n");
-      if (m->tool_name) tt_render_call(L, out, m->tool_name, m->tool_args);
-      else tt_buf_puts(out, m->content ? m->content : "");
-      break;
-    case TT_ROLE_TOOL:
-      tt_buf_printf(out, "<|im_start|>user\n<tool_response>\n%s\n</tool_response>",
-                    m->content ? m->content : "");
-      break;
-    }
-    tt_buf_puts(out, "<|im_end|>\n");
-    ends[i] = out->len;
-  }
-  tt_buf_puts(out, "<|im_start|>assistant\n");
-  ends[chat->n] = out->len;
-}
-
-/* Other families: the model's own template from the GGUF, with the tools
- * described in the system message and results given back as user turns. */
-static bool tt_render_template(const tt_llama *L, const tt_chat *chat, const tt_llm_call *call,
-                               tt_buf *out, size_t *ends) {
-  struct llama_chat_message *msgs = tt_xcalloc(chat->n + 1, sizeof *msgs);
-  char **owned = tt_xcalloc(chat->n + 1, sizeof(char *));
-  for (size_t i = 0; i < chat->n; i++) {
-    const tt_msg *m = &chat->msgs[i];
-    tt_buf b = TT_BUF_INIT;
-    const char *role = tt_role_name(m->role);
-    if (m->role == TT_ROLE_SYSTEM) tt_render_system(L, &b, m->content, call->tools, call->ntools);
-    else if (m->tool_name) tt_render_call(L, &b, m->tool_name, m->tool_args);
-    else if (m->role == TT_ROLE_TOOL) {
-      tt_buf_printf(&b, "Result of the tool call:\n%s", m->content ? m->content : "");
-      role = "user";
-    } else tt_buf_puts(&b, m->content ? m->content : "");
-    owned[i] = tt_buf_detach(&b);
-    msgs[i] = (struct llama_chat_message){role, owned[i]};
-  }
-  bool ok = true;
-  for (size_t k = 1; k <= chat->n + 1 && ok; k++) {
-    size_t nmsg = k <= chat->n ? k : chat->n;
-    bool gen = k == chat->n + 1;
-    int32_t need = llama_chat_apply_template(L->tmpl, msgs, nmsg, gen, NULL, 0);
-    if (need < 0) {
-      ok = false;
-      break;
-    }
-    char *buf = tt_xmalloc((size_t)need + 1);
-    llama_chat_apply_template(L->tmpl, msgs, nmsg, gen, buf, need + 1);
-    if (k == chat->n + 1) {
-      tt_buf_reset(out);
-      tt_buf_append(out, buf, (size_t)need);
-    }
-    ends[k - 1] = (size_t)need;
-    free(buf);
-  }
-  for (size_t i = 0; i < chat->n; i++) free(owned[i]);
-  free(owned);
-  free(msgs);
-  return ok;
+/* The whole prompt in the profile's format, with the offset where each
+ * message ends (the last boundary is the generation prompt). */
+static bool tt_llama_render(const tt_llama *L, const tt_chat *chat, const tt_llm_call *call,
+                            tt_buf *out, size_t *ends) {
+  return tt_profile_render(L->profile, L->tmpl, chat, call->tools, call->ntools, out, ends);
 }
 
 /* ---- one call ----------------------------------------------------------------- */
@@ -334,9 +225,7 @@ static bool tt_prefill(tt_llama *L, const tt_chat *chat, const tt_llm_call *call
                        tt_llm_reply *out, tt_llm_error *err) {
   tt_buf prompt = TT_BUF_INIT;
   size_t *ends = tt_xcalloc(chat->n + 1, sizeof(size_t));
-  bool ok = true;
-  if (L->format == TT_CALL_HERMES) tt_render_chatml(L, chat, call, &prompt, ends);
-  else ok = tt_render_template(L, chat, call, &prompt, ends);
+  bool ok = tt_llama_render(L, chat, call, &prompt, ends);
   if (!ok) {
     tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "the model's chat template cannot be applied");
     free(ends);
@@ -437,30 +326,50 @@ static llama_token tt_sample(tt_llama *L, struct llama_sampler *grammar, struct 
   return tok;
 }
 
-/* Streams the answer's text while it is being written. */
+/* Streams the answer's text while it is being written: nothing of a
+ * thought, only the string argument once the call to stream_tool has
+ * begun. */
 typedef struct tt_streamer {
   const tt_llm_call *call;
+  tt_call_shape shape;
   size_t fed;           /* bytes of the output already examined */
   bool active, decided;
   tt_argstream *as;
 } tt_streamer;
 
-static void tt_stream_update(tt_streamer *s, const tt_llama *L, const tt_buf *text) {
+/* Where the arguments of a call to name start in text (the call's open
+ * text, the name, an id, up to the object), 0 while the text does not show
+ * yet whether it is that call, (size_t)-1 when it is another. */
+static size_t tt_stream_args_at(const tt_call_shape *sh, const char *name, const char *text,
+                                size_t len) {
+  const char *open = strstr(text, sh->open); /* text ends with a NUL */
+  if (!open) return 0;
+  size_t at = (size_t)(open - text) + strlen(sh->open);
+  const char *parts[] = {name, sh->mid};
+  for (size_t i = 0; i < 2; i++) {
+    size_t n = strlen(parts[i]), have = len - at < n ? len - at : n;
+    if (memcmp(text + at, parts[i], have) != 0) return (size_t)-1;
+    if (have < n) return 0;
+    at += n;
+  }
+  if (sh->id_chars) {
+    at += (size_t)sh->id_chars;
+    size_t n = strlen(sh->mid_after_id);
+    if (len < at + n) return 0;
+    at += n;
+  }
+  return at;
+}
+
+static void tt_stream_update(tt_streamer *s, const tt_buf *text) {
   const tt_llm_call *c = s->call;
   if (!c->on_text || !c->stream_tool) return;
   if (!s->decided) {
-    tt_buf head = TT_BUF_INIT;
-    tt_render_call(L, &head, c->stream_tool, "");
-    head.len -= L->format == TT_CALL_HERMES ? strlen("{}}\n</tool_call>") : strlen("{}}");
-    if (text->len < head.len) {
-      s->decided = memcmp(text->data, head.data, text->len) != 0;
-      tt_buf_free(&head);
-      return;
-    }
+    size_t at = tt_stream_args_at(&s->shape, c->stream_tool, text->data, text->len);
+    if (at == 0) return;
     s->decided = true;
-    s->active = memcmp(text->data, head.data, head.len) == 0;
-    s->fed = head.len;
-    tt_buf_free(&head);
+    s->active = at != (size_t)-1;
+    s->fed = at;
     if (s->active) s->as = tt_argstream_new(c->stream_arg);
   }
   if (!s->active || text->len <= s->fed) return;
@@ -489,6 +398,7 @@ static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
   int nv = llama_vocab_n_tokens(L->vocab);
   llama_token_data *cands = tt_xmalloc((size_t)nv * sizeof(llama_token_data));
   tt_streamer st = {.call = call};
+  tt_profile_call_shape(L->profile, true, L->o.max_tokens, &st.shape);
   long full_checks = 0, n = 0;
   bool ok = false, ended = false;
   double t0 = tt_now_ms();
@@ -510,7 +420,7 @@ static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
     int32_t len = llama_token_to_piece(L->vocab, tok, piece, sizeof piece, 0, false);
     if (len > 0) tt_buf_append(text, piece, (size_t)len);
     n++;
-    tt_stream_update(&st, L, text);
+    tt_stream_update(&st, text);
     int rc = llama_decode(L->ctx, llama_batch_get_one(&tok, 1));
     if (rc != 0) {
       tt_kv_reset(L);
@@ -538,28 +448,6 @@ done:
   return ok;
 }
 
-/* Splits a generated call into the tool's name and its arguments, kept
- * byte for byte as written (so that rendering them again gives the same
- * text, and the same cached tokens). */
-static bool tt_parse_call(const tt_llama *L, const char *text, tt_llm_reply *out) {
-  const char *p = text;
-  if (L->format == TT_CALL_HERMES) {
-    if (!tt_has_prefix(p, "<tool_call>\n")) return false;
-    p += strlen("<tool_call>\n");
-  }
-  if (!tt_has_prefix(p, "{\"name\": \"")) return false;
-  p += strlen("{\"name\": \"");
-  const char *q = strchr(p, '"');
-  if (!q || !tt_has_prefix(q, "\", \"arguments\": ")) return false;
-  out->tool_name = tt_xstrndup(p, (size_t)(q - p));
-  const char *args = q + strlen("\", \"arguments\": ");
-  const char *tail = L->format == TT_CALL_HERMES ? "}\n</tool_call>" : "}";
-  size_t n = strlen(args), tl = strlen(tail);
-  if (n < tl || strcmp(args + n - tl, tail) != 0) return false;
-  out->tool_args = tt_xstrndup(args, n - tl);
-  return true;
-}
-
 static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *call,
                           tt_llm_reply *out, tt_llm_error *err) {
   tt_llama *L = impl;
@@ -571,21 +459,23 @@ static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *ca
   int32_t nforced = 0;
   if (call->force_call_name) {
     tt_buf want = TT_BUF_INIT;
-    tt_render_call(L, &want, call->force_call_name, call->force_call_args);
+    tt_profile_render_call(L->profile, &want, call->force_call_name, call->force_call_args);
     if (!call->no_grammar) gbnf = tt_grammar_for_text(tt_buf_cstr(&want));
     if (call->force_by_bias) forced = tt_tokenize(L, want.data, want.len, &nforced);
     tt_buf_free(&want);
   } else if (!call->no_grammar) {
-    gbnf = tt_grammar_for_tools(call->tools, call->ntools, call->force_tool, L->format, L->o.max_tokens);
+    tt_call_shape shape;
+    tt_profile_call_shape(L->profile, true, L->o.max_tokens, &shape);
+    gbnf = tt_grammar_for_tools(call->tools, call->ntools, call->force_tool, &shape, L->o.max_tokens);
   }
   bool ok = tt_prefill(L, chat, call, out, err);
   tt_buf text = TT_BUF_INIT;
   if (ok) ok = tt_generate(L, gbnf, call, forced, (size_t)(nforced > 0 ? nforced : 0), &text, out, err);
   free(forced);
-  if (ok && call->ntools && tt_parse_call(L, tt_buf_cstr(&text), out) &&
-      tt_utf8_valid(text.data, text.len, NULL)) {
+  if (ok && call->ntools && tt_utf8_valid(text.data, text.len, NULL) &&
+      tt_profile_parse(L->profile, tt_buf_cstr(&text), out)) {
     out->is_tool = true;
-    out->call_id = tt_xasprintf("call_%ld", (long)L->ntoks);
+    if (!out->call_id) out->call_id = tt_xasprintf("call_%ld", (long)L->ntoks);
     out->finish_reason = tt_xstrdup("tool_calls");
   } else if (ok && call->ntools && !call->force_call_name && !call->no_grammar) {
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "internal error: a grammar-constrained reply "
@@ -603,6 +493,8 @@ static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *ca
 }
 
 static const char *tt_llama_model_name(const void *impl) { return ((const tt_llama *)impl)->name; }
+
+static const tt_profile *tt_llama_profile(const void *impl) { return ((const tt_llama *)impl)->profile; }
 
 static void tt_llama_free(void *impl) {
   tt_llama *L = impl;
@@ -623,6 +515,7 @@ static const tt_llm_vtable tt_llama_vtable = {
     .name = "llama.cpp",
     .chat = tt_llama_chat,
     .model = tt_llama_model_name,
+    .profile = tt_llama_profile,
     .free = tt_llama_free,
 };
 
@@ -681,10 +574,31 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
   }
   const char *tmpl = llama_model_chat_template(L->model, NULL);
   L->tmpl = tmpl ? tt_xstrdup(tmpl) : NULL;
-  /* ChatML models (Qwen and Hermes-style) get the <tools>/<tool_call>
-   * format their templates describe; others a JSON convention through their
-   * own template. A model without a template is treated as ChatML. */
-  L->format = !tmpl || strstr(tmpl, "<|im_start|>") ? TT_CALL_HERMES : TT_CALL_JSON;
+  if (opts->profile) {
+    L->profile = tt_profile_by_name(opts->profile);
+    if (!L->profile) {
+      tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "there is no model profile \"%s\"; choose one of %s",
+                       opts->profile, tt_llm_profile_names());
+      tt_llama_free(L);
+      return NULL;
+    }
+  } else {
+    char arch[64] = "", name[256] = "";
+    llama_model_meta_val_str(L->model, "general.architecture", arch, sizeof arch);
+    llama_model_meta_val_str(L->model, "general.name", name, sizeof name);
+    /* the file's name too: quantizers often keep the original model's name there */
+    tt_buf names = TT_BUF_INIT;
+    tt_buf_printf(&names, "%s %s", name, L->name);
+    L->profile = tt_profile_detect(arch, tt_buf_cstr(&names), tmpl);
+    tt_buf_free(&names);
+  }
+  if (L->profile->id == TT_PROFILE_GENERIC && !L->tmpl) {
+    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "%s has no chat template, which the generic "
+                     "profile needs; choose a profile with --profile (%s)", L->name,
+                     tt_llm_profile_names());
+    tt_llama_free(L);
+    return NULL;
+  }
   return tt_llm_wrap(&tt_llama_vtable, L);
 }
 
@@ -696,9 +610,7 @@ bool tt_llama_debug_prompt(tt_llm *llm, const tt_chat *chat, const tt_llm_call *
   if (!tt_llm_is_llama(llm)) return false;
   tt_llama *L = llm->impl;
   size_t *ends = tt_xcalloc(chat->n + 1, sizeof(size_t));
-  bool ok = true;
-  if (L->format == TT_CALL_HERMES) tt_render_chatml(L, chat, call, out, ends);
-  else ok = tt_render_template(L, chat, call, out, ends);
+  bool ok = tt_llama_render(L, chat, call, out, ends);
   free(ends);
   return ok;
 }

@@ -28,6 +28,27 @@ const char *tt_llm_backend(const tt_llm *llm) { return llm->vt->name; }
 
 const char *tt_llm_model(const tt_llm *llm) { return llm->vt->model(llm->impl); }
 
+static const tt_profile *tt_llm_profile_of(const tt_llm *llm) {
+  return llm && llm->vt->profile ? llm->vt->profile(llm->impl) : NULL;
+}
+
+const char *tt_llm_profile(const tt_llm *llm) {
+  const tt_profile *p = tt_llm_profile_of(llm);
+  return p ? p->name : NULL;
+}
+
+const char *tt_llm_profile_summary(const tt_llm *llm) {
+  const tt_profile *p = tt_llm_profile_of(llm);
+  return p ? p->summary : NULL;
+}
+
+bool tt_llm_is_sql_writer(const tt_llm *llm) {
+  const tt_profile *p = tt_llm_profile_of(llm);
+  return p && p->sql_writer;
+}
+
+bool tt_llm_profile_known(const char *name) { return tt_profile_by_name(name) != NULL; }
+
 void tt_llm_free(tt_llm *llm) {
   if (!llm) return;
   llm->vt->free(llm->impl);

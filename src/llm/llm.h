@@ -170,6 +170,23 @@ bool tt_llm_chat(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
                  tt_llm_reply *out, tt_llm_error *err);
 const char *tt_llm_backend(const tt_llm *llm); /* "openai-http", ... */
 const char *tt_llm_model(const tt_llm *llm);
+
+/* ---- model profiles (profile.c) ------------------------------------------ */
+
+/* The names --profile takes, ", "-separated: qwen2.5, qwen3, llama3.1,
+ * mistral, generic, sql-writer. */
+const char *tt_llm_profile_names(void);
+bool tt_llm_profile_known(const char *name);
+/* The family a backend prompts the model as ("qwen2.5", ...: detected from
+ * the GGUF or chosen); NULL when the server renders prompts and none was
+ * chosen. */
+const char *tt_llm_profile(const tt_llm *llm);
+/* One line on that family ("Qwen2.5 and Hermes-style models: ..."), or NULL. */
+const char *tt_llm_profile_summary(const tt_llm *llm);
+/* The model is an SQL writer (OmniSQL, XiYanSQL): trained to write one
+ * query from a schema and a question, not to call tools; the agent then
+ * runs its SQL-writer mode. */
+bool tt_llm_is_sql_writer(const tt_llm *llm);
 void tt_llm_free(tt_llm *llm);
 
 /* ---- the OpenAI-compatible HTTP backend --------------------------------- */
@@ -190,6 +207,8 @@ typedef struct tt_llm_http_opts {
                                * included; default 600 */
   int max_retries;            /* on 429, 5xx, connection errors, cut streams; default 3 */
   double backoff_s;           /* first retry delay, doubled each time; default 0.5 */
+  const char *profile;        /* a model family by name; the server renders the
+                               * prompt, so only "sql-writer" changes anything */
 } tt_llm_http_opts;
 
 tt_llm_http_opts tt_llm_http_default_opts(void);
@@ -249,6 +268,8 @@ typedef struct tt_llm_llama_opts {
   bool cold;               /* compute the first prefix even when a saved state
                             * exists in cache_dir, and save it afresh */
   bool show_progress;      /* loading progress on stderr */
+  const char *profile;     /* a model family by name (tt_llm_profile_names); NULL:
+                            * detected from the GGUF */
 } tt_llm_llama_opts;
 
 tt_llm_llama_opts tt_llm_llama_default_opts(void);

@@ -10,6 +10,8 @@ typedef struct tt_llm_vtable {
   bool (*chat)(void *impl, const tt_chat *chat, const tt_llm_call *call,
                tt_llm_reply *out, tt_llm_error *err);
   const char *(*model)(const void *impl);
+  /* how the backend prompts the model; NULL: the server decides */
+  const struct tt_profile *(*profile)(const void *impl);
   void (*free)(void *impl);
 } tt_llm_vtable;
 
@@ -22,16 +24,85 @@ tt_llm *tt_llm_wrap(const tt_llm_vtable *vt, void *impl);
 void tt_llm_set_error(tt_llm_error *err, tt_llm_errkind kind, int status,
                       const char *fmt, ...) TT_PRINTF(4, 5);
 
-/* How a model writes a tool call: Qwen2.5/Hermes style
- * <tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>, or the bare
- * JSON object for other families. */
-typedef enum tt_call_format { TT_CALL_HERMES, TT_CALL_JSON } tt_call_format;
+/* ---- model profiles (profile.c) ------------------------------------------- */
+
+typedef enum tt_profile_id {
+  TT_PROFILE_QWEN25,     /* Qwen2.5 / Hermes: <tool_call> tags in ChatML */
+  TT_PROFILE_QWEN3,      /* Qwen3: the same after a <think> block */
+  TT_PROFILE_LLAMA31,    /* Llama 3.1+: {"name", "parameters"} JSON, ipython results */
+  TT_PROFILE_MISTRAL,    /* Mistral Small 3.2: [TOOL_CALLS]name[CALL_ID]id[ARGS]{..} */
+  TT_PROFILE_GENERIC,    /* the model's own template, a JSON convention for calls */
+  TT_PROFILE_SQL_WRITER, /* OmniSQL, XiYanSQL: single-turn SQL prompt (ChatML) */
+} tt_profile_id;
+
+typedef struct tt_profile {
+  tt_profile_id id;
+  const char *name;    /* as --profile takes it */
+  const char *summary; /* one line for --help and doctor */
+  bool think;          /* may write a thought before its call */
+  bool sql_writer;
+} tt_profile;
+
+const tt_profile *tt_profile_by_name(const char *name);
+/* The family of a GGUF from its architecture, its name and its chat
+ * template (any may be NULL). */
+const tt_profile *tt_profile_detect(const char *arch, const char *name, const char *tmpl);
+/* Renders the prompt exactly as the family's official template does, with
+ * the offset where each message ends in ends[0..chat->n-1] and the
+ * generation prompt's end in ends[chat->n]; tmpl is the GGUF's template
+ * (the generic family applies it). false when it cannot be applied. */
+bool tt_profile_render(const tt_profile *p, const char *tmpl, const tt_chat *chat,
+                       const tt_tool_spec *tools, size_t ntools, tt_buf *out, size_t *ends);
+/* The exact text the model writes for a call without thought (a recorded
+ * call replayed; the stream's head). */
+void tt_profile_render_call(const tt_profile *p, tt_buf *b, const char *name, const char *args);
+/* Splits a generated reply into the call's name and arguments (byte for
+ * byte as written) and the thought before it (out->thinking); false when
+ * the text is no call of this family. */
+bool tt_profile_parse(const tt_profile *p, const char *text, tt_llm_reply *out);
+/* The generic family's messages as (role, text) pairs for the model's own
+ * template: tools in the system message, calls and results as text
+ * (allocated; tests/templates renders them with Jinja2 too). */
+void tt_profile_generic_messages(const tt_chat *chat, const tt_tool_spec *tools, size_t ntools,
+                                 char **roles, char **texts);
+
+/* ---- grammars (grammar.c) ------------------------------------------------------ */
+
+/* What may come before a call. A thought is at most thought_chars of any
+ * UTF-8 text that neither starts nor ends with whitespace and never holds
+ * the first character of the call's open text (a '<' followed by a space,
+ * '=', '>' or a digit is allowed: SQL comparisons), so the call starts at
+ * the first occurrence of open and rendering the parts again gives the
+ * same bytes. */
+typedef enum tt_thought {
+  TT_THOUGHT_NONE,  /* the call from the first token */
+  TT_THOUGHT_TEXT,  /* optionally: thought "\n", then the call */
+  TT_THOUGHT_THINK, /* "<think>\n" thought? "\n</think>\n\n", then the call (Qwen3) */
+} tt_thought;
+
+/* How a family frames one call: the literal text before the tool's name,
+ * between the name and the arguments object (for Mistral: mid, then
+ * id_chars letters or digits, then mid_after_id), and after the object. */
+typedef struct tt_call_shape {
+  const char *open;         /* "<tool_call>\n{\"name\": \"" */
+  const char *mid;          /* "\", \"arguments\": " */
+  int id_chars;             /* 0: none */
+  const char *mid_after_id; /* when id_chars */
+  const char *close;        /* "}\n</tool_call>" */
+  tt_thought thought;
+  long thought_chars;       /* bound of a thought */
+} tt_call_shape;
+
+/* The shape of a family's calls; thought only when allow_thought. */
+void tt_profile_call_shape(const tt_profile *p, bool allow_thought, long max_tokens,
+                           tt_call_shape *out);
 
 /* GBNF admitting exactly one call of one of the tools (only that one when
- * only is not NULL), with schema-fitting arguments; NULL when no tool
- * matches. */
+ * only is not NULL) in the family's shape, with schema-fitting arguments
+ * written as Python's json.dumps writes them (", " and ": " separators,
+ * raw UTF-8); NULL when no tool matches. */
 char *tt_grammar_for_tools(const tt_tool_spec *tools, size_t n, const char *only,
-                           tt_call_format format, long max_tokens);
+                           const tt_call_shape *shape, long max_tokens);
 /* GBNF admitting exactly text (replaying a recorded turn). */
 char *tt_grammar_for_text(const char *text);
 

@@ -23,7 +23,7 @@ static bool tt_replay_chat(void *impl, const tt_chat *chat, const tt_llm_call *c
     return false;
   }
   r->next++;
-  char *args = json_dumps(json_object_get(c, "arguments"), JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+  char *args = json_dumps(json_object_get(c, "arguments"), JSON_PRESERVE_ORDER);
   tt_llm_call forced = *call;
   forced.force_call_name = json_string_value(json_object_get(c, "name"));
   forced.force_call_args = args ? args : "{}";
@@ -36,12 +36,18 @@ static bool tt_replay_chat(void *impl, const tt_chat *chat, const tt_llm_call *c
 
 static const char *tt_replay_model(const void *impl) { return tt_llm_model(((const tt_replay *)impl)->inner); }
 
+static const tt_profile *tt_replay_profile(const void *impl) {
+  const tt_llm *inner = ((const tt_replay *)impl)->inner;
+  return inner->vt->profile ? inner->vt->profile(inner->impl) : NULL;
+}
+
 static void tt_replay_free(void *impl) { free(impl); }
 
 static const tt_llm_vtable tt_replay_vtable = {
     .name = "replay",
     .chat = tt_replay_chat,
     .model = tt_replay_model,
+    .profile = tt_replay_profile,
     .free = tt_replay_free,
 };
 
