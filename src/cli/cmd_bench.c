@@ -110,8 +110,11 @@ static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, t
       break;
     }
     summaries[i] = tt_run_summary(&runs[i]);
+    /* as a chat thread carries them (store/session.c): the values of the
+     * earlier results back the numbers a follow-up's answer repeats */
     history[i] = (tt_turn){.question = text, .answer = runs[i].answer, .sql = runs[i].sql,
-                           .summary = summaries[i], .status = runs[i].status};
+                           .summary = summaries[i], .numbers = runs[i].numbers,
+                           .status = runs[i].status};
   }
   for (size_t k = 0; k <= json_array_size(json_object_get(rec, "questions")); k++) {
     tt_run_free(&runs[k]);
