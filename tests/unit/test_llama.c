@@ -122,8 +122,7 @@ static void test_every_generation_is_a_valid_tool_call(void **state) {
       /* the call and its result appended: the prompt starts with what
        * was generated (Qwen3 always thinks: its template would drop an
        * empty think block from the history) */
-      tt_chat_add_tool_call(&c, r.call_id, r.tool_name, r.tool_args);
-      if (r.thinking) c.msgs[c.n - 1].content = tt_xstrdup(r.thinking);
+      tt_chat_add_call(&c, r.call_id, r.tool_name, r.tool_args, r.thinking);
       tt_chat_add_tool_result(&c, r.call_id, "3 rows");
       int nv;
       long reused = -1;
@@ -184,8 +183,7 @@ static void test_cache_reuse_within_and_across_questions(void **state) {
   long first_prompt = r.usage.prompt;
   /* the next step: everything before it comes from the cache, the model's
    * own reply included (its thought too, as the call's content) */
-  tt_chat_add_tool_call(&c, r.call_id, r.tool_name, r.tool_args);
-  if (r.thinking) c.msgs[c.n - 1].content = tt_xstrdup(r.thinking);
+  tt_chat_add_call(&c, r.call_id, r.tool_name, r.tool_args, r.thinking);
   tt_chat_add_tool_result(&c, r.call_id, "25 rows");
   long generated = r.usage.completion;
   tt_llm_reply_free(&r);
