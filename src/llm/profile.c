@@ -522,7 +522,8 @@ void tt_profile_call_shape(const tt_profile *p, bool allow_thought, long max_tok
 void tt_profile_render_call(const tt_profile *p, tt_buf *b, const char *name, const char *args) {
   tt_call_shape sh;
   tt_profile_call_shape(p, false, 1024, &sh);
-  if (p->id == TT_PROFILE_QWEN3) tt_buf_puts(b, "<think>\n\n</think>\n\n");
+  /* no thought (not even Qwen3's empty block, which its template would
+   * drop from the history): the call alone renders as the history will */
   tt_buf_printf(b, "%s%s%s", sh.open, name, sh.mid);
   if (sh.id_chars) tt_buf_printf(b, "%.*s%s", sh.id_chars, "abcdefghijklmnopqrstuvwxyz", sh.mid_after_id);
   tt_buf_printf(b, "%s%s", args && *args ? args : "{}", sh.close);
@@ -535,7 +536,9 @@ bool tt_profile_parse(const tt_profile *p, const char *text, tt_llm_reply *out) 
   if (!call) return false;
   /* the thought before the call, without the separators the shape adds */
   const char *t = text, *te = call;
-  if (sh.thought == TT_THOUGHT_THINK) {
+  if (sh.thought == TT_THOUGHT_THINK && te == t) {
+    /* a call without a thought: only a forced (replayed) call is written so */
+  } else if (sh.thought == TT_THOUGHT_THINK) {
     if (!tt_has_prefix(t, "<think>\n")) return false;
     t += strlen("<think>\n");
     const char *close = strstr(t, "\n</think>\n\n");
