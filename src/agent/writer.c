@@ -153,6 +153,7 @@ static tt_try_result tt_writer_try(tt_writer_state *st, const tt_sql_prompt *bas
   free(prompt);
   if (!ok) {
     out->status = lerr.kind == TT_LLM_ERR_CANCELLED ? TT_RUN_CANCELLED : TT_RUN_FAILED;
+    free(out->error);
     out->error = tt_xstrdup(lerr.message);
     tt_llm_reply_free(&r);
     return TT_TRY_STOP;
@@ -168,8 +169,10 @@ static tt_try_result tt_writer_try(tt_writer_state *st, const tt_sql_prompt *bas
     const char *why = cut ? " (the reply reached the token limit first: keep the reasoning short)"
                           : NULL;
     note = tt_writer_note(NULL, why);
-    tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "run_sql", .ok = false,
-                   .error = "the reply had no ```sql block"};
+    free(out->error);
+    out->error = tt_xstrdup(cut ? "the reply reached the token limit without a ```sql block"
+                                : "the reply had no ```sql block");
+    tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "run_sql", .ok = false, .error = out->error};
     tt_writer_emit(st, &ev);
   } else {
     out->totals.sql_calls++;
@@ -202,6 +205,7 @@ static tt_try_result tt_writer_try(tt_writer_state *st, const tt_sql_prompt *bas
     } else if (err.kind == TT_DB_ERR_CANCELLED) {
       ev.error = err.message;
       out->status = TT_RUN_CANCELLED;
+      free(out->error);
       out->error = tt_xstrdup("cancelled");
       res = TT_TRY_STOP;
     } else {
@@ -448,10 +452,9 @@ void tt_writer_ask(tt_agent *a, const tt_turn *history, size_t nhistory, const c
     out->status = TT_RUN_FAILED;
     char *last = out->error;
     out->error = tt_xasprintf("the model's query failed %d times in a row; the last error: %s",
-                              attempts, last ? last : "no ```sql block in the reply");
+                              attempts, last ? last : "none");
     out->answer = tt_xasprintf("I could not write a query that works for this question (%d "
-                               "tries); the last error was: %s", attempts,
-                               last ? last : "the model wrote no SQL");
+                               "tries); the last error was: %s", attempts, last ? last : "none");
     free(last);
   }
   for (size_t i = 0; i < nnotes; i++) free(notes[i]);

@@ -235,6 +235,14 @@ static void test_repair_budget(void **state) {
   assert_non_null(strstr(s.prompts[2], "SELECT Nope FROM Genre"));
   tt_run_free(&run);
   scripted_done(&s);
+  /* the last try without a query: that is the error, not an older one */
+  const char *none[] = {"```sql\nSELECT Nope FROM Genre\n```", "Hmm.", "```python\nprint(1)\n```",
+                        NULL};
+  ask(&s, none, q_genre, &run);
+  assert_int_equal(run.status, TT_RUN_FAILED);
+  assert_non_null(strstr(run.error, "the last error: the reply had no ```sql block"));
+  tt_run_free(&run);
+  scripted_done(&s);
 }
 
 /* A write is refused by the database, and the question ends there. */
