@@ -20,7 +20,28 @@ struct tt_agent {
   bool whole_schema; /* all cards are in the system prompt */
   tt_tool_spec tools[TT_AGENT_MAX_TOOLS];
   size_t ntools;
+  /* an SQL writer (writer.c): the prompt it was trained on, and the whole
+   * schema in that prompt's form when it fits the budget (else NULL: the
+   * tables each question needs) */
+  tt_sql_style writer_style;
+  char *writer_schema;
 };
+
+/* loop.c: one guarded query under the agent's limits, keeping at most
+ * max_rows; cancel (may be NULL) stops it. */
+tt_result *tt_agent_guarded_query(tt_agent *a, volatile sig_atomic_t *cancel, const char *sql,
+                                  long max_rows, tt_db_error *err);
+
+/* writer.c: the question answered through an SQL writer's own prompt */
+void tt_writer_ask(tt_agent *a, const tt_turn *history, size_t nhistory, const char *question,
+                   const tt_agent_hooks *hooks, tt_run *out);
+/* The schema in the writer's form: the given cards (all when NULL). */
+char *tt_writer_schema(const tt_agent *a, const tt_card *const *cards, size_t n);
+/* The answer step's prompt: the question, the query and its rows as data. */
+char *tt_writer_answer_prompt(const char *question, const char *sql, const tt_result *rows,
+                              bool chart);
+/* "The query returned 1 row: Rock, 1297." when the model cannot phrase it. */
+char *tt_writer_template_answer(const tt_result *rows);
 
 /* prompt.c */
 char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema);

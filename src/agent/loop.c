@@ -45,12 +45,16 @@ tt_agent *tt_agent_new(tt_db *db, const tt_schema *schema, tt_llm *llm,
   a->o = opts ? *opts : tt_agent_default_opts();
   a->system_prompt = tt_prompt_system(schema, a->o.schema_budget, &a->whole_schema);
   a->ntools = tt_prompt_tools(a->tools);
+  a->writer_style = llm ? tt_llm_sql_style(llm) : TT_SQL_STYLE_NONE;
+  if (a->writer_style != TT_SQL_STYLE_NONE && a->whole_schema)
+    a->writer_schema = tt_writer_schema(a, NULL, 0);
   return a;
 }
 
 void tt_agent_free(tt_agent *a) {
   if (!a) return;
   free(a->system_prompt);
+  free(a->writer_schema);
   free(a);
 }
 
@@ -193,19 +197,22 @@ static void tt_note_refused_write(tt_step_state *st, const char *sql, const tt_d
   st->out->refused_sql = tt_xstrdup(sql);
 }
 
-/* One guarded query under the agent's limits, keeping at most max_rows. */
-static tt_result *tt_agent_query(const tt_step_state *st, const char *sql, long max_rows,
-                                 tt_db_error *err) {
-  tt_agent *a = st->a;
+tt_result *tt_agent_guarded_query(tt_agent *a, volatile sig_atomic_t *cancel, const char *sql,
+                                  long max_rows, tt_db_error *err) {
   tt_db_opts saved = *tt_db_get_opts(a->db);
   tt_db_opts o = a->o.sql;
-  o.cancel = st->hooks ? st->hooks->cancel : NULL; /* Ctrl-C or a client that left */
+  o.cancel = cancel; /* Ctrl-C or a client that left */
   o.max_rows = max_rows;
   if (max_rows > a->o.sql.max_rows && o.max_bytes < 64L << 20) o.max_bytes = 64L << 20;
   tt_db_set_opts(a->db, &o);
   tt_result *res = tt_db_query(a->db, sql, strlen(sql), err);
   tt_db_set_opts(a->db, &saved);
   return res;
+}
+
+static tt_result *tt_agent_query(const tt_step_state *st, const char *sql, long max_rows,
+                                 tt_db_error *err) {
+  return tt_agent_guarded_query(st->a, st->hooks ? st->hooks->cancel : NULL, sql, max_rows, err);
 }
 
 static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
@@ -566,6 +573,12 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
   double t0 = tt_now_ms();
   memset(out, 0, sizeof *out);
   out->status = TT_RUN_FAILED;
+  if (a->writer_style != TT_SQL_STYLE_NONE) {
+    /* an SQL writer never asked back, so there is nothing to resume */
+    tt_writer_ask(a, history, nhistory, question, hooks, out);
+    out->totals.wall_ms = tt_now_ms() - t0;
+    return;
+  }
   tt_step_state st = {.a = a, .hooks = hooks, .out = out, .question = question};
   tt_start_chat(&st, history, nhistory, resume, question);
   /* A resumed question is checked against what was asked and the reply. */

@@ -145,6 +145,7 @@ typedef struct tt_cli_agent_opts {
   const char *chart_out;   /* ask --out FILE */
   bool no_preview;         /* --no-preview */
   bool show_thinking;      /* --show-thinking */
+  const char *profile;     /* --profile NAME (NULL: TABLETALK_PROFILE, else detected) */
 } tt_cli_agent_opts;
 
 void tt_cli_agent_defaults(tt_cli_agent_opts *o);
@@ -155,7 +156,7 @@ enum {
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
   TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS, TT_OPT_SIZE, TT_OPT_CHART_FORMAT,
   TT_OPT_NO_PREVIEW, TT_OPT_OUT, TT_OPT_MAX_ROWS, TT_OPT_SQL_ONLY, TT_OPT_LLM_DEADLINE,
-  TT_OPT_SHOW_THINKING,
+  TT_OPT_SHOW_THINKING, TT_OPT_PROFILE,
 };
 
 /* The long options ask and chat share (entries of a struct option table). */
@@ -180,7 +181,8 @@ enum {
   {"size", required_argument, NULL, TT_OPT_SIZE},                    \
   {"chart-format", required_argument, NULL, TT_OPT_CHART_FORMAT},    \
   {"no-preview", no_argument, NULL, TT_OPT_NO_PREVIEW},              \
-  {"show-thinking", no_argument, NULL, TT_OPT_SHOW_THINKING}
+  {"show-thinking", no_argument, NULL, TT_OPT_SHOW_THINKING},      \
+  {"profile", required_argument, NULL, TT_OPT_PROFILE}
 
 #define TT_AGENT_OPTIONS_HELP                                                         \
   "Model (flags, then TABLETALK_* environment variables, then ./.env):\n"             \
@@ -200,6 +202,9 @@ enum {
   "      --no-stream        ask for whole replies instead of a stream\n"               \
   "      --max-tokens N     longest reply (2048); --temperature T (0); --seed N\n"     \
   "      --show-thinking    print what the model thinks before each call (stderr)\n" \
+  "      --profile NAME     how the model is prompted, instead of detecting it\n"     \
+  "                         (TABLETALK_PROFILE): qwen2.5, qwen3, llama3.1, mistral,\n" \
+  "                         generic, sql-writer (OmniSQL, XiYanSQL: their own prompt)\n" \
   "Queries and state:\n"                                                              \
   "      --timeout S        time limit of each SQL query (5)\n"                        \
   "      --schema-budget N  prompt tokens for schema cards before retrieval (2000)\n"  \

@@ -91,6 +91,12 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     return 0;
   case TT_OPT_NO_PREVIEW: o->no_preview = true; return 0;
   case TT_OPT_SHOW_THINKING: o->show_thinking = true; return 0;
+  case TT_OPT_PROFILE:
+    if (!tt_llm_profile_known(arg))
+      return tt_usage_error(cmd, "--profile: there is no model profile '%s'; choose one of %s",
+                            arg, tt_llm_profile_names());
+    o->profile = arg;
+    return 0;
   default: return -1;
   }
 }
@@ -183,8 +189,28 @@ int tt_cli_check_base_url(const tt_dotenv *d, const tt_cli_agent_opts *o) {
   return rc;
 }
 
+/* The profile asked for: --profile, then TABLETALK_PROFILE; NULL when the
+ * model's own (detected) is to be used. *bad when the variable names none. */
+static const char *tt_cli_profile(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err,
+                                  bool *bad) {
+  *bad = false;
+  if (o->profile) return o->profile;
+  const char *env = tt_config_get(d, "TABLETALK_PROFILE");
+  if (!env || !*env) return NULL;
+  if (!tt_llm_profile_known(env)) {
+    tt_buf_printf(err, "TABLETALK_PROFILE: there is no model profile '%s'; choose one of %s", env,
+                  tt_llm_profile_names());
+    *bad = true;
+    return NULL;
+  }
+  return env;
+}
+
 static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *given,
                             tt_buf *errbuf) {
+  bool bad;
+  const char *profile = tt_cli_profile(d, o, errbuf, &bad);
+  if (bad) return NULL;
   /* a split model opens by its first part's own name (not default.gguf) */
   char *path = tt_model_load_path(given);
   if (!tt_model_parts_check(path, errbuf)) {
@@ -193,6 +219,7 @@ static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, cons
   }
   tt_llm_llama_opts lo = tt_llm_llama_default_opts();
   lo.model_path = path;
+  lo.profile = profile;
   if (o->ctx) lo.n_ctx = (int)o->ctx;
   const char *threads = tt_config_get(d, "TABLETALK_THREADS");
   long n;
@@ -216,6 +243,9 @@ bool tt_cli_http_opts(const tt_dotenv *d, const tt_cli_agent_opts *o, const char
                       tt_llm_http_opts *out, tt_buf *err) {
   tt_llm_http_opts h = tt_llm_http_default_opts();
   h.base_url = base_url;
+  bool bad;
+  h.profile = tt_cli_profile(d, o, err, &bad);
+  if (bad) return false;
   h.model = o->model ? o->model : tt_config_get(d, "TABLETALK_MODEL");
   if (!h.model) h.model = "default";
   const char *key_var = o->api_key_env ? o->api_key_env : "TABLETALK_API_KEY";

@@ -197,6 +197,10 @@ static void tt_ui_tool_line(tt_ui *ui, const tt_event *ev) {
     else
       tt_buf_printf(&b, " -- %s", ev->error ? ev->error : "failed");
     tt_ui_line(ui, "sql", tt_buf_cstr(&b));
+  } else if (ev->tool && strcmp(ev->tool, "run_sql") == 0 && !ev->ok && !ev->args) {
+    /* an SQL writer's reply with no query in it */
+    tt_buf_printf(&b, "!! %s", ev->error ? ev->error : "no query");
+    tt_ui_line(ui, "sql", tt_buf_cstr(&b));
   } else if (ev->tool && strcmp(ev->tool, "make_chart") == 0 && (ev->ok || ev->chart)) {
     tt_buf_printf(&b, "%s%s%s", ev->chart ? ev->chart : "", ev->chart_file ? " -> " : "",
                   ev->chart_file ? ev->chart_file : "");

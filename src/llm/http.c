@@ -912,7 +912,9 @@ static bool tt_http_chat(void *impl, const tt_chat *chat, const tt_llm_call *cal
     tt_try r = tt_http_attempt(h, body, strlen(body), call, &x, err);
     received += x.received;
     bool again_now = false; /* a changed request, sent without waiting */
-    if (r == TT_TRY_OK && tt_xfer_cut(&x)) {
+    /* a text reply cut at the limit is the caller's to read when it asks */
+    bool keep_cut = call->allow_cut && !x.saw_tool;
+    if (r == TT_TRY_OK && !keep_cut && tt_xfer_cut(&x)) {
       again_now = !widened && max_tokens < TT_HTTP_MAX_TOKENS_CAP;
       tt_cut_error(h, max_tokens, widened, err);
       if (again_now) {

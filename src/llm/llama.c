@@ -6,6 +6,7 @@
  * KV cache for every token it has already computed (within a question,
  * across questions, and across processes through a saved prefix state),
  * streams the answer text, and stops promptly when cancelled. */
+#define _GNU_SOURCE /* memmem */
 #include "llm/llm_internal.h"
 
 #include <math.h>
@@ -30,6 +31,7 @@ typedef struct tt_ckpt {
 typedef struct tt_llama {
   tt_llm_llama_opts o;
   char *path, *name, *cache_dir;
+  char *names;              /* general.name and the file's name (tt_llm_sql_style) */
   struct llama_model *model;
   struct llama_context *ctx;
   const struct llama_vocab *vocab;
@@ -221,29 +223,59 @@ static bool tt_llama_render(const tt_llama *L, const tt_chat *chat, const tt_llm
 
 /* ---- one call ----------------------------------------------------------------- */
 
+/* The caller's stable prefix (call->stable_prefix bytes of the first
+ * message) as an offset into the prompt, when it ends inside that
+ * message; else 0. Tokenizing up to there and on from there gives the
+ * tokens of the whole for the SQL writers' Qwen2 tokenizer, whose
+ * pre-tokenizer splits after a run of newlines, which is where their
+ * schema ends. */
+static size_t tt_stable_end(const tt_chat *chat, const tt_llm_call *call, const tt_buf *prompt,
+                            const size_t *ends) {
+  if (!call->stable_prefix || !chat->n || !chat->msgs[0].content) return 0;
+  const char *content = chat->msgs[0].content;
+  if (strlen(content) <= call->stable_prefix) return 0;
+  const char *at = memmem(prompt->data, ends[0], content, call->stable_prefix);
+  if (!at) return 0;
+  size_t end = (size_t)(at - prompt->data) + call->stable_prefix;
+  return end < ends[0] ? end : 0;
+}
+
 /* Brings the cache up to the whole prompt, computing only what it lacks. */
 static bool tt_prefill(tt_llama *L, const tt_chat *chat, const tt_llm_call *call,
                        tt_llm_reply *out, tt_llm_error *err) {
   tt_buf prompt = TT_BUF_INIT;
-  size_t *ends = tt_xcalloc(chat->n + 1, sizeof(size_t));
-  bool ok = tt_llama_render(L, chat, call, &prompt, ends);
+  /* the segments: the stable prefix when there is one, then each message,
+   * then the generation prompt */
+  size_t *ends = tt_xcalloc(chat->n + 2, sizeof(size_t));
+  bool ok = tt_llama_render(L, chat, call, &prompt, ends + 1);
   if (!ok) {
     tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "the model's chat template cannot be applied");
     free(ends);
     tt_buf_free(&prompt);
     return false;
   }
+  size_t nseg = chat->n + 1;
+  size_t stable = tt_stable_end(chat, call, &prompt, ends + 1);
+  if (stable) {
+    ends[0] = stable;
+    nseg++;
+  } else {
+    memmove(ends, ends + 1, nseg * sizeof(size_t));
+  }
+  /* the first segment is kept on disk when it is the same for every
+   * question: a system message, or the stable prefix (not a question) */
+  bool keep = stable || (chat->n && chat->msgs[0].role == TT_ROLE_SYSTEM);
   if (!L->o.reuse) tt_kv_reset(L);
   size_t done = tt_kv_keep_prefix(L, prompt.data, prompt.len);
   size_t reused = L->ntoks;
   double t0 = tt_now_ms();
   int rc = 0;
-  for (size_t seg = 0; seg <= chat->n && rc == 0; seg++) {
+  for (size_t seg = 0; seg < nseg && rc == 0; seg++) {
     if (ends[seg] <= done) continue;
     int32_t n;
     llama_token *t = tt_tokenize(L, prompt.data + done, ends[seg] - done, &n);
     double r0 = tt_now_ms();
-    bool restored = seg == 0 && done == 0 && L->ntoks == 0 && L->o.reuse && !L->o.cold &&
+    bool restored = seg == 0 && keep && done == 0 && L->ntoks == 0 && L->o.reuse && !L->o.cold &&
                     tt_prefix_restore(L, prompt.data, ends[0], t, (size_t)n);
     if (restored) out->restore_ms = tt_now_ms() - r0;
     if (restored) {
@@ -254,7 +286,7 @@ static bool tt_prefill(tt_llama *L, const tt_chat *chat, const tt_llm_call *call
         tt_kv_push_tokens(L, t, (size_t)n);
         tt_buf_append(&L->text, prompt.data + done, ends[seg] - done);
         tt_kv_checkpoint(L);
-        if (seg == 0 && reused == 0 && L->o.reuse) tt_prefix_save(L, prompt.data, ends[0]);
+        if (seg == 0 && keep && reused == 0 && L->o.reuse) tt_prefix_save(L, prompt.data, ends[0]);
       }
     }
     free(t);
@@ -381,10 +413,11 @@ static void tt_stream_update(tt_streamer *s, const tt_buf *text) {
   tt_buf_free(&piece);
 }
 
-/* Generates under the grammar until the end of the turn. */
+/* Generates under the grammar until the end of the turn; *cut is set when
+ * a text reply (no grammar) reached max_tokens and the caller takes it so. */
 static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
                         const llama_token *forced, size_t nforced, tt_buf *text,
-                        tt_llm_reply *out, tt_llm_error *err) {
+                        tt_llm_reply *out, tt_llm_error *err, bool *cut) {
   struct llama_sampler *grammar = gbnf ? tt_grammars_sampler(L->grammars, gbnf) : NULL;
   if (gbnf && !grammar) {
     tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "internal error: the tool grammar does not parse");
@@ -434,6 +467,7 @@ static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
   }
   tt_kv_checkpoint(L);
   if (ended) ok = true;
+  else if (n >= L->o.max_tokens && call->allow_cut && !grammar) ok = *cut = true;
   else if (!err || err->kind == TT_LLM_OK)
     tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0,
                      "the model did not finish its reply within %ld tokens (--max-tokens)",
@@ -471,7 +505,10 @@ static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *ca
   }
   bool ok = tt_prefill(L, chat, call, out, err);
   tt_buf text = TT_BUF_INIT;
-  if (ok) ok = tt_generate(L, gbnf, call, forced, (size_t)(nforced > 0 ? nforced : 0), &text, out, err);
+  bool cut = false;
+  if (ok)
+    ok = tt_generate(L, gbnf, call, forced, (size_t)(nforced > 0 ? nforced : 0), &text, out, err,
+                     &cut);
   free(forced);
   if (ok && call->ntools && tt_utf8_valid(text.data, text.len, NULL) &&
       tt_profile_parse(L->profile, tt_buf_cstr(&text), out)) {
@@ -484,7 +521,8 @@ static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *ca
     ok = false;
   } else if (ok) {
     out->text = tt_buf_detach(&text);
-    out->finish_reason = tt_xstrdup("stop");
+    if (!out->text) out->text = tt_xstrdup("");
+    out->finish_reason = tt_xstrdup(cut ? "length" : "stop");
   }
   tt_buf_free(&text);
   free(gbnf);
@@ -494,6 +532,8 @@ static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *ca
 }
 
 static const char *tt_llama_model_name(const void *impl) { return ((const tt_llama *)impl)->name; }
+
+static const char *tt_llama_names(const void *impl) { return ((const tt_llama *)impl)->names; }
 
 static const tt_profile *tt_llama_profile(const void *impl) { return ((const tt_llama *)impl)->profile; }
 
@@ -509,6 +549,7 @@ static void tt_llama_free(void *impl) {
   free(L->tmpl);
   free(L->path);
   free(L->name);
+  free(L->names);
   free(L->cache_dir);
   free(L);
 }
@@ -518,6 +559,7 @@ static const tt_llm_vtable tt_llama_vtable = {
     .chat = tt_llama_chat,
     .model = tt_llama_model_name,
     .profile = tt_llama_profile,
+    .names = tt_llama_names,
     .free = tt_llama_free,
 };
 
@@ -577,6 +619,12 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
   }
   const char *tmpl = llama_model_chat_template(L->model, NULL);
   L->tmpl = tmpl ? tt_xstrdup(tmpl) : NULL;
+  {
+    char gname[256] = "";
+    llama_model_meta_val_str(L->model, "general.name", gname, sizeof gname);
+    /* the file's name too: quantizers often keep the original model's name there */
+    L->names = tt_xasprintf("%s %s", gname, L->name);
+  }
   if (opts->profile) {
     L->profile = tt_profile_by_name(opts->profile);
     if (!L->profile) {
@@ -586,14 +634,9 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
       return NULL;
     }
   } else {
-    char arch[64] = "", name[256] = "";
+    char arch[64] = "";
     llama_model_meta_val_str(L->model, "general.architecture", arch, sizeof arch);
-    llama_model_meta_val_str(L->model, "general.name", name, sizeof name);
-    /* the file's name too: quantizers often keep the original model's name there */
-    tt_buf names = TT_BUF_INIT;
-    tt_buf_printf(&names, "%s %s", name, L->name);
-    L->profile = tt_profile_detect(arch, tt_buf_cstr(&names), tmpl);
-    tt_buf_free(&names);
+    L->profile = tt_profile_detect(arch, L->names, tmpl);
   }
   if (L->profile->id == TT_PROFILE_GENERIC && !L->tmpl) {
     tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "%s has no chat template, which the generic "

@@ -47,6 +47,12 @@ bool tt_llm_is_sql_writer(const tt_llm *llm) {
   return p && p->sql_writer;
 }
 
+tt_sql_style tt_llm_sql_style(const tt_llm *llm) {
+  if (!tt_llm_is_sql_writer(llm)) return TT_SQL_STYLE_NONE;
+  const char *names = llm->vt->names ? llm->vt->names(llm->impl) : tt_llm_model(llm);
+  return tt_profile_sql_style(names);
+}
+
 bool tt_llm_profile_known(const char *name) { return tt_profile_by_name(name) != NULL; }
 
 void tt_llm_free(tt_llm *llm) {

@@ -167,6 +167,16 @@ typedef struct tt_llm_call {
   bool no_grammar;
   /* HTTP: bytes the reply may take, retries included (0: 16 MiB) */
   size_t max_reply_bytes;
+  /* A text reply cut at the token limit is returned as far as it got, with
+   * finish_reason "length", instead of failing: an SQL writer's query may
+   * be complete before the limit, and the caller reads what it can. */
+  bool allow_cut;
+  /* Embedded engine: the first stable_prefix bytes of the first message
+   * stay the same for every question on a database (an SQL writer's
+   * single prompt up to the end of its schema). The cache keeps a point
+   * there to come back to, and that prefix is the one saved on disk for
+   * later processes. 0: the message boundaries only. */
+  size_t stable_prefix;
 } tt_llm_call;
 
 typedef struct tt_llm tt_llm;
@@ -194,6 +204,50 @@ const char *tt_llm_profile_summary(const tt_llm *llm);
  * runs its SQL-writer mode. */
 bool tt_llm_is_sql_writer(const tt_llm *llm);
 void tt_llm_free(tt_llm *llm);
+
+/* ---- SQL writers' own prompts (sqlprompt.c) -------------------------------- */
+
+/* The prompt an SQL writer was trained on. */
+typedef enum tt_sql_style {
+  TT_SQL_STYLE_NONE,    /* not an SQL writer */
+  TT_SQL_STYLE_OMNISQL, /* OmniSQL's: the schema as CREATE TABLE statements
+                         * (tt_schema_render_ddl); also any other model run
+                         * with --profile sql-writer */
+  TT_SQL_STYLE_XIYAN,   /* XiYanSQL's: the schema as M-Schema
+                         * (tt_schema_render_mschema) */
+} tt_sql_style;
+
+/* XiYanSQL's when the model's name (or the GGUF's general.name) says
+ * xiyan, else OmniSQL's; TT_SQL_STYLE_NONE for a model that is no SQL
+ * writer. */
+tt_sql_style tt_llm_sql_style(const tt_llm *llm);
+
+/* What goes into the trained prompt; the template places each part where
+ * the model learned to find it. */
+typedef struct tt_sql_prompt {
+  const char *engine;   /* "SQLite" */
+  const char *schema;   /* in the style's form (see tt_sql_style) */
+  const char *question; /* the user's words */
+  const char *context;  /* what the question follows on (earlier questions
+                         * of the thread and their SQL), or NULL */
+  const char *const *notes; /* further instructions (an earlier query of this
+                             * question and its error), in order */
+  size_t nnotes;
+} tt_sql_prompt;
+
+/* The single user message of the style's template, filled in (allocated).
+ * *stable receives how many bytes at its start depend only on the engine
+ * and the schema, not on the question. */
+char *tt_sql_prompt_render(tt_sql_style style, const tt_sql_prompt *p, size_t *stable);
+
+/* The query of an SQL writer's reply: the body of its last ```sql block
+ * (the tag in any case), else of its last untagged ``` block, as the
+ * writers' own evaluation scripts read it. XiYanSQL's prompt ends by
+ * opening the block, so its reply may start inside one. A block the reply
+ * ends in without closing counts, with unclosed set (the caller knows
+ * whether the reply was cut). NULL when there is no such block with
+ * anything in it; else allocated, trimmed. */
+char *tt_sql_from_reply(tt_sql_style style, const char *reply, bool *unclosed);
 
 /* ---- the OpenAI-compatible HTTP backend --------------------------------- */
 

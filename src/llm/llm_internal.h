@@ -12,6 +12,9 @@ typedef struct tt_llm_vtable {
   const char *(*model)(const void *impl);
   /* how the backend prompts the model; NULL: the server decides */
   const struct tt_profile *(*profile)(const void *impl);
+  /* the names the model goes by, for telling models of one family apart
+   * (the GGUF's general.name and file name); NULL: the model's name */
+  const char *(*names)(const void *impl);
   void (*free)(void *impl);
 } tt_llm_vtable;
 
@@ -47,6 +50,8 @@ const tt_profile *tt_profile_by_name(const char *name);
 /* The family of a GGUF from its architecture, its name and its chat
  * template (any may be NULL). */
 const tt_profile *tt_profile_detect(const char *arch, const char *name, const char *tmpl);
+/* The trained prompt of an SQL writer known by names. */
+tt_sql_style tt_profile_sql_style(const char *names);
 /* Renders the prompt exactly as the family's official template does, with
  * the offset where each message ends in ends[0..chat->n-1] and the
  * generation prompt's end in ends[chat->n]; tmpl is the GGUF's template

@@ -77,6 +77,10 @@ const tt_profile *tt_profile_detect(const char *arch, const char *name, const ch
   return tt_profile_get(TT_PROFILE_GENERIC);
 }
 
+tt_sql_style tt_profile_sql_style(const char *names) {
+  return tt_contains_nocase(names, "xiyan") ? TT_SQL_STYLE_XIYAN : TT_SQL_STYLE_OMNISQL;
+}
+
 /* ---- pieces ------------------------------------------------------------------- */
 
 static const char *tt_str(const char *s) { return s ? s : ""; }

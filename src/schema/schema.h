@@ -44,6 +44,18 @@ size_t tt_schema_select(const tt_schema *s, const char *question, size_t budget,
  * at a glance for prompts that carry only some full cards. */
 void tt_schema_render_index(const tt_schema *s, tt_buf *out);
 
+/* The tables as OmniSQL's training data writes a schema: CREATE TABLE
+ * statements, one column per line with its declared type and up to two
+ * sample values as a comment (-- example: ['Rock', 'Jazz']), PRIMARY KEY
+ * and FOREIGN KEY constraints, a blank line between tables (all when
+ * cards is NULL). */
+void tt_schema_render_ddl(const tt_schema *s, const tt_card *const *cards, size_t n, tt_buf *out);
+/* The same in M-Schema, XiYanSQL's schema format: 【DB_ID】 db_id, then
+ * "# Table: name" blocks of (column:TYPE, Primary Key, Examples: [..]),
+ * then 【Foreign keys】 between the tables shown. */
+void tt_schema_render_mschema(const tt_schema *s, const tt_card *const *cards, size_t n,
+                              const char *db_id, tt_buf *out);
+
 /* Estimated tokens of text for a BPE tokenizer of the Qwen2 family
  * (single-digit numbers, ~4 letters per token, punctuation alone). */
 size_t tt_tokens_estimate(const char *text, size_t n);

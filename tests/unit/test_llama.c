@@ -4,7 +4,8 @@
  * generation is a valid tool call whatever the seed and the family's call
  * shape, parsed and rendered back byte for byte, a prefix restored from
  * disk gives the same next-token logits as one computed, the cache is
- * reused within and across questions, and cancellation stops it. */
+ * reused within and across questions, and cancellation stops it; an SQL
+ * writer's free-text step, cut replies and its stable prefix. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -236,6 +237,77 @@ static void test_restored_prefix_gives_identical_logits(void **state) {
   free(dir);
 }
 
+/* An SQL writer's step: free text without tools or grammar, a reply cut
+ * at the token limit returned as far as it got when the caller asks, and
+ * the prompt's stable prefix (up to the schema's end) reused by the next
+ * question and restored from disk by a fresh engine. */
+static tt_llm *open_writer(const char *cache, long max_tokens) {
+  tt_llm_llama_opts o = tt_llm_llama_default_opts();
+  o.model_path = model_path();
+  o.n_ctx = 4096;
+  o.n_threads = 2;
+  o.max_tokens = max_tokens;
+  o.cache_dir = cache;
+  o.profile = "sql-writer";
+  tt_llm_error err;
+  tt_llm *llm = tt_llm_llama_new(&o, &err);
+  if (!llm) fprintf(stderr, "%s\n", err.message);
+  assert_non_null(llm);
+  return llm;
+}
+
+static void test_sql_writer_text_and_stable_prefix(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  tt_llm *llm = open_writer(dir, 12);
+  assert_true(tt_llm_is_sql_writer(llm));
+  assert_int_equal(tt_llm_sql_style(llm), TT_SQL_STYLE_OMNISQL);
+  const char *head = "Database Schema:\nCREATE TABLE Genre (\n    GenreId integer,\n    Name text\n);\n";
+  char *q1 = tt_xasprintf("%sQuestion:\nHow many genres?\n", head);
+  char *q2 = tt_xasprintf("%sQuestion:\nWhich genre is first?\n", head);
+  tt_chat c = {0};
+  tt_chat_add(&c, TT_ROLE_USER, q1);
+  tt_llm_call call = {.allow_cut = true, .stable_prefix = strlen(head)};
+  tt_llm_reply r;
+  tt_llm_error err;
+  assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
+  assert_false(r.is_tool);
+  assert_non_null(r.text);
+  assert_true(strcmp(r.finish_reason, "length") == 0 || strcmp(r.finish_reason, "stop") == 0);
+  bool was_cut = strcmp(r.finish_reason, "length") == 0;
+  assert_int_equal(r.usage.cached, 0);
+  tt_llm_reply_free(&r);
+  /* without allow_cut the same reply is an error */
+  call.allow_cut = false;
+  bool ok = tt_llm_chat(llm, &c, &call, &r, &err);
+  assert_true(ok != was_cut);
+  if (!ok) assert_non_null(strstr(err.message, "did not finish its reply within 12 tokens"));
+  tt_llm_reply_free(&r);
+  call.allow_cut = true;
+  tt_chat_free(&c);
+  /* another question: the schema part comes from the cache */
+  tt_chat d = {0};
+  tt_chat_add(&d, TT_ROLE_USER, q2);
+  assert_true(tt_llm_chat(llm, &d, &call, &r, &err));
+  long stable_tokens = r.usage.cached;
+  assert_true(stable_tokens > 10);
+  assert_true(stable_tokens < r.usage.prompt);
+  tt_llm_reply_free(&r);
+  tt_llm_free(llm);
+  /* a fresh engine restores that prefix from disk */
+  llm = open_writer(dir, 12);
+  assert_true(tt_llm_chat(llm, &d, &call, &r, &err));
+  assert_int_equal(r.usage.cached, stable_tokens);
+  fprintf(stderr, "SQL writer: %ld of %ld prompt tokens restored\n", r.usage.cached, r.usage.prompt);
+  tt_llm_reply_free(&r);
+  tt_chat_free(&d);
+  tt_llm_free(llm);
+  free(q1);
+  free(q2);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static volatile sig_atomic_t g_cancel;
 
 static void *cancel_soon(void *arg) {
@@ -288,6 +360,7 @@ int main(void) {
       cmocka_unit_test(test_cache_reuse_within_and_across_questions),
       cmocka_unit_test(test_restored_prefix_gives_identical_logits),
       cmocka_unit_test(test_cancellation_stops_promptly),
+      cmocka_unit_test(test_sql_writer_text_and_stable_prefix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -256,6 +256,111 @@ static void test_reasoning_model_names(void **state) {
   assert_false(tt_llm_http_is_reasoning_model(NULL));
 }
 
+/* The SQL writers' trained prompts, filled in: OmniSQL's as its training
+ * script writes it (context before the question, notes as more
+ * instructions), XiYanSQL's with the notes as evidence. */
+static void test_sql_prompts(void **state) {
+  (void)state;
+  const char *notes[] = {"An earlier query failed.\nError: no such column: x"};
+  tt_sql_prompt p = {.engine = "SQLite", .schema = "CREATE TABLE t (\n    a integer\n);",
+                     .question = "How many?", .context = "Follows on: \"All of t?\"",
+                     .notes = notes, .nnotes = 1};
+  size_t stable = 0;
+  char *s = tt_sql_prompt_render(TT_SQL_STYLE_OMNISQL, &p, &stable);
+  assert_string_equal(
+      s,
+      "Task Overview:\nYou are a data science expert. Below, you are provided with a database "
+      "schema and a natural language question. Your task is to understand the schema and generate "
+      "a valid SQL query to answer the question.\n\nDatabase Engine:\nSQLite\n\nDatabase Schema:\n"
+      "CREATE TABLE t (\n    a integer\n);\nThis schema describes the database's structure, "
+      "including tables, columns, primary keys, foreign keys, and any relevant relationships or "
+      "constraints.\n\nQuestion:\nFollows on: \"All of t?\"\nHow many?\n\nInstructions:\n- Make "
+      "sure you only output the information that is asked in the question. If the question asks "
+      "for a specific column, make sure to only include that column in the SELECT clause, nothing "
+      "more.\n- The generated query should return all of the information asked in the question "
+      "without any missing or extra information.\n- Before generating the final SQL query, please "
+      "think through the steps of how to write the query.\n- An earlier query failed.\n  Error: no "
+      "such column: x\n\nOutput Format:\nIn your answer, please enclose the generated SQL query in "
+      "a code block:\n```sql\n-- Your SQL query\n```\n\nTake a deep breath and think step by step "
+      "to find the correct SQL query.\n");
+  /* everything up to the schema's end does not depend on the question */
+  assert_true(stable > 3 && strncmp(s + stable - 3, ");\n", 3) == 0);
+  assert_true(strncmp(s + stable, "This schema describes", 21) == 0);
+  free(s);
+  p.context = NULL;
+  p.nnotes = 0;
+  s = tt_sql_prompt_render(TT_SQL_STYLE_OMNISQL, &p, NULL);
+  assert_non_null(strstr(s, "\n\nQuestion:\nHow many?\n\nInstructions:\n"));
+  assert_non_null(strstr(s, "how to write the query.\n\nOutput Format:\n"));
+  free(s);
+  p.context = "C";
+  p.nnotes = 1;
+  p.schema = "【DB_ID】 x";
+  s = tt_sql_prompt_render(TT_SQL_STYLE_XIYAN, &p, &stable);
+  assert_string_equal(s, "你是一名SQLite专家，现在需要阅读并理解下面的【数据库schema】描述，以及可能用到的"
+                         "【参考信息】，并运用SQLite知识生成sql语句回答【用户问题】。\n【用户问题】\n"
+                         "How many?\n\n【数据库schema】\n【DB_ID】 x\n\n【参考信息】\nC\nAn earlier "
+                         "query failed.\nError: no such column: x\n\n【用户问题】\nHow many?\n\n```sql");
+  assert_true(strncmp(s + stable, "How many?", 9) == 0);
+  free(s);
+}
+
+/* The query of a reply: the last ```sql block (any case), else the last
+ * untagged one; unclosed blocks are reported as such. */
+static void test_sql_from_reply(void **state) {
+  (void)state;
+  bool open;
+  char *q = tt_sql_from_reply(TT_SQL_STYLE_OMNISQL,
+                              "Step 1: count.\n```sql\nSELECT 1;\n```\nBetter:\n```sql\n"
+                              "SELECT count(*)\nFROM t;\n```\nDone.", &open);
+  assert_string_equal(q, "SELECT count(*)\nFROM t;");
+  assert_false(open);
+  free(q);
+  /* upper case tag, CRLF lines, indentation */
+  q = tt_sql_from_reply(TT_SQL_STYLE_OMNISQL, "  ```SQL\r\n  SELECT 2\r\n  ```\r\n", &open);
+  assert_string_equal(q, "SELECT 2");
+  free(q);
+  /* an sql block wins over a later untagged one; untagged when alone */
+  q = tt_sql_from_reply(TT_SQL_STYLE_OMNISQL, "```sql\nSELECT 3\n```\n```\nnot this\n```", &open);
+  assert_string_equal(q, "SELECT 3");
+  free(q);
+  q = tt_sql_from_reply(TT_SQL_STYLE_OMNISQL, "```\nSELECT 4\n```\n```python\nprint(1)\n```", &open);
+  assert_string_equal(q, "SELECT 4");
+  free(q);
+  /* a longer fence holds a shorter one; inline ```code``` is no fence */
+  q = tt_sql_from_reply(TT_SQL_STYLE_OMNISQL,
+                        "Use ```sql x``` inline.\n````sql\nSELECT '```' AS fence\n```\n````", &open);
+  assert_string_equal(q, "SELECT '```' AS fence\n```");
+  free(q);
+  /* a fence at the end of the query's last line */
+  q = tt_sql_from_reply(TT_SQL_STYLE_OMNISQL, "```sql\nSELECT 5;```\nthat is all", &open);
+  assert_string_equal(q, "SELECT 5;");
+  assert_false(open);
+  free(q);
+  /* cut at the token limit inside the block */
+  q = tt_sql_from_reply(TT_SQL_STYLE_OMNISQL, "```sql\nSELECT 1\n```\nNow:\n```sql\nSELECT a,", &open);
+  assert_string_equal(q, "SELECT a,");
+  assert_true(open);
+  free(q);
+  /* nothing usable */
+  assert_null(tt_sql_from_reply(TT_SQL_STYLE_OMNISQL, "SELECT 1 without a fence", &open));
+  assert_null(tt_sql_from_reply(TT_SQL_STYLE_OMNISQL, "```sql\n   \n```", &open));
+  assert_null(tt_sql_from_reply(TT_SQL_STYLE_OMNISQL, "```json\n{}\n```", &open));
+  assert_null(tt_sql_from_reply(TT_SQL_STYLE_OMNISQL, "", &open));
+  /* XiYanSQL's reply starts inside the block its prompt opened */
+  q = tt_sql_from_reply(TT_SQL_STYLE_XIYAN, "\nSELECT 6\n```", &open);
+  assert_string_equal(q, "SELECT 6");
+  assert_false(open);
+  free(q);
+  q = tt_sql_from_reply(TT_SQL_STYLE_XIYAN, "SELECT 7", &open);
+  assert_string_equal(q, "SELECT 7");
+  assert_true(open);
+  free(q);
+  q = tt_sql_from_reply(TT_SQL_STYLE_XIYAN, "```sql\nSELECT 8\n```", &open);
+  assert_string_equal(q, "SELECT 8");
+  free(q);
+}
+
 /* The profile every official template in llama.cpp's models/templates
  * gets: the families tabletalk renders itself by what their templates
  * write, every other tool format the generic one. */
@@ -317,6 +422,8 @@ int main(void) {
       cmocka_unit_test(test_text_looks_like_call),
       cmocka_unit_test(test_split_thinking),
       cmocka_unit_test(test_reasoning_model_names),
+      cmocka_unit_test(test_sql_prompts),
+      cmocka_unit_test(test_sql_from_reply),
       cmocka_unit_test(test_profile_detection),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -183,6 +183,90 @@ static void test_slow_views_are_skipped(void **state) {
   free(path);
 }
 
+/* The SQL writers' schema forms: OmniSQL's CREATE TABLE statements with
+ * sample values as comments, and M-Schema for XiYanSQL. */
+static void test_ddl_and_mschema(void **state) {
+  (void)state;
+  tt_schema *s = load(tu_chinook());
+  tt_buf b = TT_BUF_INIT;
+  tt_schema_render_ddl(s, NULL, 0, &b);
+  const char *ddl = tt_buf_cstr(&b);
+  assert_true(tt_has_prefix(ddl, "CREATE TABLE Album (\n"
+                                 "    AlbumId integer, -- example: [1, 2]\n"
+                                 "    Title nvarchar(160), -- example: ['For Those About To Rock We "
+                                 "Salute You', 'Balls to the Wall']\n"
+                                 "    ArtistId integer, -- example: [1, 2]\n"
+                                 "    PRIMARY KEY (AlbumId),\n"
+                                 "    CONSTRAINT fk_album_artistid FOREIGN KEY (ArtistId) "
+                                 "REFERENCES Artist (ArtistId)\n"
+                                 ");\n\nCREATE TABLE Artist (\n"));
+  /* strings cut at 40 characters, as OmniSQL's data cuts them */
+  assert_non_null(strstr(ddl, "Company nvarchar(80), -- example: ['Embraer - Empresa Brasileira de Aeron"));
+  /* a composite key in key order; a table ends without a trailing comma */
+  assert_non_null(strstr(ddl, "    PRIMARY KEY (PlaylistId, TrackId),\n"));
+  assert_true(tt_has_suffix_nocase(ddl, "REFERENCES Album (AlbumId)\n);"));
+  assert_null(strstr(ddl, ",\n);"));
+  assert_non_null(strstr(ddl, "CREATE TABLE Track ("));
+  /* a subset */
+  const tt_card *pick[] = {tt_schema_find(s, "Genre")};
+  tt_buf_reset(&b);
+  tt_schema_render_ddl(s, pick, 1, &b);
+  assert_string_equal(tt_buf_cstr(&b), "CREATE TABLE Genre (\n"
+                                       "    GenreId integer, -- example: [1, 2]\n"
+                                       "    Name nvarchar(120), -- example: ['Rock', 'Jazz']\n"
+                                       "    PRIMARY KEY (GenreId)\n"
+                                       ");");
+  tt_buf_reset(&b);
+  tt_schema_render_mschema(s, NULL, 0, "chinook", &b);
+  const char *m = tt_buf_cstr(&b);
+  assert_true(tt_has_prefix(m, "【DB_ID】 chinook\n【Schema】\n# Table: Album\n[\n"
+                               "(AlbumId:INTEGER, Primary Key, Examples: [1, 2, 3]),\n"
+                               "(Title:NVARCHAR, Examples: [For Those About To Rock We Salute You]),\n"
+                               "(ArtistId:INTEGER, Examples: [1, 2])\n]\n# Table: Artist\n"));
+  assert_non_null(strstr(m, "(BirthDate:DATETIME, Examples: [1962-02-18 00:00:00]),")); /* dates: one */
+  assert_non_null(strstr(m, "(Email:NVARCHAR),"));                                     /* no mail */
+  assert_non_null(strstr(m, "\n【Foreign keys】\nAlbum.ArtistId=Artist.ArtistId\n"));
+  /* a subset keeps only the keys between its tables */
+  const tt_card *two[] = {tt_schema_find(s, "Album"), tt_schema_find(s, "Artist")};
+  tt_buf_reset(&b);
+  tt_schema_render_mschema(s, two, 2, "chinook", &b);
+  assert_true(tt_has_suffix_nocase(tt_buf_cstr(&b), "]\n【Foreign keys】\nAlbum.ArtistId=Artist.ArtistId"));
+  tt_buf_free(&b);
+  tt_schema_free(s);
+}
+
+/* Names and values from the file cannot end a line, a comment or a list
+ * in either form. */
+static void test_ddl_hostile(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tt_xasprintf("%s/odd.sqlite", dir);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  const char *sql =
+      "CREATE TABLE \"order\"(\"date\" TEXT, \"a b`c\" INTEGER PRIMARY KEY, \"x\ny\" TEXT);"
+      "INSERT INTO \"order\" VALUES ('it''s', 1, 'line1\n);DROP TABLE t;--'), ('say \"hi\"', 2, '');";
+  assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  tt_schema *s = load(path);
+  tt_buf b = TT_BUF_INIT;
+  tt_schema_render_ddl(s, NULL, 0, &b);
+  assert_string_equal(tt_buf_cstr(&b), "CREATE TABLE `order` (\n"
+                                       "    `date` text, -- example: [\"it's\", 'say \"hi\"']\n"
+                                       "    `a b``c` integer, -- example: [1, 2]\n"
+                                       "    `x\\ny` text, -- example: ['line1\\n);DROP TABLE t;--']\n"
+                                       "    PRIMARY KEY (`a b``c`)\n"
+                                       ");");
+  tt_buf_reset(&b);
+  tt_schema_render_mschema(s, NULL, 0, "odd", &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "(x\\ny:TEXT, Examples: [line1\\n);DROP TABLE t;--])"));
+  tt_buf_free(&b);
+  tt_schema_free(s);
+  tu_rmtree(dir);
+  free(path);
+  free(dir);
+}
+
 static void test_token_estimate(void **state) {
   (void)state;
   assert_int_equal(tt_tokens_estimate("", 0), 0);
@@ -198,6 +282,8 @@ int main(void) {
       cmocka_unit_test(test_views_and_hostile_names),
       cmocka_unit_test(test_slow_views_are_skipped),
       cmocka_unit_test(test_token_estimate),
+      cmocka_unit_test(test_ddl_and_mschema),
+      cmocka_unit_test(test_ddl_hostile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
