@@ -7,8 +7,10 @@ set -euo pipefail
 need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-openssl-dev libedit-dev libmicrohttpd-dev libcairo2-dev fonts-dejavu-core)
 if [ "${1:-build}" = test ]; then
   # cmocka for unit tests; clang and its runtime for the sanitizer build
-  # and libFuzzer; expat to check that charts' SVG is well-formed XML.
-  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev)
+  # and libFuzzer; expat to check that charts' SVG is well-formed XML;
+  # Jinja2 to render the official chat templates the prompts are checked
+  # against.
+  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2)
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -139,7 +139,7 @@ static void tt_emit(const tt_step_state *st, tt_event *ev) {
 }
 
 static void tt_reply_tool(tt_step_state *st, const tt_llm_reply *r, const char *result) {
-  tt_chat_add_tool_call(&st->chat, r->call_id, r->tool_name, r->tool_args);
+  tt_chat_add_call(&st->chat, r->call_id, r->tool_name, r->tool_args, r->thinking);
   tt_chat_add_tool_result(&st->chat, r->call_id, result);
 }
 
@@ -463,7 +463,7 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
   if (strcmp(r->tool_name, "ask_user") == 0) {
     st->out->status = TT_RUN_CLARIFY;
     st->out->answer = tt_arg_string(r->tool_args, "question");
-    tt_chat_add_tool_call(&st->chat, r->call_id, r->tool_name, r->tool_args);
+    tt_chat_add_call(&st->chat, r->call_id, r->tool_name, r->tool_args, r->thinking);
     tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "ask_user", .args = r->tool_args, .ok = true};
     tt_emit(st, &ev);
     return true;
@@ -476,7 +476,7 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
     free(text);
     return false;
   }
-  tt_chat_add_tool_call(&st->chat, r->call_id, r->tool_name, r->tool_args);
+  tt_chat_add_call(&st->chat, r->call_id, r->tool_name, r->tool_args, r->thinking);
   st->out->status = TT_RUN_ANSWERED;
   st->out->answer = text;
   return true;
@@ -517,7 +517,8 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
   if (resume && resume->n && resume->msgs[resume->n - 1].tool_name) {
     for (size_t i = 0; i < resume->n; i++) {
       const tt_msg *m = &resume->msgs[i];
-      if (m->tool_name) tt_chat_add_tool_call(&st->chat, m->call_id, m->tool_name, m->tool_args);
+      if (m->tool_name)
+        tt_chat_add_call(&st->chat, m->call_id, m->tool_name, m->tool_args, m->content);
       else if (m->role == TT_ROLE_TOOL) tt_chat_add_tool_result(&st->chat, m->call_id, m->content);
       else tt_chat_add(&st->chat, m->role, m->content);
     }

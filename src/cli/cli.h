@@ -144,6 +144,7 @@ typedef struct tt_cli_agent_opts {
   bool chart_svg;          /* --chart-format svg */
   const char *chart_out;   /* ask --out FILE */
   bool no_preview;         /* --no-preview */
+  bool show_thinking;      /* --show-thinking */
 } tt_cli_agent_opts;
 
 void tt_cli_agent_defaults(tt_cli_agent_opts *o);
@@ -154,6 +155,7 @@ enum {
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
   TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS, TT_OPT_SIZE, TT_OPT_CHART_FORMAT,
   TT_OPT_NO_PREVIEW, TT_OPT_OUT, TT_OPT_MAX_ROWS, TT_OPT_SQL_ONLY, TT_OPT_LLM_DEADLINE,
+  TT_OPT_SHOW_THINKING,
 };
 
 /* The long options ask and chat share (entries of a struct option table). */
@@ -177,7 +179,8 @@ enum {
   {"threads", required_argument, NULL, TT_OPT_THREADS},            \
   {"size", required_argument, NULL, TT_OPT_SIZE},                    \
   {"chart-format", required_argument, NULL, TT_OPT_CHART_FORMAT},    \
-  {"no-preview", no_argument, NULL, TT_OPT_NO_PREVIEW}
+  {"no-preview", no_argument, NULL, TT_OPT_NO_PREVIEW},              \
+  {"show-thinking", no_argument, NULL, TT_OPT_SHOW_THINKING}
 
 #define TT_AGENT_OPTIONS_HELP                                                         \
   "Model (flags, then TABLETALK_* environment variables, then ./.env):\n"             \
@@ -198,6 +201,7 @@ enum {
   "                         (600; TABLETALK_LLM_DEADLINE)\n"                           \
   "      --no-stream        ask for whole replies instead of a stream\n"               \
   "      --max-tokens N     longest reply (2048); --temperature T (0); --seed N\n"     \
+  "      --show-thinking    print what the model thinks before each call (stderr)\n" \
   "Queries and state:\n"                                                              \
   "      --timeout S        time limit of each SQL query (5)\n"                        \
   "      --schema-budget N  prompt tokens for schema cards before retrieval (2000)\n"  \
@@ -272,6 +276,9 @@ tt_ui *tt_ui_new(bool quiet, bool json, volatile sig_atomic_t *cancel);
 void tt_ui_hooks(tt_ui *ui, tt_agent_hooks *out);
 /* Chart previews after the answer on a terminal (on unless turned off). */
 void tt_ui_set_preview(tt_ui *ui, bool on);
+/* The model's thought before each call, printed on stderr (off unless
+ * asked for, also when quiet). */
+void tt_ui_set_thinking(tt_ui *ui, bool on);
 /* Stops the spinner and removes streamed text before the result prints. */
 void tt_ui_done(tt_ui *ui);
 /* How a run is printed (ask's options; chat passes NULL: the defaults). */

@@ -49,6 +49,7 @@ typedef struct tt_bench {
   tt_bench_step *steps;
   size_t n, cap;
   int question;
+  size_t calls; /* model calls of the current question */
   /* what was cut to fit the context (TT_EV_CONTEXT) */
   long results_cut, results_shortened, turns_dropped;
   long shortened_before, shortened_after; /* the largest prompt shortened, and after */
@@ -56,6 +57,7 @@ typedef struct tt_bench {
 
 static void tt_bench_event(void *ud, const tt_event *ev) {
   tt_bench *b = ud;
+  if (ev->kind == TT_EV_LLM_CALL) b->calls++;
   if (ev->kind == TT_EV_CONTEXT) {
     b->results_cut += strcmp(ev->action, "result_cut") == 0;
     b->results_shortened += ev->results_shortened;
@@ -117,6 +119,7 @@ static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, t
   int rc = TT_EXIT_OK;
   json_array_foreach(json_object_get(rec, "questions"), i, q) {
     b->question = (int)i + 1;
+    b->calls = 0;
     const char *text = json_string_value(json_object_get(q, "question"));
     tt_agent_ask(agent, history, i, NULL, text ? text : "", &hooks, &runs[i]);
     if (runs[i].status != TT_RUN_ANSWERED) {
@@ -125,9 +128,21 @@ static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, t
       rc = TT_EXIT_FAIL;
       break;
     }
+    /* the calls are replayed as one list: a question that took another
+     * number would hand its neighbour's calls to the wrong question */
+    size_t recorded = json_array_size(json_object_get(q, "calls"));
+    if (b->calls != recorded) {
+      tt_buf_printf(err, "question %zu took %zu model calls, the recording has %zu: it no longer "
+                         "matches what the agent does", i + 1, b->calls, recorded);
+      rc = TT_EXIT_FAIL;
+      break;
+    }
     summaries[i] = tt_run_summary(&runs[i]);
+    /* as a chat thread carries them (store/session.c): the values of the
+     * earlier results back the numbers a follow-up's answer repeats */
     history[i] = (tt_turn){.question = text, .answer = runs[i].answer, .sql = runs[i].sql,
-                           .summary = summaries[i], .status = runs[i].status};
+                           .summary = summaries[i], .numbers = runs[i].numbers,
+                           .status = runs[i].status};
   }
   for (size_t k = 0; k <= json_array_size(json_object_get(rec, "questions")); k++) {
     tt_run_free(&runs[k]);

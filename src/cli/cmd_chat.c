@@ -45,6 +45,7 @@ typedef struct tt_chat_state {
   bool tty;
   bool quiet;
   bool no_preview;
+  bool show_thinking;
   volatile sig_atomic_t *cancel;
 } tt_chat_state;
 
@@ -107,6 +108,7 @@ static bool tt_is_leave_word(const char *s) {
 static void tt_chat_ask(tt_chat_state *st, const char *question) {
   tt_ui *ui = tt_ui_new(st->quiet, false, st->cancel);
   tt_ui_set_preview(ui, !st->no_preview);
+  tt_ui_set_thinking(ui, st->show_thinking);
   tt_agent_hooks hooks;
   tt_ui_hooks(ui, &hooks);
   tt_run run;
@@ -195,7 +197,8 @@ int cmd_chat(int argc, char **argv) {
     return rc;
   }
   tt_chat_state st = {.env = &env, .tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO),
-                      .quiet = o.quiet, .no_preview = o.no_preview};
+                      .quiet = o.quiet, .no_preview = o.no_preview,
+                      .show_thinking = o.show_thinking};
   st.thread = o.thread ? tt_xstrdup(o.thread) : tt_default_thread(env.db_path);
   st.cancel = tt_interrupt_install();
   char *history = tt_xasprintf("%s/chat_history", env.state_dir);

@@ -90,6 +90,7 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     o->chart_svg = strcmp(arg, "svg") == 0;
     return 0;
   case TT_OPT_NO_PREVIEW: o->no_preview = true; return 0;
+  case TT_OPT_SHOW_THINKING: o->show_thinking = true; return 0;
   default: return -1;
   }
 }

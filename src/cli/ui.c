@@ -15,6 +15,7 @@
 struct tt_ui {
   bool quiet, json;
   bool preview;     /* chart previews on a terminal */
+  bool thinking;    /* print the model's thoughts */
   tt_term err, out;
   volatile sig_atomic_t *cancel;
   pthread_mutex_t mu;
@@ -72,6 +73,8 @@ tt_ui *tt_ui_new(bool quiet, bool json, volatile sig_atomic_t *cancel) {
 }
 
 void tt_ui_set_preview(tt_ui *ui, bool on) { ui->preview = on; }
+
+void tt_ui_set_thinking(tt_ui *ui, bool on) { ui->thinking = on; }
 
 /* Rows of the terminal that the streamed text occupies. */
 static size_t tt_ui_streamed_rows(const tt_ui *ui) {
@@ -138,8 +141,29 @@ static void tt_ui_line(tt_ui *ui, const char *tag, const char *text) {
   tt_buf_free(&b);
 }
 
+/* A thought, whole: each of its lines after a dim tag, escaped (it is the
+ * model's text). */
+static void tt_ui_thought(tt_ui *ui, const char *text) {
+  tt_ui_clear_spinner(ui);
+  tt_ui_erase_streamed(ui);
+  tt_buf esc = TT_BUF_INIT;
+  for (const char *p = text; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    tt_buf_reset(&esc);
+    tt_escape_terminal(&esc, p, len, NULL);
+    fprintf(stderr, "%sthink%s %s\n", tt_term_dim(&ui->err), tt_term_reset(&ui->err), tt_buf_cstr(&esc));
+    if (!nl) break;
+    p = nl + 1;
+  }
+  fflush(stderr);
+  tt_buf_free(&esc);
+}
+
 static void tt_ui_llm_line(tt_ui *ui, const tt_event *ev) {
   tt_buf b = TT_BUF_INIT;
+  if (ev->reply && ui->thinking && ev->reply->thinking && *ev->reply->thinking)
+    tt_ui_thought(ui, ev->reply->thinking);
   if (ev->reply) {
     const tt_llm_reply *r = ev->reply;
     tt_buf_printf(&b, "-> %s (%.0f ms, %ld+%ld tok", r->is_tool ? r->tool_name : "text",

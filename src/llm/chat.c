@@ -24,12 +24,18 @@ void tt_chat_add(tt_chat *c, tt_role role, const char *content) {
   tt_chat_push(c, role)->content = tt_dup_or_null(content);
 }
 
-void tt_chat_add_tool_call(tt_chat *c, const char *call_id, const char *name,
-                           const char *args) {
+void tt_chat_add_call(tt_chat *c, const char *call_id, const char *name, const char *args,
+                      const char *thought) {
   tt_msg *m = tt_chat_push(c, TT_ROLE_ASSISTANT);
   m->call_id = tt_dup_or_null(call_id);
   m->tool_name = tt_dup_or_null(name);
   m->tool_args = tt_dup_or_null(args);
+  m->content = thought && *thought ? tt_xstrdup(thought) : NULL;
+}
+
+void tt_chat_add_tool_call(tt_chat *c, const char *call_id, const char *name,
+                           const char *args) {
+  tt_chat_add_call(c, call_id, name, args, NULL);
 }
 
 void tt_chat_add_tool_result(tt_chat *c, const char *call_id, const char *content) {
@@ -87,7 +93,7 @@ json_t *tt_chat_to_json(const tt_chat *c) {
     json_t *o = json_object();
     json_object_set_new(o, "role", json_string(tt_role_name(m->role)));
     if (m->role == TT_ROLE_ASSISTANT && m->tool_name) {
-      json_object_set_new(o, "content", json_null());
+      json_object_set_new(o, "content", m->content ? tt_jstr(m->content) : json_null());
       json_t *fn = json_object();
       json_object_set_new(fn, "name", tt_jstr(m->tool_name));
       json_object_set_new(fn, "arguments", tt_jstr(m->tool_args ? m->tool_args : "{}"));
@@ -125,9 +131,10 @@ bool tt_chat_append_json(tt_chat *c, const json_t *arr) {
     json_t *calls = json_object_get(o, "tool_calls");
     if (role == TT_ROLE_ASSISTANT && json_array_size(calls) > 0) {
       json_t *call = json_array_get(calls, 0), *fn = json_object_get(call, "function");
-      tt_chat_add_tool_call(c, json_string_value(json_object_get(call, "id")),
-                            json_string_value(json_object_get(fn, "name")),
-                            json_string_value(json_object_get(fn, "arguments")));
+      tt_chat_add_call(c, json_string_value(json_object_get(call, "id")),
+                       json_string_value(json_object_get(fn, "name")),
+                       json_string_value(json_object_get(fn, "arguments")),
+                       json_string_value(json_object_get(o, "content")));
     } else if (role == TT_ROLE_TOOL) {
       tt_chat_add_tool_result(c, json_string_value(json_object_get(o, "tool_call_id")),
                               json_string_value(json_object_get(o, "content")));

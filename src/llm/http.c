@@ -397,7 +397,15 @@ static json_t *tt_http_request_json(const tt_http *h, const tt_chat *chat, const
   const tt_http_quirks *q = &h->q;
   json_t *req = json_object();
   json_object_set_new(req, "model", json_string(h->model));
-  json_object_set_new(req, "messages", tt_chat_to_json(chat));
+  /* a call's thought (its reasoning, or text around a call recovered from
+   * text) stays here: servers get calls as clients send them, without
+   * content, so a reasoning model's thoughts are not fed back as text */
+  json_t *messages = tt_chat_to_json(chat);
+  size_t i;
+  json_t *m;
+  json_array_foreach(messages, i, m)
+    if (json_object_get(m, "tool_calls")) json_object_set_new(m, "content", json_null());
+  json_object_set_new(req, "messages", messages);
   if (call->ntools) {
     json_object_set_new(req, "tools", tt_http_tools_json(call));
     json_object_set_new(req, "tool_choice", json_string(q->tool_choice_auto ? "auto" : "required"));

@@ -30,7 +30,8 @@ typedef enum tt_role {
 
 typedef struct tt_msg {
   tt_role role;
-  char *content;   /* text; NULL for an assistant turn that is only a tool call */
+  char *content;   /* text; for an assistant tool call, the thought the model
+                    * wrote before it (NULL: none) */
   char *call_id;   /* assistant: id of its tool call; tool: the call answered */
   char *tool_name; /* assistant tool call */
   char *tool_args; /* assistant tool call: arguments as JSON text */
@@ -44,6 +45,11 @@ typedef struct tt_chat {
 void tt_chat_add(tt_chat *c, tt_role role, const char *content);
 void tt_chat_add_tool_call(tt_chat *c, const char *call_id, const char *name,
                            const char *args);
+/* A tool call with the thought written before it (NULL or "": none), kept
+ * as the message's content so that the prompt renders what the model
+ * wrote, byte for byte. */
+void tt_chat_add_call(tt_chat *c, const char *call_id, const char *name, const char *args,
+                      const char *thought);
 void tt_chat_add_tool_result(tt_chat *c, const char *call_id, const char *content);
 void tt_chat_free(tt_chat *c);
 /* Replaces the text of message i (to fit the context: see above). */

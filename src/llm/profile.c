@@ -52,19 +52,28 @@ static bool tt_contains_nocase(const char *s, const char *what) {
   return s && strcasestr(s, what) != NULL;
 }
 
+/* Detection goes by what the template writes, not by its name: the Qwen
+ * call ("<tool_call>" then a JSON object with "name"), Qwen3's reasoning on
+ * top of it, Llama's ipython turns with "parameters", Mistral's call ids.
+ * Templates of other tool formats (XML parameters as in Qwen3-Coder,
+ * Functionary) go to the generic family. */
 const tt_profile *tt_profile_detect(const char *arch, const char *name, const char *tmpl) {
   /* SQL writers first: their templates are ordinary Qwen ones */
   if (tt_contains_nocase(name, "omnisql") || tt_contains_nocase(name, "xiyan"))
     return tt_profile_get(TT_PROFILE_SQL_WRITER);
-  if (tmpl && strstr(tmpl, "<tool_call>") && strstr(tmpl, "<think>"))
+  if (!tmpl) /* no template: by architecture, else ChatML as Qwen writes it */
+    return tt_profile_get(arch && strcmp(arch, "qwen3") == 0 ? TT_PROFILE_QWEN3 : TT_PROFILE_QWEN25);
+  bool other_format = strstr(tmpl, "<function=") != NULL;
+  bool qwen_call = strstr(tmpl, "<|im_start|>") && strstr(tmpl, "<tool_call>") &&
+                   strstr(tmpl, "{\"name\": ") && !other_format;
+  if (qwen_call && strstr(tmpl, "<think>") && strstr(tmpl, "reasoning_content"))
     return tt_profile_get(TT_PROFILE_QWEN3);
-  if (tmpl && strstr(tmpl, "<tool_call>")) return tt_profile_get(TT_PROFILE_QWEN25);
-  if (tmpl && strstr(tmpl, "<|start_header_id|>") && strstr(tmpl, "ipython"))
+  if (qwen_call) return tt_profile_get(TT_PROFILE_QWEN25);
+  if (strstr(tmpl, "<|start_header_id|>") && strstr(tmpl, "ipython") &&
+      strstr(tmpl, "\"parameters\": ") && !other_format)
     return tt_profile_get(TT_PROFILE_LLAMA31);
-  if (tmpl && strstr(tmpl, "[TOOL_CALLS]")) return tt_profile_get(TT_PROFILE_MISTRAL);
-  if (arch && strcmp(arch, "qwen3") == 0) return tt_profile_get(TT_PROFILE_QWEN3);
-  /* ChatML without tool markup, or no template at all: Qwen2.5's format */
-  if (!tmpl || strstr(tmpl, "<|im_start|>")) return tt_profile_get(TT_PROFILE_QWEN25);
+  if (strstr(tmpl, "[TOOL_CALLS]") && strstr(tmpl, "[CALL_ID]") && strstr(tmpl, "[SYSTEM_PROMPT]"))
+    return tt_profile_get(TT_PROFILE_MISTRAL);
   return tt_profile_get(TT_PROFILE_GENERIC);
 }
 

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
-import { ask, BIN, scratch, server, traceEvents } from './harness.mjs';
+import { ask, BIN, run, scratch, server, traceEvents } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.resolve(here, '../fixtures/endpoints');
@@ -235,5 +235,30 @@ describe('what tabletalk sends and how it ends', () => {
     assert.equal(r.code, 1);
     assert.doesNotMatch(r.json.error, /tool_choice/);
     assert.match(r.json.error, /HTTP 400: 'messages' must contain at least one message; the endpoint refused the request \(`tabletalk doctor/);
+  });
+  test('--show-thinking prints the reasoning on stderr, as "think" lines; the answer stays clean', async () => {
+    const rules = [
+      { when: { step: 0 }, sse: [
+        { choices: [{ index: 0, delta: { reasoning_content: 'The genres are in Genre.\nCount them.' }, finish_reason: null }] },
+        { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'run_sql', arguments: '{"sql": "SELECT COUNT(*) FROM Genre"}' } }] }, finish_reason: 'tool_calls' }] },
+        '[DONE]'] },
+      { tool: 'answer', args: { text: ANSWER } },
+    ];
+    for (const show of [true, false]) {
+      const sc = scratch();
+      const srv = await server({ rules });
+      const r = await run(['ask', sc.db, 'How many genres?', '--base-url', srv.url, '--state-dir', sc.state,
+        ...(show ? ['--show-thinking'] : [])]);
+      await srv.close();
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /There are 25 genres\./);
+      assert.ok(!r.stdout.includes('Count them'), 'the thought is never on stdout');
+      if (show) {
+        assert.match(r.stderr, /^think The genres are in Genre\.$/m);
+        assert.match(r.stderr, /^think Count them\.$/m);
+      } else {
+        assert.ok(!r.stderr.includes('Count them'), `shown without --show-thinking:\n${r.stderr}`);
+      }
+    }
   });
 });

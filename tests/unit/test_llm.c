@@ -1,14 +1,16 @@
 /* test_llm.c — units of the llm layer: conversations and their JSON form,
  * tool-call argument checks against a schema, pulling a streamed string
  * argument out of JSON that arrives in arbitrary pieces, tool calls written
- * as text, inline reasoning, OpenAI's reasoning models by name, token
- * estimates, shortening a conversation, and the default context chosen
- * from a model's shape and the machine's memory. */
+ * as text, inline reasoning, OpenAI's reasoning models by name, which
+ * model profile each official chat template gets, token estimates,
+ * shortening a conversation, and the default context chosen from a
+ * model's shape and the machine's memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,8 +84,11 @@ static void test_chat_json_round_trip(void **state) {
   tt_chat_add_tool_call(&c, "call_1", "run_sql", "{\"sql\":\"SELECT 1\"}");
   tt_chat_add_tool_result(&c, "call_1", "1 row");
   tt_chat_add(&c, TT_ROLE_ASSISTANT, "plain");
+  tt_chat_add_call(&c, "call_2", "answer", "{\"text\": \"1\"}", "It is one.");
   json_t *j = tt_chat_to_json(&c);
-  assert_int_equal(json_array_size(j), 5);
+  assert_int_equal(json_array_size(j), 6);
+  /* a call's thought is its content, kept through a paused question */
+  assert_string_equal(json_string_value(json_object_get(json_array_get(j, 5), "content")), "It is one.");
   json_t *call = json_array_get(j, 2);
   assert_true(json_is_null(json_object_get(call, "content")));
   json_t *fn = json_object_get(json_array_get(json_object_get(call, "tool_calls"), 0), "function");
@@ -92,7 +97,9 @@ static void test_chat_json_round_trip(void **state) {
   assert_string_equal(json_string_value(json_object_get(json_array_get(j, 3), "tool_call_id")), "call_1");
   tt_chat back = {0};
   assert_true(tt_chat_append_json(&back, j));
-  assert_int_equal(back.n, 5);
+  assert_int_equal(back.n, 6);
+  assert_string_equal(back.msgs[5].content, "It is one.");
+  assert_null(back.msgs[2].content);
   assert_string_equal(back.msgs[1].content, "How many? \xE2\x80\xAE");
   assert_string_equal(back.msgs[2].tool_args, "{\"sql\":\"SELECT 1\"}");
   assert_string_equal(back.msgs[3].call_id, "call_1");
@@ -321,7 +328,7 @@ static void test_token_estimates(void **state) {
   tt_llm_free(llm);
   /* shortening: a message's text replaced, messages removed */
   tt_chat_add(&c, TT_ROLE_ASSISTANT, "a");
-  tt_chat_add_tool_call(&c, "c1", "run_sql", "{}");
+  tt_chat_add_call(&c, "c1", "run_sql", "{}", "Count them."); /* its thought goes with it */
   tt_chat_add_tool_result(&c, "c1", "rows");
   tt_chat_set_content(&c, 4, "stub");
   assert_string_equal(c.msgs[4].content, "stub");
@@ -335,6 +342,58 @@ static void test_token_estimates(void **state) {
   tt_chat_free(&c);
 }
 
+/* The profile every official template in llama.cpp's models/templates
+ * gets: the families tabletalk renders itself by what their templates
+ * write, every other tool format the generic one. */
+static void test_profile_detection(void **state) {
+  (void)state;
+  const char *dir = getenv("TT_TEMPLATES");
+  if (!dir) skip();
+  static const struct {
+    const char *file, *profile;
+  } want[] = {
+      {"Qwen-Qwen2.5-7B-Instruct.jinja", "qwen2.5"},
+      {"Qwen-QwQ-32B.jinja", "qwen2.5"},
+      /* Hermes: the same call format, its own wording around it */
+      {"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", "qwen2.5"},
+      {"MiMo-VL.jinja", "qwen2.5"},
+      {"Qwen-Qwen3-0.6B.jinja", "qwen3"},
+      {"Qwen3-Coder.jinja", "generic"},
+      {"Qwen3.5-4B.jinja", "generic"},
+      {"meta-llama-Llama-3.1-8B-Instruct.jinja", "llama3.1"},
+      {"meta-llama-Llama-3.2-3B-Instruct.jinja", "llama3.1"},
+      {"meta-llama-Llama-3.3-70B-Instruct.jinja", "llama3.1"},
+      {"meetkai-functionary-medium-v3.1.jinja", "generic"},
+      {"Mistral-Small-3.2-24B-Instruct-2506.jinja", "mistral"},
+      {"mistralai-Mistral-Nemo-Instruct-2407.jinja", "generic"},
+      {"microsoft-Phi-3.5-mini-instruct.jinja", "generic"},
+      {"google-gemma-2-2b-it.jinja", "generic"},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    char *path = tt_xasprintf("%s/%s", dir, want[i].file);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n;
+    bool too_long;
+    char *tmpl = tt_read_stream(fileno(f), 1 << 20, &n, &too_long);
+    fclose(f);
+    assert_non_null(tmpl);
+    const tt_profile *p = tt_profile_detect("qwen2", "Some Model", tmpl);
+    if (strcmp(p->name, want[i].profile) != 0)
+      fail_msg("%s: profile %s, want %s", want[i].file, p->name, want[i].profile);
+    free(tmpl);
+    free(path);
+  }
+  /* SQL writers by name, whatever their (Qwen) template; no template */
+  assert_string_equal(tt_profile_detect("qwen2", "OmniSQL 7B", NULL)->name, "sql-writer");
+  assert_string_equal(tt_profile_detect("qwen2", "x XiYanSQL-QwenCoder-7B-2504.Q4_K_M.gguf", "")->name,
+                      "sql-writer");
+  assert_string_equal(tt_profile_detect("qwen3", NULL, NULL)->name, "qwen3");
+  assert_string_equal(tt_profile_detect("llama", NULL, NULL)->name, "qwen2.5");
+  assert_true(tt_llm_profile_known("Mistral"));
+  assert_false(tt_llm_profile_known("gpt"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tool_check),
@@ -346,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_reasoning_model_names),
       cmocka_unit_test(test_default_context),
       cmocka_unit_test(test_token_estimates),
+      cmocka_unit_test(test_profile_detection),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
