@@ -34,6 +34,7 @@ typedef struct tt_llama {
   struct llama_context *ctx;
   const struct llama_vocab *vocab;
   const tt_profile *profile; /* how the model is prompted (detected or chosen) */
+  tt_grammars *grammars;    /* parsed once per grammar text */
   char *tmpl;               /* the GGUF's chat template (generic family) */
   /* what the KV cache (sequence 0) holds */
   llama_token *toks;
@@ -385,7 +386,7 @@ static void tt_stream_update(tt_streamer *s, const tt_buf *text) {
 static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
                         const llama_token *forced, size_t nforced, tt_buf *text,
                         tt_llm_reply *out, tt_llm_error *err) {
-  struct llama_sampler *grammar = gbnf ? llama_sampler_init_grammar(L->vocab, gbnf, "root") : NULL;
+  struct llama_sampler *grammar = gbnf ? tt_grammars_sampler(L->grammars, gbnf) : NULL;
   if (gbnf && !grammar) {
     tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "internal error: the tool grammar does not parse");
     return false;
@@ -576,6 +577,7 @@ static const tt_profile *tt_llama_profile(const void *impl) { return ((const tt_
 static void tt_llama_free(void *impl) {
   tt_llama *L = impl;
   if (!L) return;
+  tt_grammars_free(L->grammars);
   if (L->ctx) llama_free(L->ctx);
   if (L->model) llama_model_free(L->model);
   free(L->toks);
@@ -638,6 +640,7 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
     return NULL;
   }
   L->vocab = llama_model_get_vocab(L->model);
+  L->grammars = tt_grammars_new(L->vocab);
   struct llama_context_params cp = llama_context_default_params();
   tt_llama_choose_ctx(L);
   cp.n_ctx = (uint32_t)L->o.n_ctx;

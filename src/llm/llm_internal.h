@@ -96,7 +96,11 @@ void tt_profile_generic_messages(const tt_chat *chat, const tt_tool_spec *tools,
 typedef enum tt_thought {
   TT_THOUGHT_NONE,  /* the call from the first token */
   TT_THOUGHT_TEXT,  /* optionally: thought "\n", then the call */
-  TT_THOUGHT_THINK, /* "<think>\n" thought? "\n</think>\n\n", then the call (Qwen3) */
+  /* "<think>\n" thought "\n</think>\n\n", then the call (Qwen3). The
+   * thought is required: Qwen3's template drops an empty think block from
+   * every assistant message but the last, so an empty one would not render
+   * back as written and the next prompt would miss the cache from there. */
+  TT_THOUGHT_THINK,
 } tt_thought;
 
 /* How a family frames one call: the literal text before the tool's name,
@@ -124,6 +128,21 @@ char *tt_grammar_for_tools(const tt_tool_spec *tools, size_t n, const char *only
                            const tt_call_shape *shape, long max_tokens);
 /* GBNF admitting exactly text (replaying a recorded turn). */
 char *tt_grammar_for_text(const char *text);
+
+/* ---- the engine's grammar sampler (grammar_sampler.c) ---------------------------- */
+
+struct llama_vocab;
+struct llama_sampler;
+/* Grammars parsed once per text, and what the check needs to know of the
+ * vocabulary's tokens, for one engine (vocab must outlive it). */
+typedef struct tt_grammars tt_grammars;
+tt_grammars *tt_grammars_new(const struct llama_vocab *vocab);
+void tt_grammars_free(tt_grammars *g);
+/* A sampler at the start of gbnf (rule "root"): llama.cpp's grammar, which
+ * also refuses tokens that would make the text invalid UTF-8 or that the
+ * engine would not write (control tokens); NULL when gbnf does not parse.
+ * The caller frees it with llama_sampler_free, before g. */
+struct llama_sampler *tt_grammars_sampler(tt_grammars *g, const char *gbnf);
 
 /* Embedded engine, for tests: the prompt text a call would send, and the
  * logits of the next token after bringing the cache up to that prompt

@@ -507,9 +507,10 @@ void tt_profile_call_shape(const tt_profile *p, bool allow_thought, long max_tok
     out->close = "}";
     break;
   }
-  /* Qwen3 always opens its <think> block (empty when it has nothing to
-   * think); the others may write a line of thought where their template
-   * keeps a call's content */
+  /* Qwen3 always opens its <think> block and writes something in it (its
+   * template drops empty blocks from the history, see TT_THOUGHT_THINK);
+   * the others may write a line of thought where their template keeps a
+   * call's content */
   if (p->id == TT_PROFILE_QWEN3) out->thought = TT_THOUGHT_THINK;
   else if (allow_thought && p->think) out->thought = TT_THOUGHT_TEXT;
   /* a thought may take half the reply, the call the rest */

@@ -1,7 +1,8 @@
 /* test_llama.c — the embedded engine on a tiny random-weight model
  * (written at test time by tt-mkmodel from the Qwen2 vocabulary of the
  * llama.cpp source): it loads, renders the Qwen2.5 tool format, every
- * generation is a valid tool call whatever the seed, a prefix restored from
+ * generation is a valid tool call whatever the seed and the family's call
+ * shape, parsed and rendered back byte for byte, a prefix restored from
  * disk gives the same next-token logits as one computed, the cache is
  * reused within and across questions, prompts are counted exactly before
  * they are sent, and cancellation stops it. */
@@ -40,7 +41,8 @@ static const tt_tool_spec tools[] = {
      "\"limit\":{\"type\":\"integer\"}},\"required\":[\"kind\",\"y\"],\"additionalProperties\":false}"},
 };
 
-static tt_llm *open_engine(double temperature, long seed, const char *cache, bool reuse) {
+static tt_llm *open_engine_as(double temperature, long seed, const char *cache, bool reuse,
+                              const char *profile) {
   tt_llm_llama_opts o = tt_llm_llama_default_opts();
   o.model_path = model_path();
   o.n_ctx = 4096;
@@ -50,11 +52,16 @@ static tt_llm *open_engine(double temperature, long seed, const char *cache, boo
   o.max_tokens = 400;
   o.cache_dir = cache;
   o.reuse = reuse;
+  o.profile = profile;
   tt_llm_error err;
   tt_llm *llm = tt_llm_llama_new(&o, &err);
   if (!llm) fprintf(stderr, "%s\n", err.message);
   assert_non_null(llm);
   return llm;
+}
+
+static tt_llm *open_engine(double temperature, long seed, const char *cache, bool reuse) {
+  return open_engine_as(temperature, seed, cache, reuse, NULL);
 }
 
 static void base_chat(tt_chat *c, const char *question) {
@@ -88,29 +95,61 @@ static void test_loads_and_renders_the_tool_format(void **state) {
   tt_llm_free(llm);
 }
 
+/* Whatever the seed and the family's call shape, the reply is one valid
+ * call that the profile parses, and rendered back into the next prompt
+ * (its thought as the call's content) it gives the very bytes generated:
+ * every generated token is reused. */
 static void test_every_generation_is_a_valid_tool_call(void **state) {
   (void)state;
+  static const char *const families[] = {"qwen2.5", "qwen3", "llama3.1", "mistral", "generic"};
   int runs = getenv("TT_GENERATIONS") ? atoi(getenv("TT_GENERATIONS")) : 50;
-  int valid = 0;
+  int valid = 0, thoughts = 0;
   for (int seed = 1; seed <= runs; seed++) {
-    tt_llm *llm = open_engine(1.0, seed, NULL, true);
+    const char *family = families[seed % 5];
+    tt_llm *llm = open_engine_as(1.0, seed, NULL, true, family);
     tt_chat c = {0};
     base_chat(&c, "List the genres");
     tt_llm_call call = {.tools = tools, .ntools = 4};
     tt_llm_reply r;
     tt_llm_error err;
     bool ok = tt_llm_chat(llm, &c, &call, &r, &err);
+    if (getenv("TT_VERBOSE"))
+      fprintf(stderr, "seed %d: %ld tokens in %.0f ms, %ld full-vocabulary checks\n", seed, r.usage.completion,
+              r.decode_ms, r.grammar_full_checks);
     const tt_tool_spec *t = ok && r.is_tool ? tt_tool_find(tools, 4, r.tool_name) : NULL;
     tt_buf why = TT_BUF_INIT;
-    if (t && tt_tool_check(t, r.tool_args, &why)) valid++;
-    else fprintf(stderr, "seed %d: %s %s %s\n", seed, ok ? "" : err.message, r.tool_name ? r.tool_name : "",
-                 tt_buf_cstr(&why));
+    bool good = t && tt_tool_check(t, r.tool_args, &why);
+    if (good) {
+      /* the call and its result appended: the prompt starts with what
+       * was generated (Qwen3 always thinks: its template would drop an
+       * empty think block from the history) */
+      tt_chat_add_call(&c, r.call_id, r.tool_name, r.tool_args, r.thinking);
+      tt_chat_add_tool_result(&c, r.call_id, "3 rows");
+      int nv;
+      long reused = -1;
+      float *logits = tt_llama_debug_logits(llm, &c, &call, &nv, &reused);
+      assert_non_null(logits);
+      free(logits);
+      if (strcmp(family, "qwen3") == 0 && !r.thinking) {
+        tt_buf_puts(&why, "a Qwen3 call without a thought");
+        good = false;
+      } else if (reused != r.usage.prompt + r.usage.completion) {
+        tt_buf_printf(&why, "rendered back, %ld tokens reused of %ld + %ld", reused, r.usage.prompt,
+                      r.usage.completion);
+        good = false;
+      }
+      thoughts += r.thinking != NULL;
+    }
+    if (good) valid++;
+    else fprintf(stderr, "seed %d (%s): %s %s %s\n", seed, family, ok ? "" : err.message,
+                 r.tool_name ? r.tool_name : "", tt_buf_cstr(&why));
     tt_buf_free(&why);
     tt_llm_reply_free(&r);
     tt_chat_free(&c);
     tt_llm_free(llm);
   }
-  fprintf(stderr, "%d of %d generations were valid tool calls\n", valid, runs);
+  fprintf(stderr, "%d of %d generations were valid tool calls that render back identically (%d with a "
+                  "thought)\n", valid, runs, thoughts);
   assert_int_equal(valid, runs);
 }
 
@@ -144,8 +183,8 @@ static void test_cache_reuse_within_and_across_questions(void **state) {
   assert_int_equal(r.usage.cached, 0);
   long first_prompt = r.usage.prompt;
   /* the next step: everything before it comes from the cache, the model's
-   * own reply included */
-  tt_chat_add_tool_call(&c, r.call_id, r.tool_name, r.tool_args);
+   * own reply included (its thought too, as the call's content) */
+  tt_chat_add_call(&c, r.call_id, r.tool_name, r.tool_args, r.thinking);
   tt_chat_add_tool_result(&c, r.call_id, "25 rows");
   long generated = r.usage.completion;
   tt_llm_reply_free(&r);
