@@ -43,10 +43,12 @@ typedef struct tt_turn {
 typedef struct tt_agent_opts {
   int max_tool_calls;    /* per question (default 8) */
   int max_failed_sql;    /* in a row before the model must explain (3) */
-  int rows_to_model;     /* rows shown to the model per result (30) */
+  int rows_to_model;     /* rows shown to the model per result (30; fewer when
+                          * they would take too much of the model's context) */
   size_t schema_budget;  /* prompt tokens for schema cards (2000) */
   tt_db_opts sql;        /* limits for each query (timeout 5 s, 200 rows) */
-  int history_turns;     /* earlier questions of the thread shown (6) */
+  int history_turns;     /* earlier questions of the thread shown (6; fewer when
+                          * the model's context cannot hold them) */
   long chart_rows;       /* rows a chart may use: a cut result is read again
                           * up to this many (10000) */
 } tt_agent_opts;
@@ -58,6 +60,7 @@ typedef enum tt_event_kind {
   TT_EV_LLM_CALL,   /* a model call ended (reply or error) */
   TT_EV_TOOL_CALL,  /* a tool ran (or a call was rejected) */
   TT_EV_VERIFY,     /* the answer check decided something */
+  TT_EV_CONTEXT,    /* something was cut to fit the model's context */
 } tt_event_kind;
 
 typedef struct tt_event {
@@ -83,6 +86,16 @@ typedef struct tt_event {
   size_t numbers_checked;          /* numbers the answer states */
   const char *const *unbacked;     /* those no result backs, as written */
   size_t nunbacked;
+  /* TT_EV_CONTEXT */
+  const char *action;              /* "result_cut": a result shows fewer rows (rows,
+                                    * rows_shown); "shortened": older results and
+                                    * turns were shortened before a call; "too_big":
+                                    * the question cannot fit (error says why) */
+  long tokens_before, tokens_after; /* the prompt's (result_cut: the result's) */
+  long limit;                      /* what the prompt may take (result_cut: the result) */
+  long context, reserve;           /* the context, and the tokens kept for the reply */
+  long rows_shown;
+  int results_shortened, turns_dropped;
 } tt_event;
 
 typedef struct tt_agent_hooks {

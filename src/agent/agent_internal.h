@@ -55,8 +55,51 @@ size_t tt_prompt_tools(tt_tool_spec *out);
 
 /* view.c: what the model reads back from a tool */
 void tt_view_rows(tt_buf *out, const tt_result *r, int max_rows);
+/* The same within max_tokens as llm counts them (max_tokens <= 0 or no
+ * llm: no limit): as many of the first max_rows rows as fit, the rest
+ * announced as cut to fit the model's context. Returns the rows shown;
+ * *full and *tokens (may be NULL) receive the tokens of the view with
+ * every row up to max_rows and of the view written. */
+size_t tt_view_rows_within(tt_buf *out, const tt_result *r, int max_rows, tt_llm *llm,
+                           long max_tokens, long *full, long *tokens);
+/* A short stand-in for a rows view, to save room in the context: its row
+ * count, columns and first row. Freshly allocated; NULL when view is not a
+ * view of rows (or is one already shortened). */
+char *tt_view_stub(const char *view);
 void tt_view_sql_failure(tt_buf *out, const tt_db_error *err, const char *hint);
 bool tt_looks_like_instruction(const char *s, size_t n);
+
+/* room.c: every call within the model's context */
+#define TT_RESULT_TOKENS 4000 /* the most one tool result may take, whatever the context */
+
+typedef struct tt_room {
+  tt_llm *llm;
+  long context, reserve;       /* the backend's; context 0: unknown, nothing is fitted */
+  long limit;                  /* context - reserve: what a prompt may take */
+  long fixed;                  /* system prompt, tools, schema cards and question */
+  long result_cap;             /* what one tool result may take */
+  size_t hist_begin, hist_end; /* the thread's earlier turns: (user, assistant) pairs */
+  int results_shortened, turns_dropped; /* so far in this question */
+} tt_room;
+
+typedef struct tt_room_report {
+  long before, after; /* the prompt's tokens */
+  int results_shortened, turns_dropped;
+} tt_room_report;
+
+/* Measures what the question needs before the first call (chat as built,
+ * its earlier turns at [hist_begin, hist_end)). False with the reason in
+ * err, naming --ctx and --schema-budget and the numbers, when the system
+ * prompt with its tools and schema cards and the question cannot fit
+ * beside the room kept for the reply. */
+bool tt_room_start(tt_room *r, tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
+                   size_t hist_begin, size_t hist_end, size_t schema_budget, tt_buf *err);
+/* Before a call: when chat and call would not fit, shortens chat (older
+ * results, then earlier turns, then the newest result) until they fit with
+ * room for one more result; rep says what it did. False with err when even
+ * that does not fit. */
+bool tt_room_fit(tt_room *r, tt_chat *chat, const tt_llm_call *call, tt_room_report *rep,
+                 tt_buf *err);
 
 /* sqlrefs.c: the catalog's tables a query names in FROM/JOIN, in order */
 typedef struct tt_sql_table_ref {

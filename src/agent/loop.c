@@ -134,6 +134,7 @@ typedef struct tt_step_state {
   tt_backing all;         /* ... and of the thread's earlier ones */
   bool thread_has_sql;    /* an earlier question's SQL is in the prompt */
   const char *thread_sql; /* the thread's latest SQL (charts of a follow-up) */
+  tt_room room;           /* what fits the model's context */
 } tt_step_state;
 
 static void tt_emit(const tt_step_state *st, tt_event *ev) {
@@ -215,6 +216,25 @@ static tt_result *tt_agent_query(const tt_step_state *st, const char *sql, long 
   return tt_agent_guarded_query(st->a, st->hooks ? st->hooks->cancel : NULL, sql, max_rows, err);
 }
 
+static void tt_emit_context(tt_step_state *st, tt_event *ev) {
+  ev->kind = TT_EV_CONTEXT;
+  ev->context = st->room.context;
+  ev->reserve = st->room.reserve;
+  tt_emit(st, ev);
+}
+
+/* The rows the model reads, within what one result may take of the
+ * context; a cut is traced. */
+static void tt_show_rows(tt_step_state *st, const tt_result *res, tt_buf *view) {
+  long full = 0, tokens = 0;
+  int most = st->a->o.rows_to_model;
+  size_t shown = tt_view_rows_within(view, res, most, st->a->llm, st->room.result_cap, &full, &tokens);
+  if (shown >= res->nrows || shown >= (size_t)most) return;
+  tt_event ev = {.action = "result_cut", .rows = (long)res->nrows, .rows_shown = (long)shown,
+                 .tokens_before = full, .tokens_after = tokens, .limit = st->room.result_cap};
+  tt_emit_context(st, &ev);
+}
+
 static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
   tt_agent *a = st->a;
   char *sql = tt_arg_string(r->tool_args, "sql");
@@ -236,7 +256,7 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
   ev.ms = tt_now_ms() - t0;
   if (res) {
     st->failed_in_row = 0;
-    tt_view_rows(&view, res, a->o.rows_to_model);
+    tt_show_rows(st, res, &view);
     ev.ok = true;
     ev.rows = (long)res->nrows;
     ev.truncated = res->truncated;
@@ -469,6 +489,26 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
   return true;
 }
 
+/* Where the thread's earlier turns are in the conversation: the (question,
+ * retold answer) pairs right after the system message that match turns of
+ * history, in order (a resumed conversation may have lost some). */
+static void tt_history_span(const tt_chat *c, const tt_turn *history, size_t nhistory,
+                            size_t *begin, size_t *end) {
+  size_t i = 1;
+  for (size_t j = 0; j < nhistory && i + 1 < c->n; j++) {
+    const tt_msg *u = &c->msgs[i], *said = &c->msgs[i + 1];
+    if (u->role != TT_ROLE_USER || said->role != TT_ROLE_ASSISTANT || said->tool_name ||
+        !u->content || !said->content || !history[j].question ||
+        strcmp(u->content, history[j].question) != 0)
+      continue;
+    char *retold = tt_prompt_turn_answer(&history[j]);
+    if (strcmp(retold, said->content) == 0) i += 2;
+    free(retold);
+  }
+  *begin = 1;
+  *end = c->n ? i : 1;
+}
+
 /* Builds the conversation: a fresh question, or a paused one resumed with
  * the user's reply as the result of its ask_user call. */
 static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhistory,
@@ -598,6 +638,17 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       .cancel = hooks ? hooks->cancel : NULL,
   };
   bool over = false;
+  size_t hist_begin, hist_end;
+  tt_history_span(&st.chat, history, nhistory, &hist_begin, &hist_end);
+  tt_buf room_err = TT_BUF_INIT;
+  if (!tt_room_start(&st.room, a->llm, &st.chat, &call, hist_begin, hist_end, a->o.schema_budget,
+                     &room_err)) {
+    out->error = tt_buf_detach(&room_err);
+    tt_event ev = {.action = "too_big", .tokens_before = st.room.fixed,
+                   .tokens_after = st.room.fixed, .limit = st.room.limit, .error = out->error};
+    tt_emit_context(&st, &ev);
+    over = true;
+  }
   size_t reply_bytes = 0; /* what the model's replies took in this question */
   while (!over) {
     if (call.cancel && *call.cancel) {
@@ -620,6 +671,20 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     call.max_reply_bytes = left < TT_CALL_REPLY_BYTES ? left : TT_CALL_REPLY_BYTES;
     bool last = st.must_answer || st.tool_calls == a->o.max_tool_calls - 1;
     call.force_tool = last ? "answer" : NULL;
+    tt_room_report fit;
+    bool fits = tt_room_fit(&st.room, &st.chat, &call, &fit, &room_err);
+    if (fit.results_shortened || fit.turns_dropped || !fits) {
+      tt_event ev = {.action = fits ? "shortened" : "too_big", .tokens_before = fit.before,
+                     .tokens_after = fit.after, .limit = st.room.limit,
+                     .results_shortened = fit.results_shortened,
+                     .turns_dropped = fit.turns_dropped, .error = fits ? NULL : tt_buf_cstr(&room_err)};
+      tt_emit_context(&st, &ev);
+    }
+    if (!fits) {
+      out->status = TT_RUN_FAILED;
+      out->error = tt_buf_detach(&room_err);
+      break;
+    }
     tt_event wait = {.kind = TT_EV_LLM_WAIT};
     tt_emit(&st, &wait);
     tt_llm_reply r;
@@ -666,6 +731,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     tt_llm_reply_free(&r);
   }
   free(asked);
+  tt_buf_free(&room_err);
   /* a refused write is what the user must learn first, whatever the model
    * said or did after it */
   if (st.write_refused && (out->status == TT_RUN_ANSWERED || out->status == TT_RUN_BUDGET ||

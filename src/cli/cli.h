@@ -188,7 +188,9 @@ enum {
   "Model (flags, then TABLETALK_* environment variables, then ./.env):\n"             \
   "      --model-path FILE  a GGUF model run in-process (TABLETALK_MODEL_PATH; the\n"   \
   "                         default is the model `tabletalk pull` installed)\n"         \
-  "      --ctx N            context tokens of the local model (8192)\n"                 \
+  "      --ctx N            context tokens of the local model (default: from the\n"    \
+  "                         model and free memory, 16384 where it fits); with\n"      \
+  "                         --base-url, the server's, to fit conversations to it\n"   \
   "      --threads N        CPU threads of the local model (all cores)\n"               \
   "      --base-url URL     OpenAI-compatible endpoint instead (TABLETALK_BASE_URL),\n" \
   "                         e.g. http://127.0.0.1:8080/v1\n"                           \

@@ -32,7 +32,8 @@ static const char tt_bench_usage[] =
     "      --grammar-overhead also time decoding without the grammar and report\n"
     "                         its cost\n"
     "      --threads N        CPU threads (default: all cores)\n"
-    "      --ctx N            context tokens (8192)\n"
+    "      --ctx N            context tokens (default: from the model and free memory)\n"
+    "      --schema-budget N  prompt tokens for schema cards (2000)\n"
     "      --json             one JSON object: steps and totals\n"
     "  -h, --help             show this help\n";
 
@@ -49,11 +50,23 @@ typedef struct tt_bench {
   size_t n, cap;
   int question;
   size_t calls; /* model calls of the current question */
+  /* what was cut to fit the context (TT_EV_CONTEXT) */
+  long results_cut, results_shortened, turns_dropped;
+  long shortened_before, shortened_after; /* the largest prompt shortened, and after */
 } tt_bench;
 
 static void tt_bench_event(void *ud, const tt_event *ev) {
   tt_bench *b = ud;
   if (ev->kind == TT_EV_LLM_CALL) b->calls++;
+  if (ev->kind == TT_EV_CONTEXT) {
+    b->results_cut += strcmp(ev->action, "result_cut") == 0;
+    b->results_shortened += ev->results_shortened;
+    b->turns_dropped += ev->turns_dropped;
+    if (strcmp(ev->action, "shortened") == 0 && ev->tokens_before > b->shortened_before) {
+      b->shortened_before = ev->tokens_before;
+      b->shortened_after = ev->tokens_after;
+    }
+  }
   if (ev->kind != TT_EV_LLM_CALL || !ev->reply) return;
   if (b->n == b->cap) {
     b->cap = b->cap ? b->cap * 2 : 16;
@@ -87,7 +100,8 @@ static json_t *tt_step_json(const tt_bench_step *s) {
 
 /* Runs every question of the recording once; fills b. */
 static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, tt_llm *engine,
-                        bool by_bias, bool no_grammar, tt_bench *b, tt_buf *err) {
+                        long schema_budget, bool by_bias, bool no_grammar, tt_bench *b,
+                        tt_buf *err) {
   json_t *calls = json_array();
   size_t i;
   json_t *q;
@@ -95,7 +109,9 @@ static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, t
     json_array_extend(calls, json_object_get(q, "calls"));
   }
   tt_llm *replay = tt_llm_replay_new(engine, calls, by_bias, no_grammar);
-  tt_agent *agent = tt_agent_new(db, schema, replay, NULL);
+  tt_agent_opts ao = tt_agent_default_opts();
+  if (schema_budget) ao.schema_budget = (size_t)schema_budget;
+  tt_agent *agent = tt_agent_new(db, schema, replay, &ao);
   tt_agent_hooks hooks = {.on_event = tt_bench_event, .ud = b};
   tt_turn *history = tt_xcalloc(json_array_size(json_object_get(rec, "questions")) + 1, sizeof(tt_turn));
   tt_run *runs = tt_xcalloc(json_array_size(json_object_get(rec, "questions")) + 1, sizeof(tt_run));
@@ -177,7 +193,8 @@ static void tt_bench_print(const tt_bench *b, const tt_bench_step *t, const char
 }
 
 int cmd_bench(int argc, char **argv) {
-  enum { OPT_MODEL = 256, OPT_DB, OPT_NO_REUSE, OPT_COLD, OPT_GRAMMAR, OPT_THREADS, OPT_CTX, OPT_JSON };
+  enum { OPT_MODEL = 256, OPT_DB, OPT_NO_REUSE, OPT_COLD, OPT_GRAMMAR, OPT_THREADS, OPT_CTX, OPT_JSON,
+         OPT_SCHEMA_BUDGET };
   static const struct option opts[] = {
       {"model-path", required_argument, NULL, OPT_MODEL},
       {"db", required_argument, NULL, OPT_DB},
@@ -186,13 +203,14 @@ int cmd_bench(int argc, char **argv) {
       {"grammar-overhead", no_argument, NULL, OPT_GRAMMAR},
       {"threads", required_argument, NULL, OPT_THREADS},
       {"ctx", required_argument, NULL, OPT_CTX},
+      {"schema-budget", required_argument, NULL, OPT_SCHEMA_BUDGET},
       {"json", no_argument, NULL, OPT_JSON},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   const char *model = NULL, *db_arg = NULL;
   bool reuse = true, cold = false, grammar = false, as_json = false;
-  long threads = 0, ctx = 0;
+  long threads = 0, ctx = 0, schema_budget = 0;
   int c;
   optind = 1;
   opterr = 0;
@@ -208,6 +226,10 @@ int cmd_bench(int argc, char **argv) {
       break;
     case OPT_CTX:
       if (!tt_parse_long(optarg, 512, 1048576, &ctx)) return tt_usage_error("bench", "--ctx wants a number");
+      break;
+    case OPT_SCHEMA_BUDGET:
+      if (!tt_parse_long(optarg, 100, 1000000, &schema_budget))
+        return tt_usage_error("bench", "--schema-budget wants a number of tokens");
       break;
     case OPT_JSON: as_json = true; break;
     case 'h': fputs(tt_bench_usage, stdout); return TT_EXIT_OK;
@@ -266,14 +288,14 @@ int cmd_bench(int argc, char **argv) {
     if (!engine) rc = tt_fail(TT_EXIT_FAIL, "%s", lerr.message);
     tt_bench b = {0}, bare = {0};
     tt_buf err = TT_BUF_INIT;
-    if (engine) rc = tt_bench_run(rec, db, schema, engine, true, false, &b, &err);
+    if (engine) rc = tt_bench_run(rec, db, schema, engine, schema_budget, true, false, &b, &err);
     if (engine && rc == TT_EXIT_OK && grammar) {
       /* the same turns again, without the grammar: the difference in decode
        * time is what the grammar costs */
       tt_llm_free(engine);
       lo.cache_dir = NULL;
       engine = tt_llm_llama_new(&lo, &lerr);
-      if (engine) rc = tt_bench_run(rec, db, schema, engine, true, true, &bare, &err);
+      if (engine) rc = tt_bench_run(rec, db, schema, engine, schema_budget, true, true, &bare, &err);
     }
     if (rc != TT_EXIT_OK && err.len) tt_fail(rc, "%s", tt_buf_cstr(&err));
     if (rc == TT_EXIT_OK) {
@@ -287,6 +309,14 @@ int cmd_bench(int argc, char **argv) {
         json_object_set_new(o, "threads", json_integer(lo.n_threads));
         json_object_set_new(o, "reuse", json_boolean(reuse));
         json_object_set_new(o, "steps", steps);
+        json_object_set_new(
+            o, "context",
+            json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "tokens", (json_int_t)tt_llm_context(engine),
+                      "reply_reserve", (json_int_t)tt_llm_reply_reserve(engine), "results_cut",
+                      (json_int_t)b.results_cut, "results_shortened",
+                      (json_int_t)b.results_shortened, "turns_dropped", (json_int_t)b.turns_dropped,
+                      "largest_shortened_before", (json_int_t)b.shortened_before,
+                      "largest_shortened_after", (json_int_t)b.shortened_after));
         json_object_set_new(o, "totals", tt_step_json(&t));
         json_t *totals = json_object_get(o, "totals");
         json_object_del(totals, "question");
@@ -308,6 +338,11 @@ int cmd_bench(int argc, char **argv) {
         json_decref(o);
       } else {
         tt_bench_print(&b, &t, model, lo.n_threads, reuse);
+        if (b.results_cut || b.results_shortened || b.turns_dropped)
+          printf("context %ld tokens, %ld kept for the reply: %ld results cut, %ld older results "
+                 "shortened, %ld earlier questions dropped (largest prompt shortened %ld -> %ld)\n",
+                 tt_llm_context(engine), tt_llm_reply_reserve(engine), b.results_cut,
+                 b.results_shortened, b.turns_dropped, b.shortened_before, b.shortened_after);
         if (grammar) {
           double with = t.decoded ? 1000 * t.decode_s / (double)t.decoded : 0;
           double without = tb.decoded ? 1000 * tb.decode_s / (double)tb.decoded : 0;

@@ -320,7 +320,8 @@ static bool tt_doctor_local(const tt_dotenv *d, const tt_cli_agent_opts *o, cons
     if (o->ctx)
       tt_check(checks, "context", "info", NULL, "%ld tokens (--ctx)", o->ctx);
     else
-      tt_check(checks, "context", "info", NULL, "the engine's default (--ctx sets it)");
+      tt_check(checks, "context", "info", NULL, "%s (the engine's default; --ctx sets it)",
+               tt_llm_llama_ctx_note(llm) ? tt_llm_llama_ctx_note(llm) : "?");
     tt_probe_out call, forced;
     tt_doctor_chat(llm, tt_doctor_question, NULL, &call);
     tt_judge_call(checks, "tool calls", &call, NULL);

@@ -271,6 +271,7 @@ bool tt_cli_http_opts(const tt_dotenv *d, const tt_cli_agent_opts *o, const char
   if (deadline > 0) h.deadline_s = deadline;
   h.stream = !o->no_stream;
   h.max_tokens = o->max_tokens;
+  h.context = o->ctx; /* the server's context, when the user tells it */
   h.temperature = o->temperature;
   h.seed = o->seed;
   h.has_seed = o->has_seed;

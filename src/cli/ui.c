@@ -215,6 +215,27 @@ static void tt_ui_tool_line(tt_ui *ui, const tt_event *ev) {
   tt_buf_free(&b);
 }
 
+/* "context: 12 of 200 rows shown to fit" or "context: 2 older results
+ * shortened, 1 earlier question dropped (5210 -> 3020 of 3072 tokens)" */
+static void tt_ui_context_line(tt_ui *ui, const tt_event *ev) {
+  tt_buf b = TT_BUF_INIT;
+  if (strcmp(ev->action, "result_cut") == 0) {
+    tt_buf_printf(&b, "%ld of %ld rows shown to the model to fit its context (%ld tokens)",
+                  ev->rows_shown, ev->rows, ev->tokens_after);
+  } else if (strcmp(ev->action, "shortened") == 0) {
+    if (ev->results_shortened)
+      tt_buf_printf(&b, "%d older result%s shortened", ev->results_shortened,
+                    ev->results_shortened == 1 ? "" : "s");
+    if (ev->turns_dropped)
+      tt_buf_printf(&b, "%s%d earlier question%s dropped", b.len ? ", " : "", ev->turns_dropped,
+                    ev->turns_dropped == 1 ? "" : "s");
+    tt_buf_printf(&b, " to fit the model's context (%ld -> %ld of %ld tokens)", ev->tokens_before,
+                  ev->tokens_after, ev->limit);
+  }
+  if (b.len) tt_ui_line(ui, "context", tt_buf_cstr(&b));
+  tt_buf_free(&b);
+}
+
 static void tt_ui_event(void *ud, const tt_event *ev) {
   tt_ui *ui = ud;
   pthread_mutex_lock(&ui->mu);
@@ -229,6 +250,9 @@ static void tt_ui_event(void *ud, const tt_event *ev) {
     break;
   case TT_EV_TOOL_CALL:
     tt_ui_tool_line(ui, ev);
+    break;
+  case TT_EV_CONTEXT:
+    tt_ui_context_line(ui, ev);
     break;
   case TT_EV_VERIFY:
     if (strcmp(ev->decision, "verified") != 0) {

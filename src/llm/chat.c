@@ -1,6 +1,7 @@
-/* chat.c — conversations: an append-only list of messages, and their JSON
- * form in the OpenAI chat-completions shape (also how a paused question is
- * stored while it waits for the user's answer). */
+/* chat.c — conversations: an append-only list of messages (shortened only
+ * to fit a model's context), and their JSON form in the OpenAI
+ * chat-completions shape (also how a paused question is stored while it
+ * waits for the user's answer). */
 #include "llm/llm.h"
 
 #include <stdlib.h>
@@ -52,6 +53,25 @@ void tt_chat_free(tt_chat *c) {
   }
   free(c->msgs);
   memset(c, 0, sizeof *c);
+}
+
+void tt_chat_set_content(tt_chat *c, size_t i, const char *content) {
+  if (i >= c->n) return;
+  free(c->msgs[i].content);
+  c->msgs[i].content = tt_dup_or_null(content);
+}
+
+void tt_chat_remove(tt_chat *c, size_t i, size_t n) {
+  if (i >= c->n) return;
+  if (n > c->n - i) n = c->n - i;
+  for (size_t k = i; k < i + n; k++) {
+    free(c->msgs[k].content);
+    free(c->msgs[k].call_id);
+    free(c->msgs[k].tool_name);
+    free(c->msgs[k].tool_args);
+  }
+  memmove(c->msgs + i, c->msgs + i + n, (c->n - i - n) * sizeof(tt_msg));
+  c->n -= n;
 }
 
 const char *tt_role_name(tt_role role) {

@@ -974,12 +974,20 @@ static void tt_http_free(void *impl) {
 
 static const tt_profile *tt_http_profile(const void *impl) { return ((const tt_http *)impl)->profile; }
 
+/* The server's context when told (--ctx); its tokenizer is unknown here, so
+ * token counts are the layer's estimates. */
+static long tt_http_context(const void *impl) { return ((const tt_http *)impl)->o.context; }
+
+static long tt_http_max_tokens(const void *impl) { return ((const tt_http *)impl)->o.max_tokens; }
+
 static const tt_llm_vtable tt_http_vtable = {
     .name = "openai-http",
     .chat = tt_http_chat,
     .model = tt_http_model,
     .profile = tt_http_profile,
     .free = tt_http_free,
+    .context = tt_http_context,
+    .max_tokens = tt_http_max_tokens,
 };
 
 const char *tt_llm_http_notes(const tt_llm *llm) {

@@ -46,6 +46,7 @@ typedef struct tt_llama {
   size_t nckpts, capckpts;
   volatile sig_atomic_t *cancel; /* of the call in progress */
   char model_id[128];       /* size and mtime of the file, for the prefix cache */
+  char *ctx_note;           /* how the context was chosen */
 } tt_llama;
 
 /* ---- logging and set-up ---------------------------------------------------- */
@@ -74,7 +75,7 @@ static bool tt_llama_abort(void *ud) {
 tt_llm_llama_opts tt_llm_llama_default_opts(void) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   return (tt_llm_llama_opts){
-      .n_ctx = 8192,
+      .n_ctx = 0, /* chosen from the model and the memory */
       .n_threads = cores > 0 ? (int)cores : 2,
       .temperature = 0.0,
       .seed = 42,
@@ -459,7 +460,9 @@ static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
     if (rc != 0) {
       tt_kv_reset(L);
       if (rc == 2) tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
-      else tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "the model's context is full (%d tokens)", L->o.n_ctx);
+      else tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "the model's reply did not fit in what was "
+                            "left of its context of %d tokens; raise --ctx or lower --max-tokens",
+                            L->o.n_ctx);
       goto done;
     }
     tt_kv_push_tokens(L, &tok, 1);
@@ -535,6 +538,80 @@ static const char *tt_llama_model_name(const void *impl) { return ((const tt_lla
 
 static const char *tt_llama_names(const void *impl) { return ((const tt_llama *)impl)->names; }
 
+/* ---- how much fits ------------------------------------------------------------ */
+
+static long tt_llama_context(const void *impl) {
+  const tt_llama *L = impl;
+  return L->ctx ? (long)llama_n_ctx(L->ctx) : L->o.n_ctx;
+}
+
+static long tt_llama_max_tokens(const void *impl) { return ((const tt_llama *)impl)->o.max_tokens; }
+
+static long tt_llama_count_text(void *impl, const char *text, size_t len) {
+  int32_t n = 0;
+  free(tt_tokenize(impl, text, len, &n));
+  return n > 0 ? n : 0;
+}
+
+/* The tokens the cache would hold once tt_prefill has brought it up to
+ * chat and call, without touching it: those it keeps up to the last
+ * checkpoint the prompt starts with, then each remaining segment tokenized
+ * as tt_prefill tokenizes it. -1 when the prompt cannot be rendered. */
+static long tt_llama_count_prompt(void *impl, const tt_chat *chat, const tt_llm_call *call) {
+  tt_llama *L = impl;
+  tt_buf prompt = TT_BUF_INIT;
+  size_t *ends = tt_xcalloc(chat->n + 1, sizeof(size_t));
+  long n = -1;
+  if (tt_llama_render(L, chat, call, &prompt, ends)) {
+    size_t done = 0;
+    n = 0;
+    for (size_t k = L->o.reuse ? L->nckpts : 0; k > 0; k--) {
+      const tt_ckpt *c = &L->ckpts[k - 1];
+      if (c->text_end <= prompt.len && memcmp(L->text.data, prompt.data, c->text_end) == 0) {
+        done = c->text_end;
+        n = (long)c->ntok;
+        break;
+      }
+    }
+    for (size_t seg = 0; seg <= chat->n; seg++) {
+      if (ends[seg] <= done) continue;
+      n += tt_llama_count_text(L, prompt.data + done, ends[seg] - done);
+      done = ends[seg];
+    }
+  }
+  free(ends);
+  tt_buf_free(&prompt);
+  return n;
+}
+
+/* The context when none was given: from the model's shape (keys and values
+ * of every layer, f16 as llama.cpp keeps them by default), its trained
+ * context, the weights and the memory free now (tt_llm_pick_context). */
+static void tt_llama_choose_ctx(tt_llama *L) {
+  if (L->o.n_ctx > 0) {
+    L->ctx_note = tt_xasprintf("%d tokens: --ctx", L->o.n_ctx);
+    return;
+  }
+  char arch[64] = "", key[128], val[32];
+  llama_model_meta_val_str(L->model, "general.architecture", arch, sizeof arch);
+  long n_head = llama_model_n_head(L->model), n_embd = llama_model_n_embd(L->model);
+  long head = n_head > 0 ? n_embd / n_head : 0, k_len = head, v_len = head;
+  snprintf(key, sizeof key, "%s.attention.key_length", arch);
+  if (llama_model_meta_val_str(L->model, key, val, sizeof val) > 0) k_len = atol(val);
+  snprintf(key, sizeof key, "%s.attention.value_length", arch);
+  if (llama_model_meta_val_str(L->model, key, val, sizeof val) > 0) v_len = atol(val);
+  tt_ctx_facts f = {
+      .trained = llama_model_n_ctx_train(L->model),
+      .kv_bytes_per_token = (long long)llama_model_n_layer(L->model) *
+                            llama_model_n_head_kv(L->model) * (k_len + v_len) * 2,
+      .weights_bytes = (long long)llama_model_size(L->model),
+      .available_bytes = tt_mem_available(),
+  };
+  tt_buf why = TT_BUF_INIT;
+  L->o.n_ctx = (int)tt_llm_pick_context(&f, &why);
+  L->ctx_note = tt_buf_detach(&why);
+}
+
 static const tt_profile *tt_llama_profile(const void *impl) { return ((const tt_llama *)impl)->profile; }
 
 static void tt_llama_free(void *impl) {
@@ -551,6 +628,7 @@ static void tt_llama_free(void *impl) {
   free(L->name);
   free(L->names);
   free(L->cache_dir);
+  free(L->ctx_note);
   free(L);
 }
 
@@ -561,6 +639,11 @@ static const tt_llm_vtable tt_llama_vtable = {
     .profile = tt_llama_profile,
     .names = tt_llama_names,
     .free = tt_llama_free,
+    .context = tt_llama_context,
+    .max_tokens = tt_llama_max_tokens,
+    .count_prompt = tt_llama_count_prompt,
+    .count_text = tt_llama_count_text,
+    .counts_exact = true,
 };
 
 tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
@@ -601,7 +684,8 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
   L->vocab = llama_model_get_vocab(L->model);
   L->grammars = tt_grammars_new(L->vocab);
   struct llama_context_params cp = llama_context_default_params();
-  cp.n_ctx = (uint32_t)opts->n_ctx;
+  tt_llama_choose_ctx(L);
+  cp.n_ctx = (uint32_t)L->o.n_ctx;
   cp.n_batch = 2048;
   cp.n_ubatch = TT_LLAMA_BATCH;
   cp.n_threads = opts->n_threads;
@@ -613,7 +697,7 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
   if (!L->ctx) {
     tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
                      "cannot create a context of %d tokens for %s (too little memory? try --ctx 4096)",
-                     opts->n_ctx, opts->model_path);
+                     L->o.n_ctx, opts->model_path);
     tt_llama_free(L);
     return NULL;
   }
@@ -649,6 +733,10 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
 }
 
 bool tt_llm_is_llama(const tt_llm *llm) { return llm && llm->vt == &tt_llama_vtable; }
+
+const char *tt_llm_llama_ctx_note(const tt_llm *llm) {
+  return tt_llm_is_llama(llm) ? ((const tt_llama *)llm->impl)->ctx_note : NULL;
+}
 
 /* ---- for tests ------------------------------------------------------------ */
 

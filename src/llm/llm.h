@@ -4,7 +4,10 @@
  * embedded llama.cpp engine later). Knows nothing about databases.
  *
  * A conversation (tt_chat) only ever grows: messages are appended, never
- * rewritten, so a backend can reuse everything it computed for the prefix.
+ * rewritten, so a backend can reuse everything it computed for the prefix;
+ * the one exception is a caller that must shorten it to fit the model's
+ * context (tt_chat_set_content, tt_chat_remove), which costs the backend
+ * what it computed from the first changed message on.
  * A reply is returned as the model produced it; checking a tool call
  * against the tool's schema is the caller's business (tt_tool_check). */
 #ifndef TT_LLM_H
@@ -49,6 +52,10 @@ void tt_chat_add_call(tt_chat *c, const char *call_id, const char *name, const c
                       const char *thought);
 void tt_chat_add_tool_result(tt_chat *c, const char *call_id, const char *content);
 void tt_chat_free(tt_chat *c);
+/* Replaces the text of message i (to fit the context: see above). */
+void tt_chat_set_content(tt_chat *c, size_t i, const char *content);
+/* Removes the n messages from i on (to fit the context: see above). */
+void tt_chat_remove(tt_chat *c, size_t i, size_t n);
 const char *tt_role_name(tt_role role);
 /* [{"role":..,"content":..,"tool_calls":[..]}...] in the OpenAI shape. */
 json_t *tt_chat_to_json(const tt_chat *c);
@@ -187,6 +194,49 @@ bool tt_llm_chat(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
 const char *tt_llm_backend(const tt_llm *llm); /* "openai-http", ... */
 const char *tt_llm_model(const tt_llm *llm);
 
+/* ---- how much fits (budget.c) ---------------------------------------------- */
+
+/* Tokens one call may hold, prompt and reply together: the embedded
+ * engine's context, what the HTTP backend was told of its server's (--ctx);
+ * 0 when unknown. */
+long tt_llm_context(const tt_llm *llm);
+/* Tokens kept free for the reply: the longest reply asked for
+ * (max_tokens), or a quarter of the context when that would take more; 0
+ * when the context is unknown. */
+long tt_llm_reply_reserve(const tt_llm *llm);
+/* Tokens of the whole prompt chat and call would send. The embedded engine
+ * renders and tokenizes it exactly as it prefills it (reusing what its
+ * cache already holds); other backends estimate it from the texts, about
+ * one token per 3.5 bytes (tt_llm_counts_exact says which). */
+long tt_llm_count_prompt(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call);
+/* Tokens of text, exact or estimated as above. */
+long tt_llm_count_text(tt_llm *llm, const char *text, size_t len);
+bool tt_llm_counts_exact(const tt_llm *llm);
+
+/* The default context of the embedded engine, from the model and the
+ * machine (a pure function: tests feed it numbers). */
+typedef struct tt_ctx_facts {
+  long trained;                 /* the model's trained context (<arch>.context_length); 0: unknown */
+  long long kv_bytes_per_token; /* keys and values of every layer for one token */
+  long long weights_bytes;      /* the weights (the file is memory-mapped) */
+  long long available_bytes;    /* memory the process may still take; 0: unknown */
+} tt_ctx_facts;
+
+#define TT_CTX_DEFAULT 16384 /* the context chosen when memory allows */
+#define TT_CTX_FLOOR 4096    /* never less (unless trained for less): the system
+                              * prompt and one result need about this */
+
+/* min(the model's trained context, TT_CTX_DEFAULT, what memory allows:
+ * nine tenths of the available memory less the weights and 0.5 GiB of
+ * compute buffers, over kv_bytes_per_token, in 1024s), and at least
+ * TT_CTX_FLOOR; says why in why (may be NULL): "16384 tokens: the
+ * default; ...". */
+long tt_llm_pick_context(const tt_ctx_facts *f, tt_buf *why);
+/* Memory this process may still take: MemAvailable of /proc/meminfo (or
+ * the free pages sysconf reports), lowered to what a cgroup's memory.max
+ * leaves; 0 when unknown. */
+long long tt_mem_available(void);
+
 /* ---- model profiles (profile.c) ------------------------------------------ */
 
 /* The names --profile takes, ", "-separated: qwen2.5, qwen3, llama3.1,
@@ -269,6 +319,8 @@ typedef struct tt_llm_http_opts {
   double backoff_s;           /* first retry delay, doubled each time; default 0.5 */
   const char *profile;        /* a model family by name; the server renders the
                                * prompt, so only "sql-writer" changes anything */
+  long context;               /* tokens the server's context holds, when known
+                               * (--ctx); 0: unknown, the conversation is not fitted */
 } tt_llm_http_opts;
 
 tt_llm_http_opts tt_llm_http_default_opts(void);
@@ -318,7 +370,8 @@ bool tt_llm_http_url_ok(const char *url, tt_buf *why);
 
 typedef struct tt_llm_llama_opts {
   const char *model_path;  /* a GGUF file */
-  int n_ctx;               /* context tokens (8192) */
+  int n_ctx;               /* context tokens; 0 (default): chosen from the model and
+                            * the memory (tt_llm_pick_context) */
   int n_threads;           /* default: the number of cores */
   double temperature;      /* 0: greedy (default) */
   long seed;               /* for temperature > 0 */
@@ -335,6 +388,10 @@ typedef struct tt_llm_llama_opts {
 tt_llm_llama_opts tt_llm_llama_default_opts(void);
 tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err);
 bool tt_llm_is_llama(const tt_llm *llm);
+/* How the engine's context was chosen, in words ("16384 tokens: the
+ * default; ..." or "8192 tokens: --ctx"); NULL for other backends. Owned
+ * by the handle. */
+const char *tt_llm_llama_ctx_note(const tt_llm *llm);
 
 /* A backend that answers each call with the next recorded tool call,
  * produced by inner (the embedded engine) under force_call: the benchmark's
@@ -355,6 +412,12 @@ typedef bool (*tt_llm_reply_fn)(void *ud, const tt_chat *chat, const tt_llm_call
  * released with free_ud (may be NULL) when the backend is freed. */
 tt_llm *tt_llm_func_new(const char *name, const char *model, tt_llm_reply_fn fn, void *ud,
                         void (*free_ud)(void *ud));
+/* Gives a function backend a context and a longest reply (tokens; 0:
+ * unknown), and a way to count the tokens of a text (NULL: the estimate),
+ * from which its prompts are counted as tt_llm_count_prompt estimates
+ * them: a stand-in for a model with a small context, in tests. */
+void tt_llm_func_set_context(tt_llm *llm, long context, long max_tokens,
+                             long (*count)(void *ud, const char *text, size_t len));
 
 /* ---- downloading models ---------------------------------------------------- */
 

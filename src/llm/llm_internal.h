@@ -16,6 +16,13 @@ typedef struct tt_llm_vtable {
    * (the GGUF's general.name and file name); NULL: the model's name */
   const char *(*names)(const void *impl);
   void (*free)(void *impl);
+  /* How much fits (budget.c); each may be NULL: unknown, or the estimate. */
+  long (*context)(const void *impl);    /* tokens one call may hold; 0: unknown */
+  long (*max_tokens)(const void *impl); /* the longest reply asked for; 0: unknown */
+  /* tokens of the whole prompt; -1: cannot tell (the estimate is used) */
+  long (*count_prompt)(void *impl, const tt_chat *chat, const tt_llm_call *call);
+  long (*count_text)(void *impl, const char *text, size_t len);
+  bool counts_exact; /* the counts are the model's own tokenizer's */
 } tt_llm_vtable;
 
 struct tt_llm {
@@ -26,6 +33,18 @@ struct tt_llm {
 tt_llm *tt_llm_wrap(const tt_llm_vtable *vt, void *impl);
 void tt_llm_set_error(tt_llm_error *err, tt_llm_errkind kind, int status,
                       const char *fmt, ...) TT_PRINTF(4, 5);
+
+/* ---- estimates of token counts (budget.c) ------------------------------------ */
+
+typedef long (*tt_count_fn)(void *ud, const char *text, size_t len);
+/* About one token per 3.5 bytes: what BPE tokenizers of current models
+ * average on prose, SQL and JSON rows, erring towards more tokens. */
+long tt_llm_estimate_text(void *ud, const char *text, size_t len);
+/* The prompt of chat and call counted message by message with count (the
+ * texts, and a few tokens per message and per tool for the format around
+ * them), as a server would render it. */
+long tt_llm_estimate_prompt(const tt_chat *chat, const tt_llm_call *call, tt_count_fn count,
+                            void *ud);
 
 /* ---- model profiles (profile.c) ------------------------------------------- */
 

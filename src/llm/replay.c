@@ -49,6 +49,22 @@ static const tt_profile *tt_replay_profile(const void *impl) {
   return inner->vt->profile ? inner->vt->profile(inner->impl) : NULL;
 }
 
+/* how much fits is the engine's business */
+static long tt_replay_context(const void *impl) { return tt_llm_context(((const tt_replay *)impl)->inner); }
+
+static long tt_replay_max_tokens(const void *impl) {
+  const tt_llm *inner = ((const tt_replay *)impl)->inner;
+  return inner->vt->max_tokens ? inner->vt->max_tokens(inner->impl) : 0;
+}
+
+static long tt_replay_count_prompt(void *impl, const tt_chat *chat, const tt_llm_call *call) {
+  return tt_llm_count_prompt(((tt_replay *)impl)->inner, chat, call);
+}
+
+static long tt_replay_count_text(void *impl, const char *text, size_t len) {
+  return tt_llm_count_text(((tt_replay *)impl)->inner, text, len);
+}
+
 static void tt_replay_free(void *impl) { free(impl); }
 
 static const tt_llm_vtable tt_replay_vtable = {
@@ -57,6 +73,11 @@ static const tt_llm_vtable tt_replay_vtable = {
     .model = tt_replay_model,
     .profile = tt_replay_profile,
     .free = tt_replay_free,
+    .context = tt_replay_context,
+    .max_tokens = tt_replay_max_tokens,
+    .count_prompt = tt_replay_count_prompt,
+    .count_text = tt_replay_count_text,
+    .counts_exact = true, /* it runs only on the embedded engine */
 };
 
 tt_llm *tt_llm_replay_new(tt_llm *inner, const json_t *calls, bool by_bias, bool no_grammar) {

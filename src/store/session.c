@@ -157,6 +157,29 @@ static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
     json_object_set_new(o, "numbers_checked", json_integer((json_int_t)ev->numbers_checked));
     json_object_set_new(o, "unbacked_numbers", tt_strings_json(ev->unbacked, ev->nunbacked));
     return o;
+  case TT_EV_CONTEXT: {
+    bool result = strcmp(ev->action, "result_cut") == 0;
+    json_object_set_new(o, "event", json_string("context"));
+    json_object_set_new(o, "step", json_integer(ev->step));
+    json_object_set_new(o, "action", json_string(ev->action));
+    json_object_set_new(o, "context", json_integer(ev->context));
+    json_object_set_new(o, "reply_reserve", json_integer(ev->reserve));
+    if (result) {
+      json_object_set_new(o, "rows", json_integer(ev->rows));
+      json_object_set_new(o, "rows_shown", json_integer(ev->rows_shown));
+      json_object_set_new(o, "result_tokens_before", json_integer(ev->tokens_before));
+      json_object_set_new(o, "result_tokens_after", json_integer(ev->tokens_after));
+      json_object_set_new(o, "result_token_limit", json_integer(ev->limit));
+    } else {
+      json_object_set_new(o, "prompt_tokens_before", json_integer(ev->tokens_before));
+      json_object_set_new(o, "prompt_tokens_after", json_integer(ev->tokens_after));
+      json_object_set_new(o, "prompt_token_limit", json_integer(ev->limit));
+      json_object_set_new(o, "results_shortened", json_integer(ev->results_shortened));
+      json_object_set_new(o, "turns_dropped", json_integer(ev->turns_dropped));
+    }
+    if (ev->error) json_object_set_new(o, "error", tt_str_or_null(ev->error));
+    return o;
+  }
   }
   return o;
 }
@@ -241,6 +264,11 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
                             tt_llm_backend(s->llm), "gen_ai.request.model", tt_llm_model(s->llm));
   json_object_set_new(start, "question", tt_str_or_null(question));
   json_object_set_new(start, "startup_ms", json_real(s->startup_ms));
+  /* what fits: the tokens a call may hold (0: unknown) and how that was chosen */
+  json_object_set_new(start, "context", json_integer(tt_llm_context(s->llm)));
+  json_object_set_new(start, "reply_reserve", json_integer(tt_llm_reply_reserve(s->llm)));
+  if (tt_llm_llama_ctx_note(s->llm))
+    json_object_set_new(start, "context_chosen", tt_str_or_null(tt_llm_llama_ctx_note(s->llm)));
   s->startup_ms = 0; /* reported once, with the first question */
   tt_trace_write(trace, start);
 

@@ -41,6 +41,35 @@ test('ask runs end to end on the embedded engine, and the next process reuses th
   assert.ok(c2['gen_ai.usage.cache_read.input_tokens'] < c2['gen_ai.usage.input_tokens']);
 });
 
+// A long thread of SELECT * on big tables at a small context: replayed on
+// the tiny model (every token a real forward pass, counted by its own
+// tokenizer), each result is cut to fit and earlier questions are dropped,
+// and every question completes; the one failure is a system prompt that
+// cannot fit, and it says what to change.
+test('a long thread with large results completes within a small context', { skip: !TINY && 'no tiny model' }, async () => {
+  const sc = scratch();
+  const rec = path.join(sc.dir, 'long-thread.json');
+  const ask = (table) => ({ question: `Everything in ${table}?`,
+    calls: [{ name: 'run_sql', arguments: { sql: `SELECT * FROM ${table}` } }, { name: 'answer', arguments: { text: 'Shown.' } }] });
+  fs.writeFileSync(rec, JSON.stringify({ database: 'chinook.sqlite',
+    questions: ['Track', 'Invoice', 'Track', 'Customer'].map(ask) }));
+  const bench = (ctx) => run(['bench', rec, '--model-path', TINY, '--ctx', String(ctx), '--schema-budget', '100',
+    '--json', '--cold'], { env: { TABLETALK_CACHE_DIR: path.join(sc.dir, 'cache') }, timeoutMs: 600000 });
+  const r = await bench(4096);
+  assert.equal(r.code, 0, r.stderr);
+  const c = r.json.context;
+  assert.equal(c.tokens, 4096);
+  assert.equal(c.reply_reserve, 1024);
+  assert.equal(c.results_cut, 4, 'every SELECT * is cut to fit');
+  assert.ok(c.turns_dropped > 0, 'the thread outgrew the context');
+  assert.ok(c.largest_shortened_before > 4096 - 1024 && c.largest_shortened_after <= 4096 - 1024);
+  assert.equal(r.json.steps.length, 8);
+  for (const s of r.json.steps) assert.ok(s.prompt_tokens <= 4096 - 1024, `${s.prompt_tokens} tokens sent`);
+  const tight = await bench(2048);
+  assert.equal(tight.code, 1);
+  assert.match(tight.stderr, /question 1 ended failed: the question does not fit the model's context: .* take \d+ tokens, but the context holds 2048 and 512 of them are kept for the reply; raise --ctx \(it needs more than \d+\) or lower --schema-budget \(now 100\)/);
+});
+
 test('no model anywhere: the error says how to get one', async () => {
   const sc = scratch();
   const r = await run(['ask', sc.db, 'hi', '--state-dir', sc.state], { cwd: tempDir() });

@@ -1,7 +1,10 @@
 /* test_agent.c — units of the agent layer on chinook: the system prompt
  * (stable, with the schema), what the model reads back from a query (data
  * framing, JSON rows, reminders, truncation notes), repair hints for
- * unknown names, and the answer checks. */
+ * unknown names, the answer checks, and keeping a question within a small
+ * context (results cut to fit, older results shortened before earlier
+ * turns are dropped, the newest result last, a clear error only when the
+ * system prompt alone cannot fit). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -286,6 +289,248 @@ static void test_answer_checks(void **state) {
   assert_false(tt_mentions_read_only("Done, all tracks are gone."));
 }
 
+/* ---- fitting the context ---------------------------------------------------- */
+
+static void test_rows_cut_to_fit(void **state) {
+  (void)state;
+  tt_llm *llm = tt_llm_func_new("small", "small", NULL, NULL, NULL);
+  tt_result *r = query("SELECT * FROM Track");
+  tt_buf v = TT_BUF_INIT;
+  long full = 0, tokens = 0;
+  size_t shown = tt_view_rows_within(&v, r, 30, llm, 400, &full, &tokens);
+  assert_true(shown > 0 && shown < 30);
+  assert_true(full > 400 && tokens <= 400);
+  assert_int_equal(tokens, tt_llm_count_text(llm, v.data, v.len));
+  char want[128];
+  snprintf(want, sizeof want, "showing the first %zu, the rest were cut to fit the model's context",
+           shown);
+  assert_non_null(strstr(tt_buf_cstr(&v), want));
+  assert_non_null(strstr(tt_buf_cstr(&v), "cut to fit the model's context. Aggregate"));
+  /* the stub of an older result: its count, columns and first row, far shorter */
+  char *stub = tt_view_stub(tt_buf_cstr(&v));
+  assert_non_null(stub);
+  assert_true(strlen(stub) < v.len / 2);
+  assert_non_null(strstr(stub, "[result shortened"));
+  assert_non_null(strstr(stub, "more than 200 rows"));
+  assert_non_null(strstr(stub, "\"TrackId\""));
+  assert_non_null(strstr(stub, "[1,\"For Those About To Rock (We Salute You)\""));
+  assert_null(tt_view_stub(stub)); /* a stub is not shortened again */
+  free(stub);
+  assert_null(tt_view_stub("The query failed: no such table: Trak"));
+  /* room for not even one row: none shown, and what to do */
+  tt_buf_reset(&v);
+  shown = tt_view_rows_within(&v, r, 30, llm, 60, NULL, NULL);
+  assert_int_equal(shown, 0);
+  assert_non_null(strstr(tt_buf_cstr(&v), "none are shown"));
+  assert_non_null(strstr(tt_buf_cstr(&v), "add LIMIT"));
+  /* no limit: the usual view */
+  tt_buf_reset(&v);
+  assert_int_equal(tt_view_rows_within(&v, r, 30, llm, 0, NULL, NULL), 30);
+  assert_null(strstr(tt_buf_cstr(&v), "fit the model's context"));
+  tt_buf_free(&v);
+  tt_result_free(r);
+  tt_llm_free(llm);
+}
+
+/* The view of sql as the model reads it, with every row up to 30. */
+static char *rows_view(const char *sql) {
+  tt_result *r = query(sql);
+  tt_buf v = TT_BUF_INIT;
+  tt_view_rows(&v, r, 30);
+  tt_result_free(r);
+  return tt_buf_detach(&v);
+}
+
+/* system, three earlier turns, the question, two results (old, newest) */
+static void long_chat(tt_chat *c) {
+  memset(c, 0, sizeof *c);
+  char sys[3000];
+  memset(sys, 'x', sizeof sys - 1);
+  sys[sizeof sys - 1] = '\0';
+  tt_chat_add(c, TT_ROLE_SYSTEM, sys);
+  const char *turns[3][2] = {{"Q1 tracks?", "There are 3503 tracks.\n(SQL: SELECT count(*) FROM Track)"},
+                             {"Q2 genres?", "There are 25 genres.\n(SQL: SELECT count(*) FROM Genre)"},
+                             {"Q3 albums?", "There are 347 albums.\n(SQL: SELECT count(*) FROM Album)"}};
+  for (int i = 0; i < 3; i++) {
+    tt_chat_add(c, TT_ROLE_USER, turns[i][0]);
+    tt_chat_add(c, TT_ROLE_ASSISTANT, turns[i][1]);
+  }
+  tt_chat_add(c, TT_ROLE_USER, "Show me all tracks, then all invoices.");
+  char *old = rows_view("SELECT * FROM Track");
+  char *newest = rows_view("SELECT * FROM Invoice");
+  tt_chat_add_tool_call(c, "c1", "run_sql", "{\"sql\":\"SELECT * FROM Track\"}");
+  tt_chat_add_tool_result(c, "c1", old);
+  tt_chat_add_tool_call(c, "c2", "run_sql", "{\"sql\":\"SELECT * FROM Invoice\"}");
+  tt_chat_add_tool_result(c, "c2", newest);
+  free(old);
+  free(newest);
+}
+
+static bool is_stub(const tt_msg *m) { return strncmp(m->content, "[result shortened", 17) == 0; }
+
+/* Shrinks the context step by step: the room must shorten older results
+ * before it drops earlier turns (oldest first), shorten the newest result
+ * last, keep what it sends within the context, and fail only when the
+ * fixed part cannot fit, saying what to change. */
+static void test_room_shortens_in_order(void **state) {
+  (void)state;
+  tt_llm *llm = tt_llm_func_new("small", "small", NULL, NULL, NULL);
+  tt_tool_spec tools[4];
+  tt_llm_call call = {.tools = tools, .ntools = tt_prompt_tools(tools)};
+  tt_chat c;
+  long_chat(&c);
+  long whole = tt_llm_count_prompt(llm, &c, &call);
+  tt_chat_free(&c);
+  bool saw_untouched = false, saw_old_only = false, saw_dropped = false, saw_newest = false,
+       saw_too_big = false;
+  for (long ctx = whole + 400; ctx > 200; ctx -= 50) {
+    tt_llm_func_set_context(llm, ctx, 100, NULL);
+    long_chat(&c);
+    size_t n0 = c.n;
+    tt_room room;
+    tt_room_report rep;
+    tt_buf err = TT_BUF_INIT;
+    bool started = tt_room_start(&room, llm, &c, &call, 1, 7, 2000, &err);
+    if (!started) {
+      /* the system prompt and question alone are too big: say so, once it is true */
+      assert_true(room.fixed > room.limit);
+      assert_non_null(strstr(tt_buf_cstr(&err), "--ctx"));
+      assert_non_null(strstr(tt_buf_cstr(&err), "--schema-budget"));
+      saw_too_big = true;
+      tt_buf_free(&err);
+      tt_chat_free(&c);
+      continue;
+    }
+    assert_true(room.result_cap <= TT_RESULT_TOKENS);
+    bool fits = tt_room_fit(&room, &c, &call, &rep, &err);
+    size_t dropped = (n0 - c.n) / 2;
+    assert_int_equal(dropped, (size_t)rep.turns_dropped);
+    size_t q = 7 - 2 * dropped; /* where the question is now */
+    assert_string_equal(c.msgs[q].content, "Show me all tracks, then all invoices.");
+    bool old_cut = is_stub(&c.msgs[q + 2]), newest_cut = is_stub(&c.msgs[q + 4]);
+    /* the earlier turns left are the newest ones, in order */
+    for (size_t k = 0; k < 3 - dropped; k++) {
+      char want[8];
+      snprintf(want, sizeof want, "Q%zu", dropped + k + 1);
+      assert_int_equal(strncmp(c.msgs[1 + 2 * k].content, want, 2), 0);
+    }
+    if (rep.before <= room.limit) {
+      assert_int_equal(c.n, n0); /* it fits: nothing is touched */
+      assert_false(old_cut || newest_cut);
+      saw_untouched = true;
+    }
+    if (getenv("TT_DEBUG_ROOM"))
+      fprintf(stderr, "ctx %ld fixed %ld cap %ld: %ld -> %ld, old %d dropped %zu newest %d fits %d\n", ctx,
+              room.fixed, room.result_cap, rep.before, rep.after, old_cut, dropped, newest_cut, fits);
+    if (dropped) assert_true(old_cut);              /* results go before turns */
+    if (newest_cut) assert_true(old_cut && dropped == 3); /* the newest goes last */
+    if (old_cut && !dropped) saw_old_only = true;
+    if (dropped && !newest_cut) saw_dropped = true;
+    if (newest_cut) saw_newest = true;
+    if (fits) {
+      assert_true(rep.after <= room.limit);
+      assert_int_equal(rep.after, tt_llm_count_prompt(llm, &c, &call));
+    } else {
+      assert_non_null(strstr(tt_buf_cstr(&err), "--ctx"));
+    }
+    tt_buf_free(&err);
+    tt_chat_free(&c);
+  }
+  assert_true(saw_untouched);
+  assert_true(saw_old_only);
+  assert_true(saw_dropped);
+  assert_true(saw_newest);
+  assert_true(saw_too_big);
+  tt_llm_free(llm);
+}
+
+/* A stand-in model for a long thread: each question runs SELECT * on two
+ * big tables, then answers. It checks that every prompt it gets fits. */
+typedef struct thread_model {
+  tt_llm *llm;
+  long context, reserve, most, calls;
+} thread_model;
+
+static bool thread_reply(void *ud, const tt_chat *chat, const tt_llm_call *call, tt_llm_reply *out,
+                         tt_llm_error *err) {
+  (void)err;
+  thread_model *m = ud;
+  long n = tt_llm_count_prompt(m->llm, chat, call);
+  if (n > m->most) m->most = n;
+  assert_true(n + m->reserve <= m->context);
+  m->calls++;
+  int results = 0; /* of this question */
+  for (size_t i = chat->n; i > 0 && chat->msgs[i - 1].role != TT_ROLE_USER; i--)
+    results += chat->msgs[i - 1].role == TT_ROLE_TOOL;
+  out->is_tool = true;
+  out->tool_name = tt_xstrdup(results == 2 ? "answer" : "run_sql");
+  out->tool_args = tt_xstrdup(results == 2   ? "{\"text\":\"Those are the rows.\"}"
+                              : results == 0 ? "{\"sql\":\"SELECT * FROM Invoice\"}"
+                                             : "{\"sql\":\"SELECT * FROM Track\"}");
+  out->usage.prompt = n;
+  out->usage.completion = 10;
+  return true;
+}
+
+static void record_context(void *ud, const tt_event *ev) {
+  long *counts = ud;
+  if (ev->kind != TT_EV_CONTEXT) return;
+  if (strcmp(ev->action, "result_cut") == 0) counts[0]++;
+  counts[1] += ev->results_shortened;
+  counts[2] += ev->turns_dropped;
+  if (strcmp(ev->action, "too_big") == 0) counts[3]++;
+}
+
+static void test_long_thread_within_small_context(void **state) {
+  (void)state;
+  thread_model m = {.context = 3072, .reserve = 400};
+  m.llm = tt_llm_func_new("small", "small", thread_reply, &m, NULL);
+  tt_llm_func_set_context(m.llm, m.context, m.reserve, NULL);
+  tt_agent_opts o = tt_agent_default_opts();
+  o.schema_budget = 600;
+  tt_agent *a = tt_agent_new(g_db, g_schema, m.llm, &o);
+  enum { N = 12 };
+  tt_turn history[N];
+  tt_run runs[N];
+  char *summaries[N];
+  long counts[4] = {0};
+  tt_agent_hooks hooks = {.on_event = record_context, .ud = counts};
+  for (int i = 0; i < N; i++) {
+    tt_agent_ask(a, history, (size_t)i, NULL, "Show me every track with all its columns.", &hooks,
+                 &runs[i]);
+    if (runs[i].status != TT_RUN_ANSWERED) fprintf(stderr, "%s\n", runs[i].error);
+    assert_int_equal(runs[i].status, TT_RUN_ANSWERED);
+    summaries[i] = tt_run_summary(&runs[i]);
+    history[i] = (tt_turn){.question = "Show me every track with all its columns.",
+                           .answer = runs[i].answer, .sql = runs[i].sql, .summary = summaries[i],
+                           .status = runs[i].status};
+  }
+  fprintf(stderr, "long thread: %ld calls, the largest prompt %ld of %ld tokens; %ld results cut, "
+                  "%ld shortened, %ld turns dropped\n",
+          m.calls, m.most, m.context - m.reserve, counts[0], counts[1], counts[2]);
+  assert_true(counts[0] > 0); /* every SELECT * was cut to fit */
+  assert_true(counts[1] > 0); /* older results went first */
+  assert_true(counts[2] > 0); /* then earlier turns */
+  assert_int_equal(counts[3], 0);
+  /* the system prompt alone cannot fit: the one failure, saying what to do */
+  tt_llm_func_set_context(m.llm, 1200, 300, NULL);
+  long before = m.calls;
+  tt_run failed;
+  tt_agent_ask(a, NULL, 0, NULL, "How many tracks?", &hooks, &failed);
+  assert_int_equal(failed.status, TT_RUN_FAILED);
+  assert_int_equal(m.calls, before); /* the model was not called */
+  assert_int_equal(counts[3], 1);
+  assert_non_null(strstr(failed.error, "raise --ctx"));
+  assert_non_null(strstr(failed.error, "lower --schema-budget (now 600)"));
+  tt_run_free(&failed);
+  for (int i = 0; i < N; i++) {
+    tt_run_free(&runs[i]);
+    free(summaries[i]);
+  }
+  tt_agent_free(a);
+  tt_llm_free(m.llm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_system_prompt_is_stable),
@@ -295,6 +540,9 @@ int main(void) {
       cmocka_unit_test(test_hints_use_the_query),
       cmocka_unit_test(test_numbers_backed),
       cmocka_unit_test(test_answer_checks),
+      cmocka_unit_test(test_rows_cut_to_fit),
+      cmocka_unit_test(test_room_shortens_in_order),
+      cmocka_unit_test(test_long_thread_within_small_context),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

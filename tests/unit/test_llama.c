@@ -4,8 +4,9 @@
  * generation is a valid tool call whatever the seed and the family's call
  * shape, parsed and rendered back byte for byte, a prefix restored from
  * disk gives the same next-token logits as one computed, the cache is
- * reused within and across questions, and cancellation stops it; an SQL
- * writer's free-text step, cut replies and its stable prefix. */
+ * reused within and across questions, prompts are counted exactly before
+ * they are sent, and cancellation stops it; an SQL writer's free-text step,
+ * cut replies and its stable prefix. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -208,6 +209,50 @@ static void test_cache_reuse_within_and_across_questions(void **state) {
   tt_llm_free(llm);
 }
 
+/* The agent fits its prompts to the context with these counts: they must
+ * be the tokens the engine then holds, cache or no cache. */
+static void test_prompt_counts_are_exact(void **state) {
+  (void)state;
+  tt_llm *llm = open_engine(0, 1, NULL, true);
+  assert_int_equal(tt_llm_context(llm), 4096);
+  assert_int_equal(tt_llm_reply_reserve(llm), 400); /* max_tokens, under a quarter */
+  assert_true(tt_llm_counts_exact(llm));
+  tt_chat c = {0};
+  base_chat(&c, "How many genres?");
+  tt_llm_call call = {.tools = tools, .ntools = 3};
+  tt_llm_reply r;
+  tt_llm_error err;
+  for (int step = 0; step < 3; step++) {
+    long counted = tt_llm_count_prompt(llm, &c, &call);
+    assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
+    assert_int_equal(counted, r.usage.prompt);
+    tt_chat_add_tool_call(&c, r.call_id, r.tool_name, r.tool_args);
+    tt_chat_add_tool_result(&c, r.call_id, "The query returned 25 rows; all are shown.");
+    tt_llm_reply_free(&r);
+  }
+  /* shortened in the middle: the cache is kept only up to the change */
+  tt_chat_set_content(&c, 3, "[result shortened]");
+  long counted = tt_llm_count_prompt(llm, &c, &call);
+  assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
+  assert_int_equal(counted, r.usage.prompt);
+  assert_true(r.usage.cached < r.usage.prompt);
+  tt_llm_reply_free(&r);
+  tt_chat_free(&c);
+  long n = tt_llm_count_text(llm, "SELECT * FROM Track", 19);
+  assert_true(n > 0 && n < 19);
+  tt_llm_free(llm);
+  /* no --ctx: the engine chooses, and says why */
+  tt_llm_llama_opts o = tt_llm_llama_default_opts();
+  o.model_path = model_path();
+  o.n_threads = 2;
+  llm = tt_llm_llama_new(&o, &err);
+  assert_non_null(llm);
+  assert_true(tt_llm_context(llm) >= TT_CTX_FLOOR);
+  assert_non_null(strstr(tt_llm_llama_ctx_note(llm), "tokens: "));
+  fprintf(stderr, "default context of the tiny model: %s\n", tt_llm_llama_ctx_note(llm));
+  tt_llm_free(llm);
+}
+
 static void test_restored_prefix_gives_identical_logits(void **state) {
   (void)state;
   char *dir = tu_mkdtemp();
@@ -358,6 +403,7 @@ int main(void) {
       cmocka_unit_test(test_every_generation_is_a_valid_tool_call),
       cmocka_unit_test(test_forced_tool_and_utf8),
       cmocka_unit_test(test_cache_reuse_within_and_across_questions),
+      cmocka_unit_test(test_prompt_counts_are_exact),
       cmocka_unit_test(test_restored_prefix_gives_identical_logits),
       cmocka_unit_test(test_cancellation_stops_promptly),
       cmocka_unit_test(test_sql_writer_text_and_stable_prefix),

@@ -1,8 +1,10 @@
 /* test_llm.c — units of the llm layer: conversations and their JSON form,
  * tool-call argument checks against a schema, pulling a streamed string
  * argument out of JSON that arrives in arbitrary pieces, tool calls written
- * as text, inline reasoning, OpenAI's reasoning models by name, and which
- * model profile each official chat template gets. */
+ * as text, inline reasoning, OpenAI's reasoning models by name, which
+ * model profile each official chat template gets, token estimates,
+ * shortening a conversation, and the default context chosen from a
+ * model's shape and the machine's memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/llm_internal.h"
+#include "llm/llm_internal.h" /* the estimates */
 
 static const tt_tool_spec run_sql = {
     "run_sql", "Run SQL",
@@ -361,6 +363,90 @@ static void test_sql_from_reply(void **state) {
   free(q);
 }
 
+/* The context the embedded engine picks for a shape (KV bytes per token:
+ * layers x KV heads x (key + value dims) x 2 bytes of f16) and a memory. */
+static long ctx_for(long long kv, long long weights, double avail_gib, long trained, tt_buf *why) {
+  tt_ctx_facts f = {.trained = trained, .kv_bytes_per_token = kv, .weights_bytes = weights,
+                    .available_bytes = (long long)(avail_gib * (double)(1LL << 30))};
+  tt_buf_reset(why);
+  return tt_llm_pick_context(&f, why);
+}
+
+static void test_default_context(void **state) {
+  (void)state;
+  /* Qwen2.5 7B, 3B, 1.5B: 28x4, 36x2, 28x2 KV heads of 128 dims; Q4_K_M files */
+  const long long kv7 = 28LL * 4 * (128 + 128) * 2, kv3 = 36LL * 2 * 256 * 2, kv15 = 28LL * 2 * 256 * 2;
+  const long long w7 = 4683073536LL, w3 = 2104932800LL, w15 = 1117320768LL;
+  assert_int_equal(kv7, 57344);
+  tt_buf why = TT_BUF_INIT;
+  assert_int_equal(ctx_for(kv7, w7, 16, 32768, &why), 16384);
+  assert_non_null(strstr(tt_buf_cstr(&why), "16384 tokens: the default; trained for 32768"));
+  assert_int_equal(ctx_for(kv7, w7, 8, 32768, &why), 16384);
+  /* 6 GiB: 5.4 usable, less 4.36 of weights and 0.5 of buffers, over 56 KiB */
+  assert_int_equal(ctx_for(kv7, w7, 6, 32768, &why), 9216);
+  assert_non_null(strstr(tt_buf_cstr(&why), "what memory allows"));
+  assert_int_equal(ctx_for(kv7, w7, 5, 32768, &why), TT_CTX_FLOOR);
+  assert_non_null(strstr(tt_buf_cstr(&why), "memory is short"));
+  assert_int_equal(ctx_for(kv3, w3, 4, 32768, &why), 16384);
+  assert_int_equal(ctx_for(kv3, w3, 3, 32768, &why), 6144);
+  assert_int_equal(ctx_for(kv15, w15, 2.5, 32768, &why), 16384);
+  assert_int_equal(ctx_for(kv15, w15, 2, 32768, &why), 9216);
+  /* the trained context caps it, memory unknown leaves the default */
+  assert_int_equal(ctx_for(kv7, w7, 64, 8192, &why), 8192);
+  assert_non_null(strstr(tt_buf_cstr(&why), "the model's trained context"));
+  assert_int_equal(ctx_for(kv7, w7, 1, 2048, &why), 2048);
+  assert_int_equal(ctx_for(kv7, w7, 0, 0, &why), 16384);
+  assert_non_null(strstr(tt_buf_cstr(&why), "free memory unknown"));
+  assert_non_null(strstr(tt_buf_cstr(&why), "16384 tokens: the default"));
+  tt_buf_free(&why);
+  assert_true(tt_mem_available() > 0); /* Linux: /proc/meminfo */
+}
+
+/* Without the model's tokenizer (HTTP backends): about 3.5 bytes a token,
+ * and the prompt a little more than its texts. */
+static void test_token_estimates(void **state) {
+  (void)state;
+  assert_int_equal(tt_llm_estimate_text(NULL, "", 0), 0);
+  assert_int_equal(tt_llm_estimate_text(NULL, "SELECT", 6), 2);
+  assert_int_equal(tt_llm_estimate_text(NULL, NULL, 3500), 1000);
+  tt_llm_http_opts o = tt_llm_http_default_opts();
+  o.base_url = "http://127.0.0.1:9/v1";
+  tt_llm_error err;
+  tt_llm *llm = tt_llm_http_new(&o, &err);
+  assert_non_null(llm);
+  assert_int_equal(tt_llm_context(llm), 0); /* not told: nothing is fitted */
+  assert_int_equal(tt_llm_reply_reserve(llm), 0);
+  assert_false(tt_llm_counts_exact(llm));
+  tt_llm_free(llm);
+  o.context = 8192;
+  o.max_tokens = 1024;
+  llm = tt_llm_http_new(&o, &err);
+  assert_int_equal(tt_llm_context(llm), 8192);
+  assert_int_equal(tt_llm_reply_reserve(llm), 1024);
+  tt_chat c = {0};
+  char text[701];
+  memset(text, 'a', 700);
+  text[700] = '\0';
+  tt_chat_add(&c, TT_ROLE_SYSTEM, text);
+  tt_chat_add(&c, TT_ROLE_USER, text);
+  assert_int_equal(tt_llm_count_prompt(llm, &c, NULL), 3 + 2 * (4 + 200));
+  tt_llm_free(llm);
+  /* shortening: a message's text replaced, messages removed */
+  tt_chat_add(&c, TT_ROLE_ASSISTANT, "a");
+  tt_chat_add_call(&c, "c1", "run_sql", "{}", "Count them."); /* its thought goes with it */
+  tt_chat_add_tool_result(&c, "c1", "rows");
+  tt_chat_set_content(&c, 4, "stub");
+  assert_string_equal(c.msgs[4].content, "stub");
+  assert_string_equal(c.msgs[4].call_id, "c1");
+  tt_chat_remove(&c, 1, 2);
+  assert_int_equal(c.n, 3);
+  assert_int_equal(c.msgs[1].role, TT_ROLE_ASSISTANT);
+  assert_string_equal(c.msgs[2].content, "stub");
+  tt_chat_remove(&c, 2, 10); /* to the end, no further */
+  assert_int_equal(c.n, 2);
+  tt_chat_free(&c);
+}
+
 /* The profile every official template in llama.cpp's models/templates
  * gets: the families tabletalk renders itself by what their templates
  * write, every other tool format the generic one. */
@@ -424,6 +510,8 @@ int main(void) {
       cmocka_unit_test(test_reasoning_model_names),
       cmocka_unit_test(test_sql_prompts),
       cmocka_unit_test(test_sql_from_reply),
+      cmocka_unit_test(test_default_context),
+      cmocka_unit_test(test_token_estimates),
       cmocka_unit_test(test_profile_detection),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
