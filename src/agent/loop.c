@@ -571,7 +571,8 @@ static bool tt_plain_text_reply(tt_step_state *st, const tt_llm_reply *r) {
     tt_buf_free(&names);
     return false;
   }
-  if (tt_text_looks_like_call(r->text)) {
+  if (tt_text_looks_like_call(r->text) ||
+      tt_text_names_tool_call(r->text, st->a->tools, st->a->ntools)) {
     out->status = TT_RUN_FAILED;
     out->error = tt_xstrdup("the model wrote a tool call (or JSON) as plain text that could not be "
                             "used, also after being asked for a proper tool call; check that the "

@@ -3,7 +3,8 @@
  * plain and streamed (SSE) replies, usage with cached prompt tokens,
  * what real servers send (a streamed name repeated or grown in every
  * fragment, arguments as an object, reasoning_content or reasoning, text
- * before the call, a call written as text: see textcall.c), a reply cut
+ * before the call, a call written as text: see textcall.c; the legacy
+ * function_call; calls without index told apart by id), a reply cut
  * at the token limit retried once with room, OpenAI's reasoning models
  * (max_completion_tokens, no temperature) and a 400 that names an
  * unsupported parameter adapted to once, hints that match the error,
@@ -179,6 +180,9 @@ static void tt_xfer_tool_delta(tt_xfer *x, const json_t *call) {
   const json_t *jindex = json_object_get(call, "index");
   json_int_t index = json_is_integer(jindex) ? json_integer_value(jindex) : 0;
   if (x->saw_tool && index != x->tool_index) return; /* one tool call per step: the first counts */
+  const char *new_id = json_string_value(json_object_get(call, "id"));
+  if (!jindex && x->call_id && new_id && *new_id && strcmp(new_id, x->call_id) != 0)
+    return; /* no index (older Ollama), another id: a second call, not more of the first */
   if (!x->saw_tool && x->streamed_text && x->call->on_restart)
     x->call->on_restart(x->call->ud); /* the text before it was not an answer */
   x->saw_tool = true;
@@ -211,6 +215,12 @@ static void tt_xfer_chunk(tt_xfer *x, const json_t *chunk) {
   size_t i;
   const json_t *call;
   json_array_foreach(json_object_get(delta, "tool_calls"), i, call) tt_xfer_tool_delta(x, call);
+  const json_t *legacy = json_object_get(delta, "function_call"); /* the pre-tools "functions" API */
+  if (json_is_object(legacy)) {
+    json_t *c = json_pack("{s:O}", "function", legacy);
+    tt_xfer_tool_delta(x, c);
+    json_decref(c);
+  }
   const char *finish = json_string_value(json_object_get(choice, "finish_reason"));
   if (finish && !x->finish) x->finish = tt_xstrdup(finish);
 }
@@ -259,11 +269,12 @@ static void tt_xfer_parse_body(tt_xfer *x) {
   tt_xfer_thinking(x, json_object_get(msg, "reasoning_content"));
   tt_xfer_thinking(x, json_object_get(msg, "reasoning"));
   const json_t *call = json_array_get(json_object_get(msg, "tool_calls"), 0);
-  if (call) {
+  const json_t *legacy = json_object_get(msg, "function_call"); /* the pre-tools "functions" API */
+  if (call || json_is_object(legacy)) {
     x->saw_tool = true;
     const char *id = json_string_value(json_object_get(call, "id"));
     if (id && *id) x->call_id = tt_xstrdup(id);
-    const json_t *fn = json_object_get(call, "function");
+    const json_t *fn = call ? json_object_get(call, "function") : legacy;
     const char *name = json_string_value(json_object_get(fn, "name"));
     if (name) tt_buf_puts(&x->name, name);
     const json_t *args = json_object_get(fn, "arguments");

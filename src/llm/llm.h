@@ -83,7 +83,9 @@ const tt_tool_spec *tt_tool_find(const tt_tool_spec *tools, size_t n, const char
  * <tool_call>{..}</tool_call>, a ```json block, bare JSON {"name": ..,
  * "arguments"|"parameters": {..}} (also in an array, or OpenAI's
  * {"type":"function","function":{..}}), LM Studio's [TOOL_REQUEST], Mistral's
- * [TOOL_CALLS], Llama's <|python_tag|>. Only names among tools count. On
+ * [TOOL_CALLS], Llama's <|python_tag|>, and the name outside the JSON
+ * (<function=NAME>, Qwen3-Coder's <parameter=K>, gpt-oss's to=functions.NAME,
+ * [TOOL_CALLS]NAME[ARGS], ReAct's Action: NAME). Only names among tools count. On
  * success *name and *args (compact JSON text) are allocated and the text
  * around the call, without its markers, is appended to rest. */
 bool tt_text_find_call(const char *text, const tt_tool_spec *tools, size_t ntools, char **name,
@@ -92,6 +94,9 @@ bool tt_text_find_call(const char *text, const tt_tool_spec *tools, size_t ntool
  * JSON block, "arguments" keys, or it starts with { or [), whatever tool it
  * names: never to be shown as an answer. */
 bool tt_text_looks_like_call(const char *text);
+/* The text calls one of tools by name as code, NAME( (Gemma's tool_code,
+ * Llama 3.2's pythonic calls): never to be shown as an answer either. */
+bool tt_text_names_tool_call(const char *text, const tt_tool_spec *tools, size_t ntools);
 /* Reasoning written inline: <think>..</think> at the start, or text up to a
  * lone </think> (templates that open the block in the prompt), goes to
  * thinking; the rest to answer. Text that is all inside an unclosed

@@ -6,7 +6,12 @@
  * a ```json fenced block, bare JSON {"name": .., "arguments": ..} (or
  * "parameters", the Llama 3.1 spelling), LM Studio's
  * [TOOL_REQUEST]...[END_TOOL_REQUEST], Mistral's [TOOL_CALLS] and Llama's
- * <|python_tag|>. A call is recovered only for a tool that was offered.
+ * <|python_tag|>; and the shapes that name the tool outside the JSON:
+ * <function=NAME>{..}</function> (Llama 3.1), Qwen3-Coder's
+ * <function=NAME><parameter=K>V</parameter></function>, gpt-oss (harmony)
+ * "to=functions.NAME ..<|message|>{..}<|call|>", Mistral's
+ * [TOOL_CALLS]NAME[ARGS]{..} and ReAct's "Action: NAME / Action Input: {..}".
+ * A call is recovered only for a tool that was offered.
  * Also reasoning written inline (<think>...</think>), kept out of the
  * answer. */
 #include "llm/llm.h"
@@ -18,7 +23,7 @@
 static const char *const tt_open_marks[] = {"<tool_call>", "[TOOL_REQUEST]", "<|python_tag|>",
                                             "[TOOL_CALLS]", "```json", "```JSON", "```"};
 static const char *const tt_close_marks[] = {"</tool_call>", "[END_TOOL_REQUEST]", "<|eom_id|>",
-                                             "<|eot_id|>", "```"};
+                                             "<|eot_id|>", "</function>", "<|call|>", "```"};
 
 #define TT_TEXTCALL_MAX_TRIES 256           /* JSON parses attempted per text */
 #define TT_TEXTCALL_MAX_TEXT (1u << 20)     /* longer text is not searched */
@@ -104,6 +109,110 @@ static bool tt_may_start_call(const char *p, const char *end) {
   return p < end && (open == '{' ? *p == '"' : *p == '{');
 }
 
+static bool tt_is_ident(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+/* Marks right before a tool's name whose arguments follow the name. */
+static const char *const tt_name_marks[] = {"<function=", "to=functions.", "[TOOL_CALLS]", "Action:"};
+#define TT_NAMED_GAP 48 /* at most this many bytes from the name to its arguments' { */
+
+/* Is the property key of the tool's schema a string? */
+static bool tt_param_is_string(const tt_tool_spec *tool, const char *key) {
+  json_t *schema = json_loads(tool->parameters ? tool->parameters : "", 0, NULL);
+  const json_t *prop = json_object_get(json_object_get(schema, "properties"), key);
+  const char *type = json_string_value(json_object_get(prop, "type"));
+  bool str = !type || strcmp(type, "string") == 0;
+  json_decref(schema);
+  return str;
+}
+
+/* Qwen3-Coder's <parameter=K>V</parameter>... up to </function>, from p, as
+ * an object (a value is a string unless the schema types it otherwise and it
+ * reads as JSON); *stop is set after </function>. NULL when not that shape. */
+static json_t *tt_xml_params(const char *p, const char *end, const tt_tool_spec *tool,
+                             const char **stop) {
+  json_t *obj = json_object();
+  for (;;) {
+    while (p < end && tt_is_space(*p)) p++;
+    if ((size_t)(end - p) < 11 || strncmp(p, "<parameter=", 11) != 0) break;
+    const char *k = p + 11;
+    const char *gt = memchr(k, '>', (size_t)(end - k));
+    if (!gt) break;
+    const char *v = gt + 1;
+    const char *close = NULL;
+    for (const char *c = v; c + 12 <= end; c++)
+      if (strncmp(c, "</parameter>", 12) == 0) { close = c; break; }
+    if (!close) break;
+    size_t nk = (size_t)(gt - k), nv = (size_t)(close - v);
+    tt_trim(&k, &nk);
+    tt_trim(&v, &nv);
+    char *key = tt_xasprintf("%.*s", (int)nk, k);
+    json_t *val = NULL;
+    if (!tt_param_is_string(tool, key)) val = json_loadb(v, nv, JSON_DECODE_ANY, NULL);
+    json_object_set_new(obj, key, val ? val : json_stringn(v, nv));
+    free(key);
+    p = close + 12;
+  }
+  if (!json_object_size(obj) || (size_t)(end - p) < 11 || strncmp(p, "</function>", 11) != 0) {
+    json_decref(obj);
+    return NULL;
+  }
+  *stop = p + 11;
+  return obj;
+}
+
+/* The earliest call written as a mark, an offered tool's name, then its
+ * arguments (a JSON object within TT_NAMED_GAP bytes, or Qwen3-Coder's
+ * parameters). [*start, *end) is the call's text. */
+static bool tt_find_named_call(const char *text, size_t len, const tt_tool_spec *tools, size_t n,
+                               char **name, char **args, size_t *start, size_t *end) {
+  const char *const tend = text + len;
+  bool found = false;
+  for (size_t m = 0; m < sizeof tt_name_marks / sizeof *tt_name_marks; m++) {
+    size_t ml = strlen(tt_name_marks[m]);
+    for (const char *p = strstr(text, tt_name_marks[m]); p; p = strstr(p + ml, tt_name_marks[m])) {
+      if (found && (size_t)(p - text) >= *start) break;
+      const char *id = p + ml;
+      while (id < tend && (*id == ' ' || *id == '\t')) id++;
+      const char *q = id;
+      while (q < tend && tt_is_ident(*q)) q++;
+      char tool[64];
+      if (q == id || (size_t)(q - id) >= sizeof tool) continue;
+      memcpy(tool, id, (size_t)(q - id));
+      tool[q - id] = '\0';
+      const tt_tool_spec *spec = tt_tool_find(tools, n, tool);
+      if (!spec) continue;
+      const char *stop = NULL;
+      json_t *v = *q == '>' ? tt_xml_params(q + 1, tend, spec, &stop) : NULL;
+      if (!v) {
+        size_t gap = (size_t)(tend - q) < TT_NAMED_GAP ? (size_t)(tend - q) : TT_NAMED_GAP;
+        const char *brace = memchr(q, '{', gap);
+        json_error_t jerr;
+        v = brace ? json_loadb(brace, (size_t)(tend - brace), JSON_DISABLE_EOF_CHECK, &jerr) : NULL;
+        if (v) stop = brace + jerr.position;
+      }
+      if (!json_is_object(v)) {
+        json_decref(v);
+        continue;
+      }
+      if (found) {
+        free(*name);
+        free(*args);
+      }
+      *name = tt_xstrdup(tool);
+      *args = json_dumps(v, JSON_COMPACT);
+      *start = (size_t)(p - text);
+      *end = (size_t)(stop - text);
+      json_decref(v);
+      found = true;
+      break;
+    }
+  }
+  return found;
+}
+
 bool tt_text_find_call(const char *text, const tt_tool_spec *tools, size_t ntools, char **name,
                        char **args, tt_buf *rest) {
   *name = *args = NULL;
@@ -121,7 +230,10 @@ bool tt_text_find_call(const char *text, const tt_tool_spec *tools, size_t ntool
     tt_rest_text(text, i, i + (size_t)jerr.position, len, rest);
     return true;
   }
-  return false;
+  size_t start, end;
+  if (!tt_find_named_call(text, len, tools, ntools, name, args, &start, &end)) return false;
+  tt_rest_text(text, start, end, len, rest);
+  return true;
 }
 
 /* text has "key" followed by a colon: a JSON member, not a quoted word. */
@@ -138,7 +250,9 @@ static bool tt_has_json_key(const char *text, const char *key) {
 bool tt_text_looks_like_call(const char *text) {
   if (!text) return false;
   static const char *const tags[] = {"<tool_call>", "[TOOL_REQUEST]", "<|python_tag|>",
-                                     "[TOOL_CALLS]", "```json", "```JSON"};
+                                     "[TOOL_CALLS]", "```json", "```JSON", "<function=",
+                                     "to=functions.", "<|channel|>", "<|message|>", "<|call|>",
+                                     "```tool_code", "```tool_call", "Action Input:"};
   for (size_t i = 0; i < sizeof tags / sizeof *tags; i++)
     if (strstr(text, tags[i])) return true;
   if (tt_has_json_key(text, "\"arguments\"") || tt_has_json_key(text, "\"parameters\"")) return true;
@@ -154,6 +268,27 @@ bool tt_text_looks_like_call(const char *text) {
     }
   }
   return n && (s[0] == '{' || s[0] == '[');
+}
+
+/* After NAME(: a quoted value, ), or a keyword argument (k=), as code has;
+ * not prose such as "answer(s)". */
+static bool tt_call_args_follow(const char *p) {
+  while (tt_is_space(*p)) p++;
+  if (*p == '"' || *p == '\'' || *p == ')') return true;
+  const char *q = p;
+  while (tt_is_ident(*q)) q++;
+  while (q > p && tt_is_space(*q)) q++;
+  return q > p && *q == '=' && q[1] != '=';
+}
+
+bool tt_text_names_tool_call(const char *text, const tt_tool_spec *tools, size_t ntools) {
+  for (size_t t = 0; text && t < ntools; t++) {
+    size_t n = strlen(tools[t].name);
+    for (const char *p = strstr(text, tools[t].name); p; p = strstr(p + n, tools[t].name))
+      if ((p == text || !tt_is_ident(p[-1])) && p[n] == '(' && tt_call_args_follow(p + n + 1))
+        return true;
+  }
+  return false;
 }
 
 void tt_text_split_thinking(const char *text, tt_buf *thinking, tt_buf *answer) {

@@ -201,6 +201,18 @@ static void test_text_calls(void **state) {
   /* the first call that names an offered tool counts */
   expect_call("{\"name\": \"lookup\", \"arguments\": {}} then {\"name\": \"answer\", \"arguments\": {\"text\": \"a\"}}",
               "answer", "{\"text\":\"a\"}", "{\"name\": \"lookup\", \"arguments\": {}} then");
+  /* the tool named outside the JSON */
+  expect_call("<function=run_sql>{\"sql\": \"SELECT 1\"}</function>", "run_sql", sql, "");
+  expect_call("<tool_call>\n<function=run_sql>\n<parameter=sql>\nSELECT 1\n</parameter>\n</function>\n</tool_call>",
+              "run_sql", sql, "");
+  expect_call("<|channel|>commentary to=functions.run_sql <|constrain|>json<|message|>{\"sql\":\"SELECT 1\"}<|call|>",
+              "run_sql", sql, "<|channel|>commentary");
+  expect_call("[TOOL_CALLS]run_sql[ARGS]{\"sql\": \"SELECT 1\"}", "run_sql", sql, "");
+  expect_call("Thought: count.\nAction: run_sql\nAction Input: {\"sql\": \"SELECT 1\"}", "run_sql", sql,
+              "Thought: count.");
+  expect_no_call("<function=lookup>{\"sql\": \"SELECT 1\"}</function>");     /* not offered */
+  expect_no_call("Action: run_sql, and then a long while later, after much more thought, at last: {\"sql\": \"SELECT 1\"}"); /* too far */
+  expect_no_call("<function=run_sql>\n<parameter=sql>\nSELECT 1\n</parameter>"); /* cut */
   expect_no_call("There are 25 genres.");
   expect_no_call("{\"name\": \"lookup_table\", \"arguments\": {\"t\": 1}}"); /* not offered */
   expect_no_call("<tool_call>\n{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\",}}\n</tool_call>");
@@ -226,6 +238,15 @@ static void test_text_looks_like_call(void **state) {
   assert_false(tt_text_looks_like_call("The \"arguments\" column holds the counts."));
   assert_true(tt_text_looks_like_call("see {\"name\": \"x\", \"parameters\" : {}}"));
   assert_false(tt_text_looks_like_call(NULL));
+  assert_true(tt_text_looks_like_call("```tool_code\nrun_sql(sql=\"SELECT 1\")\n```"));
+  assert_true(tt_text_looks_like_call("<function=lookup>{}</function>"));
+  assert_true(tt_text_looks_like_call("<|channel|>commentary to=functions.x<|message|>{}"));
+  assert_true(tt_text_names_tool_call("run_sql(sql=\"SELECT 1\")", offered, 2));
+  assert_true(tt_text_names_tool_call("I call answer(text='25')", offered, 2));
+  assert_false(tt_text_names_tool_call("There are 25 genres (the answer).", offered, 2));
+  assert_false(tt_text_names_tool_call("my_run_sql(x)", offered, 2));
+  assert_false(tt_text_names_tool_call("Both answer(s) agree: 25.", offered, 2));
+  assert_true(tt_text_names_tool_call("[run_sql(sql = 'SELECT 1')]", offered, 2));
 }
 
 static void split(const char *text, const char *thinking, const char *answer) {
