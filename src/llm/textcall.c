@@ -213,6 +213,65 @@ static bool tt_find_named_call(const char *text, size_t len, const tt_tool_spec 
   return found;
 }
 
+/* The bytes a raw control character inside a JSON string takes once
+ * escaped (0 outside strings or for other bytes); *in_str and *esc carry
+ * the scan's state. */
+static size_t tt_ctl_escape(unsigned char c, bool *in_str, bool *esc, char out[7]) {
+  if (!*in_str) {
+    *in_str = c == '"';
+    return 0;
+  }
+  if (*esc) {
+    *esc = false;
+    return 0;
+  }
+  if (c == '\\') *esc = true;
+  else if (c == '"') *in_str = false;
+  if (c >= 0x20) return 0;
+  if (c == '\n' || c == '\r' || c == '\t') {
+    out[0] = '\\';
+    out[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+    return 2;
+  }
+  snprintf(out, 7, "\\u%04x", c);
+  return 6;
+}
+
+/* A JSON value at s, as jansson reads it; failing that, as the same text
+ * with raw control characters inside strings escaped (models write a
+ * multi-line SQL string so). *used is how many bytes of s it took. */
+static json_t *tt_load_value(const char *s, size_t n, size_t *used) {
+  json_error_t jerr;
+  json_t *v = json_loadb(s, n, JSON_DISABLE_EOF_CHECK, &jerr);
+  if (v) {
+    *used = (size_t)jerr.position;
+    return v;
+  }
+  /* jansson's words for a raw control character in a string */
+  if (!strstr(jerr.text, "control character") && !strstr(jerr.text, "unexpected newline")) return NULL;
+  tt_buf b = TT_BUF_INIT;
+  bool in_str = false, esc = false, changed = false;
+  char e[7];
+  for (size_t i = 0; i < n; i++) {
+    size_t k = tt_ctl_escape((unsigned char)s[i], &in_str, &esc, e);
+    if (k) tt_buf_append(&b, e, k);
+    else tt_buf_append(&b, s + i, 1);
+    changed |= k > 0;
+  }
+  v = changed ? json_loadb(b.data, b.len, JSON_DISABLE_EOF_CHECK, &jerr) : NULL;
+  if (v) { /* where the value ended, in s's bytes */
+    size_t out = 0, i = 0;
+    in_str = esc = false;
+    while (i < n && out < (size_t)jerr.position) {
+      size_t k = tt_ctl_escape((unsigned char)s[i++], &in_str, &esc, e);
+      out += k ? k : 1;
+    }
+    *used = i;
+  }
+  tt_buf_free(&b);
+  return v;
+}
+
 bool tt_text_find_call(const char *text, const tt_tool_spec *tools, size_t ntools, char **name,
                        char **args, tt_buf *rest) {
   *name = *args = NULL;
@@ -222,12 +281,12 @@ bool tt_text_find_call(const char *text, const tt_tool_spec *tools, size_t ntool
   for (size_t i = 0; i < len && tries < TT_TEXTCALL_MAX_TRIES; i++) {
     if ((text[i] != '{' && text[i] != '[') || !tt_may_start_call(text + i, text + len)) continue;
     tries++;
-    json_error_t jerr;
-    json_t *v = json_loadb(text + i, len - i, JSON_DISABLE_EOF_CHECK, &jerr);
+    size_t used = 0;
+    json_t *v = tt_load_value(text + i, len - i, &used);
     bool found = v && tt_call_shape(v, tools, ntools, name, args);
     json_decref(v);
     if (!found) continue;
-    tt_rest_text(text, i, i + (size_t)jerr.position, len, rest);
+    tt_rest_text(text, i, i + used, len, rest);
     return true;
   }
   size_t start, end;

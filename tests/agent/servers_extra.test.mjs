@@ -84,9 +84,10 @@ const CUT = /cut at the token limit/;
 const TEXT_CALL = /wrote a tool call \(or JSON\) as plain text that could not be used/;
 const UNUSABLE = /unusable tool call twice in a row/;
 const EMPTY = /neither a tool call nor any text/;
-/* What each shape must end as: a call with these arguments, or an error. */
+/* What each shape must end as: a call (run_sql with SQL, or with the SQL
+ * given), or an error. */
 const expected = {
-  T7: 'call', T11: 'call', T12: 'call', T13: 'call', T14: TEXT_CALL, T15: TEXT_CALL, T16: TEXT_CALL,
+  T7: 'call', T11: 'call', T12: 'call', T13: 'call', T14: TEXT_CALL, T15: TEXT_CALL, T16: 'SELECT COUNT(*)\nFROM Genre',
   T17: SAO, T18: 'call', T19: TEXT_CALL, T20: CUT, S3: 'call', S4: 'call', S9: SAO, S10: UNUSABLE,
   S11: UNUSABLE, S12: 'call', S13: CUT, S14: EMPTY, S15: EMPTY, S16: UNUSABLE,
 };
@@ -123,7 +124,7 @@ describe('more reply shapes', () => {
         assert.deepEqual(r.json.rows, [[25]]);
         const call = reqs.at(-1).body.messages.find((m) => m.tool_calls)?.tool_calls[0].function;
         assert.equal(call.name, 'run_sql');
-        assert.deepEqual(JSON.parse(call.arguments), { sql: want === SAO ? "SELECT COUNT(*) FROM Genre WHERE 'São Paulo' <> ''" : SQL });
+        assert.deepEqual(JSON.parse(call.arguments), { sql: want === 'call' ? SQL : want });
         const events = traceEvents(r.json.trace);
         assert.ok(!events.some((x) => x.event === 'tool_call' && x.ok === false), 'no push-back or rejection needed');
       });

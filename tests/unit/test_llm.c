@@ -198,6 +198,9 @@ static void test_text_calls(void **state) {
               "run_sql", sql, "");
   expect_call("{\"type\": \"function\", \"function\": {\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\"}}}",
               "run_sql", sql, "");
+  /* a raw newline or tab inside the SQL string (invalid JSON, as models write it) */
+  expect_call("<tool_call>\n{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"SELECT 1\n\tFROM t\"}}\n</tool_call>\nok",
+              "run_sql", "{\"sql\":\"SELECT 1\\n\\tFROM t\"}", "ok");
   /* the first call that names an offered tool counts */
   expect_call("{\"name\": \"lookup\", \"arguments\": {}} then {\"name\": \"answer\", \"arguments\": {\"text\": \"a\"}}",
               "answer", "{\"text\":\"a\"}", "{\"name\": \"lookup\", \"arguments\": {}} then");
