@@ -337,6 +337,22 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
   return full;
 }
 
+bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
+                         const tt_chart_spec *spec, const char *sql, tt_buf *desc, tt_buf *path,
+                         tt_buf *why) {
+  tt_chart_describe(chart, desc);
+  if (h && h->on_chart && !h->on_chart(h->ud, chart, out->ncharts, path, why)) {
+    tt_chart_free(chart);
+    return false;
+  }
+  out->charts = tt_xrealloc(out->charts, (out->ncharts + 1) * sizeof *out->charts);
+  out->charts[out->ncharts++] = (tt_run_chart){
+      .spec = tt_chart_spec_to_json(spec), .description = tt_xstrdup(tt_buf_cstr(desc)),
+      .file = path->len ? tt_xstrdup(tt_buf_cstr(path)) : NULL, .sql = tt_xstrdup(sql),
+      .chart = chart};
+  return true;
+}
+
 static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
   tt_run *out = st->out;
   tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "make_chart", .args = r->tool_args};
@@ -349,20 +365,10 @@ static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
   tt_chart *chart = rows ? tt_chart_build(spec, rows, &why) : NULL;
   if (chart) {
     double t0 = tt_now_ms();
-    tt_chart_describe(chart, &desc);
-    const tt_agent_hooks *h = st->hooks;
-    if (h && h->on_chart && !h->on_chart(h->ud, chart, out->ncharts, &path, &why)) {
-      tt_chart_free(chart);
-      chart = NULL;
-    }
+    if (!tt_agent_keep_chart(st->hooks, out, chart, spec, sql, &desc, &path, &why)) chart = NULL;
     ev.ms = tt_now_ms() - t0;
   }
   if (chart) {
-    out->charts = tt_xrealloc(out->charts, (out->ncharts + 1) * sizeof *out->charts);
-    out->charts[out->ncharts++] = (tt_run_chart){
-        .spec = tt_chart_spec_to_json(spec), .description = tt_xstrdup(tt_buf_cstr(&desc)),
-        .file = path.len ? tt_xstrdup(tt_buf_cstr(&path)) : NULL, .sql = tt_xstrdup(sql),
-        .chart = chart};
     tt_buf_printf(&msg, "Chart made: %s. The user sees it with your answer.", tt_buf_cstr(&desc));
     if (tt_chart_note(chart)) tt_buf_printf(&msg, " Note on the chart: %s.", tt_chart_note(chart));
     tt_buf_puts(&msg, " Now call answer: say in words what the chart shows, with its key "

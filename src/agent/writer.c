@@ -290,21 +290,10 @@ static bool tt_writer_chart(tt_writer_state *st, tt_buf *why) {
   char *args = j ? json_dumps(j, JSON_COMPACT) : NULL;
   tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "make_chart", .args = args, .sql = out->sql};
   double t0 = tt_now_ms();
-  if (chart) {
-    tt_chart_describe(chart, &desc);
-    const tt_agent_hooks *h = st->hooks;
-    if (h && h->on_chart && !h->on_chart(h->ud, chart, out->ncharts, &path, why)) {
-      tt_chart_free(chart);
-      chart = NULL;
-    }
-  }
+  if (chart && !tt_agent_keep_chart(st->hooks, out, chart, spec, out->sql, &desc, &path, why))
+    chart = NULL;
   ev.ms = tt_now_ms() - t0;
   if (chart) {
-    out->charts = tt_xrealloc(out->charts, (out->ncharts + 1) * sizeof *out->charts);
-    out->charts[out->ncharts++] = (tt_run_chart){
-        .spec = tt_chart_spec_to_json(spec), .description = tt_xstrdup(tt_buf_cstr(&desc)),
-        .file = path.len ? tt_xstrdup(tt_buf_cstr(&path)) : NULL, .sql = tt_xstrdup(out->sql),
-        .chart = chart};
     ev.ok = true;
     ev.rows = (long)out->rows->nrows;
     ev.chart = tt_buf_cstr(&desc);
