@@ -88,9 +88,19 @@ static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budg
     const char *text = json_string_value(json_object_get(q, "question"));
     const char *cat = json_string_value(json_object_get(q, "category"));
     if (!cat) cat = "uncategorised";
-    size_t k = tt_schema_select(s, text, budget, cards);
+    /* tt_schema_rank is what tt_schema_select uses; it also says why */
+    tt_schema_ranking *rk = tt_schema_rank(s, text, budget);
+    size_t k = tt_schema_ranking_count(rk);
     size_t tokens = 0;
-    for (size_t j = 0; j < k; j++) tokens += cards[j]->tokens;
+    json_t *picked = json_array();
+    for (size_t j = 0; j < k; j++) {
+      const tt_schema_pick *p = tt_schema_ranking_pick(rk, j);
+      cards[j] = p->card;
+      tokens += cards[j]->tokens;
+      json_array_append_new(picked, json_pack("{s:s,s:f,s:s}", "table", p->card->table->name, "score",
+                                              p->score, "reason", p->reason));
+    }
+    tt_schema_ranking_free(rk);
     const json_t *need = json_object_get(q, "tables");
     size_t found = 0, t;
     const json_t *name;
@@ -114,11 +124,14 @@ static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budg
     }
     tt_tally_add(&ct[c], needed, found, k, tokens);
     if (details)
-      json_array_append_new(per, json_pack("{s:O?,s:s,s:b,s:o,s:I,s:I}", "id", json_object_get(q, "id"),
+      json_array_append_new(per, json_pack("{s:O?,s:s,s:b,s:o,s:I,s:I,s:o}", "id", json_object_get(q, "id"),
                                            "category", cat, "all_needed", found == needed, "missed", missed,
-                                           "tables_shown", (json_int_t)k, "tokens", (json_int_t)tokens));
-    else
+                                           "tables_shown", (json_int_t)k, "tokens", (json_int_t)tokens,
+                                           "picked", picked));
+    else {
       json_decref(missed);
+      json_decref(picked);
+    }
   }
   for (size_t c = 0; c < ncats; c++) json_object_set_new(cats, cat_names[c], tt_tally_json(&ct[c]));
   json_t *r = tt_tally_json(&all);

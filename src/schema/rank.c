@@ -22,6 +22,8 @@
 #define TT_W_VALUE 1.0  /* a word of a sample value */
 #define TT_SEED_FRACTION 0.35 /* tables scoring this share of the best are joined up */
 #define TT_PATH_HOPS 4
+#define TT_NAME_COVER 1.0   /* up to twice the score when the question says the whole name */
+#define TT_NEAR_BONUS 1.5   /* a matching table next to a chosen one, when filling */
 
 /* ---- words -------------------------------------------------------------------------- */
 
@@ -317,6 +319,21 @@ static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, 
   }
   free(tf);
   free(where);
+  /* a table whose whole name the question says ("Customer") before one
+   * that only shares a word of it ("CampaignCustomer", "cust_cfg") */
+  for (size_t i = 0; i < n; i++) {
+    size_t words = 0, said = 0;
+    for (size_t k = 0; k < docs[i].n; k++) {
+      if (docs[i].terms[k].field != TT_FIELD_NAME) continue;
+      words++;
+      for (size_t t = 0; t < q->n; t++)
+        if (strcmp(docs[i].terms[k].w, q->w[t]) == 0) {
+          said++;
+          break;
+        }
+    }
+    if (words) m[i].score *= 1.0 + TT_NAME_COVER * (double)said / (double)words;
+  }
 }
 
 static char *tt_match_reason(const tt_table_info *t, const tt_query *q, const tt_match *m) {
@@ -512,13 +529,25 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
     if (c.taken[i]) continue;
     tt_take_joined(&c, &g, score, i, tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]));
   }
-  /* then what else matched, in rank order, while it fits */
-  for (size_t k = 0; k < n; k++) {
-    size_t i = order[k];
-    if (score[i] <= 0) break;
-    if (!c.taken[i] && tt_fits(&c, i) && c.used + tt_schema_card(s, i)->tokens <= budget)
+  /* then what else matched, in rank order, while it fits; a table that
+   * joins one already chosen counts for more */
+  double *fill = tt_xcalloc(n, sizeof *fill);
+  size_t *rest = tt_xcalloc(n, sizeof *rest), nrest = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (c.taken[i] || score[i] <= 0) continue;
+    bool near = false;
+    for (size_t e = 0; e < g.deg[i] && !near; e++) near = c.taken[g.adj[i][e]];
+    fill[i] = score[i] * (near ? TT_NEAR_BONUS : 1.0);
+    rest[nrest++] = i;
+  }
+  tt_sort_by_score(rest, nrest, fill);
+  for (size_t k = 0; k < nrest; k++) {
+    size_t i = rest[k];
+    if (c.used + tt_schema_card(s, i)->tokens <= budget)
       tt_take(&c, i, score[i], tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]));
   }
+  free(fill);
+  free(rest);
   /* then the neighbours of what was taken, so a join one step further stays possible */
   size_t chosen = r->n;
   for (size_t p = 0; p < chosen; p++) {
