@@ -23,7 +23,9 @@
 #define TT_SEED_FRACTION 0.35 /* tables scoring this share of the best are joined up */
 #define TT_PATH_HOPS 4
 #define TT_NAME_COVER 1.0   /* up to twice the score when the question says the whole name */
-#define TT_NEAR_BONUS 1.5   /* a matching table next to a chosen one, when filling */
+#define TT_COVERED 0.3      /* a question word a chosen table already matched */
+#define TT_NEAR_BONUS 1.5
+#define TT_DEGREE_PRIOR 0.15 /* per log of foreign keys to and from a table */   /* a matching table next to a chosen one, when filling */
 
 /* ---- words -------------------------------------------------------------------------- */
 
@@ -281,7 +283,7 @@ static double tt_field_weight(tt_field f) {
 
 /* BM25 with field weights (BM25F's simple form): a term's frequency in a
  * table is the weighted count of its occurrences in name, columns, values. */
-static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, tt_match *m) {
+static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, tt_match *m, double *contrib) {
   size_t n = tt_schema_count(s);
   double avg = 0;
   for (size_t i = 0; i < n; i++) avg += docs[i].len;
@@ -310,6 +312,7 @@ static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, 
       double norm = TT_RANK_K1 * (1 - TT_RANK_B + TT_RANK_B * docs[i].len / avg);
       double part = q->weight[t] * idf * tf[i] * (TT_RANK_K1 + 1) / (tf[i] + norm);
       m[i].score += part;
+      contrib[i * TT_QUERY_MAX + t] = part;
       if (part > m[i].best) {
         m[i].best = part;
         m[i].qterm = t;
@@ -332,7 +335,9 @@ static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, 
           break;
         }
     }
-    if (words) m[i].score *= 1.0 + TT_NAME_COVER * (double)said / (double)words;
+    double boost = words ? 1.0 + TT_NAME_COVER * (double)said / (double)words : 1.0;
+    m[i].score *= boost;
+    for (size_t t = 0; t < q->n; t++) contrib[i * TT_QUERY_MAX + t] *= boost;
   }
 }
 
@@ -510,25 +515,51 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   tt_query_sink qs = {.q = &q, .raw = "", .weight = 1.0};
   tt_split(question ? question : "", question ? strlen(question) : 0, tt_query_word, &qs);
   tt_match *m = tt_xcalloc(n, sizeof *m);
-  tt_score(s, docs, &q, m);
+  double *contrib = tt_xcalloc(n * TT_QUERY_MAX, sizeof *contrib);
+  tt_score(s, docs, &q, m, contrib);
+  tt_graph g;
+  tt_graph_build(&g, s);
   double *score = tt_xcalloc(n, sizeof *score);
   size_t *order = tt_xcalloc(n, sizeof *order);
   for (size_t i = 0; i < n; i++) {
+    /* tables many others refer to are the ones questions are about more
+     * often than a satellite that shares their words (cust_cfg) */
+    double prior = 1.0 + TT_DEGREE_PRIOR * log(1.0 + (double)g.deg[i]);
+    m[i].score *= prior;
+    for (size_t t = 0; t < q.n; t++) contrib[i * TT_QUERY_MAX + t] *= prior;
     score[i] = m[i].score;
     order[i] = i;
   }
   tt_sort_by_score(order, n, score);
-  tt_graph g;
-  tt_graph_build(&g, s);
   tt_chooser c = {.s = s, .budget = budget, .taken = tt_xcalloc(n, sizeof(bool)), .r = r};
   double top = score[order[0]];
-  /* the relevant tables, each joined to those before it */
-  for (size_t k = 0; k < n && top > 0; k++) {
-    size_t i = order[k];
-    if (score[i] < TT_SEED_FRACTION * top) break;
-    if (c.taken[i]) continue;
-    tt_take_joined(&c, &g, score, i, tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]));
+  /* the relevant tables, each joined to those before it: greedily the one
+   * that adds most, a word already matched by a chosen table counting for
+   * little, so that ten tables sharing 'customer' do not crowd out the one
+   * holding 'DHL' */
+  bool covered[TT_QUERY_MAX] = {0};
+  bool *tried = tt_xcalloc(n, sizeof *tried);
+  while (top > 0) {
+    size_t best = n;
+    double best_gain = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (c.taken[i] || tried[i] || score[i] <= 0) continue;
+      double gain = 0;
+      for (size_t t = 0; t < q.n; t++)
+        gain += contrib[i * TT_QUERY_MAX + t] * (covered[t] ? TT_COVERED : 1.0);
+      if (best == n || gain > best_gain) {
+        best = i;
+        best_gain = gain;
+      }
+    }
+    if (best == n || best_gain < TT_SEED_FRACTION * top) break;
+    tried[best] = true;
+    tt_take_joined(&c, &g, score, best, tt_match_reason(tt_schema_card(s, best)->table, &q, &m[best]));
+    if (c.taken[best])
+      for (size_t t = 0; t < q.n; t++)
+        if (contrib[best * TT_QUERY_MAX + t] > 0) covered[t] = true;
   }
+  free(tried);
   /* then what else matched, in rank order, while it fits; a table that
    * joins one already chosen counts for more */
   double *fill = tt_xcalloc(n, sizeof *fill);
@@ -566,6 +597,7 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   free(c.taken);
   free(order);
   free(score);
+  free(contrib);
   free(m);
   for (size_t i = 0; i < n; i++) free(docs[i].terms);
   free(docs);
