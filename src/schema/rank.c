@@ -24,7 +24,7 @@
 #define TT_PATH_HOPS 4
 #define TT_NAME_COVER 1.0   /* up to twice the score when the question says the whole name */
 #define TT_COVERED 0.3      /* a question word a chosen table already matched */
-#define TT_NEAR_BONUS 1.5
+#define TT_NEAR_BONUS 2.5
 #define TT_DEGREE_PRIOR 0.15 /* per log of foreign keys to and from a table */   /* a matching table next to a chosen one, when filling */
 
 /* ---- words -------------------------------------------------------------------------- */
