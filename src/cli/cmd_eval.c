@@ -1,5 +1,5 @@
-/* cmd_eval.c — `tabletalk eval spider|behaviors|report`: how good tabletalk
- * is with a model. Spider execution accuracy with a progress bar and a
+/* cmd_eval.c — `tabletalk eval spider|behaviors|report|schema`: how good
+ * tabletalk is with a model, and (schema) how well retrieval picks tables. Spider execution accuracy with a progress bar and a
  * summary table (or two results files compared: the questions that changed
  * outcome), the behaviour suite's pass/fail table, and the cost and
  * token report from traces. The work is the eval layer's; this file
@@ -20,6 +20,7 @@ static const char tt_eval_usage[] =
     "       tabletalk eval spider --compare A.json B.json [--json]\n"
     "       tabletalk eval behaviors [--db FILE] [--only NAME] [--json] [model options]\n"
     "       tabletalk eval report [--runs DIR | --since T] [--price-in USD --price-out USD]\n"
+    "       tabletalk eval schema --data DIR [--budget N]... [--details] [--json]\n"
     "\n"
     "spider     execution accuracy (EX) on Spider-style questions: DIR holds\n"
     "           questions.jsonl (id, db_id, question, gold_sql) and\n"
@@ -45,6 +46,11 @@ static const char tt_eval_usage[] =
     "           total) from the traces in STATE/runs (--runs DIR); --since\n"
     "           2026-12-01 or 2h; --price-in, --price-cached, --price-out in US\n"
     "           dollars per million tokens.\n"
+    "schema     schema retrieval without a model: DIR holds schema.sqlite and\n"
+    "           questions.jsonl labelled with the tables each needs (python3\n"
+    "           bench/schema/gen.py --out DIR). Per budget (--budget, repeatable;\n"
+    "           1000 2000 4000): all-needed recall, per-table recall, tables and\n"
+    "           tokens shown, per category; --details lists each question's misses.\n"
     "  --json         one JSON object instead of tables\n"
     "  -h, --help     show this help\n"
     TT_AGENT_OPTIONS_HELP
@@ -57,7 +63,9 @@ typedef struct tt_eval_cli {
   const char *data, *tag, *backend, *results, *db, *only, *runs, *since;
   const char *compare_a, *compare_b;
   long n, seed, jobs;
-  bool fresh, json;
+  bool fresh, json, details;
+  size_t nbudgets;
+  size_t budgets[TT_SCHEMA_BENCH_MAX_BUDGETS];
   double price_in, price_out, price_cached;
 } tt_eval_cli;
 
@@ -85,7 +93,7 @@ static tt_llm *tt_eval_make_llm(void *ud, tt_buf *err) {
 static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
   enum { OPT_DATA = 400, OPT_N, OPT_TAG, OPT_JOBS, OPT_BACKEND, OPT_RESULTS, OPT_FRESH,
          OPT_DB, OPT_ONLY, OPT_RUNS, OPT_SINCE, OPT_PRICE_IN, OPT_PRICE_OUT, OPT_PRICE_CACHED,
-         OPT_COMPARE };
+         OPT_COMPARE, OPT_BUDGET, OPT_DETAILS };
   static const struct option opts[] = {
       TT_AGENT_LONG_OPTIONS,
       {"data", required_argument, NULL, OPT_DATA},       {"n", required_argument, NULL, OPT_N},
@@ -98,6 +106,7 @@ static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
       {"price-out", required_argument, NULL, OPT_PRICE_OUT},
       {"price-cached", required_argument, NULL, OPT_PRICE_CACHED},
       {"compare", required_argument, NULL, OPT_COMPARE},
+      {"budget", required_argument, NULL, OPT_BUDGET},   {"details", no_argument, NULL, OPT_DETAILS},
       {"json", no_argument, NULL, TT_OPT_JSON},          {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -133,6 +142,16 @@ static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
     case OPT_RESULTS: c->results = optarg; break;
     case OPT_FRESH: c->fresh = true; break;
     case OPT_COMPARE: c->compare_a = optarg; break;
+    case OPT_BUDGET: {
+      long b;
+      if (!tt_parse_long(optarg, 1, 10000000, &b))
+        return tt_usage_error("eval", "--budget wants a number of tokens, not '%s'", optarg);
+      if (c->nbudgets == TT_SCHEMA_BENCH_MAX_BUDGETS)
+        return tt_usage_error("eval", "at most %d budgets", TT_SCHEMA_BENCH_MAX_BUDGETS);
+      c->budgets[c->nbudgets++] = (size_t)b;
+      break;
+    }
+    case OPT_DETAILS: c->details = true; break;
     case OPT_DB: c->db = optarg; break;
     case OPT_ONLY: c->only = optarg; break;
     case OPT_RUNS: c->runs = optarg; break;
@@ -496,23 +515,90 @@ static int tt_eval_report(tt_eval_cli *c, char *state) {
   return rc;
 }
 
+/* ---- schema retrieval ------------------------------------------------------------------------- */
+
+static void tt_schema_bench_row(tt_buf *b, const char *label, const json_t *m) {
+  tt_buf_printf(b, "  %-14s %5lld %10.3f %10.3f %8.1f %8.0f\n", label,
+                (long long)json_integer_value(json_object_get(m, "questions")),
+                json_number_value(json_object_get(m, "all_needed_recall")),
+                json_number_value(json_object_get(m, "table_recall")),
+                json_number_value(json_object_get(m, "tables_shown")),
+                json_number_value(json_object_get(m, "tokens")));
+}
+
+static int tt_eval_schema(tt_eval_cli *c) {
+  if (!c->data) return tt_usage_error("eval", "eval schema needs --data DIR (python3 bench/schema/gen.py --out DIR)");
+  tt_schema_bench_opts o = tt_schema_bench_default_opts();
+  o.data_dir = c->data;
+  o.details = c->details;
+  if (c->nbudgets) {
+    o.nbudgets = c->nbudgets;
+    memcpy(o.budgets, c->budgets, sizeof o.budgets);
+  }
+  tt_buf err = TT_BUF_INIT;
+  json_t *r = tt_schema_bench_run(&o, &err);
+  if (!r) {
+    int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    tt_buf_free(&err);
+    return rc;
+  }
+  if (c->json) {
+    tt_print_json(r);
+  } else {
+    tt_term t = tt_term_probe(stdout);
+    tt_buf b = TT_BUF_INIT;
+    tt_buf_printf(&b, "%sSchema retrieval on %s%s: %lld tables (%lld tokens in full), %lld questions\n",
+                  tt_term_bold(&t), json_string_value(json_object_get(r, "database")), tt_term_reset(&t),
+                  (long long)json_integer_value(json_object_get(r, "tables")),
+                  (long long)json_integer_value(json_object_get(r, "schema_tokens")),
+                  (long long)json_integer_value(json_object_get(r, "questions")));
+    size_t i;
+    json_t *bj;
+    json_array_foreach(json_object_get(r, "budgets"), i, bj) {
+      tt_buf_printf(&b, "\nbudget %lld tokens\n  %-14s %5s %10s %10s %8s %8s\n",
+                    (long long)json_integer_value(json_object_get(bj, "budget")), "category", "n",
+                    "all-needed", "per-table", "tables", "tokens");
+      tt_schema_bench_row(&b, "all", bj);
+      const char *name;
+      json_t *m;
+      json_object_foreach(json_object_get(bj, "categories"), name, m) tt_schema_bench_row(&b, name, m);
+      size_t k;
+      json_t *q;
+      json_array_foreach(json_object_get(bj, "per_question"), k, q) {
+        if (json_is_true(json_object_get(q, "all_needed"))) continue;
+        char *missed = json_dumps(json_object_get(q, "missed"), JSON_COMPACT);
+        tt_buf_printf(&b, "    %s (%s) missed %s\n", json_string_value(json_object_get(q, "id")),
+                      json_string_value(json_object_get(q, "category")), missed);
+        free(missed);
+      }
+    }
+    tt_write_all(stdout, &b);
+    tt_buf_free(&b);
+  }
+  json_decref(r);
+  tt_buf_free(&err);
+  return TT_EXIT_OK;
+}
+
 int cmd_eval(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-    if (argc < 2) return tt_usage_error("eval", "say what to evaluate: spider, behaviors or report");
+    if (argc < 2) return tt_usage_error("eval", "say what to evaluate: spider, behaviors, report or schema");
     fputs(tt_eval_usage, stdout);
     return TT_EXIT_OK;
   }
   const char *what = argv[1];
   bool spider = strcmp(what, "spider") == 0, report = strcmp(what, "report") == 0;
+  bool schema = strcmp(what, "schema") == 0;
   bool behaviours = strcmp(what, "behaviors") == 0 || strcmp(what, "behaviours") == 0;
-  if (!spider && !report && !behaviours)
-    return tt_usage_error("eval", "unknown evaluation '%s' (spider, behaviors or report)", what);
+  if (!spider && !report && !behaviours && !schema)
+    return tt_usage_error("eval", "unknown evaluation '%s' (spider, behaviors, report or schema)", what);
   tt_eval_cli c = {.price_cached = -1};
   tt_cli_agent_defaults(&c.agent);
   int rc = tt_eval_options(argc, argv, &c);
   if (rc >= 0) return rc;
   if (c.compare_a && !spider) return tt_usage_error("eval", "--compare is for eval spider results");
   if (c.compare_a) return tt_eval_compare(&c);
+  if (schema) return tt_eval_schema(&c);
   tt_dotenv *env = tt_dotenv_load(".env");
   bool model = behaviours || (spider && !(c.backend && strcmp(c.backend, "oracle") == 0));
   if (model && (rc = tt_cli_check_base_url(env, &c.agent)) != 0) {

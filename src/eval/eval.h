@@ -144,4 +144,21 @@ json_t *tt_report_build(const tt_report_opts *o, tt_buf *err);
  * "3d" (before now) into epoch seconds. */
 bool tt_parse_since(const char *s, double now, double *out);
 
+/* ---- schema retrieval benchmark (no model) ------------------------------------- */
+
+#define TT_SCHEMA_BENCH_MAX_BUDGETS 8
+typedef struct tt_schema_bench_opts {
+  const char *data_dir;  /* schema.sqlite and questions.jsonl (bench/schema/gen.py) */
+  size_t nbudgets;
+  size_t budgets[TT_SCHEMA_BENCH_MAX_BUDGETS]; /* tokens; default 1000, 2000, 4000 */
+  bool details;          /* per question: whether all needed tables came, the missed ones */
+} tt_schema_bench_opts;
+tt_schema_bench_opts tt_schema_bench_default_opts(void);
+/* Runs tt_schema_select for every labelled question at every budget:
+ * {"database","tables","schema_tokens","questions","budgets":[{"budget",
+ * "questions","all_needed_recall","table_recall","tables_shown","tokens",
+ * "categories":{name:{same figures}}, "per_question"?}]}. NULL with err set
+ * when the folder cannot be read. */
+json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err);
+
 #endif

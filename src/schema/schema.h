@@ -34,12 +34,32 @@ json_t *tt_card_to_json(const tt_card *c);
 /* {"tables":[...],"token_estimate":N} for the given cards (all when NULL). */
 json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_t n);
 
-/* Picks the cards most relevant to a question within a token budget:
- * tables whose names, columns or sample values the question mentions, then
- * their foreign-key neighbours, in schema order. Writes up to
- * tt_schema_count(s) card pointers to out and returns how many. */
+/* Picks the cards most relevant to a question within a token budget (the
+ * ranking below), in schema order. Writes up to tt_schema_count(s) card
+ * pointers to out and returns how many. */
 size_t tt_schema_select(const tt_schema *s, const char *question, size_t budget,
                         const tt_card **out);
+/* The ranking behind tt_schema_select, explained: BM25 over table names,
+ * column names (split on case and underscores, abbreviations such as qty,
+ * amt, cust, acct expanded) and sample values, so rare words weigh and
+ * generic ones hardly count; then the tables on the shortest foreign-key
+ * paths between the relevant ones; then the rest of the budget in rank
+ * order, then foreign-key neighbours. Picks come in the order chosen. */
+typedef struct tt_schema_pick {
+  const tt_card *card;
+  double score;  /* BM25 score; 0 for a table taken only to join others */
+  char *reason;  /* "name matches 'invoice'", "value 'Rotterdam' in office.city",
+                    "joins Invoice to Customer"; owned by the ranking */
+} tt_schema_pick;
+typedef struct tt_schema_ranking tt_schema_ranking;
+tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size_t budget);
+size_t tt_schema_ranking_count(const tt_schema_ranking *r);
+const tt_schema_pick *tt_schema_ranking_pick(const tt_schema_ranking *r, size_t i);
+void tt_schema_ranking_free(tt_schema_ranking *r);
+/* The words text is indexed by, space-separated: split, stemmed,
+ * abbreviations expanded ("CUST_MSTR" -> "customer master"). */
+void tt_schema_index_words(const char *text, tt_buf *out);
+
 /* One line per table, "Album(AlbumId, Title, ArtistId)": the whole schema
  * at a glance for prompts that carry only some full cards. */
 void tt_schema_render_index(const tt_schema *s, tt_buf *out);

@@ -183,7 +183,7 @@ test('spider: usage errors name what is missing', async () => {
   assert.match(r.stderr, /cannot read \/nonexistent\/questions.jsonl/);
   r = await run(['eval', 'nonsense']);
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /spider, behaviors or report/);
+  assert.match(r.stderr, /spider, behaviors, report or schema/);
 });
 
 test('behaviors: a well-behaved model passes every case; the original is untouched', async () => {

@@ -1,6 +1,8 @@
 /* test_schema.c — catalog and cards on real databases: chinook's 11 tables
  * with keys, counts and sample rows; the card text and JSON; views,
- * broken views and hostile names in a scratch database. */
+ * broken views and hostile names in a scratch database; the ranking's
+ * word splitting, abbreviations, IDF and foreign-key path completion on
+ * small crafted databases. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -276,6 +278,135 @@ static void test_token_estimate(void **state) {
   assert_true(tt_tokens_estimate("InvoiceLine", 11) >= 2);
 }
 
+/* ---- ranking ------------------------------------------------------------------------- */
+
+static void assert_words(const char *text, const char *want) {
+  tt_buf b = TT_BUF_INIT;
+  tt_schema_index_words(text, &b);
+  if (strcmp(tt_buf_cstr(&b), want) != 0) fprintf(stderr, "'%s' -> '%s', want '%s'\n", text, tt_buf_cstr(&b), want);
+  assert_string_equal(tt_buf_cstr(&b), want);
+  tt_buf_free(&b);
+}
+
+static void test_rank_words(void **state) {
+  (void)state;
+  assert_words("CUST_MSTR", "customer master");
+  assert_words("ORD_HDR", "order header");
+  assert_words("txn_dt", "transaction dat");
+  assert_words("InvoiceLine", "invoic lin");
+  assert_words("XMLFile", "xml fil");
+  assert_words("ON_HAND_QTY", "on hand quantity");
+  assert_words("tblTicket", "ticket");           /* the tbl prefix says nothing */
+  assert_words("po_ln", "purchas order lin"); /* expansions are stemmed like every word */
+  assert_words("employees hired", "employe hir");  /* meets employee.hire_date */
+  assert_words("addresses categories", "address category");
+}
+
+static tt_schema *crafted(const char *sql) {
+  char *dir = tu_mkdtemp();
+  char *path = tt_xasprintf("%s/rank.sqlite", dir);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  char *msg = NULL;
+  if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) fprintf(stderr, "%s\n", msg);
+  assert_null(msg);
+  sqlite3_close(h);
+  tt_schema *s = load(path);
+  tu_rmtree(dir);
+  free(path);
+  free(dir);
+  return s;
+}
+
+static const tt_schema_pick *pick_of(const tt_schema_ranking *r, const char *table) {
+  for (size_t i = 0; i < tt_schema_ranking_count(r); i++)
+    if (strcmp(tt_schema_ranking_pick(r, i)->card->table->name, table) == 0) return tt_schema_ranking_pick(r, i);
+  return NULL;
+}
+
+/* Generic words (name, code, date) are in every table and weigh little; a
+ * rare one decides, and a value names its column. */
+static void test_rank_idf(void **state) {
+  (void)state;
+  tt_buf sql = TT_BUF_INIT;
+  const char *names[] = {"region", "product", "supplier", "warehouse", "shelf", "brand", "colour", "invoice"};
+  for (size_t i = 0; i < 8; i++)
+    tt_buf_printf(&sql, "CREATE TABLE %s(id INTEGER PRIMARY KEY, name TEXT, code TEXT, created_date TEXT);"
+                        "INSERT INTO %s VALUES (1, 'n', 'c', '2024-01-01');", names[i], names[i]);
+  tt_buf_puts(&sql, "CREATE TABLE office(id INTEGER PRIMARY KEY, city TEXT);"
+                    "INSERT INTO office VALUES (1, 'Lyon'), (2, 'Rotterdam');");
+  tt_schema *s = crafted(tt_buf_cstr(&sql));
+  tt_schema_ranking *r = tt_schema_rank(s, "the name, code and date of each invoice", 100000);
+  assert_true(tt_schema_ranking_count(r) >= 1);
+  const tt_schema_pick *top = tt_schema_ranking_pick(r, 0);
+  assert_string_equal(top->card->table->name, "invoice");
+  assert_string_equal(top->reason, "name matches 'invoice'");
+  /* the generic words match every other table, yet count for less than invoice alone */
+  const tt_schema_pick *region = pick_of(r, "region");
+  assert_non_null(region);
+  assert_true(region->score > 0);
+  assert_true(top->score > 2 * region->score);
+  tt_schema_ranking_free(r);
+  r = tt_schema_rank(s, "Which staff work in Rotterdam?", 100000);
+  top = tt_schema_ranking_pick(r, 0);
+  assert_string_equal(top->card->table->name, "office");
+  assert_string_equal(top->reason, "value 'Rotterdam' in office.city");
+  tt_schema_ranking_free(r);
+  /* nothing matches: schema order, said so */
+  r = tt_schema_rank(s, "zzz", 100000);
+  assert_true(tt_schema_ranking_count(r) > 0);
+  assert_non_null(strstr(tt_schema_ranking_pick(r, 0)->reason, "nothing matched"));
+  tt_schema_ranking_free(r);
+  tt_schema_free(s);
+  tt_buf_free(&sql);
+}
+
+/* Two tables the question names, three foreign keys apart: the tables
+ * between come too (the middle one is no neighbour of either), and say
+ * why; unrelated tables stay out. */
+static void test_rank_fk_paths(void **state) {
+  (void)state;
+  tt_buf sql = TT_BUF_INIT;
+  tt_buf_puts(&sql,
+              "CREATE TABLE customer(customer_id INTEGER PRIMARY KEY, full_name TEXT);"
+              "CREATE TABLE carrier(carrier_id INTEGER PRIMARY KEY, carrier_name TEXT);"
+              "CREATE TABLE k1(k1_id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer);"
+              "CREATE TABLE k3(k3_id INTEGER PRIMARY KEY, carrier_id INTEGER REFERENCES carrier);"
+              "CREATE TABLE k2(k2_id INTEGER PRIMARY KEY, k1_id INTEGER REFERENCES k1,"
+              " k3_id INTEGER REFERENCES k3);");
+  for (int i = 0; i < 12; i++)
+    tt_buf_printf(&sql, "CREATE TABLE other%d(other_id INTEGER PRIMARY KEY, label TEXT, k2_note TEXT);", i);
+  tt_schema *s = crafted(tt_buf_cstr(&sql));
+  tt_schema_ranking *r = tt_schema_rank(s, "Which customer used which carrier?", 100000);
+  assert_non_null(pick_of(r, "customer"));
+  assert_non_null(pick_of(r, "carrier"));
+  const char *mid[] = {"k1", "k2", "k3"};
+  for (size_t i = 0; i < 3; i++) {
+    const tt_schema_pick *p = pick_of(r, mid[i]);
+    if (!p) fprintf(stderr, "%s not picked\n", mid[i]);
+    assert_non_null(p);
+    assert_non_null(strstr(p->reason, "joins"));
+    assert_non_null(strstr(p->reason, "carrier"));
+    assert_non_null(strstr(p->reason, "customer"));
+  }
+  assert_null(pick_of(r, "other0"));
+  /* the path is dropped, not half taken, when the budget cannot hold it */
+  size_t both = tt_schema_find(s, "customer")->tokens + tt_schema_find(s, "carrier")->tokens;
+  tt_schema_ranking_free(r);
+  r = tt_schema_rank(s, "Which customer used which carrier?", both);
+  assert_int_equal(tt_schema_ranking_count(r), 2);
+  assert_null(pick_of(r, "k2"));
+  tt_schema_ranking_free(r);
+  /* tt_schema_select gives the same tables, in schema order */
+  const tt_card *cards[32];
+  size_t n = tt_schema_select(s, "Which customer used which carrier?", 100000, cards);
+  assert_int_equal(n, 5);
+  assert_string_equal(cards[0]->table->name, "customer");
+  assert_string_equal(cards[4]->table->name, "k2");
+  tt_schema_free(s);
+  tt_buf_free(&sql);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chinook_cards),
@@ -284,6 +415,9 @@ int main(void) {
       cmocka_unit_test(test_token_estimate),
       cmocka_unit_test(test_ddl_and_mschema),
       cmocka_unit_test(test_ddl_hostile),
+      cmocka_unit_test(test_rank_words),
+      cmocka_unit_test(test_rank_idf),
+      cmocka_unit_test(test_rank_fk_paths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

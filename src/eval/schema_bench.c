@@ -1,0 +1,180 @@
+/* schema_bench.c — how well schema retrieval picks the tables a question
+ * needs, without a model: for each labelled question of a benchmark folder
+ * (schema.sqlite and questions.jsonl, see bench/schema/gen.py) the schema
+ * layer's tt_schema_select runs at each token budget, and the tables it
+ * gives in full are compared with the tables the gold SQL needs. Reports
+ * all-needed recall (every needed table given), per-table recall, tables
+ * shown and tokens, overall and per category. */
+#include "eval/eval.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "schema/schema.h"
+
+tt_schema_bench_opts tt_schema_bench_default_opts(void) {
+  tt_schema_bench_opts o = {.nbudgets = 3, .budgets = {1000, 2000, 4000}};
+  return o;
+}
+
+/* questions.jsonl: {"id","category","question","tables":[...]} per line. */
+static json_t *tt_bench_questions(const char *path, tt_buf *err) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    tt_buf_printf(err, "cannot read %s: %s; --data wants a folder with schema.sqlite and questions.jsonl "
+                       "(python3 bench/schema/gen.py --out DIR writes one)", path, strerror(errno));
+    return NULL;
+  }
+  json_t *qs = json_array();
+  char *line = NULL;
+  size_t cap = 0;
+  long lineno = 0;
+  while (getline(&line, &cap, f) >= 0) {
+    lineno++;
+    if (line[strspn(line, " \t\r\n")] == 0) continue;
+    json_t *q = json_loads(line, 0, NULL);
+    bool ok = json_is_object(q) && json_is_string(json_object_get(q, "question")) &&
+              json_is_array(json_object_get(q, "tables")) && json_array_size(json_object_get(q, "tables")) > 0;
+    if (!ok) {
+      tt_buf_printf(err, "%s line %ld is not a labelled question: it needs a string question and a "
+                         "non-empty array tables", path, lineno);
+      json_decref(q);
+      json_decref(qs);
+      qs = NULL;
+      break;
+    }
+    json_array_append_new(qs, q);
+  }
+  free(line);
+  fclose(f);
+  return qs;
+}
+
+typedef struct tt_tally {
+  size_t questions, all_needed, needed, found, shown, tokens;
+} tt_tally;
+
+static void tt_tally_add(tt_tally *t, size_t needed, size_t found, size_t shown, size_t tokens) {
+  t->questions++;
+  t->all_needed += found == needed;
+  t->needed += needed;
+  t->found += found;
+  t->shown += shown;
+  t->tokens += tokens;
+}
+
+static json_t *tt_tally_json(const tt_tally *t) {
+  double n = t->questions ? (double)t->questions : 1;
+  return json_pack("{s:I,s:f,s:f,s:f,s:f}", "questions", (json_int_t)t->questions,
+                   "all_needed_recall", (double)t->all_needed / n,
+                   "table_recall", t->needed ? (double)t->found / (double)t->needed : 0.0,
+                   "tables_shown", (double)t->shown / n, "tokens", (double)t->tokens / n);
+}
+
+/* One budget over every question; with details, each question's misses. */
+static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budget, bool details) {
+  size_t n = tt_schema_count(s);
+  const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
+  tt_tally all = {0};
+  json_t *cats = json_object(), *per = json_array();
+  tt_tally *ct = NULL;
+  const char **cat_names = NULL;
+  size_t ncats = 0;
+  size_t i;
+  json_t *q;
+  json_array_foreach(qs, i, q) {
+    const char *text = json_string_value(json_object_get(q, "question"));
+    const char *cat = json_string_value(json_object_get(q, "category"));
+    if (!cat) cat = "uncategorised";
+    /* tt_schema_rank is what tt_schema_select uses; it also says why */
+    tt_schema_ranking *rk = tt_schema_rank(s, text, budget);
+    size_t k = tt_schema_ranking_count(rk);
+    size_t tokens = 0;
+    json_t *picked = json_array();
+    for (size_t j = 0; j < k; j++) {
+      const tt_schema_pick *p = tt_schema_ranking_pick(rk, j);
+      cards[j] = p->card;
+      tokens += cards[j]->tokens;
+      json_array_append_new(picked, json_pack("{s:s,s:f,s:s}", "table", p->card->table->name, "score",
+                                              p->score, "reason", p->reason));
+    }
+    tt_schema_ranking_free(rk);
+    const json_t *need = json_object_get(q, "tables");
+    size_t found = 0, t;
+    const json_t *name;
+    json_t *missed = json_array();
+    json_array_foreach(need, t, name) {
+      bool hit = false;
+      for (size_t j = 0; j < k && !hit; j++)
+        hit = strcasecmp(cards[j]->table->name, json_string_value(name) ? json_string_value(name) : "") == 0;
+      if (hit) found++;
+      else json_array_append(missed, (json_t *)name);
+    }
+    size_t needed = json_array_size(need);
+    tt_tally_add(&all, needed, found, k, tokens);
+    size_t c = 0;
+    while (c < ncats && strcmp(cat_names[c], cat) != 0) c++;
+    if (c == ncats) {
+      ct = tt_xrealloc(ct, (ncats + 1) * sizeof *ct);
+      cat_names = tt_xrealloc(cat_names, (ncats + 1) * sizeof *cat_names);
+      ct[ncats] = (tt_tally){0};
+      cat_names[ncats++] = cat;
+    }
+    tt_tally_add(&ct[c], needed, found, k, tokens);
+    if (details)
+      json_array_append_new(per, json_pack("{s:O?,s:s,s:b,s:o,s:I,s:I,s:o}", "id", json_object_get(q, "id"),
+                                           "category", cat, "all_needed", found == needed, "missed", missed,
+                                           "tables_shown", (json_int_t)k, "tokens", (json_int_t)tokens,
+                                           "picked", picked));
+    else {
+      json_decref(missed);
+      json_decref(picked);
+    }
+  }
+  for (size_t c = 0; c < ncats; c++) json_object_set_new(cats, cat_names[c], tt_tally_json(&ct[c]));
+  json_t *r = tt_tally_json(&all);
+  json_object_set_new(r, "budget", json_integer((json_int_t)budget));
+  json_object_set_new(r, "categories", cats);
+  if (details) json_object_set_new(r, "per_question", per);
+  else json_decref(per);
+  free(ct);
+  free(cat_names);
+  free(cards);
+  return r;
+}
+
+json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err) {
+  char *qpath = tt_xasprintf("%s/questions.jsonl", o->data_dir);
+  char *dbpath = tt_xasprintf("%s/schema.sqlite", o->data_dir);
+  json_t *qs = tt_bench_questions(qpath, err), *r = NULL;
+  tt_schema *s = NULL;
+  if (!qs) goto done;
+  tt_db_opts dbo = tt_db_default_opts();
+  tt_db_error dberr;
+  tt_db *db = tt_db_open(dbpath, &dbo, &dberr);
+  if (!db) {
+    tt_buf_printf(err, "%s", dberr.message);
+    goto done;
+  }
+  tt_catalog *cat = tt_db_catalog_load(db, &dberr);
+  tt_db_close(db);
+  if (!cat) {
+    tt_buf_printf(err, "cannot read the schema of %s: %s", dbpath, dberr.message);
+    goto done;
+  }
+  s = tt_schema_new(cat);
+  json_t *budgets = json_array();
+  for (size_t b = 0; b < o->nbudgets; b++)
+    json_array_append_new(budgets, tt_bench_budget(s, qs, o->budgets[b], o->details));
+  r = json_pack("{s:s,s:I,s:I,s:I,s:o}", "database", dbpath, "tables", (json_int_t)tt_schema_count(s),
+                "schema_tokens", (json_int_t)tt_schema_total_tokens(s), "questions",
+                (json_int_t)json_array_size(qs), "budgets", budgets);
+done:
+  tt_schema_free(s);
+  json_decref(qs);
+  free(qpath);
+  free(dbpath);
+  return r;
+}

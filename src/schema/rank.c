@@ -1,0 +1,641 @@
+/* rank.c — which tables a question needs, with a reason for each: BM25
+ * over every table's name, its column names and its sample values (names
+ * split on case and underscores, stemmed, ERP abbreviations expanded, a
+ * few business synonyms on the question's side), so that rare words weigh
+ * and generic ones (id, name, date, code) hardly count; then the tables
+ * that connect the relevant ones (shortest foreign-key paths, not only
+ * direct neighbours); then the rest of the budget in rank order. Nothing
+ * is written anywhere: the index lives for one call. */
+#include "schema/schema.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define TT_TERM_MAX 24
+#define TT_RANK_K1 1.2
+#define TT_RANK_B 0.5
+#define TT_W_NAME 3.0   /* a word of the table's name */
+#define TT_W_COLUMN 1.0 /* a word of a column's name */
+#define TT_W_VALUE 1.0  /* a word of a sample value */
+#define TT_SEED_FRACTION 0.35 /* tables scoring this share of the best are joined up */
+#define TT_PATH_HOPS 4
+#define TT_NAME_COVER 1.0   /* up to twice the score when the question says the whole name */
+#define TT_COVERED 0.3      /* a question word a chosen table already matched */
+#define TT_NEAR_BONUS 2.5
+#define TT_DEGREE_PRIOR 0.15 /* per log of foreign keys to and from a table */   /* a matching table next to a chosen one, when filling */
+
+/* ---- words -------------------------------------------------------------------------- */
+
+/* ERP and database abbreviations, and what they stand for (one or more words). */
+static const char *const tt_abbrev[][2] = {
+    {"qty", "quantity"}, {"amt", "amount"}, {"cust", "customer"}, {"acct", "account"},
+    {"txn", "transaction"}, {"trx", "transaction"}, {"dt", "date"}, {"cd", "code"},
+    {"hdr", "header"}, {"mstr", "master"}, {"emp", "employee"}, {"dept", "department"},
+    {"nm", "name"}, {"desc", "description"}, {"num", "number"}, {"nbr", "number"},
+    {"no", "number"}, {"prc", "price"}, {"stat", "status"}, {"sts", "status"},
+    {"whse", "warehouse"}, {"wh", "warehouse"}, {"stk", "stock"}, {"inv", "inventory"},
+    {"vend", "vendor"}, {"vndr", "vendor"}, {"po", "purchase order"}, {"ln", "line"},
+    {"uom", "unit of measure"}, {"gl", "general ledger"}, {"ar", "accounts receivable"},
+    {"ap", "accounts payable"}, {"jrnl", "journal"}, {"dr", "debit"}, {"cr", "credit"},
+    {"pymt", "payment"}, {"pmt", "payment"}, {"mthd", "method"}, {"ctr", "center"},
+    {"ctry", "country"}, {"crdt", "credit"}, {"lmt", "limit"}, {"flg", "flag"},
+    {"yr", "year"}, {"mo", "month"}, {"rcpt", "receipt"}, {"xfer", "transfer"},
+    {"adj", "adjustment"}, {"mtl", "material"}, {"wo", "work order"}, {"qc", "quality control"},
+    {"mach", "machine"}, {"oper", "operation"}, {"kb", "knowledge base"}, {"rx", "prescription"},
+    {"addr", "address"}, {"tel", "telephone"}, {"org", "organization"}, {"mgr", "manager"},
+    {"sku", "stock keeping unit"}, {"bal", "balance"}, {"cnt", "count"}, {"pct", "percent"},
+    {"avg", "average"}, {"cat", "category"}, {"loc", "location"}, {"prod", "product"},
+    {"ord", "order"}, {"ship", "shipment"}, {"sls", "sales"}, {"rev", "revenue"},
+    {"hosp", "hospital"}, {"dob", "birth date"}, {"fk", ""}, {"pk", ""}, {"tbl", ""},
+};
+
+/* Words a question uses for what schemas name otherwise (question side only). */
+static const char *const tt_synonym[][2] = {
+    {"staff", "employee"}, {"worker", "employee"}, {"personnel", "employee"},
+    {"colleague", "employee"}, {"supplier", "vendor"}, {"client", "customer"},
+    {"buyer", "customer"}, {"doctor", "physician"}, {"medication", "drug prescription"},
+    {"medicine", "drug"}, {"prescribe", "prescription"}, {"lecturer", "instructor"},
+    {"teacher", "instructor"}, {"professor", "instructor"}, {"pay", "salary"},
+    {"wage", "salary"}, {"earn", "salary"}, {"stay", "admission"}, {"admit", "admission"},
+    {"support", "ticket"}, {"complaint", "ticket"}, {"incident", "ticket"},
+    {"sale", "order"}, {"revenue", "amount"}, {"spend", "amount"}, {"cost", "amount"},
+    {"bill", "invoice"}, {"ledger", "journal"}, {"parcel", "shipment"},
+    {"delivery", "shipment"}, {"shipped", "shipment"}, {"sent", "shipment"},
+    {"transport", "carrier"}, {"courier", "carrier"}, {"pupil", "student"},
+    {"class", "course"}, {"subject", "course"}, {"warehouse", "warehouse"},
+};
+
+static const char *const tt_stop[] = {
+    "the", "of", "in", "and", "or", "for", "what", "which", "who", "whose", "how", "many",
+    "much", "is", "are", "was", "were", "be", "been", "by", "to", "me", "show", "list", "all",
+    "with", "per", "each", "from", "a", "an", "on", "at", "this", "that", "these", "those",
+    "did", "do", "does", "have", "has", "had", "their", "its", "there", "than", "more", "most",
+    "less", "give", "find", "get", "any", "some", "still", "our", "my", "total", "number",
+    "count", "average", "last", "first", "top", "over", "under", "into", "it", "as", "tell",
+};
+
+/* Lower-case stem: plurals and -ed/-ing endings dropped, a final e too, so
+ * that "hired" and "hire_date", "courses" and "course" meet. */
+static void tt_stem(char *w) {
+  size_t n = strlen(w);
+  if (n > 4 && strcmp(w + n - 3, "ies") == 0) {
+    strcpy(w + n - 3, "y");
+  } else if (n > 4 && strcmp(w + n - 4, "sses") == 0) {
+    w[n - 2] = '\0';
+  } else if (n > 3 && w[n - 1] == 's' && w[n - 2] != 's' && w[n - 2] != 'u' && w[n - 2] != 'i') {
+    w[n - 1] = '\0';
+  }
+  n = strlen(w);
+  if (n > 4 && strcmp(w + n - 2, "ed") == 0) w[n - 2] = '\0';
+  else if (n > 5 && strcmp(w + n - 3, "ing") == 0) w[n - 3] = '\0';
+  n = strlen(w);
+  if (n > 3 && w[n - 1] == 'e') w[n - 1] = '\0';
+}
+
+typedef void (*tt_word_fn)(void *ud, const char *word, const char *raw);
+
+/* Calls fn for each word of s: runs of letters or digits, split where a
+ * lower-case letter meets an upper-case one ("InvoiceLine") and before the
+ * last capital of a capital run ("XMLFile"). raw is the word as written,
+ * lower-cased; word is its stem. */
+static void tt_split(const char *s, size_t n, tt_word_fn fn, void *ud) {
+  size_t i = 0;
+  while (i < n) {
+    while (i < n && !isalnum((unsigned char)s[i])) i++;
+    size_t start = i;
+    while (i < n && isalnum((unsigned char)s[i])) {
+      if (i > start) {
+        unsigned char p = (unsigned char)s[i - 1], c = (unsigned char)s[i];
+        if (isupper(c) && islower(p)) break;
+        if (isupper(p) && isupper(c) && i + 1 < n && islower((unsigned char)s[i + 1]) && i - start >= 1)
+          break;
+        if (isdigit(c) != isdigit(p) && isalpha(p) && isalpha((unsigned char)s[start])) break;
+      }
+      i++;
+    }
+    size_t len = i - start;
+    if (len == 0) continue;
+    char raw[TT_TERM_MAX], w[TT_TERM_MAX];
+    if (len >= TT_TERM_MAX) len = TT_TERM_MAX - 1;
+    for (size_t k = 0; k < len; k++) raw[k] = (char)tolower((unsigned char)s[start + k]);
+    raw[len] = '\0';
+    strcpy(w, raw);
+    tt_stem(w);
+    fn(ud, w, raw);
+  }
+}
+
+static const char *tt_lookup(const char *const (*table)[2], size_t n, const char *w) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(table[i][0], w) == 0) return table[i][1];
+  return NULL;
+}
+
+/* ---- the index: one bag of weighted words per table -------------------------------- */
+
+typedef enum { TT_FIELD_NAME, TT_FIELD_COLUMN, TT_FIELD_VALUE } tt_field;
+
+typedef struct tt_term {
+  char w[TT_TERM_MAX];
+  tt_field field;
+  int col;        /* column index, -1 for the table's name */
+  size_t cell;    /* sample cell index for values */
+} tt_term;
+
+typedef struct tt_doc {
+  tt_term *terms;
+  size_t n, cap;
+  double len;     /* weighted length */
+} tt_doc;
+
+typedef struct tt_doc_sink {
+  tt_doc *d;
+  tt_field field;
+  int col;
+  size_t cell;
+} tt_doc_sink;
+
+static void tt_doc_put(tt_doc_sink *k, const char *w) {
+  if (!*w) return;
+  tt_doc *d = k->d;
+  if (d->n == d->cap) {
+    d->cap = d->cap ? 2 * d->cap : 32;
+    d->terms = tt_xrealloc(d->terms, d->cap * sizeof *d->terms);
+  }
+  tt_term *t = &d->terms[d->n++];
+  snprintf(t->w, sizeof t->w, "%s", w);
+  t->field = k->field;
+  t->col = k->col;
+  t->cell = k->cell;
+  d->len += k->field == TT_FIELD_NAME ? TT_W_NAME : k->field == TT_FIELD_COLUMN ? TT_W_COLUMN : TT_W_VALUE;
+}
+
+static void tt_put_stemmed(void *ud, const char *phrase);
+
+/* A document word: the word, and what an abbreviation stands for. */
+static void tt_doc_word(void *ud, const char *w, const char *raw) {
+  const char *full = tt_lookup(tt_abbrev, sizeof tt_abbrev / sizeof tt_abbrev[0], raw);
+  if (full) {
+    if (*full) tt_put_stemmed(ud, full);
+    return;
+  }
+  tt_doc_put(ud, w);
+}
+
+static void tt_expansion_word(void *ud, const char *w, const char *raw) {
+  (void)raw;
+  tt_doc_put(ud, w);
+}
+
+static void tt_put_stemmed(void *ud, const char *phrase) {
+  tt_split(phrase, strlen(phrase), tt_expansion_word, ud);
+}
+
+static void tt_doc_build(tt_doc *d, const tt_table_info *t) {
+  tt_doc_sink k = {.d = d, .field = TT_FIELD_NAME, .col = -1};
+  tt_split(t->name, strlen(t->name), tt_doc_word, &k);
+  k.field = TT_FIELD_COLUMN;
+  for (size_t c = 0; c < t->ncols; c++) {
+    k.col = (int)c;
+    tt_split(t->cols[c].name, strlen(t->cols[c].name), tt_doc_word, &k);
+  }
+  k.field = TT_FIELD_VALUE;
+  if (!t->sample) return;
+  for (size_t i = 0; i < t->sample->nrows * t->sample->ncols; i++) {
+    const tt_value *v = &t->sample->cells[i];
+    if (v->type != TT_VAL_TEXT || v->len > 64) continue; /* long prose says little */
+    k.col = (int)(i % t->sample->ncols);
+    k.cell = i;
+    tt_split(v->u.s, v->len, tt_doc_word, &k);
+  }
+}
+
+/* ---- the question ------------------------------------------------------------------ */
+
+#define TT_QUERY_MAX 64
+
+typedef struct tt_query {
+  size_t n;
+  char w[TT_QUERY_MAX][TT_TERM_MAX];
+  char raw[TT_QUERY_MAX][TT_TERM_MAX]; /* as the question wrote it */
+  double weight[TT_QUERY_MAX];
+} tt_query;
+
+typedef struct tt_query_sink {
+  tt_query *q;
+  const char *raw;
+  double weight;
+} tt_query_sink;
+
+static void tt_query_put(tt_query_sink *k, const char *w) {
+  tt_query *q = k->q;
+  if (!*w || q->n == TT_QUERY_MAX) return;
+  for (size_t i = 0; i < q->n; i++)
+    if (strcmp(q->w[i], w) == 0) return;
+  snprintf(q->w[q->n], TT_TERM_MAX, "%s", w);
+  snprintf(q->raw[q->n], TT_TERM_MAX, "%s", k->raw);
+  q->weight[q->n++] = k->weight;
+}
+
+static void tt_query_expansion(void *ud, const char *w, const char *raw) {
+  (void)raw;
+  tt_query_put(ud, w);
+}
+
+static void tt_query_word(void *ud, const char *w, const char *raw) {
+  tt_query_sink *k = ud;
+  for (size_t i = 0; i < sizeof tt_stop / sizeof tt_stop[0]; i++)
+    if (strcmp(raw, tt_stop[i]) == 0) return;
+  tt_query_sink own = {.q = k->q, .raw = raw, .weight = 1.0};
+  const char *full = tt_lookup(tt_abbrev, sizeof tt_abbrev / sizeof tt_abbrev[0], raw);
+  if (full) {
+    tt_split(full, strlen(full), tt_query_expansion, &own);
+  }
+  tt_query_put(&own, w);
+  const char *syn = tt_lookup(tt_synonym, sizeof tt_synonym / sizeof tt_synonym[0], raw);
+  if (!syn) syn = tt_lookup(tt_synonym, sizeof tt_synonym / sizeof tt_synonym[0], w);
+  if (syn) {
+    own.weight = 0.8; /* a synonym is a guess: a little less than the word itself */
+    tt_split(syn, strlen(syn), tt_query_expansion, &own);
+  }
+}
+
+/* ---- scoring -------------------------------------------------------------------------- */
+
+struct tt_schema_ranking {
+  size_t n;
+  tt_schema_pick *picks;
+};
+
+typedef struct tt_match {
+  double score;
+  double best;        /* the strongest single contribution, for the reason */
+  size_t qterm;
+  const tt_term *term;
+} tt_match;
+
+static double tt_field_weight(tt_field f) {
+  return f == TT_FIELD_NAME ? TT_W_NAME : f == TT_FIELD_COLUMN ? TT_W_COLUMN : TT_W_VALUE;
+}
+
+/* BM25 with field weights (BM25F's simple form): a term's frequency in a
+ * table is the weighted count of its occurrences in name, columns, values. */
+static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, tt_match *m, double *contrib) {
+  size_t n = tt_schema_count(s);
+  double avg = 0;
+  for (size_t i = 0; i < n; i++) avg += docs[i].len;
+  avg = n ? avg / (double)n : 1;
+  if (avg <= 0) avg = 1;
+  double *tf = tt_xcalloc(n ? n : 1, sizeof *tf);
+  const tt_term **where = tt_xcalloc(n ? n : 1, sizeof *where);
+  for (size_t t = 0; t < q->n; t++) {
+    size_t df = 0;
+    for (size_t i = 0; i < n; i++) {
+      tf[i] = 0;
+      where[i] = NULL;
+      for (size_t k = 0; k < docs[i].n; k++) {
+        const tt_term *term = &docs[i].terms[k];
+        if (strcmp(term->w, q->w[t]) != 0) continue;
+        tf[i] += tt_field_weight(term->field);
+        /* the reason names the strongest place: name, then column, then value */
+        if (!where[i] || term->field < where[i]->field) where[i] = term;
+      }
+      if (tf[i] > 0) df++;
+    }
+    if (!df) continue;
+    double idf = log(1.0 + ((double)n - (double)df + 0.5) / ((double)df + 0.5));
+    for (size_t i = 0; i < n; i++) {
+      if (tf[i] <= 0) continue;
+      double norm = TT_RANK_K1 * (1 - TT_RANK_B + TT_RANK_B * docs[i].len / avg);
+      double part = q->weight[t] * idf * tf[i] * (TT_RANK_K1 + 1) / (tf[i] + norm);
+      m[i].score += part;
+      contrib[i * TT_QUERY_MAX + t] = part;
+      if (part > m[i].best) {
+        m[i].best = part;
+        m[i].qterm = t;
+        m[i].term = where[i];
+      }
+    }
+  }
+  free(tf);
+  free(where);
+  /* a table whose whole name the question says ("Customer") before one
+   * that only shares a word of it ("CampaignCustomer", "cust_cfg") */
+  for (size_t i = 0; i < n; i++) {
+    size_t words = 0, said = 0;
+    for (size_t k = 0; k < docs[i].n; k++) {
+      if (docs[i].terms[k].field != TT_FIELD_NAME) continue;
+      words++;
+      for (size_t t = 0; t < q->n; t++)
+        if (strcmp(docs[i].terms[k].w, q->w[t]) == 0) {
+          said++;
+          break;
+        }
+    }
+    double boost = words ? 1.0 + TT_NAME_COVER * (double)said / (double)words : 1.0;
+    m[i].score *= boost;
+    for (size_t t = 0; t < q->n; t++) contrib[i * TT_QUERY_MAX + t] *= boost;
+  }
+}
+
+static char *tt_match_reason(const tt_table_info *t, const tt_query *q, const tt_match *m) {
+  const tt_term *term = m->term;
+  const char *word = q->raw[m->qterm];
+  if (term->field == TT_FIELD_NAME) return tt_xasprintf("name matches '%s'", word);
+  const char *col = t->cols[term->col].name;
+  if (term->field == TT_FIELD_COLUMN) return tt_xasprintf("column %s matches '%s'", col, word);
+  const tt_value *v = &t->sample->cells[term->cell];
+  size_t len = v->len < 40 ? v->len : 40;
+  return tt_xasprintf("value '%.*s' in %s.%s", (int)len, v->u.s, t->name, col);
+}
+
+/* ---- joins ------------------------------------------------------------------------------ */
+
+typedef struct tt_graph {
+  size_t n;
+  size_t **adj;
+  size_t *deg;
+} tt_graph;
+
+static void tt_graph_build(tt_graph *g, const tt_schema *s) {
+  g->n = tt_schema_count(s);
+  g->adj = tt_xcalloc(g->n ? g->n : 1, sizeof *g->adj);
+  g->deg = tt_xcalloc(g->n ? g->n : 1, sizeof *g->deg);
+  for (size_t i = 0; i < g->n; i++) {
+    const tt_table_info *a = tt_schema_card(s, i)->table;
+    for (size_t k = 0; k < a->nfks; k++) {
+      const tt_card *to = tt_schema_find(s, a->fks[k].table);
+      if (!to) continue;
+      size_t j = (size_t)(to - tt_schema_card(s, 0));
+      if (j == i) continue;
+      bool dup = false;
+      for (size_t e = 0; e < g->deg[i] && !dup; e++) dup = g->adj[i][e] == j;
+      if (dup) continue;
+      g->adj[i] = tt_xrealloc(g->adj[i], (g->deg[i] + 1) * sizeof **g->adj);
+      g->adj[i][g->deg[i]++] = j;
+      g->adj[j] = tt_xrealloc(g->adj[j], (g->deg[j] + 1) * sizeof **g->adj);
+      g->adj[j][g->deg[j]++] = i;
+    }
+  }
+}
+
+static void tt_graph_free(tt_graph *g) {
+  for (size_t i = 0; i < g->n; i++) free(g->adj[i]);
+  free(g->adj);
+  free(g->deg);
+}
+
+/* The shortest foreign-key path from table from to any table in taken, at
+ * most TT_PATH_HOPS steps; among equally short paths the one through
+ * higher-scoring tables. Writes the tables strictly between the two ends
+ * to mid (nearest to from first) and returns how many, with *end the taken
+ * table reached; SIZE_MAX when none is near enough. */
+static size_t tt_shortest_path(const tt_graph *g, const double *score, const bool *taken, size_t from,
+                               size_t *mid, size_t *end) {
+  size_t n = g->n;
+  size_t *prev = tt_xcalloc(n, sizeof *prev), *dist = tt_xcalloc(n, sizeof *dist);
+  size_t *queue = tt_xcalloc(n, sizeof *queue);
+  for (size_t i = 0; i < n; i++) dist[i] = SIZE_MAX;
+  size_t head = 0, tail = 0, found = SIZE_MAX;
+  dist[from] = 0;
+  prev[from] = from;
+  queue[tail++] = from;
+  while (head < tail && found == SIZE_MAX) {
+    size_t layer_end = tail;
+    /* one BFS layer; a node's parent is the best-scoring one of the layer before */
+    for (; head < layer_end; head++) {
+      size_t u = queue[head];
+      if (dist[u] >= TT_PATH_HOPS) continue;
+      for (size_t e = 0; e < g->deg[u]; e++) {
+        size_t v = g->adj[u][e];
+        if (dist[v] == SIZE_MAX) {
+          dist[v] = dist[u] + 1;
+          prev[v] = u;
+          queue[tail++] = v;
+        } else if (dist[v] == dist[u] + 1 && score[u] > score[prev[v]]) {
+          prev[v] = u;
+        }
+      }
+    }
+    for (size_t k = layer_end; k < tail && found == SIZE_MAX; k++)
+      if (taken[queue[k]]) found = queue[k];
+  }
+  size_t count = SIZE_MAX;
+  if (found != SIZE_MAX) {
+    count = 0;
+    for (size_t v = prev[found]; v != from; v = prev[v]) mid[count++] = v;
+    /* reverse so the table next to from comes first */
+    for (size_t a = 0, b = count ? count - 1 : 0; a < b; a++, b--) {
+      size_t x = mid[a];
+      mid[a] = mid[b];
+      mid[b] = x;
+    }
+    *end = found;
+  }
+  free(prev);
+  free(dist);
+  free(queue);
+  return count;
+}
+
+/* ---- choosing under the budget ------------------------------------------------------- */
+
+typedef struct tt_chooser {
+  const tt_schema *s;
+  size_t budget, used;
+  bool *taken;
+  tt_schema_ranking *r;
+} tt_chooser;
+
+static bool tt_fits(const tt_chooser *c, size_t i) {
+  size_t cost = tt_schema_card(c->s, i)->tokens;
+  return c->used + cost <= c->budget || c->used == 0;
+}
+
+static void tt_take(tt_chooser *c, size_t i, double score, char *reason) {
+  c->taken[i] = true;
+  c->used += tt_schema_card(c->s, i)->tokens;
+  tt_schema_pick *p = &c->r->picks[c->r->n++];
+  p->card = tt_schema_card(c->s, i);
+  p->score = score;
+  p->reason = reason;
+}
+
+static int tt_by_score_desc(const void *a, const void *b, void *ud) {
+  const double *score = ud;
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  if (score[x] != score[y]) return score[x] < score[y] ? 1 : -1;
+  return x < y ? -1 : x > y;
+}
+
+/* qsort_r is not C11: a small insertion sort (hundreds of tables) does. */
+static void tt_sort_by_score(size_t *idx, size_t n, const double *score) {
+  for (size_t i = 1; i < n; i++) {
+    size_t v = idx[i], j = i;
+    while (j > 0 && tt_by_score_desc(&idx[j - 1], &v, (void *)score) > 0) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = v;
+  }
+}
+
+/* Takes table i and the tables on its shortest path to what is taken,
+ * when they all fit; otherwise only i, when it fits. */
+static void tt_take_joined(tt_chooser *c, const tt_graph *g, const double *score, size_t i, char *reason) {
+  size_t *mid = tt_xcalloc(TT_PATH_HOPS + 1, sizeof *mid);
+  size_t end = 0, k = c->r->n ? tt_shortest_path(g, score, c->taken, i, mid, &end) : SIZE_MAX;
+  size_t cost = tt_schema_card(c->s, i)->tokens;
+  if (k != SIZE_MAX)
+    for (size_t j = 0; j < k; j++) cost += tt_schema_card(c->s, mid[j])->tokens;
+  if (k != SIZE_MAX && c->used + cost <= c->budget) {
+    tt_take(c, i, score[i], reason);
+    const char *a = tt_schema_card(c->s, i)->table->name, *b = tt_schema_card(c->s, end)->table->name;
+    for (size_t j = 0; j < k; j++)
+      if (!c->taken[mid[j]]) tt_take(c, mid[j], score[mid[j]], tt_xasprintf("joins %s to %s", a, b));
+  } else if (tt_fits(c, i)) {
+    tt_take(c, i, score[i], reason);
+  } else {
+    free(reason);
+  }
+  free(mid);
+}
+
+tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size_t budget) {
+  size_t n = tt_schema_count(s);
+  tt_schema_ranking *r = tt_xcalloc(1, sizeof *r);
+  r->picks = tt_xcalloc(n ? n : 1, sizeof *r->picks);
+  if (!n) return r;
+  tt_doc *docs = tt_xcalloc(n, sizeof *docs);
+  for (size_t i = 0; i < n; i++) tt_doc_build(&docs[i], tt_schema_card(s, i)->table);
+  tt_query q = {0};
+  tt_query_sink qs = {.q = &q, .raw = "", .weight = 1.0};
+  tt_split(question ? question : "", question ? strlen(question) : 0, tt_query_word, &qs);
+  tt_match *m = tt_xcalloc(n, sizeof *m);
+  double *contrib = tt_xcalloc(n * TT_QUERY_MAX, sizeof *contrib);
+  tt_score(s, docs, &q, m, contrib);
+  tt_graph g;
+  tt_graph_build(&g, s);
+  double *score = tt_xcalloc(n, sizeof *score);
+  size_t *order = tt_xcalloc(n, sizeof *order);
+  for (size_t i = 0; i < n; i++) {
+    /* tables many others refer to are the ones questions are about more
+     * often than a satellite that shares their words (cust_cfg) */
+    double prior = 1.0 + TT_DEGREE_PRIOR * log(1.0 + (double)g.deg[i]);
+    m[i].score *= prior;
+    for (size_t t = 0; t < q.n; t++) contrib[i * TT_QUERY_MAX + t] *= prior;
+    score[i] = m[i].score;
+    order[i] = i;
+  }
+  tt_sort_by_score(order, n, score);
+  tt_chooser c = {.s = s, .budget = budget, .taken = tt_xcalloc(n, sizeof(bool)), .r = r};
+  double top = score[order[0]];
+  /* the relevant tables, each joined to those before it: greedily the one
+   * that adds most, a word already matched by a chosen table counting for
+   * little, so that ten tables sharing 'customer' do not crowd out the one
+   * holding 'DHL' */
+  bool covered[TT_QUERY_MAX] = {0};
+  bool *tried = tt_xcalloc(n, sizeof *tried);
+  while (top > 0) {
+    size_t best = n;
+    double best_gain = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (c.taken[i] || tried[i] || score[i] <= 0) continue;
+      double gain = 0;
+      for (size_t t = 0; t < q.n; t++)
+        gain += contrib[i * TT_QUERY_MAX + t] * (covered[t] ? TT_COVERED : 1.0);
+      if (best == n || gain > best_gain) {
+        best = i;
+        best_gain = gain;
+      }
+    }
+    if (best == n || best_gain < TT_SEED_FRACTION * top) break;
+    tried[best] = true;
+    tt_take_joined(&c, &g, score, best, tt_match_reason(tt_schema_card(s, best)->table, &q, &m[best]));
+    if (c.taken[best])
+      for (size_t t = 0; t < q.n; t++)
+        if (contrib[best * TT_QUERY_MAX + t] > 0) covered[t] = true;
+  }
+  free(tried);
+  /* then what else matched, in rank order, while it fits; a table that
+   * joins one already chosen counts for more */
+  double *fill = tt_xcalloc(n, sizeof *fill);
+  size_t *rest = tt_xcalloc(n, sizeof *rest), nrest = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (c.taken[i] || score[i] <= 0) continue;
+    bool near = false;
+    for (size_t e = 0; e < g.deg[i] && !near; e++) near = c.taken[g.adj[i][e]];
+    fill[i] = score[i] * (near ? TT_NEAR_BONUS : 1.0);
+    rest[nrest++] = i;
+  }
+  tt_sort_by_score(rest, nrest, fill);
+  for (size_t k = 0; k < nrest; k++) {
+    size_t i = rest[k];
+    if (c.used + tt_schema_card(s, i)->tokens <= budget)
+      tt_take(&c, i, score[i], tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]));
+  }
+  free(fill);
+  free(rest);
+  /* then the neighbours of what was taken, so a join one step further stays possible */
+  size_t chosen = r->n;
+  for (size_t p = 0; p < chosen; p++) {
+    size_t a = (size_t)(r->picks[p].card - tt_schema_card(s, 0));
+    for (size_t e = 0; e < g.deg[a]; e++) {
+      size_t b = g.adj[a][e];
+      if (c.taken[b] || c.used + tt_schema_card(s, b)->tokens > budget) continue;
+      tt_take(&c, b, 0, tt_xasprintf("foreign key to %s", tt_schema_card(s, a)->table->name));
+    }
+  }
+  /* nothing matched: as many tables as fit, in schema order */
+  if (r->n == 0) {
+    for (size_t i = 0; i < n && tt_fits(&c, i); i++) tt_take(&c, i, 0, tt_xstrdup("nothing matched; schema order"));
+  }
+  tt_graph_free(&g);
+  free(c.taken);
+  free(order);
+  free(score);
+  free(contrib);
+  free(m);
+  for (size_t i = 0; i < n; i++) free(docs[i].terms);
+  free(docs);
+  return r;
+}
+
+size_t tt_schema_ranking_count(const tt_schema_ranking *r) { return r ? r->n : 0; }
+
+const tt_schema_pick *tt_schema_ranking_pick(const tt_schema_ranking *r, size_t i) {
+  return r && i < r->n ? &r->picks[i] : NULL;
+}
+
+void tt_schema_ranking_free(tt_schema_ranking *r) {
+  if (!r) return;
+  for (size_t i = 0; i < r->n; i++) free(r->picks[i].reason);
+  free(r->picks);
+  free(r);
+}
+
+/* For the unit tests and `schema --question`: the words a text is indexed
+ * by, space-separated (stems, abbreviations expanded). */
+static void tt_words_join(void *ud, const char *w) {
+  tt_buf *b = ud;
+  if (b->len) tt_buf_putc(b, ' ');
+  tt_buf_puts(b, w);
+}
+
+static void tt_words_doc_word(void *ud, const char *w, const char *raw);
+static void tt_words_expansion(void *ud, const char *w, const char *raw) {
+  (void)raw;
+  tt_words_join(ud, w);
+}
+static void tt_words_doc_word(void *ud, const char *w, const char *raw) {
+  const char *full = tt_lookup(tt_abbrev, sizeof tt_abbrev / sizeof tt_abbrev[0], raw);
+  if (full) tt_split(full, strlen(full), tt_words_expansion, ud);
+  else tt_words_join(ud, w);
+}
+
+void tt_schema_index_words(const char *text, tt_buf *out) {
+  tt_split(text, strlen(text), tt_words_doc_word, out);
+}
