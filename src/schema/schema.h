@@ -44,6 +44,20 @@ size_t tt_schema_select(const tt_schema *s, const char *question, size_t budget,
  * at a glance for prompts that carry only some full cards. */
 void tt_schema_render_index(const tt_schema *s, tt_buf *out);
 
+/* How compact an index had to be to fit. */
+typedef enum tt_schema_index_form {
+  TT_INDEX_KEYS,    /* "Album(AlbumId*, ArtistId->Artist)": names with key columns */
+  TT_INDEX_NAMES,   /* names only, ten to a line */
+  TT_INDEX_GROUPED, /* names grouped by prefix: "sales_: orders, items" */
+  TT_INDEX_PARTIAL  /* grouped, as many as fit, and how many more there are */
+} tt_schema_index_form;
+
+/* Appends the most informative index of all tables whose estimated tokens
+ * stay within max_tokens (index.c), and says which form it took. Only the
+ * partial form can leave tables out; it always names how many. */
+tt_schema_index_form tt_schema_render_compact_index(const tt_schema *s, size_t max_tokens,
+                                                    tt_buf *out);
+
 /* The tables as OmniSQL's training data writes a schema: CREATE TABLE
  * statements, one column per line with its declared type and up to two
  * sample values as a comment (-- example: ['Rock', 'Jazz']), PRIMARY KEY

@@ -453,6 +453,33 @@ static void test_schema_command(void **state) {
   json_decref(doc);
   tu_run_free(&r);
 
+  /* what the first prompt costs: chinook fits whole, no index */
+  tt(&r, NULL, "schema", g_db, "--budget", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "(schema budget 2000)"));
+  assert_true(has(&r.out, "  index        0  none: every card fits"));
+  assert_true(has(&r.out, "11 of 11 tables in full"));
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", g_db, "--budget", "1000", "--json", NULL);
+  assert_int_equal(r.status, 0);
+  doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_non_null(doc);
+  long idx = (long)json_integer_value(json_object_get(doc, "index"));
+  long cards = (long)json_integer_value(json_object_get(doc, "cards"));
+  assert_int_equal(json_integer_value(json_object_get(doc, "budget")), 1000);
+  assert_true(idx > 0 && cards > 0 && idx + cards <= 1000);
+  assert_true(json_integer_value(json_object_get(doc, "rules")) > 0);
+  assert_true(json_integer_value(json_object_get(doc, "tools")) > 0);
+  assert_int_equal(json_integer_value(json_object_get(doc, "total")),
+                   json_integer_value(json_object_get(doc, "rules")) +
+                       json_integer_value(json_object_get(doc, "tools")) + idx + cards);
+  assert_true(json_is_false(json_object_get(doc, "whole_schema")));
+  json_decref(doc);
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", g_db, "--budget=lots", NULL);
+  assert_int_equal(r.status, 2);
+  tu_run_free(&r);
+
   tt(&r, NULL, "schema", g_db, "Nope", NULL);
   assert_int_equal(r.status, 1);
   assert_true(has(&r.err, "no table or view named 'Nope'"));

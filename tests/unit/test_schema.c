@@ -276,6 +276,48 @@ static void test_token_estimate(void **state) {
   assert_true(tt_tokens_estimate("InvoiceLine", 11) >= 2);
 }
 
+/* The index shrinks to fit its share: keys, names, groups, then a part. */
+static void test_compact_index(void **state) {
+  (void)state;
+  tt_schema *s = load(tu_chinook());
+  tt_buf b = TT_BUF_INIT;
+  assert_int_equal(tt_schema_render_compact_index(s, 1000, &b), TT_INDEX_KEYS);
+  assert_non_null(strstr(tt_buf_cstr(&b), "Track(TrackId*, AlbumId->Album, MediaTypeId->MediaType"));
+  assert_non_null(strstr(tt_buf_cstr(&b), "\nGenre(GenreId*)\n"));
+  assert_true(tt_tokens_estimate(b.data, b.len) <= 1000);
+  tt_buf_reset(&b);
+  assert_int_equal(tt_schema_render_compact_index(s, 60, &b), TT_INDEX_NAMES);
+  assert_non_null(strstr(tt_buf_cstr(&b), "Album, Artist, Customer"));
+  assert_true(tt_tokens_estimate(b.data, b.len) <= 60);
+  tt_buf_free(&b);
+  tt_schema_free(s);
+
+  char *dir = tu_mkdtemp();
+  char *path = tu_make_wide_db(dir, 321, 0);
+  s = load(path);
+  assert_int_equal(tt_schema_count(s), 321);
+  b = (tt_buf)TT_BUF_INIT;
+  tt_buf all = TT_BUF_INIT;
+  tt_schema_render_index(s, &all);
+  fprintf(stderr, "321 tables: the full index %zu tokens\n", tt_tokens_estimate(all.data, all.len));
+  tt_buf_free(&all);
+  assert_int_equal(tt_schema_render_compact_index(s, 800, &b), TT_INDEX_GROUPED);
+  size_t used = tt_tokens_estimate(b.data, b.len);
+  fprintf(stderr, "321 tables: grouped index %zu tokens\n", used);
+  assert_true(used <= 800);
+  assert_non_null(strstr(tt_buf_cstr(&b), "sales_: orders, items, accounts"));
+  assert_non_null(strstr(tt_buf_cstr(&b), "orders1"));
+  tt_buf_reset(&b);
+  assert_int_equal(tt_schema_render_compact_index(s, 200, &b), TT_INDEX_PARTIAL);
+  assert_true(tt_tokens_estimate(b.data, b.len) <= 200);
+  assert_non_null(strstr(tt_buf_cstr(&b), "more tables: list them with SELECT name FROM sqlite_schema"));
+  tt_buf_free(&b);
+  tt_schema_free(s);
+  free(path);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chinook_cards),
@@ -284,6 +326,7 @@ int main(void) {
       cmocka_unit_test(test_token_estimate),
       cmocka_unit_test(test_ddl_and_mschema),
       cmocka_unit_test(test_ddl_hostile),
+      cmocka_unit_test(test_compact_index),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
