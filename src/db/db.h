@@ -229,11 +229,22 @@ typedef struct tt_fk_info {
   int pk_seq;           /* position within a composite key (0-based) */
 } tt_fk_info;
 
+/* How a row count was learnt: start-up never counts a whole table. */
+typedef enum tt_row_count_kind {
+  TT_ROWS_EXACT,    /* counted: the table has fewer rows than the limit */
+  TT_ROWS_AT_LEAST, /* counting stopped at the limit: more than row_count */
+  TT_ROWS_STAT1     /* from sqlite_stat1 (as of the last ANALYZE) */
+} tt_row_count_kind;
+
+/* Counting stops after this many rows. */
+#define TT_ROW_COUNT_LIMIT 100000
+
 typedef struct tt_table_info {
   const char *name;
   const char *raw_name;
   bool is_view;
   int64_t row_count;    /* -1 for views, and when it could not be counted in time */
+  tt_row_count_kind row_count_kind;
   size_t ncols;
   tt_column_info *cols;
   size_t nfks;

@@ -131,8 +131,11 @@ static void tt_card_render(const tt_table_info *t, tt_buf *out) {
   tt_buf_printf(out, "# %s: ", t->is_view ? "View" : "Table");
   tt_put_name(out, t->name);
   if (t->row_count >= 0)
-    tt_buf_printf(out, " (%lld row%s)", (long long)t->row_count,
-                  t->row_count == 1 ? "" : "s");
+    tt_buf_printf(out, " (%s%lld row%s)",
+                  t->row_count_kind == TT_ROWS_AT_LEAST ? ">"
+                  : t->row_count_kind == TT_ROWS_STAT1  ? "~"
+                                                        : "",
+                  (long long)t->row_count, t->row_count == 1 ? "" : "s");
   tt_buf_puts(out, "\n[\n");
   for (size_t c = 0; c < t->ncols; c++) {
     const tt_column_info *col = &t->cols[c];
@@ -217,6 +220,10 @@ json_t *tt_card_to_json(const tt_card *c) {
   json_object_set_new(o, "type", json_string(t->is_view ? "view" : "table"));
   json_object_set_new(o, "row_count",
                       t->row_count >= 0 ? json_integer(t->row_count) : json_null());
+  /* exact; at_least (counting stopped there); stat1 (ANALYZE's figure) */
+  static const char *const kinds[] = {"exact", "at_least", "stat1"};
+  json_object_set_new(o, "row_count_kind",
+                      t->row_count >= 0 ? json_string(kinds[t->row_count_kind]) : json_null());
   json_t *cols = json_array();
   for (size_t i = 0; i < t->ncols; i++) {
     const tt_column_info *col = &t->cols[i];

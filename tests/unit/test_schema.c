@@ -318,6 +318,55 @@ static void test_compact_index(void **state) {
   free(dir);
 }
 
+/* Row counts never scan a whole table: sqlite_stat1 when present, else a
+ * count that stops after 100,001 rows; the file is only read. */
+static void test_row_counts_are_bounded(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tu_make_wide_db(dir, 14, 150000);
+  char *before = tu_sha256(path);
+  tt_schema *s = load(path);
+  char *after = tu_sha256(path);
+  assert_string_equal(before, after);
+  const tt_card *big = tt_schema_find(s, "sales_orders");
+  assert_int_equal(big->table->row_count, 100000);
+  assert_int_equal(big->table->row_count_kind, TT_ROWS_AT_LEAST);
+  assert_non_null(strstr(big->text, "# Table: sales_orders (>100000 rows)"));
+  const tt_card *small = tt_schema_find(s, "hr_orders");
+  assert_int_equal(small->table->row_count, 20);
+  assert_int_equal(small->table->row_count_kind, TT_ROWS_EXACT);
+  assert_non_null(strstr(small->text, "(20 rows)"));
+  json_t *j = tt_card_to_json(big);
+  assert_string_equal(json_string_value(json_object_get(j, "row_count_kind")), "at_least");
+  json_decref(j);
+  tt_schema_free(s);
+
+  /* ANALYZE's figures win, even stale ones: they cost nothing to read */
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "ANALYZE; UPDATE sqlite_stat1 SET stat = '777 1' "
+                                   "WHERE tbl = 'hr_orders'", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  free(before);
+  free(after);
+  before = tu_sha256(path);
+  s = load(path);
+  after = tu_sha256(path);
+  assert_string_equal(before, after);
+  small = tt_schema_find(s, "hr_orders");
+  assert_int_equal(small->table->row_count, 777);
+  assert_int_equal(small->table->row_count_kind, TT_ROWS_STAT1);
+  assert_non_null(strstr(small->text, "(~777 rows)"));
+  big = tt_schema_find(s, "sales_orders");
+  assert_int_equal(big->table->row_count, 150000);
+  tt_schema_free(s);
+  free(before);
+  free(after);
+  free(path);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chinook_cards),
@@ -327,6 +376,7 @@ int main(void) {
       cmocka_unit_test(test_ddl_and_mschema),
       cmocka_unit_test(test_ddl_hostile),
       cmocka_unit_test(test_compact_index),
+      cmocka_unit_test(test_row_counts_are_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
