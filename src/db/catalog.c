@@ -152,6 +152,7 @@ static bool tt_load_columns(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_erro
   if (!r) return false;
   t->ncols = r->nrows;
   t->cols = tt_arena_alloc(a, sizeof(tt_column_info) * (r->nrows ? r->nrows : 1));
+  memset(t->cols, 0, sizeof(tt_column_info) * (r->nrows ? r->nrows : 1));
   for (size_t i = 0; i < r->nrows; i++) {
     tt_column_info *c = &t->cols[i];
     const char *name = tt_cell_text(a, r, i, 0), *type = tt_cell_text(a, r, i, 1);
@@ -188,6 +189,67 @@ static bool tt_load_fks(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_error *e
   return true;
 }
 
+/* SQLite's rule for a declared type with text affinity. */
+static bool tt_text_affinity(const char *type) {
+  if (strcasestr(type, "INT")) return false;
+  return strcasestr(type, "CHAR") || strcasestr(type, "CLOB") || strcasestr(type, "TEXT");
+}
+
+/* The most frequent values of each text column among the first
+ * TT_TOP_VALUES_SCAN rows (one query per table, bounded: a big table is not
+ * scanned whole), within limit seconds. Keys are skipped: ids say nothing. */
+static void tt_load_top_values(tt_db *db, tt_arena *a, tt_table_info *t, double limit) {
+  tt_buf q = TT_BUF_INIT;
+  tt_buf_puts(&q, "WITH s AS (SELECT ");
+  bool *read = tt_xcalloc(t->ncols ? t->ncols : 1, sizeof(bool));
+  size_t nread = 0;
+  for (size_t c = 0; c < t->ncols; c++) {
+    const tt_column_info *col = &t->cols[c];
+    bool text = tt_text_affinity(col->type);
+    if (!text && !col->type[0] && t->sample && c < t->sample->ncols && t->sample->nrows)
+      text = tt_result_cell(t->sample, 0, c)->type == TT_VAL_TEXT;
+    if (!text || col->pk) continue;
+    read[c] = true;
+    if (nread++) tt_buf_puts(&q, ", ");
+    tt_buf_put_sql_ident(&q, col->raw_name ? col->raw_name : col->name);
+    tt_buf_printf(&q, " AS c%zu", c);
+  }
+  if (!nread) {
+    tt_buf_free(&q);
+    free(read);
+    return;
+  }
+  tt_buf_puts(&q, " FROM ");
+  tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
+  tt_buf_printf(&q, " LIMIT %d) ", TT_TOP_VALUES_SCAN);
+  bool any = false;
+  for (size_t c = 0; c < t->ncols; c++) {
+    if (!read[c]) continue;
+    if (any) tt_buf_puts(&q, " UNION ALL ");
+    any = true;
+    tt_buf_printf(&q,
+                  "SELECT * FROM (SELECT %zu, substr(c%zu, 1, 200), count(*) FROM s WHERE c%zu "
+                  "IS NOT NULL AND c%zu <> '' GROUP BY c%zu ORDER BY 3 DESC, 2 LIMIT %d)",
+                  c, c, c, c, c, TT_TOP_VALUES);
+  }
+  tt_db_error err;
+  tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), limit, (long)(nread * TT_TOP_VALUES),
+                                  256 * 1024, &err);
+  tt_buf_free(&q);
+  free(read);
+  if (!r) return;
+  for (size_t i = 0; i < r->nrows; i++) {
+    size_t c = (size_t)tt_cell_int(r, i, 0);
+    const tt_value *v = tt_result_cell(r, i, 1);
+    if (c >= t->ncols || v->type != TT_VAL_TEXT) continue;
+    tt_column_info *col = &t->cols[c];
+    if (!col->top_values) col->top_values = tt_arena_alloc(a, TT_TOP_VALUES * sizeof(char *));
+    if (col->ntop_values < TT_TOP_VALUES)
+      col->top_values[col->ntop_values++] = tt_arena_memdup(a, v->u.s, v->len);
+  }
+  tt_result_free(r);
+}
+
 /* A row count (tables only: a view's count runs its whole query) and a
  * few sample rows, each within its time limit and the catalog's budget
  * (ends at budget_end, tt_now_ms time). */
@@ -219,6 +281,7 @@ static void tt_load_count_and_sample(tt_db *db, tt_arena *a, tt_table_info *t, d
   tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
   tt_buf_printf(&q, " LIMIT %d", TT_SAMPLE_ROWS);
   t->sample = tt_catalog_query(db, tt_buf_cstr(&q), limit, TT_SAMPLE_ROWS, 256 * 1024, &err);
+  if (t->sample) tt_load_top_values(db, a, t, limit);
   if (!t->sample && err.kind == TT_DB_ERR_TIMEOUT)
     t->note = tt_arena_strdup(a, t->is_view ? "no example values: the view took too long to read"
                                             : "no example values: the table took too long to read");
@@ -272,7 +335,7 @@ static void tt_resolve_fk_targets(tt_catalog *cat) {
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
   tt_result *list = tt_catalog_query(
       db,
-      "SELECT name, type FROM sqlite_schema WHERE type IN ('table','view') "
+      "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('table','view') "
       "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
       5.0, 100000, 64 << 20, err);
   if (!list) return NULL;
@@ -296,6 +359,7 @@ tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
      * making the whole schema unreadable. */
     tt_db_error ignored;
     if (tt_load_columns(db, cat->arena, t, &ignored)) tt_load_fks(db, cat->arena, t, &ignored);
+    tt_catalog_read_comments(cat->arena, t, tt_cell_text(cat->arena, list, i, 2));
     tt_load_count_and_sample(db, cat->arena, t, budget_end);
   }
   tt_result_free(list);

@@ -1,6 +1,7 @@
 /* schema.h — public face of the schema layer: one card per table or view
- * (columns with types and key marks, foreign keys, row count, example values
- * from three sample rows), rendered as compact text for prompts and as JSON,
+ * (columns with types and key marks, foreign keys, row count, descriptions,
+ * frequent values of text columns, boilerplate columns folded into one
+ * line), rendered as compact text for prompts and as JSON,
  * with a token estimate per card. Knows nothing about language models. */
 #ifndef TT_SCHEMA_H
 #define TT_SCHEMA_H

@@ -350,11 +350,11 @@ char *tu_make_wide_db(const char *dir, int ntables, long big_rows) {
       tt_buf_printf(&sql, "  parent_id INTEGER REFERENCES %s(id), -- the %s this row belongs to\n", prev, prev);
     }
     tt_buf_printf(&sql,
-                  "  title TEXT NOT NULL, -- what the %s is called\n"
-                  "  status TEXT, -- where it stands in its workflow\n"
-                  "  amount REAL,\n  event_date TEXT,\n"
+                  "  %s_title TEXT NOT NULL, -- what the %s is called\n"
+                  "  %s_status TEXT, -- where it stands in its workflow\n"
+                  "  %s_amount REAL,\n  %s_date TEXT,\n"
                   "  created_at TEXT, updated_at TEXT, created_by TEXT, etl_batch_id INTEGER);\n",
-                  n);
+                  n, n, n, n, n);
     long rows = i == 0 && big_rows > 0 ? big_rows : 20;
     tt_buf_printf(&sql,
                   "WITH RECURSIVE k(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM k WHERE x < %ld) "
