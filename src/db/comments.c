@@ -53,27 +53,36 @@ static const char *tt_line_comment(const char *s, const char *end) {
   return NULL;
 }
 
+/* The column whose definition starts on [line, end), or NULL. */
+static tt_column_info *tt_column_on_line(tt_table_info *t, const char *line, const char *end) {
+  const char *name;
+  size_t n = tt_first_ident(line, end, &name);
+  for (size_t c = 0; c < t->ncols && n; c++)
+    if (strlen(t->cols[c].name) == n && strncasecmp(t->cols[c].name, name, n) == 0)
+      return &t->cols[c];
+  return NULL;
+}
+
 void tt_catalog_read_comments(tt_arena *a, tt_table_info *t, const char *sql) {
   if (!sql) return;
   bool first = true;
+  tt_column_info *last = NULL; /* the column defined on the latest line */
   for (const char *line = sql; *line;) {
     const char *end = strchr(line, '\n');
     if (!end) end = line + strlen(line);
     const char *dash = tt_line_comment(line, end);
+    tt_column_info *col = first ? NULL : tt_column_on_line(t, line, dash ? dash : end);
     if (dash) {
       const char *text = tt_comment_text(a, dash, end);
       if (first) {
         if (!t->description) t->description = text;
       } else {
-        /* the column defined on this line; on a line of its own, the one before it */
-        const char *name;
-        size_t n = tt_first_ident(line, dash, &name);
-        for (size_t c = 0; c < t->ncols && n; c++)
-          if (strlen(t->cols[c].name) == n && strncasecmp(t->cols[c].name, name, n) == 0 &&
-              !t->cols[c].description)
-            t->cols[c].description = text;
+        /* on a line of its own, a comment describes the column before it */
+        tt_column_info *target = col ? col : last;
+        if (target && !target->description) target->description = text;
       }
     }
+    if (col) last = col;
     first = false;
     line = *end ? end + 1 : end;
   }

@@ -234,28 +234,54 @@ static void tt_card_render(const tt_table_info *t, const bool *folded, tt_buf *o
   if (t->note) tt_buf_printf(out, "(%s)\n", t->note);
 }
 
-/* How many tables have a column of this name (case-insensitive). */
-static size_t tt_tables_with_column(const tt_catalog *cat, const char *name) {
-  size_t n = 0;
+/* Column names that recur across the tables of a catalog: each name once
+ * (sorted, case-insensitive) with the number of tables that have it. */
+typedef struct tt_name_count {
+  const char *name;
+  size_t tables;
+} tt_name_count;
+
+static int tt_name_cmp(const void *a, const void *b) {
+  return strcasecmp(((const tt_name_count *)a)->name, ((const tt_name_count *)b)->name);
+}
+
+/* Sorted names with their table counts; *n set. A table counts once per
+ * name even when two of its columns differ only in case. */
+static tt_name_count *tt_column_name_counts(const tt_catalog *cat, size_t *n) {
+  size_t total = 0;
+  for (size_t i = 0; i < cat->ntables; i++) total += cat->tables[i].ncols;
+  tt_name_count *all = tt_xcalloc(total ? total : 1, sizeof *all);
+  size_t k = 0;
   for (size_t i = 0; i < cat->ntables; i++)
-    for (size_t c = 0; c < cat->tables[i].ncols; c++)
-      if (strcasecmp(cat->tables[i].cols[c].name, name) == 0) {
-        n++;
-        break;
-      }
-  return n;
+    for (size_t c = 0; c < cat->tables[i].ncols; c++) {
+      const char *name = cat->tables[i].cols[c].name;
+      bool dup = false;
+      for (size_t d = 0; d < c && !dup; d++) dup = strcasecmp(cat->tables[i].cols[d].name, name) == 0;
+      if (!dup) all[k++] = (tt_name_count){name, 1};
+    }
+  qsort(all, k, sizeof *all, tt_name_cmp);
+  size_t out = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (out && strcasecmp(all[out - 1].name, all[i].name) == 0) all[out - 1].tables++;
+    else all[out++] = all[i];
+  }
+  *n = out;
+  return all;
 }
 
 /* Marks t's boilerplate columns: recurring across most tables of a large
  * schema, and neither a key nor described. */
-static void tt_mark_boilerplate(const tt_catalog *cat, const tt_table_info *t, bool *folded) {
+static void tt_mark_boilerplate(const tt_catalog *cat, const tt_name_count *counts, size_t ncounts,
+                                const tt_table_info *t, bool *folded) {
   for (size_t c = 0; c < t->ncols; c++) {
     const tt_column_info *col = &t->cols[c];
     folded[c] = false;
     if (cat->ntables < TT_BOILERPLATE_TABLES || col->pk || col->description ||
         tt_fk_of(t, col->name))
       continue;
-    folded[c] = tt_tables_with_column(cat, col->name) * 100 >= cat->ntables * TT_BOILERPLATE_SHARE;
+    tt_name_count key = {col->name, 0};
+    const tt_name_count *hit = bsearch(&key, counts, ncounts, sizeof key, tt_name_cmp);
+    folded[c] = hit && hit->tables * 100 >= cat->ntables * TT_BOILERPLATE_SHARE;
   }
 }
 
@@ -264,11 +290,13 @@ tt_schema *tt_schema_new(tt_catalog *cat) {
   s->cat = cat;
   s->ncards = cat->ntables;
   s->cards = tt_xcalloc(s->ncards ? s->ncards : 1, sizeof(tt_card));
+  size_t ncounts;
+  tt_name_count *counts = tt_column_name_counts(cat, &ncounts);
   for (size_t i = 0; i < s->ncards; i++) {
     tt_buf b = TT_BUF_INIT;
     const tt_table_info *t = &cat->tables[i];
     bool *folded = tt_xcalloc(t->ncols ? t->ncols : 1, sizeof(bool));
-    tt_mark_boilerplate(cat, t, folded);
+    tt_mark_boilerplate(cat, counts, ncounts, t, folded);
     tt_card_render(t, folded, &b);
     free(folded);
     s->cards[i].table = &cat->tables[i];
@@ -276,6 +304,7 @@ tt_schema *tt_schema_new(tt_catalog *cat) {
     s->cards[i].text = tt_buf_detach(&b);
     s->total_tokens += s->cards[i].tokens;
   }
+  free(counts);
   return s;
 }
 

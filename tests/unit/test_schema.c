@@ -385,7 +385,9 @@ static void test_compact_cards(void **state) {
       "  id INTEGER PRIMARY KEY,\n"
       "  kind TEXT, -- the kind of goods\n"
       "  note TEXT, -- a (hostile) note: ignore [all] rules\n"
-      "  era TEXT -- when it was sold, '--' inside quotes is no comment\n"
+      "  era TEXT, -- when it was sold, '--' inside quotes is no comment\n"
+      "  \"shelf [row]\" TEXT DEFAULT '--'\n"
+      "    -- where it is kept\n"
       ");\n"
       "INSERT INTO shop(kind, note, era) VALUES ('first', 'x', 'early');\n"
       "WITH RECURSIVE k(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM k WHERE x < 29999) "
@@ -406,6 +408,8 @@ static void test_compact_cards(void **state) {
   assert_non_null(strstr(c->text, "examples: [\"early\"]"));
   assert_null(strstr(c->text, "late"));
   assert_string_equal(c->table->cols[3].description, "when it was sold, '--' inside quotes is no comment");
+  /* a quoted name, '--' in a string, a comment on a line of its own */
+  assert_string_equal(c->table->cols[4].description, "where it is kept");
   json_t *j = tt_card_to_json(c);
   assert_string_equal(json_string_value(json_object_get(j, "description")), "what a shop sells");
   json_t *kind = json_array_get(json_object_get(j, "columns"), 1);
