@@ -431,6 +431,34 @@ static void test_wide_tables_expand(void **state) {
   tu_run_free(&r);
 }
 
+/* A big table's row count is bounded, and says so on the card, in JSON and
+ * in the MCP resource list. */
+static void test_bounded_row_counts(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tu_make_wide_db(dir, 14, 150000);
+  tu_run r;
+  tt(&r, NULL, "schema", path, "sales_orders", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "# Table: sales_orders (>100000 rows)"));
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", path, "sales_orders", "--json", NULL);
+  assert_true(has(&r.out, "\"row_count_kind\":\"at_least\""));
+  tu_run_free(&r);
+  static const char mcp[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+      "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}\n";
+  tt(&r, mcp, "serve-mcp", path, NULL);
+  assert_true(has(&r.out, "row count of table sales_orders (more than 100,000 rows)"));
+  assert_true(has(&r.out, "row count of table hr_orders (20 rows)"));
+  tu_run_free(&r);
+  free(path);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static void test_schema_command(void **state) {
   (void)state;
   tu_run r;
@@ -597,6 +625,7 @@ int main(void) {
       cmocka_unit_test(test_closed_pipe_is_quiet),
       cmocka_unit_test(test_wide_tables_expand),
       cmocka_unit_test(test_schema_command),
+      cmocka_unit_test(test_bounded_row_counts),
       cmocka_unit_test(test_chart_command),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
