@@ -315,7 +315,7 @@ static void test_compact_index(void **state) {
   tt_buf_reset(&b);
   assert_int_equal(tt_schema_render_compact_index(s, 200, &b), TT_INDEX_PARTIAL);
   assert_true(tt_tokens_estimate(b.data, b.len) <= 200);
-  assert_non_null(strstr(tt_buf_cstr(&b), "more tables: list them with SELECT name FROM sqlite_schema"));
+  assert_non_null(strstr(tt_buf_cstr(&b), "more tables: SELECT name FROM sqlite_schema WHERE type = 'table' lists them"));
   tt_buf_free(&b);
   tt_schema_free(s);
   free(path);
