@@ -45,7 +45,8 @@ typedef struct tt_agent_opts {
   int max_failed_sql;    /* in a row before the model must explain (3) */
   int rows_to_model;     /* rows shown to the model per result (30; fewer when
                           * they would take too much of the model's context) */
-  size_t schema_budget;  /* prompt tokens for schema cards (2000) */
+  size_t schema_budget;  /* prompt tokens for all of the schema: the table
+                          * index and the cards together (2000) */
   tt_db_opts sql;        /* limits for each query (timeout 5 s, 200 rows) */
   int history_turns;     /* earlier questions of the thread shown (6; fewer when
                           * the model's context cannot hold them) */
@@ -168,6 +169,19 @@ void tt_agent_free(tt_agent *a);
  * this database. */
 const char *tt_agent_system_prompt(const tt_agent *a);
 const tt_tool_spec *tt_agent_tools(const tt_agent *a, size_t *n);
+
+/* What the first prompt of a question costs, in estimated tokens: the
+ * fixed rules, the tools' descriptions and JSON schemas, the table index
+ * (when the whole schema is over the budget) and the cards. index + cards
+ * stay within budget. */
+typedef struct tt_prompt_cost {
+  size_t rules, tools, index, cards, total;
+  size_t budget;
+  size_t ntables, ncards; /* tables in the database, cards in the prompt */
+  bool whole_schema;      /* every card is in the system prompt, no index */
+} tt_prompt_cost;
+/* question may be NULL: the cards chosen with nothing to go by. */
+void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cost *out);
 
 /* Answers question. history holds the thread's earlier questions (oldest
  * first). When resume is not NULL it is the conversation of a question

@@ -18,6 +18,7 @@ struct tt_agent {
   tt_agent_opts o;
   char *system_prompt;
   bool whole_schema; /* all cards are in the system prompt */
+  size_t card_budget; /* else: tokens for each question's cards, beside the index */
   tt_tool_spec tools[TT_AGENT_MAX_TOOLS];
   size_t ntools;
   /* an SQL writer (writer.c): the prompt it was trained on, and the whole
@@ -52,7 +53,11 @@ char *tt_writer_answer_prompt(const char *question, const char *sql, const tt_re
 char *tt_writer_template_answer(const tt_result *rows);
 
 /* prompt.c */
-char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema);
+/* The system prompt; when the whole schema is over budget it carries a
+ * compact index, and *card_budget is what is left for each question's
+ * cards (0 when the whole schema is in). */
+char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema,
+                       size_t *card_budget);
 /* The full cards a question needs when the system prompt carries only the
  * table index (sent as a message of its own before the question, so the
  * question message is the user's words); NULL when all cards are in the

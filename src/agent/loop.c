@@ -43,7 +43,8 @@ tt_agent *tt_agent_new(tt_db *db, const tt_schema *schema, tt_llm *llm,
   a->schema = schema;
   a->llm = llm;
   a->o = opts ? *opts : tt_agent_default_opts();
-  a->system_prompt = tt_prompt_system(schema, a->o.schema_budget, &a->whole_schema);
+  a->system_prompt = tt_prompt_system(schema, a->o.schema_budget, &a->whole_schema,
+                                       &a->card_budget);
   a->ntools = tt_prompt_tools(a->tools);
   a->writer_style = llm ? tt_llm_sql_style(llm) : TT_SQL_STYLE_NONE;
   if (a->writer_style != TT_SQL_STYLE_NONE && a->whole_schema)

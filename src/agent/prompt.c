@@ -35,18 +35,42 @@ static const char tt_rules[] =
     "- Keep the answer short: the result with its numbers, and any assumption you "
     "made.\n";
 
-char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema) {
+/* The index may take this share of the schema budget (in percent); the
+ * cards of each question fill the rest. */
+#define TT_INDEX_SHARE 40
+
+static const char tt_whole_header[] =
+    "\nDatabase schema (SQLite). One block per table: columns with type, keys "
+    "and example values.\n\n";
+static const char tt_index_header[] =
+    "\nDatabase tables (SQLite); * marks primary keys, -> foreign keys. The full "
+    "description of the tables relevant to a question comes with the question.\n\n";
+static const char tt_cards_header[] = "The tables relevant to my next question, in full:\n\n";
+
+static size_t tt_text_tokens(const char *s) { return tt_tokens_estimate(s, strlen(s)); }
+
+char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema,
+                       size_t *card_budget) {
   tt_buf b = TT_BUF_INIT;
   tt_buf_puts(&b, tt_rules);
-  *whole_schema = tt_schema_total_tokens(s) <= budget;
+  *whole_schema = tt_schema_total_tokens(s) + tt_text_tokens(tt_whole_header) <= budget;
+  *card_budget = 0;
   if (*whole_schema) {
-    tt_buf_puts(&b, "\nDatabase schema (SQLite). One block per table: columns with type, keys "
-                    "and example values.\n\n");
+    tt_buf_puts(&b, tt_whole_header);
     tt_schema_render_text(s, NULL, 0, &b);
   } else {
-    tt_buf_puts(&b, "\nDatabase tables (SQLite), with their columns. The full description of "
-                    "the tables relevant to a question comes with the question.\n\n");
-    tt_schema_render_index(s, &b);
+    /* everything about the schema counts within the budget: the index
+     * (with its header) takes at most its share, the cards the rest */
+    size_t fixed = tt_text_tokens(tt_index_header) + tt_text_tokens(tt_cards_header);
+    size_t share = budget * TT_INDEX_SHARE / 100;
+    share = share > fixed ? share - fixed : 0;
+    tt_buf index = TT_BUF_INIT;
+    tt_schema_render_compact_index(s, share, &index);
+    tt_buf_puts(&b, tt_index_header);
+    tt_buf_append(&b, index.data ? index.data : "", index.len);
+    size_t used = fixed + tt_tokens_estimate(index.data ? index.data : "", index.len);
+    *card_budget = budget > used ? budget - used : 0;
+    tt_buf_free(&index);
   }
   return tt_buf_detach(&b);
 }
@@ -55,12 +79,39 @@ char *tt_prompt_schema_for(const tt_agent *a, const char *question) {
   if (a->whole_schema) return NULL;
   size_t n = tt_schema_count(a->schema);
   const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
-  size_t k = tt_schema_select(a->schema, question, a->o.schema_budget, cards);
+  size_t k = tt_schema_select(a->schema, question, a->card_budget, cards);
   tt_buf b = TT_BUF_INIT;
-  tt_buf_puts(&b, "The tables relevant to my next question, in full:\n\n");
+  tt_buf_puts(&b, tt_cards_header);
   tt_schema_render_text(a->schema, cards, k, &b);
   free(cards);
   return tt_buf_detach(&b);
+}
+
+void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cost *out) {
+  memset(out, 0, sizeof *out);
+  out->budget = a->o.schema_budget;
+  out->whole_schema = a->whole_schema;
+  const char *sys = a->system_prompt;
+  out->rules = tt_text_tokens(tt_rules);
+  size_t schema_part = tt_tokens_estimate(sys + strlen(tt_rules), strlen(sys) - strlen(tt_rules));
+  for (size_t i = 0; i < a->ntools; i++)
+    out->tools += tt_text_tokens(a->tools[i].name) + tt_text_tokens(a->tools[i].description) +
+                  tt_text_tokens(a->tools[i].parameters);
+  if (a->whole_schema) {
+    out->cards = schema_part;
+    out->ncards = tt_schema_count(a->schema);
+  } else {
+    out->index = schema_part;
+    char *cards = tt_prompt_schema_for(a, question ? question : "");
+    out->cards = tt_text_tokens(cards);
+    free(cards);
+    size_t n = tt_schema_count(a->schema);
+    const tt_card **picked = tt_xcalloc(n ? n : 1, sizeof *picked);
+    out->ncards = tt_schema_select(a->schema, question ? question : "", a->card_budget, picked);
+    free(picked);
+  }
+  out->ntables = tt_schema_count(a->schema);
+  out->total = out->rules + out->tools + out->index + out->cards;
 }
 
 char *tt_prompt_turn_answer(const tt_turn *t) {

@@ -33,7 +33,7 @@ static const char tt_bench_usage[] =
     "                         its cost\n"
     "      --threads N        CPU threads (default: all cores)\n"
     "      --ctx N            context tokens (default: from the model and free memory)\n"
-    "      --schema-budget N  prompt tokens for schema cards (2000)\n"
+    "      --schema-budget N  prompt tokens for the schema: index and cards (2000)\n"
     "      --json             one JSON object: steps and totals\n"
     "  -h, --help             show this help\n";
 

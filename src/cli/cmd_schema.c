@@ -1,7 +1,11 @@
 /* cmd_schema.c — `tabletalk schema DB [TABLE...]`: the schema cards a model
  * reads (columns with types and keys, foreign keys, row counts, example
- * values), as text or JSON, with the token estimate. */
+ * values), as text or JSON, with the token estimate; with --budget, what
+ * the first prompt of a question costs (rules, tools, index, cards). */
 #include "cli/cli.h"
+#include "agent/agent.h"
+
+#include <ctype.h>
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -11,12 +15,16 @@ static const char tt_schema_usage[] =
     "Usage: tabletalk schema DB [TABLE...] [options]\n"
     "\n"
     "Show the tables and views of the SQLite file DB as the model sees them:\n"
-    "columns with types, primary and foreign keys, row counts and example\n"
-    "values from three sample rows, and the estimated prompt tokens.\n"
+    "columns with types, primary and foreign keys, descriptions from SQL\n"
+    "comments, the most frequent values of text columns, row counts, and the\n"
+    "estimated prompt tokens.\n"
     "Name tables to show only those.\n"
     "\n"
     "Options:\n"
     "      --json        print one JSON object ({\"tables\":[...],\"token_estimate\":N})\n"
+    "      --budget [N]  show what the first prompt of a question costs in tokens\n"
+    "                    (rules, tools, table index, cards, total) under a schema\n"
+    "                    budget of N tokens (default 2000, as --schema-budget)\n"
     "      --immutable   open with immutable=1 (no locking)\n"
     "  -h, --help        show this help\n";
 
@@ -27,16 +35,62 @@ static void tt_list_names(tt_buf *b, const tt_schema *s) {
   }
 }
 
+static void tt_cost_line(tt_buf *out, const char *what, size_t tokens) {
+  tt_buf_printf(out, "  %-6s ", what);
+  tt_buf num = TT_BUF_INIT;
+  tt_buf_put_grouped(&num, (long long)tokens);
+  tt_buf_printf(out, "%7s", tt_buf_cstr(&num));
+  tt_buf_free(&num);
+}
+
+/* The first prompt's cost under budget, as text or JSON. */
+static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, bool as_json) {
+  tt_agent_opts ao = tt_agent_default_opts();
+  ao.schema_budget = budget;
+  tt_agent *a = tt_agent_new(db, s, NULL, &ao);
+  tt_prompt_cost c;
+  tt_agent_prompt_cost(a, NULL, &c);
+  tt_agent_free(a);
+  tt_buf out = TT_BUF_INIT;
+  if (as_json) {
+    json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "budget", (json_int_t)c.budget,
+                          "rules", (json_int_t)c.rules, "tools", (json_int_t)c.tools, "index",
+                          (json_int_t)c.index, "cards", (json_int_t)c.cards, "total",
+                          (json_int_t)c.total, "tables", (json_int_t)c.ntables, "tables_with_cards",
+                          (json_int_t)c.ncards, "whole_schema", c.whole_schema);
+    tt_json_dump(&out, j, JSON_COMPACT);
+    tt_buf_putc(&out, '\n');
+    json_decref(j);
+  } else {
+    tt_buf_printf(&out, "First prompt of a question, estimated tokens (schema budget %zu):\n", c.budget);
+    tt_cost_line(&out, "rules", c.rules);
+    tt_buf_puts(&out, "  the system prompt's fixed text\n");
+    tt_cost_line(&out, "tools", c.tools);
+    tt_buf_puts(&out, "  the tools' descriptions and JSON schemas\n");
+    tt_cost_line(&out, "index", c.index);
+    tt_buf_puts(&out, c.whole_schema ? "  none: every card fits\n" : "  every table at a glance\n");
+    tt_cost_line(&out, "cards", c.cards);
+    tt_buf_printf(&out, "  %zu of %zu tables in full\n", c.ncards, c.ntables);
+    tt_cost_line(&out, "total", c.total);
+    tt_buf_putc(&out, '\n');
+  }
+  int rc = tt_write_result(stdout, &out);
+  tt_buf_free(&out);
+  return rc;
+}
+
 int cmd_schema(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_IMMUTABLE };
+  enum { OPT_JSON = 256, OPT_IMMUTABLE, OPT_BUDGET };
   static const struct option opts[] = {
       {"json", no_argument, NULL, OPT_JSON},
       {"immutable", no_argument, NULL, OPT_IMMUTABLE},
+      {"budget", optional_argument, NULL, OPT_BUDGET},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   tt_db_opts o = tt_db_default_opts();
-  bool as_json = false;
+  bool as_json = false, cost = false;
+  long budget = (long)tt_agent_default_opts().schema_budget;
   int c;
   optind = 1;
   opterr = 0;
@@ -44,6 +98,15 @@ int cmd_schema(int argc, char **argv) {
     switch (c) {
     case OPT_JSON: as_json = true; break;
     case OPT_IMMUTABLE: o.immutable = true; break;
+    case OPT_BUDGET: {
+      cost = true;
+      /* --budget=N, or --budget N when the next word is a number */
+      const char *arg = optarg;
+      if (!arg && optind < argc && isdigit((unsigned char)argv[optind][0])) arg = argv[optind++];
+      if (arg && !tt_parse_long(arg, 100, 1000000, &budget))
+        return tt_usage_error("schema", "--budget takes a number of tokens from 100 to 1000000");
+      break;
+    }
     case 'h': fputs(tt_schema_usage, stdout); return TT_EXIT_OK;
     default: return tt_usage_error("schema", "unknown option '%s'", argv[optind - 1]);
     }
@@ -55,9 +118,18 @@ int cmd_schema(int argc, char **argv) {
   tt_db *db = tt_db_open(path, &o, &err);
   if (!db) return tt_fail(tt_exit_for(err.kind), "%s", err.message);
   tt_catalog *cat = tt_db_catalog_load(db, &err);
-  tt_db_close(db);
-  if (!cat) return tt_fail(tt_exit_for(err.kind), "cannot read the schema of %s: %s", path, err.message);
+  if (!cat) {
+    tt_db_close(db);
+    return tt_fail(tt_exit_for(err.kind), "cannot read the schema of %s: %s", path, err.message);
+  }
   tt_schema *s = tt_schema_new(cat);
+  if (cost) {
+    int rc = tt_show_cost(s, db, (size_t)budget, as_json);
+    tt_schema_free(s);
+    tt_db_close(db);
+    return rc;
+  }
+  tt_db_close(db);
 
   size_t n = (size_t)(argc - optind);
   const tt_card **cards = n ? tt_xcalloc(n, sizeof *cards) : NULL;

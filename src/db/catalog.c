@@ -4,7 +4,9 @@
  * (each on its own: no lock is held across them, so writers are not kept
  * waiting), and counts and samples have a time budget (each,
  * and all together), so that slow views cannot hold up the start: what
- * did not fit is left out with a note on the card. Names that are not
+ * did not fit is left out with a note on the card. Row counts come from
+ * sqlite_stat1 when ANALYZE wrote one, else from counting at most
+ * TT_ROW_COUNT_LIMIT + 1 rows, so a huge table costs no full scan. Names that are not
  * valid UTF-8 are shown with each such byte as \xHH, and SQL that names
  * them so in quotes is given their bytes (tt_db_raw_names). */
 #define _GNU_SOURCE /* memmem */
@@ -150,6 +152,7 @@ static bool tt_load_columns(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_erro
   if (!r) return false;
   t->ncols = r->nrows;
   t->cols = tt_arena_alloc(a, sizeof(tt_column_info) * (r->nrows ? r->nrows : 1));
+  memset(t->cols, 0, sizeof(tt_column_info) * (r->nrows ? r->nrows : 1));
   for (size_t i = 0; i < r->nrows; i++) {
     tt_column_info *c = &t->cols[i];
     const char *name = tt_cell_text(a, r, i, 0), *type = tt_cell_text(a, r, i, 1);
@@ -186,11 +189,72 @@ static bool tt_load_fks(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_error *e
   return true;
 }
 
+/* SQLite's rule for a declared type with text affinity. */
+static bool tt_text_affinity(const char *type) {
+  if (strcasestr(type, "INT")) return false;
+  return strcasestr(type, "CHAR") || strcasestr(type, "CLOB") || strcasestr(type, "TEXT");
+}
+
+/* The most frequent values of each text column among the first
+ * TT_TOP_VALUES_SCAN rows (one query per table, bounded: a big table is not
+ * scanned whole), within limit seconds. Keys are skipped: ids say nothing. */
+static void tt_load_top_values(tt_db *db, tt_arena *a, tt_table_info *t, double limit) {
+  tt_buf q = TT_BUF_INIT;
+  tt_buf_puts(&q, "WITH s AS (SELECT ");
+  bool *read = tt_xcalloc(t->ncols ? t->ncols : 1, sizeof(bool));
+  size_t nread = 0;
+  for (size_t c = 0; c < t->ncols; c++) {
+    const tt_column_info *col = &t->cols[c];
+    bool text = tt_text_affinity(col->type);
+    if (!text && !col->type[0] && t->sample && c < t->sample->ncols && t->sample->nrows)
+      text = tt_result_cell(t->sample, 0, c)->type == TT_VAL_TEXT;
+    if (!text || col->pk) continue;
+    read[c] = true;
+    if (nread++) tt_buf_puts(&q, ", ");
+    tt_buf_put_sql_ident(&q, col->raw_name ? col->raw_name : col->name);
+    tt_buf_printf(&q, " AS c%zu", c);
+  }
+  if (!nread) {
+    tt_buf_free(&q);
+    free(read);
+    return;
+  }
+  tt_buf_puts(&q, " FROM ");
+  tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
+  tt_buf_printf(&q, " LIMIT %d) ", TT_TOP_VALUES_SCAN);
+  bool any = false;
+  for (size_t c = 0; c < t->ncols; c++) {
+    if (!read[c]) continue;
+    if (any) tt_buf_puts(&q, " UNION ALL ");
+    any = true;
+    tt_buf_printf(&q,
+                  "SELECT * FROM (SELECT %zu, substr(c%zu, 1, 200), count(*) FROM s WHERE c%zu "
+                  "IS NOT NULL AND c%zu <> '' GROUP BY c%zu ORDER BY 3 DESC, 2 LIMIT %d)",
+                  c, c, c, c, c, TT_TOP_VALUES);
+  }
+  tt_db_error err;
+  tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), limit, (long)(nread * TT_TOP_VALUES),
+                                  256 * 1024, &err);
+  tt_buf_free(&q);
+  free(read);
+  if (!r) return;
+  for (size_t i = 0; i < r->nrows; i++) {
+    size_t c = (size_t)tt_cell_int(r, i, 0);
+    const tt_value *v = tt_result_cell(r, i, 1);
+    if (c >= t->ncols || v->type != TT_VAL_TEXT) continue;
+    tt_column_info *col = &t->cols[c];
+    if (!col->top_values) col->top_values = tt_arena_alloc(a, TT_TOP_VALUES * sizeof(char *));
+    if (col->ntop_values < TT_TOP_VALUES)
+      col->top_values[col->ntop_values++] = tt_arena_memdup(a, v->u.s, v->len);
+  }
+  tt_result_free(r);
+}
+
 /* A row count (tables only: a view's count runs its whole query) and a
  * few sample rows, each within its time limit and the catalog's budget
  * (ends at budget_end, tt_now_ms time). */
 static void tt_load_count_and_sample(tt_db *db, tt_arena *a, tt_table_info *t, double budget_end) {
-  t->row_count = -1;
+  if (t->row_count_kind != TT_ROWS_STAT1) t->row_count = -1;
   double left_s = (budget_end - tt_now_ms()) / 1000.0;
   if (left_s <= 0.01) {
     t->note = tt_arena_strdup(a, "no example values: reading the schema took over its time budget");
@@ -199,11 +263,17 @@ static void tt_load_count_and_sample(tt_db *db, tt_arena *a, tt_table_info *t, d
   double limit = left_s < TT_PROBE_TIMEOUT_S ? left_s : TT_PROBE_TIMEOUT_S;
   tt_db_error err;
   tt_buf q = TT_BUF_INIT;
-  if (!t->is_view) {
-    tt_buf_puts(&q, "SELECT count(*) FROM ");
+  if (!t->is_view && t->row_count_kind != TT_ROWS_STAT1) {
+    tt_buf_puts(&q, "SELECT count(*) FROM (SELECT 1 FROM ");
     tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
+    tt_buf_printf(&q, " LIMIT %d)", TT_ROW_COUNT_LIMIT + 1);
     tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), limit, 1, 1024, &err);
     t->row_count = r && r->nrows == 1 ? tt_cell_int(r, 0, 0) : -1;
+    t->row_count_kind = TT_ROWS_EXACT;
+    if (t->row_count > TT_ROW_COUNT_LIMIT) {
+      t->row_count = TT_ROW_COUNT_LIMIT;
+      t->row_count_kind = TT_ROWS_AT_LEAST;
+    }
     tt_result_free(r);
     tt_buf_reset(&q);
   }
@@ -211,10 +281,39 @@ static void tt_load_count_and_sample(tt_db *db, tt_arena *a, tt_table_info *t, d
   tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
   tt_buf_printf(&q, " LIMIT %d", TT_SAMPLE_ROWS);
   t->sample = tt_catalog_query(db, tt_buf_cstr(&q), limit, TT_SAMPLE_ROWS, 256 * 1024, &err);
+  if (t->sample) tt_load_top_values(db, a, t, limit);
   if (!t->sample && err.kind == TT_DB_ERR_TIMEOUT)
     t->note = tt_arena_strdup(a, t->is_view ? "no example values: the view took too long to read"
                                             : "no example values: the table took too long to read");
   tt_buf_free(&q);
+}
+
+/* Row counts ANALYZE left in sqlite_stat1 (the first number of a stat is
+ * the table's rows), when the file has one; read, never written. */
+static void tt_load_stat1(tt_db *db, tt_catalog *cat) {
+  tt_db_error err;
+  tt_result *has = tt_catalog_query(
+      db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sqlite_stat1'", 1.0, 1,
+      1024, &err);
+  bool present = has && has->nrows == 1;
+  tt_result_free(has);
+  if (!present) return;
+  tt_result *r = tt_catalog_query(
+      db, "SELECT tbl, max(CAST(stat AS INTEGER)) FROM sqlite_stat1 GROUP BY tbl", 1.0, 100000,
+      16 << 20, &err);
+  if (!r) return;
+  for (size_t i = 0; i < r->nrows; i++) {
+    const tt_value *name = tt_result_cell(r, i, 0);
+    if (name->type != TT_VAL_TEXT) continue;
+    for (size_t k = 0; k < cat->ntables; k++) {
+      tt_table_info *t = &cat->tables[k];
+      const char *raw = t->raw_name ? t->raw_name : t->name;
+      if (t->is_view || strlen(raw) != name->len || strncasecmp(raw, name->u.s, name->len) != 0) continue;
+      t->row_count = tt_cell_int(r, i, 1);
+      t->row_count_kind = TT_ROWS_STAT1;
+    }
+  }
+  tt_result_free(r);
 }
 
 /* A foreign key without a target column points at the referenced table's
@@ -236,7 +335,7 @@ static void tt_resolve_fk_targets(tt_catalog *cat) {
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
   tt_result *list = tt_catalog_query(
       db,
-      "SELECT name, type FROM sqlite_schema WHERE type IN ('table','view') "
+      "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('table','view') "
       "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
       5.0, 100000, 64 << 20, err);
   if (!list) return NULL;
@@ -247,16 +346,20 @@ tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
   cat->tables = tt_arena_alloc(cat->arena, sizeof(tt_table_info) * (list->nrows ? list->nrows : 1));
   memset(cat->tables, 0, sizeof(tt_table_info) * list->nrows);
   for (size_t i = 0; i < list->nrows; i++) {
-    tt_table_info *t = &cat->tables[i];
     const char *name = tt_cell_text(cat->arena, list, i, 0);
     const char *type = tt_cell_text(cat->arena, list, i, 1);
-    tt_name_forms(db, cat->arena, name ? name : "", &t->name, &t->raw_name);
-    t->is_view = type && strcmp(type, "view") == 0;
+    tt_name_forms(db, cat->arena, name ? name : "", &cat->tables[i].name, &cat->tables[i].raw_name);
+    cat->tables[i].is_view = type && strcmp(type, "view") == 0;
+  }
+  tt_load_stat1(db, cat);
+  for (size_t i = 0; i < list->nrows; i++) {
+    tt_table_info *t = &cat->tables[i];
     /* A broken view (it names a table that is gone) or a virtual table
      * whose module is not available is listed without columns rather than
      * making the whole schema unreadable. */
     tt_db_error ignored;
     if (tt_load_columns(db, cat->arena, t, &ignored)) tt_load_fks(db, cat->arena, t, &ignored);
+    tt_catalog_read_comments(cat->arena, t, tt_cell_text(cat->arena, list, i, 2));
     tt_load_count_and_sample(db, cat->arena, t, budget_end);
   }
   tt_result_free(list);

@@ -220,7 +220,15 @@ typedef struct tt_column_info {
   int pk;                    /* position in the primary key (1-based), 0 if not */
   bool not_null;
   const char *default_value; /* SQL text of the default, NULL when none */
+  const char *description;   /* a -- comment on its line of CREATE TABLE, or NULL */
+  /* Text columns: the most frequent values among the first
+   * TT_TOP_VALUES_SCAN rows, most frequent first (NULL when not read). */
+  const char **top_values;
+  size_t ntop_values;
 } tt_column_info;
+
+#define TT_TOP_VALUES 3
+#define TT_TOP_VALUES_SCAN 10000
 
 typedef struct tt_fk_info {
   const char *from;     /* column in this table */
@@ -229,17 +237,29 @@ typedef struct tt_fk_info {
   int pk_seq;           /* position within a composite key (0-based) */
 } tt_fk_info;
 
+/* How a row count was learnt: start-up never counts a whole table. */
+typedef enum tt_row_count_kind {
+  TT_ROWS_EXACT,    /* counted: the table has fewer rows than the limit */
+  TT_ROWS_AT_LEAST, /* counting stopped at the limit: more than row_count */
+  TT_ROWS_STAT1     /* from sqlite_stat1 (as of the last ANALYZE) */
+} tt_row_count_kind;
+
+/* Counting stops after this many rows. */
+#define TT_ROW_COUNT_LIMIT 100000
+
 typedef struct tt_table_info {
   const char *name;
   const char *raw_name;
   bool is_view;
   int64_t row_count;    /* -1 for views, and when it could not be counted in time */
+  tt_row_count_kind row_count_kind;
   size_t ncols;
   tt_column_info *cols;
   size_t nfks;
   tt_fk_info *fks;
   tt_result *sample;    /* up to 3 rows; NULL when they could not be read */
   const char *note;     /* why something is missing (a slow view), or NULL */
+  const char *description; /* a -- comment on the CREATE TABLE line, or NULL */
 } tt_table_info;
 
 typedef struct tt_catalog {
@@ -249,7 +269,9 @@ typedef struct tt_catalog {
 } tt_catalog;
 
 /* Reads the schema: every table and view (not sqlite_ internals) in schema
- * order, with columns, foreign keys, row counts and three sample rows. */
+ * order, with columns, foreign keys, descriptions (SQL comments), row counts
+ * (never a whole-table scan), three sample rows and the frequent values of
+ * text columns among the first TT_TOP_VALUES_SCAN rows. */
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err);
 void tt_catalog_free(tt_catalog *cat);
 

@@ -65,6 +65,10 @@ bool tt_guard_is_pragma_statement(const char *sql, size_t len);
  * comments and semicolons. */
 bool tt_guard_tail_is_empty(const char *tail, const char *end);
 
+/* comments.c: descriptions from the SQL comments of t's CREATE TABLE
+ * text (its columns must be loaded). */
+void tt_catalog_read_comments(tt_arena *a, tt_table_info *t, const char *sql);
+
 /* catalog.c: a name as shown (a copy in a): as it is when valid UTF-8,
  * else with each invalid byte written \xHH. */
 const char *tt_db_shown_name(tt_arena *a, const char *raw);

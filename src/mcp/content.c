@@ -86,7 +86,9 @@ static json_t *tt_table_resource(const tt_card *c) {
   tt_buf_printf(&desc, "Columns, keys, example values and row count of %s %s", t->is_view ? "view" : "table",
                 t->name);
   if (t->row_count >= 0) {
-    tt_buf_puts(&desc, " (");
+    tt_buf_puts(&desc, t->row_count_kind == TT_ROWS_AT_LEAST ? " (more than "
+                       : t->row_count_kind == TT_ROWS_STAT1  ? " (about "
+                                                             : " (");
     tt_buf_put_grouped(&desc, t->row_count);
     tt_buf_puts(&desc, t->row_count == 1 ? " row)" : " rows)");
   }

@@ -1,16 +1,27 @@
 /* cards.c — schema cards: the compact, M-Schema-like text a model reads to
- * learn a table (one block per table: columns with type, key marks and
- * example values), and the same facts as JSON for scripts and MCP. */
+ * learn a table (one block per table: columns with type, key marks, the
+ * description the schema's SQL comments give, and the most frequent values
+ * of text columns; numbers get none, dates one for their format), and the
+ * same facts as JSON for scripts and MCP. Columns that recur in most
+ * tables of a large schema (audit stamps, ETL ids) are folded into one
+ * "also:" line per card. */
+#define _GNU_SOURCE /* strcasestr */
 #include "schema/schema.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define TT_EXAMPLE_CHARS 32 /* longer text examples are cut */
 #define TT_TEXT_EXAMPLES 3
 #define TT_NUMBER_EXAMPLES 2
 #define TT_JSON_CELL_BYTES 800 /* sample cells in JSON: about 200 characters */
+
+/* A column name is boilerplate when it is in at least this share (percent)
+ * of the tables of a schema of at least TT_BOILERPLATE_TABLES tables. */
+#define TT_BOILERPLATE_SHARE 50
+#define TT_BOILERPLATE_TABLES 10
 
 struct tt_schema {
   tt_catalog *cat;
@@ -55,7 +66,7 @@ static bool tt_value_same(const tt_value *a, const tt_value *b) {
 
 /* Distinct non-NULL values of column col in the sample rows: up to three
  * texts, two numbers (numbers cost a token per digit and say less). */
-static void tt_put_examples(tt_buf *out, const tt_result *sample, size_t col) {
+static void tt_put_examples(tt_buf *out, const tt_result *sample, size_t col, size_t most) {
   if (!sample || col >= sample->ncols) return;
   bool any = false;
   size_t shown = 0;
@@ -63,6 +74,7 @@ static void tt_put_examples(tt_buf *out, const tt_result *sample, size_t col) {
     const tt_value *v = tt_result_cell(sample, r, col);
     if (v->type == TT_VAL_NULL) continue;
     size_t max = v->type == TT_VAL_TEXT ? TT_TEXT_EXAMPLES : TT_NUMBER_EXAMPLES;
+    if (max > most) max = most;
     if (shown >= max) break;
     bool seen = false;
     for (size_t k = 0; k < r && !seen; k++)
@@ -127,21 +139,69 @@ static void tt_put_default(tt_buf *out, const char *s) {
   else tt_put_json_text(out, s, n);
 }
 
-static void tt_card_render(const tt_table_info *t, tt_buf *out) {
+/* A date or time kept as text: one example shows its format. */
+static bool tt_looks_like_date(const tt_column_info *col) {
+  if (strcasestr(col->type, "DATE") || strcasestr(col->type, "TIME")) return true;
+  const char *v = col->ntop_values ? col->top_values[0] : "";
+  if (!col->ntop_values) return false;
+  return strlen(v) >= 10 && isdigit((unsigned char)v[0]) && isdigit((unsigned char)v[3]) &&
+         v[4] == '-' && isdigit((unsigned char)v[5]) && v[7] == '-';
+}
+
+/* The most frequent values of a text column, read by the catalog; when
+ * they could not be read, the sample rows' texts. */
+static void tt_put_top_values(tt_buf *out, const tt_table_info *t, size_t c) {
+  const tt_column_info *col = &t->cols[c];
+  if (!col->ntop_values) {
+    if (!t->sample || c >= t->sample->ncols || !t->sample->nrows ||
+        tt_result_cell(t->sample, 0, c)->type != TT_VAL_TEXT)
+      return; /* numbers cost a token per digit and say little */
+    tt_put_examples(out, t->sample, c, tt_looks_like_date(col) ? 1 : TT_TEXT_EXAMPLES);
+    return;
+  }
+  size_t max = tt_looks_like_date(col) ? 1 : col->ntop_values;
+  for (size_t i = 0; i < max; i++) {
+    tt_buf_puts(out, i ? ", " : ", examples: [");
+    tt_value v = {.type = TT_VAL_TEXT, .u.s = (char *)col->top_values[i],
+                  .len = strlen(col->top_values[i])};
+    tt_put_example(out, &v);
+  }
+  tt_buf_putc(out, ']');
+}
+
+/* Descriptions come from the file: plain ones as they are, any that could
+ * pose as card syntax as a JSON string. */
+static void tt_put_description(tt_buf *out, const char *d) {
+  if (strpbrk(d, "()[]\"\\#")) tt_put_json_text(out, d, strlen(d));
+  else tt_escape_terminal(out, d, strlen(d), NULL);
+}
+
+static void tt_card_render(const tt_table_info *t, const bool *folded, tt_buf *out) {
   tt_buf_printf(out, "# %s: ", t->is_view ? "View" : "Table");
   tt_put_name(out, t->name);
   if (t->row_count >= 0)
-    tt_buf_printf(out, " (%lld row%s)", (long long)t->row_count,
-                  t->row_count == 1 ? "" : "s");
+    tt_buf_printf(out, " (%s%lld row%s)",
+                  t->row_count_kind == TT_ROWS_AT_LEAST ? ">"
+                  : t->row_count_kind == TT_ROWS_STAT1  ? "~"
+                                                        : "",
+                  (long long)t->row_count, t->row_count == 1 ? "" : "s");
+  if (t->description) {
+    tt_buf_puts(out, ", ");
+    tt_put_description(out, t->description);
+  }
   tt_buf_puts(out, "\n[\n");
+  size_t nfolded = 0;
   for (size_t c = 0; c < t->ncols; c++) {
     const tt_column_info *col = &t->cols[c];
+    if (folded[c]) {
+      nfolded++;
+      continue;
+    }
     tt_buf_putc(out, '(');
     tt_put_name(out, col->name);
     tt_buf_puts(out, ": ");
     tt_put_type(out, col->type[0] ? col->type : "ANY");
     if (col->pk) tt_buf_puts(out, ", primary key");
-    else if (col->not_null) tt_buf_puts(out, ", not null");
     if (col->default_value) {
       tt_buf_puts(out, ", default ");
       tt_put_default(out, col->default_value);
@@ -153,11 +213,76 @@ static void tt_card_render(const tt_table_info *t, tt_buf *out) {
       tt_buf_putc(out, '.');
       tt_put_name(out, fk->to ? fk->to : "?");
     }
-    if (!col->pk && !fk) tt_put_examples(out, t->sample, c); /* ids say nothing */
+    if (col->description) {
+      tt_buf_puts(out, ", ");
+      tt_put_description(out, col->description);
+    }
+    if (!col->pk && !fk) tt_put_top_values(out, t, c); /* ids say nothing */
     tt_buf_puts(out, "),\n");
   }
   tt_buf_puts(out, "]\n");
+  if (nfolded) {
+    tt_buf_puts(out, "also:");
+    size_t k = 0;
+    for (size_t c = 0; c < t->ncols; c++) {
+      if (!folded[c]) continue;
+      tt_buf_puts(out, k++ ? ", " : " ");
+      tt_put_name(out, t->cols[c].name);
+    }
+    tt_buf_putc(out, '\n');
+  }
   if (t->note) tt_buf_printf(out, "(%s)\n", t->note);
+}
+
+/* Column names that recur across the tables of a catalog: each name once
+ * (sorted, case-insensitive) with the number of tables that have it. */
+typedef struct tt_name_count {
+  const char *name;
+  size_t tables;
+} tt_name_count;
+
+static int tt_name_cmp(const void *a, const void *b) {
+  return strcasecmp(((const tt_name_count *)a)->name, ((const tt_name_count *)b)->name);
+}
+
+/* Sorted names with their table counts; *n set. A table counts once per
+ * name even when two of its columns differ only in case. */
+static tt_name_count *tt_column_name_counts(const tt_catalog *cat, size_t *n) {
+  size_t total = 0;
+  for (size_t i = 0; i < cat->ntables; i++) total += cat->tables[i].ncols;
+  tt_name_count *all = tt_xcalloc(total ? total : 1, sizeof *all);
+  size_t k = 0;
+  for (size_t i = 0; i < cat->ntables; i++)
+    for (size_t c = 0; c < cat->tables[i].ncols; c++) {
+      const char *name = cat->tables[i].cols[c].name;
+      bool dup = false;
+      for (size_t d = 0; d < c && !dup; d++) dup = strcasecmp(cat->tables[i].cols[d].name, name) == 0;
+      if (!dup) all[k++] = (tt_name_count){name, 1};
+    }
+  qsort(all, k, sizeof *all, tt_name_cmp);
+  size_t out = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (out && strcasecmp(all[out - 1].name, all[i].name) == 0) all[out - 1].tables++;
+    else all[out++] = all[i];
+  }
+  *n = out;
+  return all;
+}
+
+/* Marks t's boilerplate columns: recurring across most tables of a large
+ * schema, and neither a key nor described. */
+static void tt_mark_boilerplate(const tt_catalog *cat, const tt_name_count *counts, size_t ncounts,
+                                const tt_table_info *t, bool *folded) {
+  for (size_t c = 0; c < t->ncols; c++) {
+    const tt_column_info *col = &t->cols[c];
+    folded[c] = false;
+    if (cat->ntables < TT_BOILERPLATE_TABLES || col->pk || col->description ||
+        tt_fk_of(t, col->name))
+      continue;
+    tt_name_count key = {col->name, 0};
+    const tt_name_count *hit = bsearch(&key, counts, ncounts, sizeof key, tt_name_cmp);
+    folded[c] = hit && hit->tables * 100 >= cat->ntables * TT_BOILERPLATE_SHARE;
+  }
 }
 
 tt_schema *tt_schema_new(tt_catalog *cat) {
@@ -165,14 +290,21 @@ tt_schema *tt_schema_new(tt_catalog *cat) {
   s->cat = cat;
   s->ncards = cat->ntables;
   s->cards = tt_xcalloc(s->ncards ? s->ncards : 1, sizeof(tt_card));
+  size_t ncounts;
+  tt_name_count *counts = tt_column_name_counts(cat, &ncounts);
   for (size_t i = 0; i < s->ncards; i++) {
     tt_buf b = TT_BUF_INIT;
-    tt_card_render(&cat->tables[i], &b);
+    const tt_table_info *t = &cat->tables[i];
+    bool *folded = tt_xcalloc(t->ncols ? t->ncols : 1, sizeof(bool));
+    tt_mark_boilerplate(cat, counts, ncounts, t, folded);
+    tt_card_render(t, folded, &b);
+    free(folded);
     s->cards[i].table = &cat->tables[i];
     s->cards[i].tokens = tt_tokens_estimate(tt_buf_cstr(&b), b.len);
     s->cards[i].text = tt_buf_detach(&b);
     s->total_tokens += s->cards[i].tokens;
   }
+  free(counts);
   return s;
 }
 
@@ -217,6 +349,10 @@ json_t *tt_card_to_json(const tt_card *c) {
   json_object_set_new(o, "type", json_string(t->is_view ? "view" : "table"));
   json_object_set_new(o, "row_count",
                       t->row_count >= 0 ? json_integer(t->row_count) : json_null());
+  /* exact; at_least (counting stopped there); stat1 (ANALYZE's figure) */
+  static const char *const kinds[] = {"exact", "at_least", "stat1"};
+  json_object_set_new(o, "row_count_kind",
+                      t->row_count >= 0 ? json_string(kinds[t->row_count_kind]) : json_null());
   json_t *cols = json_array();
   for (size_t i = 0; i < t->ncols; i++) {
     const tt_column_info *col = &t->cols[i];
@@ -229,6 +365,11 @@ json_t *tt_card_to_json(const tt_card *c) {
     json_object_set_new(jc, "not_null", json_boolean(col->not_null));
     json_object_set_new(jc, "default",
                         col->default_value ? tt_str(col->default_value) : json_null());
+    json_object_set_new(jc, "description", col->description ? tt_str(col->description) : json_null());
+    /* text columns: the most frequent values among the first rows */
+    json_t *top = json_array();
+    for (size_t k = 0; k < col->ntop_values; k++) json_array_append_new(top, tt_str(col->top_values[k]));
+    json_object_set_new(jc, "frequent_values", top);
     json_array_append_new(cols, jc);
   }
   json_object_set_new(o, "columns", cols);
@@ -263,6 +404,7 @@ json_t *tt_card_to_json(const tt_card *c) {
   } else {
     json_object_set_new(o, "sample_rows", json_array());
   }
+  json_object_set_new(o, "description", t->description ? tt_str(t->description) : json_null());
   json_object_set_new(o, "note", t->note ? tt_str(t->note) : json_null());
   json_object_set_new(o, "token_estimate", json_integer((json_int_t)c->tokens));
   json_object_set_new(o, "card", tt_str(c->text));

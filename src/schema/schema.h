@@ -1,6 +1,7 @@
 /* schema.h — public face of the schema layer: one card per table or view
- * (columns with types and key marks, foreign keys, row count, example values
- * from three sample rows), rendered as compact text for prompts and as JSON,
+ * (columns with types and key marks, foreign keys, row count, descriptions,
+ * frequent values of text columns, boilerplate columns folded into one
+ * line), rendered as compact text for prompts and as JSON,
  * with a token estimate per card. Knows nothing about language models. */
 #ifndef TT_SCHEMA_H
 #define TT_SCHEMA_H
@@ -63,6 +64,20 @@ void tt_schema_index_words(const char *text, tt_buf *out);
 /* One line per table, "Album(AlbumId, Title, ArtistId)": the whole schema
  * at a glance for prompts that carry only some full cards. */
 void tt_schema_render_index(const tt_schema *s, tt_buf *out);
+
+/* How compact an index had to be to fit. */
+typedef enum tt_schema_index_form {
+  TT_INDEX_KEYS,    /* "Album(AlbumId*, ArtistId->Artist)": names with key columns */
+  TT_INDEX_NAMES,   /* names only, ten to a line */
+  TT_INDEX_GROUPED, /* names grouped by prefix: "sales_: orders, items" */
+  TT_INDEX_PARTIAL  /* grouped, as many as fit, and how many more there are */
+} tt_schema_index_form;
+
+/* Appends the most informative index of all tables whose estimated tokens
+ * stay within max_tokens (index.c), and says which form it took. Only the
+ * partial form can leave tables out; it always names how many. */
+tt_schema_index_form tt_schema_render_compact_index(const tt_schema *s, size_t max_tokens,
+                                                    tt_buf *out);
 
 /* The tables as OmniSQL's training data writes a schema: CREATE TABLE
  * statements, one column per line with its declared type and up to two

@@ -431,6 +431,34 @@ static void test_wide_tables_expand(void **state) {
   tu_run_free(&r);
 }
 
+/* A big table's row count is bounded, and says so on the card, in JSON and
+ * in the MCP resource list. */
+static void test_bounded_row_counts(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tu_make_wide_db(dir, 14, 150000);
+  tu_run r;
+  tt(&r, NULL, "schema", path, "sales_orders", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "# Table: sales_orders (>100000 rows)"));
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", path, "sales_orders", "--json", NULL);
+  assert_true(has(&r.out, "\"row_count_kind\":\"at_least\""));
+  tu_run_free(&r);
+  static const char mcp[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+      "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}\n";
+  tt(&r, mcp, "serve-mcp", path, NULL);
+  assert_true(has(&r.out, "row count of table sales_orders (more than 100,000 rows)"));
+  assert_true(has(&r.out, "row count of table hr_orders (20 rows)"));
+  tu_run_free(&r);
+  free(path);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static void test_schema_command(void **state) {
   (void)state;
   tu_run r;
@@ -451,6 +479,33 @@ static void test_schema_command(void **state) {
   assert_int_equal(json_integer_value(json_object_get(json_array_get(tables, 0), "row_count")), 25);
   assert_true(json_integer_value(json_object_get(doc, "token_estimate")) > 0);
   json_decref(doc);
+  tu_run_free(&r);
+
+  /* what the first prompt costs: chinook fits whole, no index */
+  tt(&r, NULL, "schema", g_db, "--budget", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "(schema budget 2000)"));
+  assert_true(has(&r.out, "  index        0  none: every card fits"));
+  assert_true(has(&r.out, "11 of 11 tables in full"));
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", g_db, "--budget", "1000", "--json", NULL);
+  assert_int_equal(r.status, 0);
+  doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_non_null(doc);
+  long idx = (long)json_integer_value(json_object_get(doc, "index"));
+  long cards = (long)json_integer_value(json_object_get(doc, "cards"));
+  assert_int_equal(json_integer_value(json_object_get(doc, "budget")), 1000);
+  assert_true(idx > 0 && cards > 0 && idx + cards <= 1000);
+  assert_true(json_integer_value(json_object_get(doc, "rules")) > 0);
+  assert_true(json_integer_value(json_object_get(doc, "tools")) > 0);
+  assert_int_equal(json_integer_value(json_object_get(doc, "total")),
+                   json_integer_value(json_object_get(doc, "rules")) +
+                       json_integer_value(json_object_get(doc, "tools")) + idx + cards);
+  assert_true(json_is_false(json_object_get(doc, "whole_schema")));
+  json_decref(doc);
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", g_db, "--budget=lots", NULL);
+  assert_int_equal(r.status, 2);
   tu_run_free(&r);
 
   tt(&r, NULL, "schema", g_db, "Nope", NULL);
@@ -570,6 +625,7 @@ int main(void) {
       cmocka_unit_test(test_closed_pipe_is_quiet),
       cmocka_unit_test(test_wide_tables_expand),
       cmocka_unit_test(test_schema_command),
+      cmocka_unit_test(test_bounded_row_counts),
       cmocka_unit_test(test_chart_command),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -2,6 +2,7 @@
  * with timeouts (pipes or a pty), scratch folders, file copies, sha256 and
  * the corpus decoder. */
 #include "testutil.h"
+#include <sqlite3.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -322,4 +323,54 @@ void tu_corpus_free(tu_row *rows, size_t nrows) {
     free(rows[i].len);
   }
   free(rows);
+}
+
+char *tu_make_wide_db(const char *dir, int ntables, long big_rows) {
+  static const char *const groups[] = {"sales", "hr",   "inv",  "fin", "crm", "ops",
+                                       "mkt",   "ship", "prod", "supp", "web", "audit"};
+  static const char *const nouns[] = {"orders",   "items",    "accounts", "contacts", "events",
+                                      "notes",    "batches",  "regions",  "plans",    "targets",
+                                      "invoices", "payments", "rates",    "budgets",  "tickets",
+                                      "visits",   "requests", "reviews",  "shifts",   "routes",
+                                      "vendors",  "assets",   "claims",   "quotes",   "leads"};
+  char *path = tt_xasprintf("%s/wide.sqlite", dir);
+  sqlite3 *h;
+  if (sqlite3_open(path, &h) != SQLITE_OK) abort();
+  tt_buf sql = TT_BUF_INIT;
+  tt_buf_puts(&sql, "BEGIN;");
+  for (int i = 0; i < ntables; i++) {
+    const char *g = groups[i % 12], *n = nouns[(i / 12) % 25];
+    int round = i / 300;
+    char name[64], prev[64];
+    snprintf(name, sizeof name, round ? "%s_%s%d" : "%s_%s", g, n, round);
+    tt_buf_printf(&sql, "CREATE TABLE %s (\n  id INTEGER PRIMARY KEY,\n", name);
+    if (i >= 12) {
+      int p = i - 12;
+      snprintf(prev, sizeof prev, p / 300 ? "%s_%s%d" : "%s_%s", groups[p % 12], nouns[(p / 12) % 25], p / 300);
+      tt_buf_printf(&sql, "  parent_id INTEGER REFERENCES %s(id), -- the %s this row belongs to\n", prev, prev);
+    }
+    tt_buf_printf(&sql,
+                  "  %s_title TEXT NOT NULL, -- what the %s is called\n"
+                  "  %s_status TEXT, -- where it stands in its workflow\n"
+                  "  %s_amount REAL,\n  %s_date TEXT,\n"
+                  "  created_at TEXT, updated_at TEXT, created_by TEXT, etl_batch_id INTEGER);\n",
+                  n, n, n, n, n);
+    long rows = i == 0 && big_rows > 0 ? big_rows : 20;
+    tt_buf_printf(&sql,
+                  "WITH RECURSIVE k(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM k WHERE x < %ld) "
+                  "INSERT INTO %s SELECT x, %s '%s ' || (x %% 7), "
+                  "CASE WHEN x %% 10 < 6 THEN 'open' WHEN x %% 10 < 9 THEN 'closed' ELSE 'void' END, "
+                  "x * 2.5, date('2024-01-01', '+' || x || ' days'), '2024-06-01 10:00:00', "
+                  "'2024-06-02 11:00:00', 'loader', 42 FROM k;\n",
+                  rows, name, i >= 12 ? "1 + x % 20," : "", n);
+  }
+  tt_buf_puts(&sql, "COMMIT;");
+  char *msg = NULL;
+  if (sqlite3_exec(h, tt_buf_cstr(&sql), NULL, NULL, &msg) != SQLITE_OK) {
+    fprintf(stderr, "tu_make_wide_db: %s\n", msg);
+    abort();
+  }
+  tt_buf_free(&sql);
+  sqlite3_close(h);
+  return path;
 }

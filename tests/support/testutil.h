@@ -33,6 +33,15 @@ typedef struct tu_scratch {
 void tu_scratch_make(tu_scratch *s);
 void tu_scratch_remove(tu_scratch *s);
 
+/* Writes <dir>/wide.sqlite: ntables tables in twelve prefixed groups
+ * ("sales_orders", "hr_contacts"...), each with an integer key, a foreign
+ * key to the group's previous table, described columns (SQL comments in the
+ * CREATE TABLE text: <noun>_title, <noun>_status), <noun>_amount, <noun>_date
+ * and the same audit
+ * columns (created_at, updated_at, created_by, etl_batch_id); 20 rows each,
+ * and big_rows rows in the first table. Returns the path (caller frees). */
+char *tu_make_wide_db(const char *dir, int ntables, long big_rows);
+
 /* A fresh private folder under $TMPDIR, removed by tu_rmtree. */
 char *tu_mkdtemp(void);
 void tu_rmtree(const char *dir);

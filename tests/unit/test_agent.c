@@ -58,13 +58,57 @@ static void test_system_prompt_is_stable(void **state) {
   o.schema_budget = 1200;
   a = tt_agent_new(g_db, g_schema, NULL, &o);
   assert_null(strstr(tt_agent_system_prompt(a), "# Table: Track"));
-  assert_non_null(strstr(tt_agent_system_prompt(a), "Track(TrackId, Name, AlbumId"));
+  assert_non_null(strstr(tt_agent_system_prompt(a), "Track(TrackId*, AlbumId->Album"));
   char *q = tt_prompt_schema_for(a, "Which genres have the most tracks?");
   assert_non_null(strstr(q, "# Table: Genre"));
   assert_non_null(strstr(q, "# Table: Track"));
   assert_null(strstr(q, "# Table: Employee"));
   free(q);
   tt_agent_free(a);
+}
+
+/* 321 tables: the index and the cards together stay within the schema
+ * budget, and the first prompt leaves room in an 8K context. */
+static void test_wide_schema_fits_budget(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tu_make_wide_db(dir, 321, 0);
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  assert_non_null(cat);
+  tt_schema *s = tt_schema_new(cat);
+  size_t budgets[] = {800, 2000, 4000};
+  for (size_t i = 0; i < 3; i++) {
+    tt_agent_opts o = tt_agent_default_opts();
+    o.schema_budget = budgets[i];
+    tt_agent *a = tt_agent_new(db, s, NULL, &o);
+    tt_prompt_cost c;
+    tt_agent_prompt_cost(a, "How many sales orders are open?", &c);
+    const char *sys = tt_agent_system_prompt(a);
+    char *cards = tt_prompt_schema_for(a, "How many sales orders are open?");
+    size_t schema_tokens = tt_tokens_estimate(sys, strlen(sys)) - c.rules + tt_tokens_estimate(cards, strlen(cards));
+    fprintf(stderr, "budget %zu: rules %zu tools %zu index %zu cards %zu (%zu tables) total %zu\n",
+            budgets[i], c.rules, c.tools, c.index, c.cards, c.ncards, c.total);
+    assert_false(c.whole_schema);
+    assert_true(c.index + c.cards <= budgets[i]);
+    assert_true(schema_tokens <= budgets[i] + 1); /* the estimate of a split text may differ by one */
+    assert_true(c.total == c.rules + c.tools + c.index + c.cards);
+    assert_true(c.ncards >= 1);
+    assert_non_null(strstr(cards, "# Table: sales_orders"));
+    if (budgets[i] == 2000) {
+      assert_true(c.total + 1024 < 8192); /* an 8K context keeps room for the reply */
+      assert_non_null(strstr(sys, "sales_: orders, items"));
+    }
+    free(cards);
+    tt_agent_free(a);
+  }
+  tt_schema_free(s);
+  tt_db_close(db);
+  free(path);
+  tu_rmtree(dir);
+  free(dir);
 }
 
 static tt_result *query(const char *sql) {
@@ -534,6 +578,7 @@ static void test_long_thread_within_small_context(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_system_prompt_is_stable),
+      cmocka_unit_test(test_wide_schema_fits_budget),
       cmocka_unit_test(test_rows_view),
       cmocka_unit_test(test_injection_detector),
       cmocka_unit_test(test_hints),
