@@ -180,6 +180,10 @@ typedef struct tt_prompt_cost {
   size_t ntables, ncards; /* tables in the database, cards in the prompt */
   bool whole_schema;      /* every card is in the system prompt, no index */
 } tt_prompt_cost;
+/* The tokens a question's cards may take at a schema budget, as ask
+ * spends it: all of it when every card fits (*whole_schema), else what the
+ * table index and its headers leave. */
+size_t tt_agent_card_budget(const tt_schema *s, size_t budget, bool *whole_schema);
 /* question may be NULL: the cards chosen with nothing to go by. */
 void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cost *out);
 

@@ -49,28 +49,43 @@ static const char tt_cards_header[] = "The tables relevant to my next question, 
 
 static size_t tt_text_tokens(const char *s) { return tt_tokens_estimate(s, strlen(s)); }
 
+/* The split of the budget when not every card fits: the index (with its
+ * headers) takes at most its share, the cards the rest. Appends the index
+ * to index (may be NULL) and returns the tokens left for the cards. */
+static size_t tt_split_budget(const tt_schema *s, size_t budget, tt_buf *index) {
+  size_t fixed = tt_text_tokens(tt_index_header) + tt_text_tokens(tt_cards_header);
+  size_t share = budget * TT_INDEX_SHARE / 100;
+  share = share > fixed ? share - fixed : 0;
+  tt_buf b = TT_BUF_INIT;
+  tt_schema_render_compact_index(s, share, &b);
+  size_t used = fixed + tt_tokens_estimate(b.data ? b.data : "", b.len);
+  if (index) tt_buf_append(index, b.data ? b.data : "", b.len);
+  tt_buf_free(&b);
+  return budget > used ? budget - used : 0;
+}
+
+static bool tt_whole_fits(const tt_schema *s, size_t budget) {
+  return tt_schema_total_tokens(s) + tt_text_tokens(tt_whole_header) <= budget;
+}
+
+size_t tt_agent_card_budget(const tt_schema *s, size_t budget, bool *whole_schema) {
+  *whole_schema = tt_whole_fits(s, budget);
+  return *whole_schema ? budget : tt_split_budget(s, budget, NULL);
+}
+
 char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema,
                        size_t *card_budget) {
   tt_buf b = TT_BUF_INIT;
   tt_buf_puts(&b, tt_rules);
-  *whole_schema = tt_schema_total_tokens(s) + tt_text_tokens(tt_whole_header) <= budget;
+  *whole_schema = tt_whole_fits(s, budget);
   *card_budget = 0;
   if (*whole_schema) {
     tt_buf_puts(&b, tt_whole_header);
     tt_schema_render_text(s, NULL, 0, &b);
   } else {
-    /* everything about the schema counts within the budget: the index
-     * (with its header) takes at most its share, the cards the rest */
-    size_t fixed = tt_text_tokens(tt_index_header) + tt_text_tokens(tt_cards_header);
-    size_t share = budget * TT_INDEX_SHARE / 100;
-    share = share > fixed ? share - fixed : 0;
-    tt_buf index = TT_BUF_INIT;
-    tt_schema_render_compact_index(s, share, &index);
+    /* everything about the schema counts within the budget */
     tt_buf_puts(&b, tt_index_header);
-    tt_buf_append(&b, index.data ? index.data : "", index.len);
-    size_t used = fixed + tt_tokens_estimate(index.data ? index.data : "", index.len);
-    *card_budget = budget > used ? budget - used : 0;
-    tt_buf_free(&index);
+    *card_budget = tt_split_budget(s, budget, &b);
   }
   return tt_buf_detach(&b);
 }

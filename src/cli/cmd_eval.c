@@ -555,8 +555,11 @@ static int tt_eval_schema(tt_eval_cli *c) {
     size_t i;
     json_t *bj;
     json_array_foreach(json_object_get(r, "budgets"), i, bj) {
-      tt_buf_printf(&b, "\nbudget %lld tokens\n  %-14s %5s %10s %10s %8s %8s\n",
-                    (long long)json_integer_value(json_object_get(bj, "budget")), "category", "n",
+      tt_buf_printf(&b, "\nbudget %lld tokens (%s %lld for the cards)\n  %-14s %5s %10s %10s %8s %8s\n",
+                    (long long)json_integer_value(json_object_get(bj, "budget")),
+                    json_is_true(json_object_get(bj, "whole_schema")) ? "the whole schema fits:"
+                                                                       : "after the table index,",
+                    (long long)json_integer_value(json_object_get(bj, "card_budget")), "category", "n",
                     "all-needed", "per-table", "tables", "tokens");
       tt_schema_bench_row(&b, "all", bj);
       const char *name;

@@ -1,7 +1,8 @@
 /* schema_bench.c — how well schema retrieval picks the tables a question
  * needs, without a model: for each labelled question of a benchmark folder
  * (schema.sqlite and questions.jsonl, see bench/schema/gen.py) the schema
- * layer's tt_schema_select runs at each token budget, and the tables it
+ * layer's ranking runs at each schema budget, spent as ask spends it (the
+ * table index first, the cards the rest), and the tables it
  * gives in full are compared with the tables the gold SQL needs. Reports
  * all-needed recall (every needed table given), per-table recall, tables
  * shown and tokens, overall and per category. */
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "agent/agent.h"
 #include "schema/schema.h"
 
 tt_schema_bench_opts tt_schema_bench_default_opts(void) {
@@ -77,6 +79,9 @@ static json_t *tt_tally_json(const tt_tally *t) {
 static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budget, bool details) {
   size_t n = tt_schema_count(s);
   const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
+  /* as ask spends the budget: the table index first, the cards the rest */
+  bool whole = false;
+  size_t card_budget = tt_agent_card_budget(s, budget, &whole);
   tt_tally all = {0};
   json_t *cats = json_object(), *per = json_array();
   tt_tally *ct = NULL;
@@ -89,7 +94,7 @@ static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budg
     const char *cat = json_string_value(json_object_get(q, "category"));
     if (!cat) cat = "uncategorised";
     /* tt_schema_rank is what tt_schema_select uses; it also says why */
-    tt_schema_ranking *rk = tt_schema_rank(s, text, budget);
+    tt_schema_ranking *rk = tt_schema_rank(s, text, whole ? (size_t)-1 / 2 : card_budget);
     size_t k = tt_schema_ranking_count(rk);
     size_t tokens = 0;
     json_t *picked = json_array();
@@ -136,6 +141,8 @@ static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budg
   for (size_t c = 0; c < ncats; c++) json_object_set_new(cats, cat_names[c], tt_tally_json(&ct[c]));
   json_t *r = tt_tally_json(&all);
   json_object_set_new(r, "budget", json_integer((json_int_t)budget));
+  json_object_set_new(r, "card_budget", json_integer((json_int_t)card_budget));
+  json_object_set_new(r, "whole_schema", json_boolean(whole));
   json_object_set_new(r, "categories", cats);
   if (details) json_object_set_new(r, "per_question", per);
   else json_decref(per);

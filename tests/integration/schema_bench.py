@@ -39,10 +39,13 @@ with tempfile.TemporaryDirectory() as d:
         check(set(b["categories"]) == {"plain", "value", "synonym", "join", "trap"},
               "categories %r" % sorted(b["categories"]))
         check(b["tokens"] <= b["budget"], "budget %d overspent: %.0f tokens" % (b["budget"], b["tokens"]))
+        # spent as ask spends it: the table index takes its part first
+        check(not b["whole_schema"] and 0 < b["card_budget"] < b["budget"] and b["tokens"] <= b["card_budget"],
+              "budget %d: cards get %r after the index, took %.0f" % (b["budget"], b["card_budget"], b["tokens"]))
         check(0 <= b["all_needed_recall"] <= b["table_recall"] <= 1, "recalls out of order at %d" % b["budget"])
         check(len(b["per_question"]) == r["questions"], "per_question entries")
         for q in b["per_question"]:
-            check(q["tokens"] <= b["budget"], "%s over budget" % q["id"])
+            check(q["tokens"] <= b["card_budget"], "%s over budget" % q["id"])
     at2000 = r["budgets"][1]["all_needed_recall"]
     check(at2000 >= floor, "all-needed recall at 2000 tokens %.3f is below the floor %.2f" % (at2000, floor))
     print("all-needed recall: %.3f at 1000, %.3f at 2000 tokens" % (r["budgets"][0]["all_needed_recall"], at2000))
