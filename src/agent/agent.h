@@ -62,6 +62,7 @@ typedef enum tt_event_kind {
   TT_EV_TOOL_CALL,  /* a tool ran (or a call was rejected) */
   TT_EV_VERIFY,     /* the answer check decided something */
   TT_EV_CONTEXT,    /* something was cut to fit the model's context */
+  TT_EV_SCHEMA,     /* the tables whose cards go with the question, and why */
 } tt_event_kind;
 
 typedef struct tt_event {
@@ -97,6 +98,9 @@ typedef struct tt_event {
   long context, reserve;           /* the context, and the tokens kept for the reply */
   long rows_shown;
   int results_shortened, turns_dropped;
+  /* TT_EV_SCHEMA: [{"table","score","reason"}] in the order chosen; limit is
+   * what the cards could take, tokens_after what they took */
+  const json_t *tables;
 } tt_event;
 
 typedef struct tt_agent_hooks {
@@ -184,6 +188,11 @@ typedef struct tt_prompt_cost {
  * spends it: all of it when every card fits (*whole_schema), else what the
  * table index and its headers leave. */
 size_t tt_agent_card_budget(const tt_schema *s, size_t budget, bool *whole_schema);
+/* The tables whose cards go with question when the system prompt holds
+ * only the table index: [{"table","score","reason"}] in the order chosen,
+ * and (tokens may be NULL) what their cards take; NULL when every card is
+ * in the system prompt. */
+json_t *tt_agent_schema_picks(const tt_agent *a, const char *question, size_t *tokens);
 /* question may be NULL: the cards chosen with nothing to go by. */
 void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cost *out);
 

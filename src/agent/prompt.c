@@ -102,6 +102,21 @@ char *tt_prompt_schema_for(const tt_agent *a, const char *question) {
   return tt_buf_detach(&b);
 }
 
+json_t *tt_agent_schema_picks(const tt_agent *a, const char *question, size_t *tokens) {
+  if (tokens) *tokens = 0;
+  if (a->whole_schema) return NULL;
+  tt_schema_ranking *rk = tt_schema_rank(a->schema, question ? question : "", a->card_budget);
+  json_t *picks = json_array();
+  for (size_t i = 0; i < tt_schema_ranking_count(rk); i++) {
+    const tt_schema_pick *p = tt_schema_ranking_pick(rk, i);
+    json_array_append_new(picks, json_pack("{s:s,s:f,s:s}", "table", p->card->table->name, "score",
+                                           p->score, "reason", p->reason ? p->reason : ""));
+    if (tokens) *tokens += p->card->tokens;
+  }
+  tt_schema_ranking_free(rk);
+  return picks;
+}
+
 void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cost *out) {
   memset(out, 0, sizeof *out);
   out->budget = a->o.schema_budget;

@@ -1,7 +1,8 @@
 /* cmd_schema.c — `tabletalk schema DB [TABLE...]`: the schema cards a model
  * reads (columns with types and keys, foreign keys, row counts, example
  * values), as text or JSON, with the token estimate; with --budget, what
- * the first prompt of a question costs (rules, tools, index, cards). */
+ * the first prompt of a question costs (rules, tools, index, cards); with
+ * --question, which tables that question gets in full and why. */
 #include "cli/cli.h"
 #include "agent/agent.h"
 
@@ -25,6 +26,10 @@ static const char tt_schema_usage[] =
     "      --budget [N]  show what the first prompt of a question costs in tokens\n"
     "                    (rules, tools, table index, cards, total) under a schema\n"
     "                    budget of N tokens (default 2000, as --schema-budget)\n"
+    "      --question TEXT  show what the model gets for this question: the\n"
+    "                    tables chosen to go in full and why, then their cards\n"
+    "                    and the prompt's cost (under --budget, default 2000)\n"
+    "      --scores      with --question, each table's ranking score too\n"
     "      --immutable   open with immutable=1 (no locking)\n"
     "  -h, --help        show this help\n";
 
@@ -43,26 +48,71 @@ static void tt_cost_line(tt_buf *out, const char *what, size_t tokens) {
   tt_buf_free(&num);
 }
 
-/* The first prompt's cost under budget, as text or JSON. */
-static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, bool as_json) {
+/* The tables question gets in full, why (and their scores), then their
+ * cards as the model reads them. */
+static void tt_show_picks(tt_buf *out, const tt_agent *a, const tt_schema *s, const char *question,
+                          bool scores, json_t *j) {
+  size_t tokens = 0;
+  json_t *picks = tt_agent_schema_picks(a, question, &tokens);
+  if (j) {
+    json_object_set_new(j, "question", json_string(question));
+    json_object_set_new(j, "selected", picks ? json_incref(picks) : json_null());
+    json_object_set_new(j, "selected_tokens", json_integer((json_int_t)tokens));
+  } else if (!picks) {
+    tt_buf_printf(out, "Every table fits the schema budget: the model gets the whole schema with "
+                       "any question.\n\n");
+  } else {
+    tt_buf_printf(out, "Tables in full for \"%s\" (%zu of %zu, %zu tokens):\n", question,
+                  json_array_size(picks), tt_schema_count(s), tokens);
+    size_t i;
+    json_t *t;
+    json_array_foreach(picks, i, t) {
+      tt_buf_printf(out, "  %-24s", json_string_value(json_object_get(t, "table")));
+      if (scores) tt_buf_printf(out, " %7.2f", json_real_value(json_object_get(t, "score")));
+      tt_buf_printf(out, "  %s\n", json_string_value(json_object_get(t, "reason")));
+    }
+    tt_buf_putc(out, '\n');
+    size_t n = tt_schema_count(s);
+    const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
+    size_t k = 0;
+    json_array_foreach(picks, i, t) {
+      const tt_card *c = tt_schema_find(s, json_string_value(json_object_get(t, "table")));
+      if (c) cards[k++] = c;
+    }
+    tt_schema_render_text(s, cards, k, out);
+    tt_buf_putc(out, '\n');
+    free(cards);
+  }
+  json_decref(picks);
+}
+
+/* The first prompt's cost under budget, as text or JSON; with a question,
+ * the tables it gets first. */
+static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, const char *question,
+                        bool scores, bool as_json) {
   tt_agent_opts ao = tt_agent_default_opts();
   ao.schema_budget = budget;
   tt_agent *a = tt_agent_new(db, s, NULL, &ao);
   tt_prompt_cost c;
-  tt_agent_prompt_cost(a, NULL, &c);
-  tt_agent_free(a);
+  tt_agent_prompt_cost(a, question, &c);
   tt_buf out = TT_BUF_INIT;
+  json_t *pj = question && as_json ? json_object() : NULL;
+  if (question) tt_show_picks(&out, a, s, question, scores, pj);
+  tt_agent_free(a);
   if (as_json) {
     json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "budget", (json_int_t)c.budget,
                           "rules", (json_int_t)c.rules, "tools", (json_int_t)c.tools, "index",
                           (json_int_t)c.index, "cards", (json_int_t)c.cards, "total",
                           (json_int_t)c.total, "tables", (json_int_t)c.ntables, "tables_with_cards",
                           (json_int_t)c.ncards, "whole_schema", c.whole_schema);
+    if (pj) json_object_update(j, pj);
+    json_decref(pj);
     tt_json_dump(&out, j, JSON_COMPACT);
     tt_buf_putc(&out, '\n');
     json_decref(j);
   } else {
-    tt_buf_printf(&out, "First prompt of a question, estimated tokens (schema budget %zu):\n", c.budget);
+    tt_buf_printf(&out, "First prompt of %s, estimated tokens (schema budget %zu):\n",
+                  question ? "this question" : "a question", c.budget);
     tt_cost_line(&out, "rules", c.rules);
     tt_buf_puts(&out, "  the system prompt's fixed text\n");
     tt_cost_line(&out, "tools", c.tools);
@@ -80,16 +130,19 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, bool as_js
 }
 
 int cmd_schema(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_IMMUTABLE, OPT_BUDGET };
+  enum { OPT_JSON = 256, OPT_IMMUTABLE, OPT_BUDGET, OPT_QUESTION, OPT_SCORES };
   static const struct option opts[] = {
       {"json", no_argument, NULL, OPT_JSON},
       {"immutable", no_argument, NULL, OPT_IMMUTABLE},
       {"budget", optional_argument, NULL, OPT_BUDGET},
+      {"question", required_argument, NULL, OPT_QUESTION},
+      {"scores", no_argument, NULL, OPT_SCORES},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   tt_db_opts o = tt_db_default_opts();
-  bool as_json = false, cost = false;
+  bool as_json = false, cost = false, scores = false;
+  const char *question = NULL;
   long budget = (long)tt_agent_default_opts().schema_budget;
   int c;
   optind = 1;
@@ -107,6 +160,12 @@ int cmd_schema(int argc, char **argv) {
         return tt_usage_error("schema", "--budget takes a number of tokens from 100 to 1000000");
       break;
     }
+    case OPT_QUESTION:
+      if (!*optarg) return tt_usage_error("schema", "--question wants the question's text");
+      question = optarg;
+      cost = true;
+      break;
+    case OPT_SCORES: scores = true; break;
     case 'h': fputs(tt_schema_usage, stdout); return TT_EXIT_OK;
     default: return tt_usage_error("schema", "unknown option '%s'", argv[optind - 1]);
     }
@@ -124,7 +183,7 @@ int cmd_schema(int argc, char **argv) {
   }
   tt_schema *s = tt_schema_new(cat);
   if (cost) {
-    int rc = tt_show_cost(s, db, (size_t)budget, as_json);
+    int rc = tt_show_cost(s, db, (size_t)budget, question, scores, as_json);
     tt_schema_free(s);
     tt_db_close(db);
     return rc;

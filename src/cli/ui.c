@@ -236,6 +236,20 @@ static void tt_ui_context_line(tt_ui *ui, const tt_event *ev) {
   tt_buf_free(&b);
 }
 
+/* The tables whose cards the model gets with the question (large schemas). */
+static void tt_ui_schema_line(tt_ui *ui, const tt_event *ev) {
+  tt_buf b = TT_BUF_INIT;
+  size_t i;
+  json_t *t;
+  json_array_foreach(ev->tables, i, t) {
+    tt_buf_printf(&b, "%s%s", i ? ", " : "", json_string_value(json_object_get(t, "table")));
+  }
+  tt_buf_printf(&b, " in full (%zu table%s, %ld tokens)", json_array_size(ev->tables),
+                json_array_size(ev->tables) == 1 ? "" : "s", ev->tokens_after);
+  tt_ui_line(ui, "tables", tt_buf_cstr(&b));
+  tt_buf_free(&b);
+}
+
 static void tt_ui_event(void *ud, const tt_event *ev) {
   tt_ui *ui = ud;
   pthread_mutex_lock(&ui->mu);
@@ -253,6 +267,9 @@ static void tt_ui_event(void *ud, const tt_event *ev) {
     break;
   case TT_EV_CONTEXT:
     tt_ui_context_line(ui, ev);
+    break;
+  case TT_EV_SCHEMA:
+    if (ev->tables) tt_ui_schema_line(ui, ev);
     break;
   case TT_EV_VERIFY:
     if (strcmp(ev->decision, "verified") != 0) {

@@ -157,6 +157,12 @@ static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
     json_object_set_new(o, "numbers_checked", json_integer((json_int_t)ev->numbers_checked));
     json_object_set_new(o, "unbacked_numbers", tt_strings_json(ev->unbacked, ev->nunbacked));
     return o;
+  case TT_EV_SCHEMA:
+    json_object_set_new(o, "event", json_string("schema"));
+    json_object_set_new(o, "tables", ev->tables ? json_deep_copy(ev->tables) : json_array());
+    json_object_set_new(o, "card_tokens", json_integer(ev->tokens_after));
+    json_object_set_new(o, "card_budget", json_integer(ev->limit));
+    return o;
   case TT_EV_CONTEXT: {
     bool result = strcmp(ev->action, "result_cut") == 0;
     json_object_set_new(o, "event", json_string("context"));

@@ -255,3 +255,27 @@ async function waitFor(cond, child, line, ms = 5000) {
   const t0 = Date.now();
   while (!cond() && Date.now() - t0 < ms) await new Promise((r) => setTimeout(r, 20));
 }
+
+test('a schema over the budget: the trace says which tables went in full and why; the terminal names them', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [
+    { when: { last_tool: '\\b25\\b' }, tool: 'answer', args: { text: 'There are 25 genres.' } },
+  ], fallback: { tool: 'run_sql', args: { sql: 'SELECT COUNT(*) FROM Genre' } } });
+  const r = await ask(sc, srv, 'How many genres are there?', ['--schema-budget', '600']);
+  const plain = await run(['ask', sc.db, 'How many genres are there?', '--base-url', srv.url,
+    '--state-dir', sc.state, '--schema-budget', '600']);
+  await srv.close();
+  assert.equal(r.code, 0, r.stderr);
+  const ev = traceEvents(r.json.trace).filter((e) => e.event === 'schema');
+  assert.equal(ev.length, 1);
+  const genre = ev[0].tables.find((t) => t.table === 'Genre');
+  assert.ok(genre, JSON.stringify(ev[0].tables));
+  assert.match(genre.reason, /genre/i);
+  assert.ok(genre.score > 0);
+  assert.ok(ev[0].card_tokens > 0 && ev[0].card_tokens <= ev[0].card_budget, JSON.stringify(ev[0]));
+  // the cards message the model got holds exactly those tables
+  const cards = srv.requests[0].body.messages.find((m) => m.role === 'user' && m.content.startsWith('The tables relevant'));
+  for (const t of ev[0].tables) assert.ok(cards.content.includes(`# Table: ${t.table} `), t.table);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(plain.stderr, /^tables .*Genre.* in full \(\d+ tables?, \d+ tokens\)$/m);
+});

@@ -508,6 +508,55 @@ static void test_schema_command(void **state) {
   assert_int_equal(r.status, 2);
   tu_run_free(&r);
 
+  /* what one question gets: the tables in full, why, their cards */
+  const char *q = "Which genre has the most tracks?";
+  tt(&r, NULL, "schema", g_db, "--question", q, "--budget", "1000", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "Tables in full for \"Which genre has the most tracks?\""));
+  assert_true(has(&r.out, "\n  Genre "));
+  assert_true(has(&r.out, "\n  Track "));
+  assert_true(has(&r.out, "name matches 'genre'"));
+  assert_true(has(&r.out, "# Table: Genre"));
+  assert_true(has(&r.out, "First prompt of this question"));
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", g_db, "--question", q, "--budget", "1000", "--scores", "--json", NULL);
+  assert_int_equal(r.status, 0);
+  doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_non_null(doc);
+  json_t *sel = json_object_get(doc, "selected");
+  assert_true(json_array_size(sel) >= 2);
+  bool genre = false;
+  size_t si;
+  json_t *pick;
+  json_array_foreach(sel, si, pick) {
+    assert_non_null(json_string_value(json_object_get(pick, "reason")));
+    assert_true(json_is_number(json_object_get(pick, "score")));
+    genre |= strcmp(json_string_value(json_object_get(pick, "table")), "Genre") == 0;
+  }
+  assert_true(genre);
+  assert_int_equal(json_integer_value(json_object_get(doc, "tables_with_cards")), (json_int_t)json_array_size(sel));
+  json_decref(doc);
+  tu_run_free(&r);
+  /* --scores adds the score column */
+  tt(&r, NULL, "schema", g_db, "--question", q, "--budget", "1000", "--scores", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(strstr(tt_buf_cstr(&r.out), "  Genre ") != NULL);
+  {
+    const char *line = strstr(tt_buf_cstr(&r.out), "\n  Genre ");
+    double score = 0;
+    assert_int_equal(sscanf(line + 9, " %lf", &score), 1);
+    assert_true(score > 0);
+  }
+  tu_run_free(&r);
+  /* chinook whole at the default budget: no choice to show */
+  tt(&r, NULL, "schema", g_db, "--question", q, NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "Every table fits the schema budget"));
+  tu_run_free(&r);
+  tt(&r, NULL, "schema", g_db, "--question", "", NULL);
+  assert_int_equal(r.status, 2);
+  tu_run_free(&r);
+
   tt(&r, NULL, "schema", g_db, "Nope", NULL);
   assert_int_equal(r.status, 1);
   assert_true(has(&r.err, "no table or view named 'Nope'"));
