@@ -156,6 +156,8 @@ void tt_result_free(tt_result *r);
  * them, blobs as "<blob N bytes>", NULL as "NULL". Text is appended raw
  * (escape it before it reaches a terminal). */
 void tt_value_to_text(tt_buf *out, const tt_value *v);
+/* Same type and same value (text and blobs byte for byte). */
+bool tt_value_equal(const tt_value *a, const tt_value *b);
 
 /* The result as {"columns":[...],"column_types":[...],"rows":[[...]],
  * "row_count":N,"truncated":bool,"elapsed_ms":N}. Blobs appear as the string

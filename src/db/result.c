@@ -33,6 +33,16 @@ static void tt_real_to_text(tt_buf *out, double r) {
   tt_buf_puts(out, ".0");
 }
 
+bool tt_value_equal(const tt_value *a, const tt_value *b) {
+  if (a->type != b->type) return false;
+  switch (a->type) {
+  case TT_VAL_NULL: return true;
+  case TT_VAL_INT: return a->u.i == b->u.i;
+  case TT_VAL_REAL: return a->u.r == b->u.r;
+  default: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
+  }
+}
+
 void tt_value_to_text(tt_buf *out, const tt_value *v) {
   switch (v->type) {
   case TT_VAL_NULL: tt_buf_puts(out, "NULL"); break;

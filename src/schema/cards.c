@@ -54,16 +54,6 @@ static void tt_put_example(tt_buf *out, const tt_value *v) {
   }
 }
 
-static bool tt_value_same(const tt_value *a, const tt_value *b) {
-  if (a->type != b->type) return false;
-  switch (a->type) {
-  case TT_VAL_NULL: return true;
-  case TT_VAL_INT: return a->u.i == b->u.i;
-  case TT_VAL_REAL: return a->u.r == b->u.r;
-  default: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
-  }
-}
-
 /* Distinct non-NULL values of column col in the sample rows: up to three
  * texts, two numbers (numbers cost a token per digit and say less). */
 static void tt_put_examples(tt_buf *out, const tt_result *sample, size_t col, size_t most) {
@@ -78,7 +68,7 @@ static void tt_put_examples(tt_buf *out, const tt_result *sample, size_t col, si
     if (shown >= max) break;
     bool seen = false;
     for (size_t k = 0; k < r && !seen; k++)
-      seen = tt_value_same(v, tt_result_cell(sample, k, col));
+      seen = tt_value_equal(v, tt_result_cell(sample, k, col));
     if (seen) continue;
     tt_buf_puts(out, any ? ", " : ", examples: [");
     tt_put_example(out, v);

@@ -119,16 +119,6 @@ static void tt_put_pyrepr(tt_buf *out, const char *s, size_t n) {
   tt_buf_putc(out, q);
 }
 
-static bool tt_values_equal(const tt_value *a, const tt_value *b) {
-  if (a->type != b->type) return false;
-  switch (a->type) {
-  case TT_VAL_NULL: return true;
-  case TT_VAL_INT: return a->u.i == b->u.i;
-  case TT_VAL_REAL: return a->u.r == b->u.r;
-  default: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
-  }
-}
-
 /* Up to max distinct sample values of column col that are neither NULL,
  * empty nor blobs, as indexes into the sample's rows. */
 static size_t tt_examples(const tt_result *sample, size_t col, size_t max, size_t *rows) {
@@ -140,7 +130,7 @@ static size_t tt_examples(const tt_result *sample, size_t col, size_t max, size_
     if (v->type == TT_VAL_TEXT && v->len == 0) continue;
     bool seen = false;
     for (size_t i = 0; i < k && !seen; i++)
-      seen = tt_values_equal(v, tt_result_cell(sample, rows[i], col));
+      seen = tt_value_equal(v, tt_result_cell(sample, rows[i], col));
     if (!seen) rows[k++] = r;
   }
   return k;
