@@ -63,6 +63,10 @@ char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema,
  * question message is the user's words); NULL when all cards are in the
  * system prompt. */
 char *tt_prompt_schema_for(const tt_agent *a, const char *question);
+/* The question message: the question, then one hint per value of the
+ * database it names ("'Rotterdam' is a value of office.city"), when the
+ * schema has a value index (freshly allocated). */
+char *tt_prompt_question(const tt_agent *a, const char *question);
 char *tt_prompt_turn_answer(const tt_turn *t);
 size_t tt_prompt_tools(tt_tool_spec *out);
 

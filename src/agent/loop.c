@@ -560,7 +560,9 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
     json_decref(picks);
   }
   free(cards);
-  tt_chat_add(&st->chat, TT_ROLE_USER, question);
+  char *asked = tt_prompt_question(a, question);
+  tt_chat_add(&st->chat, TT_ROLE_USER, asked);
+  free(asked);
 }
 
 /* A plain-text reply where a tool call is required. The first is pushed

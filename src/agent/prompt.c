@@ -117,6 +117,19 @@ json_t *tt_agent_schema_picks(const tt_agent *a, const char *question, size_t *t
   return picks;
 }
 
+char *tt_prompt_question(const tt_agent *a, const char *question) {
+  tt_value_matches m;
+  tt_values_match(tt_schema_values(a->schema), question, &m);
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_puts(&b, question);
+  if (m.n) {
+    tt_buf_puts(&b, "\n\nValues the question names, as the database spells them:\n");
+    tt_values_hints(&m, &b);
+  }
+  tt_value_matches_free(&m);
+  return tt_buf_detach(&b);
+}
+
 void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cost *out) {
   memset(out, 0, sizeof *out);
   out->budget = a->o.schema_budget;

@@ -330,6 +330,11 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
     return TT_EXIT_FAIL;
   }
   e->schema = tt_schema_new(cat);
+  /* the value index links names in questions to columns; built once per
+   * database file and kept in the cache directory */
+  char *cache = tt_default_dir(e->dotenv, "CACHE");
+  tt_schema_set_values(e->schema, tt_values_open(e->db, tt_schema_catalog(e->schema), cache, NULL));
+  free(cache);
   tt_buf lerr = TT_BUF_INIT;
   e->llm = tt_cli_make_llm(e->dotenv, o, &lerr);
   if (!e->llm) {

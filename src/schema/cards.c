@@ -28,6 +28,7 @@ struct tt_schema {
   size_t ncards;
   tt_card *cards;
   size_t total_tokens;
+  tt_values *values; /* NULL until set */
 };
 
 /* Text as a JSON string: quotes and backslashes escaped, so a value
@@ -303,10 +304,18 @@ void tt_schema_free(tt_schema *s) {
   for (size_t i = 0; i < s->ncards; i++) free(s->cards[i].text);
   free(s->cards);
   tt_catalog_free(s->cat);
+  tt_values_free(s->values);
   free(s);
 }
 
 size_t tt_schema_count(const tt_schema *s) { return s->ncards; }
+
+void tt_schema_set_values(tt_schema *s, tt_values *v) {
+  tt_values_free(s->values);
+  s->values = v;
+}
+
+const tt_values *tt_schema_values(const tt_schema *s) { return s ? s->values : NULL; }
 
 const tt_card *tt_schema_card(const tt_schema *s, size_t i) {
   return i < s->ncards ? &s->cards[i] : NULL;

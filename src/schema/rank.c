@@ -532,6 +532,20 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   }
   tt_sort_by_score(order, n, score);
   tt_chooser c = {.s = s, .budget = budget, .taken = tt_xcalloc(n, sizeof(bool)), .r = r};
+  /* tables holding a value the question names come first: "Rotterdam"
+   * says more about office_location than any word of its name */
+  tt_value_matches vm;
+  tt_values_match(tt_schema_values(s), question, &vm);
+  for (size_t k = 0; k < vm.n; k++) {
+    const tt_card *vc = tt_schema_find(s, vm.m[k].table);
+    if (!vc) continue;
+    size_t i = (size_t)(vc - tt_schema_card(s, 0));
+    if (c.taken[i]) continue;
+    score[i] += 1.0;
+    tt_take_joined(&c, &g, score, i,
+                   tt_xasprintf("value '%s' in %s.%s", vm.m[k].value, vm.m[k].table, vm.m[k].column));
+  }
+  tt_value_matches_free(&vm);
   double top = score[order[0]];
   /* the relevant tables, each joined to those before it: greedily the one
    * that adds most, a word already matched by a chosen table counting for

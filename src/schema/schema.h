@@ -95,4 +95,65 @@ void tt_schema_render_mschema(const tt_schema *s, const tt_card *const *cards, s
  * (single-digit numbers, ~4 letters per token, punctuation alone). */
 size_t tt_tokens_estimate(const char *text, size_t n);
 
+/* ---- the value index (values.c, values_cache.c) ------------------------------------- */
+
+/* Distinct short text values per column, read from the first scan_rows rows
+ * of each table, so a question naming a value links to its column. */
+typedef struct tt_values tt_values;
+typedef struct tt_values_opts {
+  long max_per_column; /* distinct values kept per column (1,000) */
+  size_t max_total;    /* values in all (200,000) */
+  long max_len;        /* longest value in bytes (64) */
+  long scan_rows;      /* rows read per table (50,000) */
+} tt_values_opts;
+tt_values_opts tt_values_default_opts(void);
+tt_values *tt_values_new(void);
+/* Reads the values of every text column (opts NULL: the defaults). Columns
+ * that cannot be read are skipped; never NULL. */
+tt_values *tt_values_build(tt_db *db, const tt_catalog *cat, const tt_values_opts *opts);
+/* Adds one value; false when it is not worth linking (no letter, control
+ * characters, shorter than 2 folded characters). */
+bool tt_values_add(tt_values *v, const char *table, const char *column, const char *value, size_t len);
+size_t tt_values_count(const tt_values *v);
+/* The i-th entry (sorted by folded value); 0 past the end. */
+size_t tt_values_entry(const tt_values *v, size_t i, const char **table, const char **column,
+                       const char **value);
+void tt_values_free(tt_values *v);
+/* Folds text for matching: lower case, Latin accents to ASCII ("Zürich" ->
+ * "zurich"), anything but letters and digits to one space. */
+void tt_values_fold(const char *s, size_t n, tt_buf *out);
+
+#define TT_VALUE_MATCHES_MAX 8
+typedef struct tt_value_match {
+  const char *value, *table, *column; /* owned by the index */
+  char *phrase;                       /* the folded words of the question */
+  bool exact;                         /* false: within an edit or two */
+} tt_value_match;
+typedef struct tt_value_matches {
+  size_t n;
+  tt_value_match m[TT_VALUE_MATCHES_MAX];
+} tt_value_matches;
+/* Matches phrases of 1-4 words of the question against the index, longest
+ * first, ignoring case and accents, forgiving one typo in 5+ letters and
+ * two in 9+; phrases of stop words only, and values found in more than
+ * three columns, link to nothing. */
+void tt_values_match(const tt_values *v, const char *question, tt_value_matches *out);
+void tt_value_matches_free(tt_value_matches *m);
+/* One line per match: "'Rotterdam' is a value of office_location.city". */
+void tt_values_hints(const tt_value_matches *m, tt_buf *out);
+
+/* The index for the database behind db, from the cache file under
+ * cache_dir when it was built from the same file (device, inode, size,
+ * modification time, its -wal file and the schema), otherwise built and
+ * written there atomically. A corrupt or truncated cache file is rebuilt.
+ * cache_dir NULL: built, never cached. *cached says which happened. */
+tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const char *cache_dir, bool *cached);
+/* The cache file's path for a database file (freshly allocated). */
+char *tt_values_cache_path(const char *cache_dir, const char *db_path);
+
+/* Hands the index to the schema (which frees it); ranking then takes the
+ * tables holding values the question names. */
+void tt_schema_set_values(tt_schema *s, tt_values *v);
+const tt_values *tt_schema_values(const tt_schema *s);
+
 #endif

@@ -1,0 +1,284 @@
+/* values.c — the value index: distinct short text values per column, read
+ * from a bounded sample of rows, so that a question naming "Rotterdam" or
+ * "AC/DC" links to the column that holds it. Matching folds case and
+ * Latin accents and forgives a typo in longer words; matches become hints
+ * for the question and reasons in the ranking (rank.c). The cache file
+ * that keeps an index between runs lives in values_cache.c. */
+#include "schema/schema.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tt_value_entry {
+  const char *key;   /* folded: lower-case ASCII words separated by one space */
+  const char *value; /* as stored */
+  const char *table;
+  const char *column;
+} tt_value_entry;
+
+struct tt_values {
+  tt_arena *arena;
+  tt_value_entry *e;
+  size_t n, cap;
+  bool sorted;
+};
+
+tt_values_opts tt_values_default_opts(void) {
+  return (tt_values_opts){.max_per_column = 1000, .max_total = 200000, .max_len = 64,
+                          .scan_rows = 50000};
+}
+
+/* Latin-1 Supplement and Latin Extended-A letters to their ASCII base. */
+static char tt_fold_cp(uint32_t cp) {
+  static const char latin1[] = /* U+00C0..U+00FF */
+      "aaaaaaaceeeeiiiidnooooo_ouuuuyts"
+      "aaaaaaaceeeeiiiidnooooo_ouuuuyty";
+  if (cp < 0x80) return (char)tolower((int)cp);
+  if (cp >= 0xC0 && cp <= 0xFF) return latin1[cp - 0xC0];
+  if (cp >= 0x100 && cp <= 0x17F) {
+    static const char exta[] = /* U+0100..U+017F */
+        "aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiiiijjkkklllllll"
+        "lllnnnnnnnnnoooooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzzs";
+    size_t i = cp - 0x100;
+    return i < sizeof exta - 1 ? exta[i] : ' ';
+  }
+  return ' ';
+}
+
+void tt_values_fold(const char *s, size_t n, tt_buf *out) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  bool space = true; /* no leading space */
+  while (i < n) {
+    uint32_t cp = 0;
+    size_t k = tt_utf8_decode(p + i, n - i, &cp);
+    if (k == 0) k = 1, cp = ' ';
+    i += k;
+    char c = tt_fold_cp(cp);
+    if (!isalnum((unsigned char)c)) {
+      if (!space) tt_buf_putc(out, ' ');
+      space = true;
+      continue;
+    }
+    tt_buf_putc(out, c);
+    space = false;
+  }
+  if (out->len && out->data[out->len - 1] == ' ') out->data[--out->len] = '\0';
+}
+
+tt_values *tt_values_new(void) {
+  tt_values *v = tt_xcalloc(1, sizeof *v);
+  v->arena = tt_arena_new();
+  return v;
+}
+
+void tt_values_free(tt_values *v) {
+  if (!v) return;
+  tt_arena_free(v->arena);
+  free(v->e);
+  free(v);
+}
+
+size_t tt_values_count(const tt_values *v) { return v ? v->n : 0; }
+
+bool tt_values_add(tt_values *v, const char *table, const char *column, const char *value, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)value[i] < 0x20) return false; /* keeps the cache file line-based */
+  tt_buf k = TT_BUF_INIT;
+  tt_values_fold(value, len, &k);
+  bool has_alpha = false;
+  for (size_t i = 0; i < k.len; i++) has_alpha |= isalpha((unsigned char)k.data[i]) != 0;
+  if (k.len < 2 || !has_alpha) { /* numbers and single letters link to nothing useful */
+    tt_buf_free(&k);
+    return false;
+  }
+  if (v->n == v->cap) {
+    v->cap = v->cap ? v->cap * 2 : 256;
+    v->e = tt_xrealloc(v->e, v->cap * sizeof *v->e);
+  }
+  v->e[v->n++] = (tt_value_entry){.key = tt_arena_memdup(v->arena, k.data, k.len + 1),
+                                  .value = tt_arena_memdup(v->arena, value, len + 1),
+                                  .table = tt_arena_strdup(v->arena, table),
+                                  .column = tt_arena_strdup(v->arena, column)};
+  ((char *)v->e[v->n - 1].value)[len] = '\0';
+  v->sorted = false;
+  tt_buf_free(&k);
+  return true;
+}
+
+static int tt_entry_cmp(const void *a, const void *b) {
+  return strcmp(((const tt_value_entry *)a)->key, ((const tt_value_entry *)b)->key);
+}
+
+static void tt_values_sort(tt_values *v) {
+  if (v->sorted) return;
+  if (v->n) qsort(v->e, v->n, sizeof *v->e, tt_entry_cmp);
+  v->sorted = true;
+}
+
+static bool tt_is_text_type(const char *type) {
+  if (!type || !*type) return true; /* untyped columns often hold text */
+  char low[64];
+  size_t i = 0;
+  for (; type[i] && i < sizeof low - 1; i++) low[i] = (char)tolower((unsigned char)type[i]);
+  low[i] = '\0';
+  return strstr(low, "char") || strstr(low, "text") || strstr(low, "clob") || strstr(low, "string");
+}
+
+tt_values *tt_values_build(tt_db *db, const tt_catalog *cat, const tt_values_opts *o) {
+  tt_values_opts d = o ? *o : tt_values_default_opts();
+  tt_values *v = tt_values_new();
+  for (size_t t = 0; t < cat->ntables; t++) {
+    const tt_table_info *ti = &cat->tables[t];
+    for (size_t c = 0; c < ti->ncols; c++) {
+      const tt_column_info *ci = &ti->cols[c];
+      if (!tt_is_text_type(ci->type) || v->n >= d.max_total) continue;
+      /* the first scan_rows rows only: a 5,000,000-row table stays fast */
+      tt_buf sql = TT_BUF_INIT;
+      tt_buf_puts(&sql, "SELECT v FROM (SELECT ");
+      tt_buf_put_sql_ident(&sql, ci->raw_name ? ci->raw_name : ci->name);
+      tt_buf_puts(&sql, " AS v FROM ");
+      tt_buf_put_sql_ident(&sql, ti->raw_name ? ti->raw_name : ti->name);
+      tt_buf_printf(&sql, " LIMIT %ld) WHERE typeof(v) = 'text' AND length(CAST(v AS BLOB)) <= %ld GROUP BY v",
+                    d.scan_rows, d.max_len);
+      tt_db_error err = {0};
+      tt_cursor *cur = tt_db_cursor_open(db, sql.data, sql.len, d.max_per_column, 0, &err);
+      tt_buf_free(&sql);
+      if (!cur) {
+        continue;
+      }
+      const tt_value *row;
+      while (v->n < d.max_total && tt_cursor_next(cur, &row, &err) == 1)
+        if (row[0].type == TT_VAL_TEXT) tt_values_add(v, ti->name, ci->name, row[0].u.s, row[0].len);
+      tt_cursor_close(cur);
+    }
+  }
+  tt_values_sort(v);
+  return v;
+}
+
+static const char *const tt_stop[] = {
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "is",
+    "are", "was", "were", "be", "how", "many", "much", "what", "which", "who", "whom", "when",
+    "where", "why", "list", "show", "give", "me", "all", "each", "every", "per", "top", "most",
+    "least", "number", "count", "total", "average", "sum", "do", "does", "did", "has", "have",
+    "that", "this", "these", "those", "there", "their", "its", "it", "as", "than", "more", "less",
+    "name", "names", "yes", "no", "not", "none", "null", "other", "unknown", "first", "last"};
+
+static bool tt_is_stop(const char *w, size_t n) {
+  for (size_t i = 0; i < sizeof tt_stop / sizeof *tt_stop; i++)
+    if (strlen(tt_stop[i]) == n && memcmp(tt_stop[i], w, n) == 0) return true;
+  return false;
+}
+
+/* A value found in more columns than this is too common to say anything. */
+#define TT_COMMON_COLUMNS 3
+
+static size_t tt_lower_bound(const tt_values *v, const char *key) {
+  size_t lo = 0, hi = v->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(v->e[mid].key, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static void tt_add_match(tt_value_matches *m, const tt_value_entry *e, const char *phrase, bool exact) {
+  for (size_t i = 0; i < m->n; i++)
+    if (strcmp(m->m[i].table, e->table) == 0 && strcmp(m->m[i].column, e->column) == 0 &&
+        strcmp(m->m[i].value, e->value) == 0)
+      return;
+  if (m->n == TT_VALUE_MATCHES_MAX) return;
+  m->m[m->n++] = (tt_value_match){.value = e->value, .table = e->table, .column = e->column,
+                                  .phrase = tt_xstrdup(phrase), .exact = exact};
+}
+
+/* Entries whose key equals phrase; false when none or too common. */
+static bool tt_match_exact(const tt_values *v, const char *phrase, tt_value_matches *m) {
+  size_t i = tt_lower_bound(v, phrase), j = i;
+  while (j < v->n && strcmp(v->e[j].key, phrase) == 0) j++;
+  if (j == i || j - i > TT_COMMON_COLUMNS) return false;
+  for (size_t k = i; k < j; k++) tt_add_match(m, &v->e[k], phrase, true);
+  return true;
+}
+
+/* One typo in a word of 5+ letters, two in 9+: the nearest values. */
+static bool tt_match_near(const tt_values *v, const char *phrase, tt_value_matches *m) {
+  size_t len = strlen(phrase);
+  if (len < 5) return false;
+  size_t max = len >= 9 ? 2 : 1, best = max + 1, nbest = 0;
+  for (size_t i = 0; i < v->n; i++) {
+    size_t kl = strlen(v->e[i].key);
+    if (kl + max < len || kl > len + max || v->e[i].key[0] != phrase[0]) continue;
+    size_t d = tt_edit_distance(v->e[i].key, phrase, max);
+    if (d < best) best = d, nbest = 0;
+    if (d == best && d <= max) nbest++;
+  }
+  if (best > max || nbest == 0 || nbest > TT_COMMON_COLUMNS) return false;
+  for (size_t i = 0; i < v->n; i++) {
+    size_t kl = strlen(v->e[i].key);
+    if (kl + max < len || kl > len + max || v->e[i].key[0] != phrase[0]) continue;
+    if (tt_edit_distance(v->e[i].key, phrase, max) == best) tt_add_match(m, &v->e[i], phrase, false);
+  }
+  return true;
+}
+
+void tt_values_match(const tt_values *cv, const char *question, tt_value_matches *m) {
+  memset(m, 0, sizeof *m);
+  if (!cv || !question || cv->n == 0) return;
+  tt_values_sort((tt_values *)cv); /* sorting once is not an observable change */
+  tt_buf f = TT_BUF_INIT;
+  tt_values_fold(question, strlen(question), &f);
+  /* word boundaries of the folded question */
+  enum { TT_WORDS_MAX = 128 };
+  size_t ws[TT_WORDS_MAX], we[TT_WORDS_MAX], nw = 0;
+  for (size_t i = 0; i < f.len && nw < TT_WORDS_MAX;) {
+    size_t j = i;
+    while (j < f.len && f.data[j] != ' ') j++;
+    ws[nw] = i, we[nw++] = j;
+    i = j + 1;
+  }
+  bool used[TT_WORDS_MAX] = {0};
+  /* longest phrases first, so "parental leave" wins over "leave" */
+  for (size_t len = 4; len >= 1; len--) {
+    for (size_t a = 0; a + len <= nw; a++) {
+      bool free_span = true, all_stop = true;
+      for (size_t k = a; k < a + len; k++) {
+        free_span &= !used[k];
+        all_stop &= tt_is_stop(f.data + ws[k], we[k] - ws[k]);
+      }
+      if (!free_span || all_stop) continue;
+      if (tt_is_stop(f.data + ws[a], we[a] - ws[a]) ||
+          tt_is_stop(f.data + ws[a + len - 1], we[a + len - 1] - ws[a + len - 1]))
+        continue; /* "the rotterdam" is found as "rotterdam" */
+      char *phrase = tt_xstrndup(f.data + ws[a], we[a + len - 1] - ws[a]);
+      bool hit = strlen(phrase) >= 2 &&
+                 (tt_match_exact(cv, phrase, m) || tt_match_near(cv, phrase, m));
+      free(phrase);
+      if (hit)
+        for (size_t k = a; k < a + len; k++) used[k] = true;
+    }
+  }
+  tt_buf_free(&f);
+}
+
+void tt_value_matches_free(tt_value_matches *m) {
+  for (size_t i = 0; i < m->n; i++) free(m->m[i].phrase);
+  m->n = 0;
+}
+
+void tt_values_hints(const tt_value_matches *m, tt_buf *out) {
+  for (size_t i = 0; i < m->n; i++)
+    tt_buf_printf(out, "'%s' is a value of %s.%s\n", m->m[i].value, m->m[i].table, m->m[i].column);
+}
+
+size_t tt_values_entry(const tt_values *v, size_t i, const char **table, const char **column,
+                       const char **value) {
+  if (!v || i >= v->n) return 0;
+  *table = v->e[i].table;
+  *column = v->e[i].column;
+  *value = v->e[i].value;
+  return 1;
+}

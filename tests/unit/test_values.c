@@ -1,0 +1,207 @@
+/* test_values.c — the value index on real databases: matching a question's
+ * words to the column holding them (case, accents, a typo, stop words,
+ * common values), the hint text, the ranking's reason, and the cache file
+ * (reused when unchanged, rebuilt after the database changes, a corrupt or
+ * truncated file ignored, the user's database byte-identical afterwards). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "schema/schema.h"
+#include "testutil.h"
+
+static void exec_sql(const char *path, const char *sql) {
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  char *msg = NULL;
+  if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) fprintf(stderr, "%s\n", msg);
+  assert_null(msg);
+  sqlite3_close(h);
+}
+
+static const char *offices_sql =
+    "CREATE TABLE office_location(id INTEGER PRIMARY KEY, city TEXT, country TEXT);"
+    "INSERT INTO office_location(city, country) VALUES ('Rotterdam','Netherlands'),"
+    "('Zürich','Switzerland'),('São Paulo','Brazil');"
+    "CREATE TABLE leave_type(id INTEGER PRIMARY KEY, label TEXT, status TEXT);"
+    "INSERT INTO leave_type(label, status) VALUES ('Parental Leave','active'),('Sick Leave','active');"
+    "CREATE TABLE a(x TEXT); INSERT INTO a VALUES ('active');"
+    "CREATE TABLE b(x TEXT); INSERT INTO b VALUES ('active');"
+    "CREATE TABLE c(x TEXT); INSERT INTO c VALUES ('active');";
+
+static tt_values *values_of(const char *path, tt_catalog **cat_out) {
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  assert_non_null(cat);
+  tt_values *v = tt_values_build(db, cat, NULL);
+  tt_db_close(db);
+  *cat_out = cat;
+  return v;
+}
+
+/* "table.column" of the matches, comma-separated, for compact asserts */
+static char *linked(const tt_values *v, const char *question) {
+  tt_value_matches m;
+  tt_values_match(v, question, &m);
+  tt_buf b = TT_BUF_INIT;
+  for (size_t i = 0; i < m.n; i++)
+    tt_buf_printf(&b, "%s%s.%s=%s", i ? "," : "", m.m[i].table, m.m[i].column, m.m[i].value);
+  tt_value_matches_free(&m);
+  tt_buf_puts(&b, "");
+  return tt_buf_detach(&b);
+}
+
+static void check_link(const tt_values *v, const char *question, const char *want) {
+  char *got = linked(v, question);
+  if (strcmp(got, want) != 0) fprintf(stderr, "%s: got '%s', want '%s'\n", question, got, want);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+static void test_fold(void **state) {
+  (void)state;
+  tt_buf b = TT_BUF_INIT;
+  tt_values_fold("  Zürich, São-Paulo ŁÓDŹ!", strlen("  Zürich, São-Paulo ŁÓDŹ!"), &b);
+  assert_string_equal(b.data, "zurich sao paulo lodz");
+  tt_buf_free(&b);
+}
+
+static void test_match(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tt_xasprintf("%s/o.sqlite", dir);
+  exec_sql(path, offices_sql);
+  tt_catalog *cat;
+  tt_values *v = values_of(path, &cat);
+  check_link(v, "How many staff work in ROTTERDAM?", "office_location.city=Rotterdam");
+  check_link(v, "offices in zurich", "office_location.city=Zürich");  /* accents */
+  check_link(v, "offices in Sao Paulo", "office_location.city=São Paulo"); /* two words */
+  check_link(v, "staff in Roterdam", "office_location.city=Rotterdam");   /* a typo */
+  check_link(v, "who took parental leave", "leave_type.label=Parental Leave");
+  check_link(v, "which are active", "");  /* in four columns: too common */
+  check_link(v, "the number of it", "");  /* stop words */
+  check_link(v, "staff in Rome", "");     /* short, no near miss allowed */
+  tt_value_matches m;
+  tt_values_match(v, "staff in rotterdam", &m);
+  tt_buf b = TT_BUF_INIT;
+  tt_values_hints(&m, &b);
+  assert_string_equal(b.data, "'Rotterdam' is a value of office_location.city\n");
+  tt_buf_free(&b);
+  tt_value_matches_free(&m);
+  /* ranking: the table holding the value comes first, with the reason */
+  tt_schema *s = tt_schema_new(cat);
+  tt_schema_set_values(s, v);
+  tt_schema_ranking *r = tt_schema_rank(s, "staff in Rotterdam", 1);
+  assert_true(tt_schema_ranking_count(r) >= 1);
+  assert_string_equal(tt_schema_ranking_pick(r, 0)->card->table->name, "office_location");
+  assert_string_equal(tt_schema_ranking_pick(r, 0)->reason, "value 'Rotterdam' in office_location.city");
+  tt_schema_ranking_free(r);
+  tt_schema_free(s);
+  unlink(path);
+  free(path);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+static void test_chinook(void **state) {
+  (void)state;
+  tt_catalog *cat;
+  tt_values *v = values_of(tu_chinook(), &cat);
+  check_link(v, "tracks by AC/DC", "Artist.Name=AC/DC,Track.Composer=AC/DC");
+  tt_values_free(v);
+  tt_catalog_free(cat);
+}
+
+static tt_values *open_cached(const char *path, const char *cache, bool *cached) {
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  assert_non_null(cat);
+  tt_values *v = tt_values_open(db, cat, cache, cached);
+  tt_catalog_free(cat);
+  tt_db_close(db);
+  return v;
+}
+
+static void test_cache(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tt_xasprintf("%s/o.sqlite", dir);
+  char *cache = tt_xasprintf("%s/cache", dir);
+  exec_sql(path, offices_sql);
+  char *before = tu_sha256(path);
+  bool cached = true;
+  tt_values *v = open_cached(path, cache, &cached);
+  assert_false(cached);
+  size_t n = tt_values_count(v);
+  assert_true(n > 0);
+  tt_values_free(v);
+  char *file = tt_values_cache_path(cache, path);
+  assert_true(tt_file_exists(file));
+  /* unchanged: read back, same entries */
+  v = open_cached(path, cache, &cached);
+  assert_true(cached);
+  assert_int_equal(tt_values_count(v), n);
+  check_link(v, "staff in rotterdam", "office_location.city=Rotterdam");
+  tt_values_free(v);
+  char *after = tu_sha256(path);
+  assert_string_equal(before, after); /* the user's database is only read */
+  free(after);
+  /* truncated, then garbage: ignored and rebuilt, never a crash */
+  size_t len;
+  char *text = tu_read_file(file, &len);
+  static const size_t cuts[] = {0, 5, 40, 0};
+  for (size_t k = 0; k < 3; k++) {
+    size_t cut = cuts[k] ? cuts[k] : len / 2;
+    FILE *f = fopen(file, "wb");
+    fwrite(text, 1, cut < len ? cut : len - 1, f);
+    fclose(f);
+    v = open_cached(path, cache, &cached);
+    assert_false(cached);
+    assert_int_equal(tt_values_count(v), n);
+    tt_values_free(v);
+  }
+  FILE *f = fopen(file, "wb");
+  fputs("tabletalk-values 1\nidentity zz\n\xff\xfe\tx\n", f);
+  fclose(f);
+  v = open_cached(path, cache, &cached);
+  assert_false(cached);
+  tt_values_free(v);
+  free(text);
+  /* the database changes: rebuilt, the new value found */
+  sleep(1);
+  exec_sql(path, "INSERT INTO office_location(city, country) VALUES ('Eindhoven','Netherlands');");
+  v = open_cached(path, cache, &cached);
+  assert_false(cached);
+  check_link(v, "staff in eindhoven", "office_location.city=Eindhoven");
+  tt_values_free(v);
+  v = open_cached(path, cache, &cached);
+  assert_true(cached);
+  tt_values_free(v);
+  free(file);
+  free(before);
+  free(cache);
+  free(path);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fold),
+      cmocka_unit_test(test_match),
+      cmocka_unit_test(test_chinook),
+      cmocka_unit_test(test_cache),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
