@@ -114,6 +114,9 @@ tt_values *tt_values_build(tt_db *db, const tt_catalog *cat, const tt_values_opt
 /* Adds one value; false when it is not worth linking (no letter, control
  * characters, shorter than 2 folded characters). */
 bool tt_values_add(tt_values *v, const char *table, const char *column, const char *value, size_t len);
+/* Sorts the index for matching; call after the last tt_values_add
+ * (tt_values_build does). An index not finished matches nothing. */
+void tt_values_finish(tt_values *v);
 size_t tt_values_count(const tt_values *v);
 /* The i-th entry (sorted by folded value); 0 past the end. */
 size_t tt_values_entry(const tt_values *v, size_t i, const char **table, const char **column,
@@ -136,7 +139,7 @@ typedef struct tt_value_matches {
 /* Matches phrases of 1-4 words of the question against the index, longest
  * first, ignoring case and accents, forgiving one typo in 5+ letters and
  * two in 9+; phrases of stop words only, and values found in more than
- * three columns, link to nothing. */
+ * two tables, link to nothing. */
 void tt_values_match(const tt_values *v, const char *question, tt_value_matches *out);
 void tt_value_matches_free(tt_value_matches *m);
 /* One line per match: "'Rotterdam' is a value of office_location.city". */

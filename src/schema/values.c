@@ -111,7 +111,7 @@ static int tt_entry_cmp(const void *a, const void *b) {
   return strcmp(((const tt_value_entry *)a)->key, ((const tt_value_entry *)b)->key);
 }
 
-static void tt_values_sort(tt_values *v) {
+void tt_values_finish(tt_values *v) {
   if (v->sorted) return;
   if (v->n) qsort(v->e, v->n, sizeof *v->e, tt_entry_cmp);
   v->sorted = true;
@@ -154,7 +154,7 @@ tt_values *tt_values_build(tt_db *db, const tt_catalog *cat, const tt_values_opt
       tt_cursor_close(cur);
     }
   }
-  tt_values_sort(v);
+  tt_values_finish(v);
   return v;
 }
 
@@ -172,8 +172,20 @@ static bool tt_is_stop(const char *w, size_t n) {
   return false;
 }
 
-/* A value found in more columns than this is too common to say anything. */
-#define TT_COMMON_COLUMNS 3
+/* A value found in more tables than this is too common to say anything
+ * ("open" is a status in half the tables of a large schema). */
+#define TT_COMMON_TABLES 2
+
+/* Distinct tables among entries [i, j). */
+static size_t tt_tables_in(const tt_values *v, size_t i, size_t j) {
+  size_t n = 0;
+  for (size_t k = i; k < j; k++) {
+    bool seen = false;
+    for (size_t l = i; l < k && !seen; l++) seen = strcmp(v->e[l].table, v->e[k].table) == 0;
+    n += !seen;
+  }
+  return n;
+}
 
 static size_t tt_lower_bound(const tt_values *v, const char *key) {
   size_t lo = 0, hi = v->n;
@@ -199,7 +211,7 @@ static void tt_add_match(tt_value_matches *m, const tt_value_entry *e, const cha
 static bool tt_match_exact(const tt_values *v, const char *phrase, tt_value_matches *m) {
   size_t i = tt_lower_bound(v, phrase), j = i;
   while (j < v->n && strcmp(v->e[j].key, phrase) == 0) j++;
-  if (j == i || j - i > TT_COMMON_COLUMNS) return false;
+  if (j == i || j - i > 8 || tt_tables_in(v, i, j) > TT_COMMON_TABLES) return false;
   for (size_t k = i; k < j; k++) tt_add_match(m, &v->e[k], phrase, true);
   return true;
 }
@@ -216,7 +228,7 @@ static bool tt_match_near(const tt_values *v, const char *phrase, tt_value_match
     if (d < best) best = d, nbest = 0;
     if (d == best && d <= max) nbest++;
   }
-  if (best > max || nbest == 0 || nbest > TT_COMMON_COLUMNS) return false;
+  if (best > max || nbest == 0 || nbest > TT_COMMON_TABLES) return false;
   for (size_t i = 0; i < v->n; i++) {
     size_t kl = strlen(v->e[i].key);
     if (kl + max < len || kl > len + max || v->e[i].key[0] != phrase[0]) continue;
@@ -228,7 +240,7 @@ static bool tt_match_near(const tt_values *v, const char *phrase, tt_value_match
 void tt_values_match(const tt_values *cv, const char *question, tt_value_matches *m) {
   memset(m, 0, sizeof *m);
   if (!cv || !question || cv->n == 0) return;
-  tt_values_sort((tt_values *)cv); /* sorting once is not an observable change */
+  if (!cv->sorted) return; /* tt_values_finish was not called */
   tt_buf f = TT_BUF_INIT;
   tt_values_fold(question, strlen(question), &f);
   /* word boundaries of the folded question */

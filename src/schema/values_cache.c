@@ -135,6 +135,7 @@ static tt_values *tt_values_load(const char *path, const char *identity) {
       if (nl + 1 != end || !tt_parse_long(p + 4, 0, LONG_MAX, &count) ||
           (size_t)count != tt_values_count(v))
         goto bad;
+      tt_values_finish(v);
       goto out;
     }
     char *t1 = strchr(p, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;

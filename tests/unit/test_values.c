@@ -87,7 +87,7 @@ static void test_match(void **state) {
   check_link(v, "offices in Sao Paulo", "office_location.city=São Paulo"); /* two words */
   check_link(v, "staff in Roterdam", "office_location.city=Rotterdam");   /* a typo */
   check_link(v, "who took parental leave", "leave_type.label=Parental Leave");
-  check_link(v, "which are active", "");  /* in four columns: too common */
+  check_link(v, "which are active", "");  /* in four tables: too common */
   check_link(v, "the number of it", "");  /* stop words */
   check_link(v, "staff in Rome", "");     /* short, no near miss allowed */
   tt_value_matches m;
