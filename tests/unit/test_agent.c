@@ -575,6 +575,52 @@ static void test_long_thread_within_small_context(void **state) {
   tt_llm_free(m.llm);
 }
 
+/* A stand-in model that keeps the question message it was sent and answers. */
+static bool keep_question(void *ud, const tt_chat *chat, const tt_llm_call *call, tt_llm_reply *out,
+                          tt_llm_error *err) {
+  (void)call;
+  (void)err;
+  char **question = ud;
+  for (size_t i = chat->n; i > 0; i--)
+    if (chat->msgs[i - 1].role == TT_ROLE_USER) {
+      free(*question);
+      *question = tt_xstrdup(chat->msgs[i - 1].content);
+      break;
+    }
+  out->is_tool = true;
+  out->tool_name = tt_xstrdup("answer");
+  out->tool_args = tt_xstrdup("{\"text\":\"No numbers here.\"}");
+  return true;
+}
+
+static void test_value_hint_reaches_question(void **state) {
+  (void)state;
+  tt_db_error err;
+  tt_catalog *cat = tt_db_catalog_load(g_db, &err);
+  assert_non_null(cat);
+  tt_schema *s = tt_schema_new(cat);
+  tt_schema_set_values(s, tt_values_build(g_db, cat, NULL));
+  char *question = NULL;
+  tt_llm *llm = tt_llm_func_new("keep", "keep", keep_question, &question, NULL);
+  tt_agent_opts o = tt_agent_default_opts();
+  tt_agent *a = tt_agent_new(g_db, s, llm, &o);
+  tt_run run;
+  tt_agent_ask(a, NULL, 0, NULL, "tracks by ac/dc", NULL, &run);
+  assert_non_null(question);
+  assert_string_equal(question, "tracks by ac/dc\n\nValues the question names, as the database spells "
+                                "them:\n'AC/DC' is a value of Artist.Name\n'AC/DC' is a value of "
+                                "Track.Composer\n");
+  tt_run_free(&run);
+  /* no value named: the question goes as it was asked */
+  tt_agent_ask(a, NULL, 0, NULL, "How many tracks?", NULL, &run);
+  assert_string_equal(question, "How many tracks?");
+  tt_run_free(&run);
+  free(question);
+  tt_agent_free(a);
+  tt_llm_free(llm);
+  tt_schema_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_system_prompt_is_stable),
@@ -588,6 +634,7 @@ int main(void) {
       cmocka_unit_test(test_rows_cut_to_fit),
       cmocka_unit_test(test_room_shortens_in_order),
       cmocka_unit_test(test_long_thread_within_small_context),
+      cmocka_unit_test(test_value_hint_reaches_question),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
