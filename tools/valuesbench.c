@@ -1,0 +1,51 @@
+/* valuesbench.c — measures the value index on one database file: the first
+ * use (built from the database, written to the cache) against the next
+ * (read from the cache), with the number of values and the cache file's
+ * size. Usage: tt-valuesbench DB CACHE_DIR. The database is only read. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "schema/schema.h"
+
+static double open_once(const char *path, const char *cache, size_t *n, bool *cached) {
+  tt_db_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  if (!db) {
+    fprintf(stderr, "%s\n", err.message);
+    return -1;
+  }
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  if (!cat) {
+    fprintf(stderr, "%s\n", err.message);
+    tt_db_close(db);
+    return -1;
+  }
+  double t0 = tt_now_ms();
+  tt_values *v = tt_values_open(db, cat, cache, cached);
+  double ms = tt_now_ms() - t0;
+  *n = tt_values_count(v);
+  tt_values_free(v);
+  tt_catalog_free(cat);
+  tt_db_close(db);
+  return ms;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: tt-valuesbench DB CACHE_DIR\n");
+    return 2;
+  }
+  size_t n1, n2;
+  bool c1, c2;
+  double first = open_once(argv[1], argv[2], &n1, &c1);
+  double again = open_once(argv[1], argv[2], &n2, &c2);
+  if (first < 0 || again < 0) return 1;
+  char *file = tt_values_cache_path(argv[2], argv[1]);
+  struct stat st;
+  long long size = stat(file, &st) == 0 ? (long long)st.st_size : -1;
+  printf("%s: %zu values; first use %.1f ms (%s), next %.1f ms (%s); cache file %lld bytes\n", argv[1],
+         n1, first, c1 ? "cached" : "built", again, c2 ? "cached" : "built", size);
+  free(file);
+  return n1 == n2 && !c1 && c2 ? 0 : 1;
+}
