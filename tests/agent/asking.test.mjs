@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BIN, ask, run, scratch, server, tempDir } from './harness.mjs';
+import { BIN, ask, run, scratch, server, sha256, tempDir } from './harness.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
 const answer = (text) => ({ tool: 'answer', args: { text } });
@@ -213,4 +213,33 @@ test('on a narrow terminal no progress line or answer line reaches the last colu
   const sqlLine = lines.find((l) => /sql.*SELECT/.test(l));
   assert.ok(sqlLine, out);
   for (const l of lines) assert.ok(columns(l) < 40, `${columns(l)} columns: ${JSON.stringify(l)}`);
+});
+
+test('a value the question names reaches the model as a hint; the index is cached, the database untouched', async () => {
+  const sc = scratch();
+  const cache = path.join(sc.dir, 'cache');
+  const before = sha256(sc.db);
+  const srv = await server({ rules: [answer('AC/DC wrote them.')] });
+  try {
+    const env = { env: { TABLETALK_CACHE_DIR: cache } };
+    const r = await ask(sc, srv, 'Which tracks are by ac/dc?', [], env);
+    assert.equal(r.code, 0, r.stderr);
+    const msgs = srv.requests[0].body.messages;
+    const question = msgs[msgs.length - 1].content;
+    assert.match(question, /^Which tracks are by ac\/dc\?\n\nValues the question names, as the database spells them:\n/);
+    assert.match(question, /'AC\/DC' is a value of Artist\.Name\n/);
+    const files = fs.readdirSync(path.join(cache, 'values'));
+    assert.equal(files.length, 1);
+    assert.match(files[0], /^[0-9a-f]{32}\.tsv$/);
+    const file = path.join(cache, 'values', files[0]);
+    const first = fs.statSync(file).mtimeMs;
+    const again = await ask(sc, srv, 'How many tracks?', [], env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(fs.statSync(file).mtimeMs, first, 'reused, not written again');
+    const plain = srv.requests[srv.requests.length - 1].body.messages;
+    assert.equal(plain[plain.length - 1].content, 'How many tracks?');
+    assert.equal(sha256(sc.db), before);
+  } finally {
+    await srv.close();
+  }
 });
