@@ -121,6 +121,52 @@ static void test_chinook(void **state) {
   tt_catalog_free(cat);
 }
 
+/* The bounds the README states: 1,000 values per column, 64 bytes each,
+ * the first 50,000 rows of a table. */
+static void test_bounds(void **state) {
+  (void)state;
+  tt_values_opts o = tt_values_default_opts();
+  assert_int_equal(o.max_per_column, 1000);
+  assert_int_equal(o.max_len, 64);
+  assert_int_equal(o.max_total, 200000);
+  assert_int_equal(o.scan_rows, 50000);
+  char *dir = tu_mkdtemp();
+  char *path = tt_xasprintf("%s/b.sqlite", dir);
+  exec_sql(path,
+           "CREATE TABLE many(x TEXT);"
+           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500)"
+           " INSERT INTO many SELECT 'item ' || i FROM n;"
+           "CREATE TABLE late(x TEXT);"
+           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)"
+           " INSERT INTO late SELECT 'same' FROM n;"
+           "INSERT INTO late VALUES ('Needle');"
+           "CREATE TABLE wide(x TEXT);"
+           "INSERT INTO wide VALUES (printf('%.64c', 'k')), (printf('%.65c', 'm'));");
+  tt_catalog *cat;
+  tt_values *v = values_of(path, &cat);
+  size_t many = 0;
+  for (size_t i = 0; i < tt_values_count(v); i++) {
+    const char *t, *c, *val;
+    tt_values_entry(v, i, &t, &c, &val);
+    many += strcmp(t, "many") == 0;
+  }
+  assert_int_equal(many, 1000);
+  check_link(v, "where is the needle", ""); /* row 50,001 is not read */
+  char *k64 = tt_xasprintf("%.64s", "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk");
+  char *want = tt_xasprintf("wide.x=%s", k64);
+  check_link(v, k64, want);
+  char *m65 = tt_xasprintf("%.65s", "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm");
+  check_link(v, m65, "");
+  free(k64);
+  free(want);
+  free(m65);
+  tt_values_free(v);
+  tt_catalog_free(cat);
+  tu_rmtree(dir);
+  free(path);
+  free(dir);
+}
+
 static tt_values *open_cached(const char *path, const char *cache, bool *cached) {
   tt_db_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
@@ -201,6 +247,7 @@ int main(void) {
       cmocka_unit_test(test_fold),
       cmocka_unit_test(test_match),
       cmocka_unit_test(test_chinook),
+      cmocka_unit_test(test_bounds),
       cmocka_unit_test(test_cache),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
