@@ -203,4 +203,9 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
                   const tt_chat *resume, const char *question,
                   const tt_agent_hooks *hooks, tt_run *out);
 
+/* What follows a question in its message when it names values of the
+ * database: then one line per value, "'AC/DC' is a value of Artist.Name".
+ * A reader of the messages (the Spider oracle) cuts the question here. */
+#define TT_AGENT_VALUE_HINTS "\n\nValues the question names, as the database spells them:\n"
+
 #endif

@@ -123,7 +123,7 @@ char *tt_prompt_question(const tt_agent *a, const char *question) {
   tt_buf b = TT_BUF_INIT;
   tt_buf_puts(&b, question);
   if (m.n) {
-    tt_buf_puts(&b, "\n\nValues the question names, as the database spells them:\n");
+    tt_buf_puts(&b, TT_AGENT_VALUE_HINTS);
     tt_values_hints(&m, &b);
   }
   tt_value_matches_free(&m);

@@ -4,6 +4,7 @@
  * it does not is a harness bug or a documented Spider quirk. */
 #include "eval/eval.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void tt_oracle_call(tt_llm_reply *out, const char *name, json_t *args) {
@@ -19,8 +20,12 @@ static bool tt_oracle_reply(void *ud, const tt_chat *chat, const tt_llm_call *ca
   const json_t *answers = ud;
   size_t u = chat->n;
   while (u > 0 && chat->msgs[u - 1].role != TT_ROLE_USER) u--;
-  const char *question = u ? chat->msgs[u - 1].content : NULL;
+  const char *msg = u ? chat->msgs[u - 1].content : NULL;
+  /* the question as asked, without the value hints the agent adds */
+  const char *hints = msg ? strstr(msg, TT_AGENT_VALUE_HINTS) : NULL;
+  char *question = msg ? tt_xstrndup(msg, hints ? (size_t)(hints - msg) : strlen(msg)) : NULL;
   const char *sql = question ? json_string_value(json_object_get(answers, question)) : NULL;
+  free(question);
   bool queried = false;
   for (size_t i = u; i < chat->n; i++) queried |= chat->msgs[i].role == TT_ROLE_TOOL;
   bool must_answer = call->force_tool && strcmp(call->force_tool, "answer") == 0;

@@ -181,6 +181,8 @@ static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
   tt_catalog *cat = c.eval ? tt_db_catalog_load(c.eval, &derr) : NULL;
   if (cat) {
     c.schema = tt_schema_new(cat);
+    /* value hints as ask gives them (Spider's databases are small: built, not cached) */
+    tt_schema_set_values(c.schema, tt_values_build(c.eval, cat, NULL));
     c.session = tt_session_new(o->state_dir, path, c.db, c.schema, w->llm, &o->agent, err);
   } else {
     tt_buf_printf(err, "%s: %s", path, derr.message);

@@ -81,8 +81,15 @@ static void *tt_mcp_load_schema(void *arg) {
   char *why = NULL;
   tt_db *db = tt_db_open(s->cfg.db_path, &s->cfg.db_opts, &err);
   tt_catalog *cat = db ? tt_db_catalog_load(db, &err) : NULL;
-  if (cat) schema = tt_schema_new(cat);
-  else why = tt_xstrdup(err.message);
+  if (cat) {
+    schema = tt_schema_new(cat);
+    /* the ask tool's questions get value hints as the CLI's do */
+    char *cache = tt_default_dir(NULL, "CACHE");
+    tt_schema_set_values(schema, tt_values_open(db, cat, cache, NULL));
+    free(cache);
+  } else {
+    why = tt_xstrdup(err.message);
+  }
   tt_db_close(db);
   pthread_mutex_lock(&s->schema_mu);
   s->own_schema = schema;
