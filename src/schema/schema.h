@@ -2,7 +2,9 @@
  * (columns with types and key marks, foreign keys, row count, descriptions,
  * frequent values of text columns, boilerplate columns folded into one
  * line), rendered as compact text for prompts and as JSON,
- * with a token estimate per card. Knows nothing about language models. */
+ * with a token estimate per card; the ranking of cards for a question; the
+ * value index that links values a question names to their columns, and
+ * its cache file. Knows nothing about language models. */
 #ifndef TT_SCHEMA_H
 #define TT_SCHEMA_H
 
