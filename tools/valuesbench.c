@@ -22,7 +22,7 @@ static double open_once(const char *path, const char *cache, size_t *n, bool *ca
     return -1;
   }
   double t0 = tt_now_ms();
-  tt_values *v = tt_values_open(db, cat, cache, cached);
+  tt_values *v = tt_values_open(db, cat, cache, false, cached);
   double ms = tt_now_ms() - t0;
   *n = tt_values_count(v);
   tt_values_free(v);

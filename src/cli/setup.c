@@ -333,7 +333,8 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   /* the value index links names in questions to columns; built once per
    * database file and kept in the cache directory */
   char *cache = tt_default_dir(e->dotenv, "CACHE");
-  tt_schema_set_values(e->schema, tt_values_open(e->db, tt_schema_catalog(e->schema), cache, NULL));
+  tt_schema_set_values(e->schema, tt_values_open(e->db, tt_schema_catalog(e->schema), cache,
+                                                 !o->quiet && isatty(STDERR_FILENO), NULL));
   free(cache);
   tt_buf lerr = TT_BUF_INIT;
   e->llm = tt_cli_make_llm(e->dotenv, o, &lerr);

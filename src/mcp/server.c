@@ -85,7 +85,7 @@ static void *tt_mcp_load_schema(void *arg) {
     schema = tt_schema_new(cat);
     /* the ask tool's questions get value hints as the CLI's do */
     char *cache = tt_default_dir(NULL, "CACHE");
-    tt_schema_set_values(schema, tt_values_open(db, cat, cache, NULL));
+    tt_schema_set_values(schema, tt_values_open(db, cat, cache, false, NULL));
     free(cache);
   } else {
     why = tt_xstrdup(err.message);

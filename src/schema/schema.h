@@ -151,8 +151,11 @@ void tt_values_hints(const tt_value_matches *m, tt_buf *out);
  * cache_dir when it was built from the same file (device, inode, size,
  * modification time, its -wal file and the schema), otherwise built and
  * written there atomically. A corrupt or truncated cache file is rebuilt.
- * cache_dir NULL: built, never cached. *cached says which happened. */
-tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const char *cache_dir, bool *cached);
+ * cache_dir NULL: built, never cached. With progress, building the index
+ * of a file of 64 MiB or more says so on stderr (callers pass it only
+ * for a terminal). *cached says which happened. */
+tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const char *cache_dir, bool progress,
+                          bool *cached);
 /* The cache file's path for a database file (freshly allocated). */
 char *tt_values_cache_path(const char *cache_dir, const char *db_path);
 

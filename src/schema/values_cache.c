@@ -154,7 +154,8 @@ out:
   return v;
 }
 
-tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const char *cache_dir, bool *cached) {
+tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const char *cache_dir, bool show,
+                          bool *cached) {
   if (cached) *cached = false;
   const char *db_path = tt_db_path(db);
   char identity[65];
@@ -169,8 +170,7 @@ tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const char *cache_di
     }
   }
   struct stat st;
-  bool progress = db_path && stat(db_path, &st) == 0 && st.st_size >= TT_VALUES_PROGRESS_BYTES &&
-                  isatty(STDERR_FILENO);
+  bool progress = show && db_path && stat(db_path, &st) == 0 && st.st_size >= TT_VALUES_PROGRESS_BYTES;
   double t0 = tt_now_ms();
   if (progress) fprintf(stderr, "tabletalk: indexing the values of %s (once; cached)...", db_path);
   tt_values *v = tt_values_build(db, cat, NULL);

@@ -2,7 +2,8 @@
  * words to the column holding them (case, accents, a typo, stop words,
  * common values), the hint text, the ranking's reason, and the cache file
  * (reused when unchanged, rebuilt after the database changes, a corrupt or
- * truncated file ignored, the user's database byte-identical afterwards). */
+ * truncated file ignored, the user's database byte-identical afterwards),
+ * and the progress line for a large file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,13 +168,15 @@ static void test_bounds(void **state) {
   free(dir);
 }
 
+static bool g_progress; /* what open_cached passes for progress */
+
 static tt_values *open_cached(const char *path, const char *cache, bool *cached) {
   tt_db_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
   tt_catalog *cat = tt_db_catalog_load(db, &err);
   assert_non_null(cat);
-  tt_values *v = tt_values_open(db, cat, cache, cached);
+  tt_values *v = tt_values_open(db, cat, cache, g_progress, cached);
   tt_catalog_free(cat);
   tt_db_close(db);
   return v;
@@ -263,6 +266,55 @@ static void test_cache(void **state) {
   free(dir);
 }
 
+/* Stderr of one tt_values_open call, captured in a file. */
+static char *open_capturing(const char *path, const char *cache) {
+  char *dir = tu_mkdtemp();
+  char *errfile = tt_xasprintf("%s/stderr", dir);
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *f = fopen(errfile, "w");
+  dup2(fileno(f), 2);
+  bool cached;
+  tt_values_free(open_cached(path, cache, &cached));
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  fclose(f);
+  size_t len;
+  char *text = tu_read_file(errfile, &len);
+  free(errfile);
+  tu_rmtree(dir);
+  free(dir);
+  return text;
+}
+
+/* A file of 64 MiB or more says that it is being indexed, when asked to. */
+static void test_progress_line(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tt_xasprintf("%s/big.sqlite", dir);
+  exec_sql(path, "CREATE TABLE pad(b BLOB, label TEXT);"
+                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 66)"
+                 " INSERT INTO pad SELECT zeroblob(1048576), 'Label ' || i FROM n;");
+  char *cache = tt_xasprintf("%s/cache", dir);
+  g_progress = false;
+  char *quiet = open_capturing(path, cache);
+  assert_string_equal(quiet, "");
+  free(quiet);
+  char *cache2 = tt_xasprintf("%s/cache2", dir);
+  g_progress = true;
+  char *said = open_capturing(path, cache2);
+  g_progress = false;
+  assert_non_null(strstr(said, "tabletalk: indexing the values of "));
+  assert_non_null(strstr(said, " values in "));
+  free(said);
+  free(cache);
+  free(cache2);
+  free(path);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fold),
@@ -270,6 +322,7 @@ int main(void) {
       cmocka_unit_test(test_chinook),
       cmocka_unit_test(test_bounds),
       cmocka_unit_test(test_cache),
+      cmocka_unit_test(test_progress_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
