@@ -308,6 +308,25 @@ static void test_progress_line(void **state) {
   assert_non_null(strstr(said, "tabletalk: indexing the values of "));
   assert_non_null(strstr(said, " values in "));
   free(said);
+  /* through ask: on a terminal it is said, with --quiet or in a pipe not
+   * (the endpoint is closed; the index is built before the model is called) */
+  static const char *const modes[] = {"terminal", "quiet", "pipe"};
+  for (int m = 0; m < 3; m++) {
+    char *c = tt_xasprintf("%s/cache-%s", dir, modes[m]);
+    setenv("TABLETALK_CACHE_DIR", c, 1);
+    char *argv[] = {(char *)tu_bin(), "ask", path, "How many labels?", "--base-url",
+                    "http://127.0.0.1:9", m == 1 ? "--quiet" : NULL, NULL};
+    tu_run r;
+    if (m == 2) tu_run_cmd(argv, "", 0, 20000, &r);
+    else tu_run_pty(argv, 100, 20000, &r);
+    const char *all = m == 2 ? tt_buf_cstr(&r.err) : tt_buf_cstr(&r.out);
+    bool told = strstr(all, "indexing the values of") != NULL;
+    if (told != (m == 0)) fprintf(stderr, "%s: %s\n", modes[m], all);
+    assert_true(told == (m == 0));
+    tu_run_free(&r);
+    free(c);
+  }
+  unsetenv("TABLETALK_CACHE_DIR");
   free(cache);
   free(cache2);
   free(path);
