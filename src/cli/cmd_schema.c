@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char tt_schema_usage[] =
     "Usage: tabletalk schema DB [TABLE...] [options]\n"
@@ -182,6 +183,11 @@ int cmd_schema(int argc, char **argv) {
     return tt_fail(tt_exit_for(err.kind), "cannot read the schema of %s: %s", path, err.message);
   }
   tt_schema *s = tt_schema_new(cat);
+  if (question) { /* the tables a question gets, as ask chooses them: values linked too */
+    char *cache = tt_default_dir(NULL, "CACHE");
+    tt_schema_set_values(s, tt_values_open(db, cat, cache, isatty(STDERR_FILENO), NULL));
+    free(cache);
+  }
   if (cost) {
     int rc = tt_show_cost(s, db, (size_t)budget, question, scores, as_json);
     tt_schema_free(s);

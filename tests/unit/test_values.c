@@ -120,6 +120,19 @@ static void test_chinook(void **state) {
   check_link(v, "tracks by AC/DC", "Artist.Name=AC/DC,Track.Composer=AC/DC");
   tt_values_free(v);
   tt_catalog_free(cat);
+  /* schema --question explains the choice as ask makes it, values included */
+  char *dir = tu_mkdtemp();
+  setenv("TABLETALK_CACHE_DIR", dir, 1);
+  char *argv[] = {(char *)tu_bin(), "schema", (char *)tu_chinook(), "--budget", "700", "--question",
+                  "tracks by AC/DC", NULL};
+  tu_run r;
+  tu_run_cmd(argv, "", 0, 20000, &r);
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(tt_buf_cstr(&r.out), "value 'AC/DC' in Artist.Name"));
+  tu_run_free(&r);
+  unsetenv("TABLETALK_CACHE_DIR");
+  tu_rmtree(dir);
+  free(dir);
 }
 
 /* The bounds the README states: 1,000 values per column, 64 bytes each,
