@@ -28,6 +28,7 @@ struct tt_schema {
   size_t ncards;
   tt_card *cards;
   size_t total_tokens;
+  tt_knowledge *knowledge; /* owned, or NULL */
 };
 
 /* Text as a JSON string: quotes and backslashes escaped, so a value
@@ -313,6 +314,7 @@ void tt_schema_free(tt_schema *s) {
   for (size_t i = 0; i < s->ncards; i++) free(s->cards[i].text);
   free(s->cards);
   tt_catalog_free(s->cat);
+  tt_knowledge_free(s->knowledge);
   free(s);
 }
 
@@ -425,3 +427,10 @@ json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_
   json_object_set_new(o, "token_estimate", json_integer((json_int_t)tokens));
   return o;
 }
+
+void tt_schema_set_knowledge(tt_schema *s, tt_knowledge *k) {
+  tt_knowledge_free(s->knowledge);
+  s->knowledge = k;
+}
+
+const tt_knowledge *tt_schema_knowledge(const tt_schema *s) { return s->knowledge; }

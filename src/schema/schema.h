@@ -95,4 +95,35 @@ void tt_schema_render_mschema(const tt_schema *s, const tt_card *const *cards, s
  * (single-digit numbers, ~4 letters per token, punctuation alone). */
 size_t tt_tokens_estimate(const char *text, size_t n);
 
+
+/* ---- the user's knowledge file (knowledge.c) ------------------------------
+ * A JSON object: {"tables": {"Name": "description"}, "columns":
+ * {"Table.Column": "description"}, "definitions": ["revenue = ..."],
+ * "examples": [{"question": "...", "sql": "..."}]}, every key optional. */
+typedef struct tt_knowledge tt_knowledge;
+typedef struct tt_knowledge_error {
+  int line;           /* 1-based line of the problem, 0 when none applies */
+  char message[320];
+} tt_knowledge_error;
+
+/* NULL with err filled when the file cannot be read or is malformed. */
+tt_knowledge *tt_knowledge_load(const char *path, tt_knowledge_error *err);
+tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_knowledge_error *err);
+tt_knowledge *tt_knowledge_new_empty(void);
+void tt_knowledge_free(tt_knowledge *k);
+/* The document itself, owned by k. */
+const json_t *tt_knowledge_json(const tt_knowledge *k);
+void tt_knowledge_add_example(tt_knowledge *k, const char *question, const char *sql);
+/* The file's text (indented JSON, newline-terminated); the caller frees it. */
+char *tt_knowledge_dump(const tt_knowledge *k);
+/* Sets the descriptions of the catalog's tables and columns the file names
+ * (over those from SQL comments); call before tt_schema_new. */
+void tt_knowledge_apply(const tt_knowledge *k, tt_catalog *cat);
+/* Appends the definitions and the examples nearest the question (nothing
+ * when the file has neither). */
+void tt_knowledge_render_for(const tt_knowledge *k, const char *question, tt_buf *out);
+/* The schema keeps k (and frees it); NULL detaches nothing. */
+void tt_schema_set_knowledge(tt_schema *s, tt_knowledge *k);
+const tt_knowledge *tt_schema_knowledge(const tt_schema *s);
+
 #endif
