@@ -30,6 +30,7 @@ typedef struct tt_command {
 } tt_command;
 
 int cmd_sql(int argc, char **argv);
+int cmd_learn(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 int cmd_ask(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
