@@ -152,9 +152,6 @@ typedef struct tt_cli_agent_opts {
 
 void tt_cli_agent_defaults(tt_cli_agent_opts *o);
 
-/* The knowledge file beside a database: chinook.sqlite ->
- * chinook.knowledge.json (freshly allocated). */
-char *tt_cli_knowledge_path(const char *db_path);
 /* Loads --knowledge FILE (given) or the file beside the database. A
  * malformed given file is a usage error (returns 2 after saying the line);
  * a malformed file beside the database is warned about and skipped.

@@ -95,7 +95,7 @@ int cmd_learn(int argc, char **argv) {
   }
   tt_result_free(r);
 
-  char *beside = given ? NULL : tt_cli_knowledge_path(db_path);
+  char *beside = given ? NULL : tt_knowledge_path_for(db_path);
   const char *path = given ? given : beside;
   char *dir_copy = tt_xstrdup(path);
   int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);

@@ -304,19 +304,9 @@ tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *
   return llm;
 }
 
-char *tt_cli_knowledge_path(const char *db_path) {
-  const char *slash = strrchr(db_path, '/');
-  const char *dot = strrchr(db_path, '.');
-  size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - db_path) : strlen(db_path);
-  tt_buf b = TT_BUF_INIT;
-  tt_buf_append(&b, db_path, stem);
-  tt_buf_puts(&b, ".knowledge.json");
-  return tt_buf_detach(&b);
-}
-
 int tt_cli_load_knowledge(const char *db_path, const char *given, tt_knowledge **out) {
   *out = NULL;
-  char *beside = given ? NULL : tt_cli_knowledge_path(db_path);
+  char *beside = given ? NULL : tt_knowledge_path_for(db_path);
   const char *path = given ? given : beside;
   if (!given && access(path, F_OK) != 0) {
     free(beside);

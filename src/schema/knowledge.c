@@ -145,6 +145,16 @@ tt_knowledge *tt_knowledge_load(const char *path, tt_knowledge_error *err) {
   return k;
 }
 
+char *tt_knowledge_path_for(const char *db_path) {
+  const char *slash = strrchr(db_path, '/');
+  const char *dot = strrchr(db_path, '.');
+  size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - db_path) : strlen(db_path);
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_append(&b, db_path, stem);
+  tt_buf_puts(&b, ".knowledge.json");
+  return tt_buf_detach(&b);
+}
+
 tt_knowledge *tt_knowledge_new_empty(void) {
   tt_knowledge *k = tt_xcalloc(1, sizeof *k);
   k->root = json_object();

@@ -110,6 +110,9 @@ typedef struct tt_knowledge_error {
 tt_knowledge *tt_knowledge_load(const char *path, tt_knowledge_error *err);
 tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_knowledge_error *err);
 tt_knowledge *tt_knowledge_new_empty(void);
+/* The knowledge file beside a database: chinook.sqlite ->
+ * chinook.knowledge.json (freshly allocated). */
+char *tt_knowledge_path_for(const char *db_path);
 void tt_knowledge_free(tt_knowledge *k);
 /* The document itself, owned by k. */
 const json_t *tt_knowledge_json(const tt_knowledge *k);
