@@ -7,9 +7,11 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "schema/schema.h"
 #include "testutil.h"
@@ -180,6 +182,54 @@ static void test_add_example_round_trip(void **state) {
   tt_knowledge_free(again);
 }
 
+
+static void test_many_definitions_only_relevant(void **state) {
+  (void)state;
+  static const char many[] =
+      "{\"definitions\": [\"d1 alpha\", \"d2 beta\", \"d3 gamma\", \"d4 delta\", \"d5 epsilon\",\n"
+      "\"d6 zeta\", \"d7 theta\", \"d8 iota\", \"revenue = SUM(Total)\"]}";
+  tt_knowledge_error err;
+  tt_knowledge *k = tt_knowledge_parse(many, strlen(many), &err);
+  assert_non_null(k);
+  tt_buf b = TT_BUF_INIT;
+  tt_knowledge_render_for(k, "total revenue?", &b);
+  assert_string_equal(tt_buf_cstr(&b), "Definitions the user gave (follow them):\n- revenue = SUM(Total)\n");
+  tt_buf_free(&b);
+  tt_knowledge_free(k);
+}
+
+static void test_file_overrides_sql_comments(void **state) {
+  (void)state;
+  char path[] = "/tmp/tt-knowledge-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  sqlite3 *w;
+  assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(w, "CREATE TABLE t ( -- from the comment\n"
+                                   "  a INTEGER, -- a from the comment\n"
+                                   "  b TEXT -- b from the comment\n);",
+                                NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(w);
+  tt_db_error derr;
+  tt_db *db = tt_db_open(path, NULL, &derr);
+  assert_non_null(db);
+  tt_catalog *cat = tt_db_catalog_load(db, &derr);
+  tt_db_close(db);
+  static const char k_text[] = "{\"columns\": {\"T.A\": \"a from the file\"}}";
+  tt_knowledge_error err;
+  tt_knowledge *k = tt_knowledge_parse(k_text, strlen(k_text), &err);
+  tt_knowledge_apply(k, cat);
+  tt_schema *s = tt_schema_new(cat);
+  tt_schema_set_knowledge(s, k);
+  const char *text = tt_schema_find(s, "t")->text;
+  assert_non_null(strstr(text, "a from the file"));
+  assert_null(strstr(text, "a from the comment"));
+  assert_non_null(strstr(text, "b from the comment")); /* the rest stay */
+  tt_schema_free(s);
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_file_and_render),
@@ -187,6 +237,8 @@ int main(void) {
       cmocka_unit_test(test_hostile_bytes_never_crash),
       cmocka_unit_test(test_descriptions_reach_cards),
       cmocka_unit_test(test_add_example_round_trip),
+      cmocka_unit_test(test_many_definitions_only_relevant),
+      cmocka_unit_test(test_file_overrides_sql_comments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
