@@ -111,3 +111,13 @@ test('learn into --knowledge FILE keeps a malformed file as it is (exit 2)', asy
   assert.match(r.stderr, /k\.json:2: .*fix it first, the example was not added/);
   assert.equal(fs.readFileSync(file, 'utf8'), '{"examples": [\n');
 });
+
+test('learns at the same time each keep their example (folder lock, temp file + rename)', async () => {
+  const sc = scratch();
+  const rs = await Promise.all([...Array(8).keys()].map((i) =>
+    run(['learn', sc.db, `Question ${i}?`, `SELECT ${i}`])));
+  for (const r of rs) assert.equal(r.code, 0, r.stderr);
+  const ex = JSON.parse(fs.readFileSync(path.join(sc.dir, 'chinook.knowledge.json'), 'utf8')).examples;
+  assert.deepEqual(ex.map((e) => e.sql).sort(), [...Array(8).keys()].map((i) => `SELECT ${i}`).sort());
+  assert.deepEqual(fs.readdirSync(sc.dir).sort(), ['chinook.knowledge.json', 'chinook.sqlite']);
+});
