@@ -91,14 +91,31 @@ char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema,
 }
 
 char *tt_prompt_schema_for(const tt_agent *a, const char *question) {
-  if (a->whole_schema) return NULL;
-  size_t n = tt_schema_count(a->schema);
-  const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
-  size_t k = tt_schema_select(a->schema, question, a->card_budget, cards);
   tt_buf b = TT_BUF_INIT;
-  tt_buf_puts(&b, tt_cards_header);
-  tt_schema_render_text(a->schema, cards, k, &b);
-  free(cards);
+  if (!a->whole_schema) {
+    size_t n = tt_schema_count(a->schema);
+    const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
+    size_t k = tt_schema_select(a->schema, question, a->card_budget, cards);
+    tt_buf_puts(&b, tt_cards_header);
+    tt_schema_render_text(a->schema, cards, k, &b);
+    free(cards);
+  }
+  /* what the user's knowledge file says about this question: definitions
+   * and the nearest solved examples */
+  const tt_knowledge *kn = tt_schema_knowledge(a->schema);
+  if (kn) {
+    tt_buf kb = TT_BUF_INIT;
+    tt_knowledge_render_for(kn, question, &kb);
+    if (kb.len) {
+      if (b.len) tt_buf_putc(&b, '\n');
+      tt_buf_append(&b, kb.data, kb.len);
+    }
+    tt_buf_free(&kb);
+  }
+  if (!b.len) {
+    tt_buf_free(&b);
+    return NULL;
+  }
   return tt_buf_detach(&b);
 }
 

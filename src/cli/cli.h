@@ -30,6 +30,7 @@ typedef struct tt_command {
 } tt_command;
 
 int cmd_sql(int argc, char **argv);
+int cmd_learn(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 int cmd_ask(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
@@ -139,6 +140,7 @@ typedef struct tt_cli_agent_opts {
   double sql_timeout_s;
   long schema_budget;
   bool immutable;
+  const char *knowledge;   /* --knowledge FILE (NULL: DB.knowledge.json if present) */
   bool json, quiet;
   int chart_w, chart_h;    /* --size (0: 1200x700) */
   bool chart_svg;          /* --chart-format svg */
@@ -150,13 +152,19 @@ typedef struct tt_cli_agent_opts {
 
 void tt_cli_agent_defaults(tt_cli_agent_opts *o);
 
+/* Loads --knowledge FILE (given) or the file beside the database. A
+ * malformed given file is a usage error (returns 2 after saying the line);
+ * a malformed file beside the database is warned about and skipped.
+ * *out is NULL when there is nothing to use. */
+int tt_cli_load_knowledge(const char *db_path, const char *given, tt_knowledge **out);
+
 enum {
   TT_OPT_BASE_URL = 300, TT_OPT_MODEL, TT_OPT_API_KEY_ENV, TT_OPT_STATE_DIR, TT_OPT_THREAD,
   TT_OPT_LLM_TIMEOUT, TT_OPT_NO_STREAM, TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED,
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
   TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS, TT_OPT_SIZE, TT_OPT_CHART_FORMAT,
   TT_OPT_NO_PREVIEW, TT_OPT_OUT, TT_OPT_MAX_ROWS, TT_OPT_SQL_ONLY, TT_OPT_LLM_DEADLINE,
-  TT_OPT_SHOW_THINKING, TT_OPT_PROFILE,
+  TT_OPT_SHOW_THINKING, TT_OPT_PROFILE, TT_OPT_KNOWLEDGE,
 };
 
 /* The long options ask and chat share (entries of a struct option table). */
@@ -175,6 +183,7 @@ enum {
   {"timeout", required_argument, NULL, TT_OPT_SQL_TIMEOUT},          \
   {"schema-budget", required_argument, NULL, TT_OPT_SCHEMA_BUDGET},  \
   {"immutable", no_argument, NULL, TT_OPT_IMMUTABLE},                \
+  {"knowledge", required_argument, NULL, TT_OPT_KNOWLEDGE},          \
   {"model-path", required_argument, NULL, TT_OPT_MODEL_PATH},        \
   {"ctx", required_argument, NULL, TT_OPT_CTX},                      \
   {"threads", required_argument, NULL, TT_OPT_THREADS},            \
@@ -211,6 +220,8 @@ enum {
   "      --timeout S        time limit of each SQL query (5)\n"                        \
   "      --schema-budget N  prompt tokens for schema cards before retrieval (2000)\n"  \
   "      --immutable        open the database with immutable=1\n"                      \
+  "      --knowledge FILE   what you know about the data (default: DB.knowledge.json\n" \
+  "                         beside the database, when there is one)\n"                \
   "      --state-dir DIR    threads, traces and charts (TABLETALK_STATE_DIR,\n"       \
   "                         default ~/.local/state/tabletalk)\n"                      \
   "Charts (when the question asks for one):\n"                                       \

@@ -17,6 +17,7 @@ static const tt_command tt_commands[] = {
     {"sql", "run one read-only SQL query and print the rows", cmd_sql},
     {"chart", "draw a chart of one query's rows (PNG, SVG, terminal)", cmd_chart},
     {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
+    {"learn", "add an example question and its SQL to the knowledge file", cmd_learn},
     {"serve-mcp", "serve the database to MCP clients over stdio or HTTP", cmd_serve_mcp},
     {"eval", "measure accuracy (Spider), behaviours and cost with a model", cmd_eval},
     {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace},

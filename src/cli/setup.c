@@ -68,6 +68,7 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     o->schema_budget = n;
     return 0;
   case TT_OPT_IMMUTABLE: o->immutable = true; return 0;
+  case TT_OPT_KNOWLEDGE: o->knowledge = arg; return 0;
   case TT_OPT_MODEL_PATH: o->model_path = arg; return 0;
   case TT_OPT_CTX:
     if (!tt_parse_long(arg, 512, 1048576, &o->ctx))
@@ -303,6 +304,31 @@ tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *
   return llm;
 }
 
+int tt_cli_load_knowledge(const char *db_path, const char *given, tt_knowledge **out) {
+  *out = NULL;
+  char *beside = given ? NULL : tt_knowledge_path_for(db_path);
+  const char *path = given ? given : beside;
+  if (!given && access(path, F_OK) != 0) {
+    free(beside);
+    return 0; /* no file beside the database: nothing to know */
+  }
+  tt_knowledge_error ke;
+  *out = tt_knowledge_load(path, &ke);
+  if (!*out) {
+    char where[32] = "";
+    if (ke.line > 0) snprintf(where, sizeof where, ":%d", ke.line);
+    if (given) {
+      tt_fail(TT_EXIT_USAGE, "knowledge file %s%s: %s", path, where, ke.message);
+      free(beside);
+      return TT_EXIT_USAGE;
+    }
+    fprintf(stderr, "tabletalk: warning: knowledge file %s%s: %s; going on without it\n", path,
+            where, ke.message);
+  }
+  free(beside);
+  return 0;
+}
+
 int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o) {
   double t0 = tt_now_ms();
   memset(e, 0, sizeof *e);
@@ -329,7 +355,15 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
     tt_fail(TT_EXIT_FAIL, "cannot read the schema of %s: %s", db_path, derr.message);
     return TT_EXIT_FAIL;
   }
+  tt_knowledge *kn = NULL;
+  int kbad = tt_cli_load_knowledge(db_path, o->knowledge, &kn);
+  if (kbad) {
+    tt_catalog_free(cat);
+    return kbad;
+  }
+  if (kn) tt_knowledge_apply(kn, cat);
   e->schema = tt_schema_new(cat);
+  tt_schema_set_knowledge(e->schema, kn);
   /* the value index links names in questions to columns; built once per
    * database file and kept in the cache directory */
   char *cache = tt_default_dir(e->dotenv, "CACHE");

@@ -1,5 +1,6 @@
 /* content.c — what the MCP server offers besides tools: a resource for the
  * whole schema and one per table or view (their cards, as text), a
+ * resource for the user's knowledge file when there is one, a
  * resource template for tables by name, two prompts (explore the database,
  * analyse one table), and the pagination cursors of the list methods. */
 #include "mcp/mcp_internal.h"
@@ -9,6 +10,7 @@
 
 #define TT_URI_SCHEMA "tabletalk://schema"
 #define TT_URI_TABLE "tabletalk://table/"
+#define TT_URI_KNOWLEDGE "tabletalk://knowledge"
 #define TT_RESOURCES_PAGE 100
 
 /* ---- cursors ------------------------------------------------------------------ */
@@ -128,6 +130,13 @@ json_t *tt_mcp_resources_list(tt_mcp_req *r) {
                           "title", "Database schema", "description", tt_buf_cstr(&desc),
                           "mimeType", "text/plain"));
       tt_buf_free(&desc);
+      if (tt_schema_knowledge(s)) /* listed with the schema, on the first page */
+        json_array_append_new(
+            list, json_pack("{s:s, s:s, s:s, s:s, s:s}", "uri", TT_URI_KNOWLEDGE, "name", "knowledge",
+                            "title", "What the user knows about the data", "description",
+                            "The knowledge file beside the database: descriptions of tables and "
+                            "columns, business definitions, example questions with their SQL",
+                            "mimeType", "application/json"));
     } else {
       json_array_append_new(list, tt_table_resource(tt_schema_card(s, i - 1)));
     }
@@ -172,7 +181,15 @@ json_t *tt_mcp_resources_read(tt_mcp_req *r) {
   }
   tt_buf_free(&serr);
   tt_buf text = TT_BUF_INIT;
-  if (strcmp(uri, TT_URI_SCHEMA) == 0) {
+  const char *mime = "text/plain";
+  if (strcmp(uri, TT_URI_KNOWLEDGE) == 0) {
+    const tt_knowledge *k = tt_schema_knowledge(s);
+    if (!k) return tt_resource_not_found(r, uri, "there is no knowledge file beside the database");
+    char *dump = tt_knowledge_dump(k);
+    tt_buf_puts(&text, dump);
+    free(dump);
+    mime = "application/json";
+  } else if (strcmp(uri, TT_URI_SCHEMA) == 0) {
     tt_schema_render_text(s, NULL, 0, &text);
   } else if (tt_has_prefix(uri, TT_URI_TABLE)) {
     tt_buf name = TT_BUF_INIT;
@@ -184,7 +201,7 @@ json_t *tt_mcp_resources_read(tt_mcp_req *r) {
   } else {
     return tt_resource_not_found(r, uri, "tabletalk serves " TT_URI_SCHEMA " and " TT_URI_TABLE "{name}");
   }
-  json_t *res = json_pack("{s:[{s:O, s:s, s:o}]}", "contents", "uri", u, "mimeType", "text/plain",
+  json_t *res = json_pack("{s:[{s:O, s:s, s:o}]}", "contents", "uri", u, "mimeType", mime,
                           "text", tt_json_stringn(text.data ? text.data : "", text.len));
   tt_buf_free(&text);
   return res;

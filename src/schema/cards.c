@@ -29,6 +29,7 @@ struct tt_schema {
   tt_card *cards;
   size_t total_tokens;
   tt_values *values; /* NULL until set */
+  tt_knowledge *knowledge; /* owned, or NULL */
 };
 
 /* Text as a JSON string: quotes and backslashes escaped, so a value
@@ -305,6 +306,7 @@ void tt_schema_free(tt_schema *s) {
   free(s->cards);
   tt_catalog_free(s->cat);
   tt_values_free(s->values);
+  tt_knowledge_free(s->knowledge);
   free(s);
 }
 
@@ -424,3 +426,10 @@ json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_
   json_object_set_new(o, "token_estimate", json_integer((json_int_t)tokens));
   return o;
 }
+
+void tt_schema_set_knowledge(tt_schema *s, tt_knowledge *k) {
+  tt_knowledge_free(s->knowledge);
+  s->knowledge = k;
+}
+
+const tt_knowledge *tt_schema_knowledge(const tt_schema *s) { return s->knowledge; }

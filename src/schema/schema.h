@@ -164,4 +164,37 @@ char *tt_values_cache_path(const char *cache_dir, const char *db_path);
 void tt_schema_set_values(tt_schema *s, tt_values *v);
 const tt_values *tt_schema_values(const tt_schema *s);
 
+/* ---- the user's knowledge file (knowledge.c) ------------------------------
+ * A JSON object: {"tables": {"Name": "description"}, "columns":
+ * {"Table.Column": "description"}, "definitions": ["revenue = ..."],
+ * "examples": [{"question": "...", "sql": "..."}]}, every key optional. */
+typedef struct tt_knowledge tt_knowledge;
+typedef struct tt_knowledge_error {
+  int line;           /* 1-based line of the problem, 0 when none applies */
+  char message[320];
+} tt_knowledge_error;
+
+/* NULL with err filled when the file cannot be read or is malformed. */
+tt_knowledge *tt_knowledge_load(const char *path, tt_knowledge_error *err);
+tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_knowledge_error *err);
+tt_knowledge *tt_knowledge_new_empty(void);
+/* The knowledge file beside a database: chinook.sqlite ->
+ * chinook.knowledge.json (freshly allocated). */
+char *tt_knowledge_path_for(const char *db_path);
+void tt_knowledge_free(tt_knowledge *k);
+/* The document itself, owned by k. */
+const json_t *tt_knowledge_json(const tt_knowledge *k);
+void tt_knowledge_add_example(tt_knowledge *k, const char *question, const char *sql);
+/* The file's text (indented JSON, newline-terminated); the caller frees it. */
+char *tt_knowledge_dump(const tt_knowledge *k);
+/* Sets the descriptions of the catalog's tables and columns the file names
+ * (over those from SQL comments); call before tt_schema_new. */
+void tt_knowledge_apply(const tt_knowledge *k, tt_catalog *cat);
+/* Appends the definitions and the examples nearest the question (nothing
+ * when the file has neither). */
+void tt_knowledge_render_for(const tt_knowledge *k, const char *question, tt_buf *out);
+/* The schema keeps k (and frees it); NULL detaches nothing. */
+void tt_schema_set_knowledge(tt_schema *s, tt_knowledge *k);
+const tt_knowledge *tt_schema_knowledge(const tt_schema *s);
+
 #endif

@@ -5,10 +5,13 @@
 // (answers, follow-ups, progress, cancellation, elicitation with and
 // without the client's capability), and the signed requestState of
 // 2026-07-28 against forgery. Every database is a scratch copy that must
-// stay byte-identical.
+// stay byte-identical. The knowledge file beside the database is a
+// resource too, and its descriptions reach the cards.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import {
   SUITE_TIMEOUT, killAll, MODERN, RawStdio, connectHttp, connectStdio, jsonInText, modernRequest,
   ms, postModern, scratch, serveArgs, startHttp, startModel, textOf,
@@ -588,4 +591,35 @@ test('2026-07-28 capabilities are per request, not per connection', { timeout: S
   assert.equal(urlOnly.result.structuredContent.needs_clarification, true, 'a client that only takes URLs gets no form');
   await raw.close();
   assert.ok(sc.unchanged());
+});
+
+test('the knowledge file beside the database: listed, readable as JSON, its descriptions in the cards', { timeout: SUITE_TIMEOUT }, async () => {
+  const sc = scratch();
+  const knowledge = {
+    tables: { Invoice: 'one row per sale to a customer' },
+    definitions: ['revenue = SUM(InvoiceLine.UnitPrice * InvoiceLine.Quantity)'],
+    examples: [{ question: 'How many artists?', sql: 'SELECT COUNT(*) FROM Artist' }],
+  };
+  fs.writeFileSync(path.join(sc.dir, 'chinook.knowledge.json'), JSON.stringify(knowledge));
+  const c = await connectStdio(sc);
+  const { resources } = await c.client.listResources();
+  const k = resources.find((r) => r.uri === 'tabletalk://knowledge');
+  assert.ok(k, 'the knowledge resource is listed');
+  assert.equal(k.mimeType, 'application/json');
+  const read = await c.client.readResource({ uri: 'tabletalk://knowledge' });
+  assert.equal(read.contents[0].mimeType, 'application/json');
+  assert.deepEqual(JSON.parse(read.contents[0].text), knowledge);
+  const card = await c.client.readResource({ uri: 'tabletalk://table/Invoice' });
+  assert.match(card.contents[0].text, /one row per sale to a customer/);
+  await c.close();
+  assert.ok(sc.unchanged());
+
+  // without a file: not listed, and reading it says there is none
+  const plain = scratch();
+  const p = await connectStdio(plain);
+  const again = await p.client.listResources();
+  assert.equal(again.resources.find((r) => r.uri === 'tabletalk://knowledge'), undefined);
+  await assert.rejects(p.client.readResource({ uri: 'tabletalk://knowledge' }),
+    (e) => /not found: there is no knowledge file beside the database/i.test(e.message));
+  await p.close();
 });

@@ -1,0 +1,131 @@
+/* cmd_learn.c — `tabletalk learn DB "question" "SQL"`: add a solved
+ * example to the knowledge file beside the database (or --knowledge FILE),
+ * after running the SQL through the guard so that only read-only SQL that
+ * works is kept. The database is never written; the knowledge file is
+ * rewritten whole (a temporary file renamed over it), under a lock on its
+ * folder so that two learns at once do not lose an example. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char tt_learn_usage[] =
+    "Usage: tabletalk learn DB \"QUESTION\" \"SQL\" [--knowledge FILE]\n"
+    "\n"
+    "Add an example question and the SQL that answers it to the knowledge file\n"
+    "(DB.knowledge.json beside the database unless --knowledge names another;\n"
+    "created when absent). The SQL is run read-only first: SQL the guard refuses\n"
+    "or that fails is not added. The three examples nearest each question are\n"
+    "shown to the model.\n"
+    "\n"
+    "Exit codes: 0 added, 1 SQL error or file not writable, 2 usage or malformed\n"
+    "knowledge file, 3 refused by the guard.\n";
+
+/* Writes text to path through a temporary file in the same folder. */
+static bool tt_write_replace(const char *path, const char *text) {
+  size_t n = strlen(path);
+  char *tmp = tt_xcalloc(n + 16, 1);
+  snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    free(tmp);
+    return false;
+  }
+  size_t len = strlen(text), off = 0;
+  bool ok = true;
+  while (off < len) {
+    ssize_t w = write(fd, text + off, len - off);
+    if (w <= 0) {
+      ok = false;
+      break;
+    }
+    off += (size_t)w;
+  }
+  ok = ok && fchmod(fd, 0644) == 0 && fsync(fd) == 0;
+  ok = close(fd) == 0 && ok;
+  ok = ok && rename(tmp, path) == 0;
+  if (!ok) unlink(tmp);
+  free(tmp);
+  return ok;
+}
+
+int cmd_learn(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"knowledge", required_argument, NULL, 'k'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *given = NULL;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":k:h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'k': given = optarg; break;
+    case 'h': fputs(tt_learn_usage, stdout); return TT_EXIT_OK;
+    case ':': return tt_usage_error("learn", "option '%s' needs a value", argv[optind - 1]);
+    default: return tt_usage_error("learn", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (argc - optind != 3)
+    return tt_usage_error("learn", "give a database file, the question and the SQL that answers it");
+  const char *db_path = argv[optind], *question = argv[optind + 1], *sql = argv[optind + 2];
+  if (!*question) return tt_usage_error("learn", "the question is empty");
+
+  tt_db_opts o = tt_db_default_opts();
+  tt_db_error err;
+  tt_db *db = tt_db_open(db_path, &o, &err);
+  if (!db) return tt_fail(tt_exit_for(err.kind), "%s", err.message);
+  tt_result *r = tt_db_query(db, sql, strlen(sql), &err);
+  tt_db_close(db);
+  if (!r) {
+    const char *what = err.kind == TT_DB_ERR_REFUSED ? "refused: " : err.kind == TT_DB_ERR_SQL ? "SQL error: " : "";
+    int rc = tt_exit_for(err.kind);
+    if (err.kind == TT_DB_ERR_REFUSED && err.refusal == TT_REFUSE_EMPTY) rc = TT_EXIT_USAGE;
+    tt_fail(rc, "%s%s (the example was not added)", what, err.message);
+    return rc;
+  }
+  tt_result_free(r);
+
+  char *beside = given ? NULL : tt_knowledge_path_for(db_path);
+  const char *path = given ? given : beside;
+  char *dir_copy = tt_xstrdup(path);
+  int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
+  free(dir_copy);
+  if (dfd >= 0) flock(dfd, LOCK_EX);
+  int rc = TT_EXIT_OK;
+  tt_knowledge *k = NULL;
+  if (access(path, F_OK) == 0) {
+    tt_knowledge_error ke;
+    k = tt_knowledge_load(path, &ke);
+    if (!k) {
+      char where[32] = "";
+      if (ke.line > 0) snprintf(where, sizeof where, ":%d", ke.line);
+      rc = tt_fail(TT_EXIT_USAGE, "knowledge file %s%s: %s; fix it first, the example was not added",
+                   path, where, ke.message);
+    }
+  } else {
+    k = tt_knowledge_new_empty();
+  }
+  if (k) {
+    tt_knowledge_add_example(k, question, sql);
+    char *text = tt_knowledge_dump(k);
+    if (!tt_write_replace(path, text))
+      rc = tt_fail(TT_EXIT_FAIL, "cannot write %s: %s", path, strerror(errno));
+    else
+      printf("added to %s\n", path);
+    free(text);
+    tt_knowledge_free(k);
+  }
+  if (dfd >= 0) close(dfd);
+  free(beside);
+  return rc;
+}

@@ -1,0 +1,300 @@
+/* knowledge.c — the user's knowledge file (DB.knowledge.json beside the
+ * database, or --knowledge FILE): descriptions of tables and columns that
+ * go into the cards, business definitions, and example question -> SQL
+ * pairs. Parsed with jansson (line numbers come from its errors); the
+ * definitions (all when few, else those that share words with the
+ * question) and the three examples nearest the question by word overlap
+ * are rendered for the question's message. Knows nothing about models. */
+#include "schema/schema.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define TT_KNOWLEDGE_MAX_BYTES (8u << 20) /* a bigger file is refused */
+#define TT_DEFINITIONS_ALL 8              /* up to this many always go in */
+#define TT_EXAMPLES_SHOWN 3
+
+struct tt_knowledge {
+  json_t *root; /* the validated document */
+};
+
+static void tt_kerr(tt_knowledge_error *err, int line, const char *fmt, ...) TT_PRINTF(3, 4);
+static void tt_kerr(tt_knowledge_error *err, int line, const char *fmt, ...) {
+  if (!err) return;
+  err->line = line;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+}
+
+/* Checks the shape; on a problem fills err (line 0: no line to name). */
+static bool tt_knowledge_check(json_t *root, tt_knowledge_error *err) {
+  static const char *const known[] = {"tables", "columns", "definitions", "examples"};
+  if (!json_is_object(root)) {
+    tt_kerr(err, 1, "%s", "the file must be one JSON object: {\"tables\": {...}, \"columns\": {...}, "
+                          "\"definitions\": [...], \"examples\": [...]}");
+    return false;
+  }
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    bool ok = false;
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) ok |= strcmp(key, known[i]) == 0;
+    if (!ok) {
+      tt_kerr(err, 0, "unknown key \"%.200s\": the keys are tables, columns, definitions, examples", key);
+      return false;
+    }
+  }
+  const char *objs[] = {"tables", "columns"};
+  for (size_t i = 0; i < 2; i++) {
+    json_t *o = json_object_get(root, objs[i]);
+    if (!o) continue;
+    if (!json_is_object(o)) {
+      tt_kerr(err, 0, "\"%s\" must be an object of name: \"description\"", objs[i]);
+      return false;
+    }
+    json_object_foreach(o, key, v) {
+      if (!json_is_string(v)) {
+        tt_kerr(err, 0, "the description of \"%.200s\" must be text in quotes", key);
+        return false;
+      }
+      if (i == 1 && !strchr(key, '.')) {
+        tt_kerr(err, 0, "column \"%.200s\" must be written Table.Column", key);
+        return false;
+      }
+    }
+  }
+  json_t *defs = json_object_get(root, "definitions");
+  if (defs) {
+    size_t i;
+    if (!json_is_array(defs)) {
+      tt_kerr(err, 0, "%s", "\"definitions\" must be a list of texts: [\"revenue = ...\", ...]");
+      return false;
+    }
+    json_array_foreach(defs, i, v) if (!json_is_string(v)) {
+      tt_kerr(err, 0, "%s", "every definition must be text in quotes");
+      return false;
+    }
+  }
+  json_t *ex = json_object_get(root, "examples");
+  if (ex) {
+    size_t i;
+    if (!json_is_array(ex)) {
+      tt_kerr(err, 0, "%s", "\"examples\" must be a list of {\"question\": ..., \"sql\": ...}");
+      return false;
+    }
+    json_array_foreach(ex, i, v) {
+      if (!json_is_object(v) || !json_is_string(json_object_get(v, "question")) ||
+          !json_is_string(json_object_get(v, "sql"))) {
+        char n[32];
+        snprintf(n, sizeof n, "%zu", i + 1);
+        tt_kerr(err, 0, "example %s must be {\"question\": \"...\", \"sql\": \"...\"}", n);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_knowledge_error *err) {
+  if (err) memset(err, 0, sizeof *err);
+  if (n > TT_KNOWLEDGE_MAX_BYTES) {
+    tt_kerr(err, 0, "%s", "the file is over 8 MB; keep descriptions, definitions and examples short");
+    return NULL;
+  }
+  json_error_t je;
+  json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+  if (!root) {
+    if (err) {
+      err->line = je.line > 0 ? je.line : 1;
+      snprintf(err->message, sizeof err->message, "%.200s (fix the JSON there)", je.text);
+    }
+    return NULL;
+  }
+  if (!tt_knowledge_check(root, err)) {
+    json_decref(root);
+    return NULL;
+  }
+  tt_knowledge *k = tt_xcalloc(1, sizeof *k);
+  k->root = root;
+  return k;
+}
+
+tt_knowledge *tt_knowledge_load(const char *path, tt_knowledge_error *err) {
+  if (err) memset(err, 0, sizeof *err);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    tt_kerr(err, 0, "%s", "cannot open it");
+    return NULL;
+  }
+  tt_buf b = TT_BUF_INIT;
+  char chunk[65536];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    tt_buf_append(&b, chunk, got);
+    if (b.len > TT_KNOWLEDGE_MAX_BYTES) break;
+  }
+  fclose(f);
+  tt_knowledge *k = tt_knowledge_parse(b.data ? b.data : "", b.len, err);
+  tt_buf_free(&b);
+  return k;
+}
+
+char *tt_knowledge_path_for(const char *db_path) {
+  const char *slash = strrchr(db_path, '/');
+  const char *dot = strrchr(db_path, '.');
+  size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - db_path) : strlen(db_path);
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_append(&b, db_path, stem);
+  tt_buf_puts(&b, ".knowledge.json");
+  return tt_buf_detach(&b);
+}
+
+tt_knowledge *tt_knowledge_new_empty(void) {
+  tt_knowledge *k = tt_xcalloc(1, sizeof *k);
+  k->root = json_object();
+  return k;
+}
+
+void tt_knowledge_free(tt_knowledge *k) {
+  if (!k) return;
+  json_decref(k->root);
+  free(k);
+}
+
+const json_t *tt_knowledge_json(const tt_knowledge *k) { return k->root; }
+
+void tt_knowledge_add_example(tt_knowledge *k, const char *question, const char *sql) {
+  json_t *ex = json_object_get(k->root, "examples");
+  if (!ex) {
+    ex = json_array();
+    json_object_set_new(k->root, "examples", ex);
+  }
+  json_array_append_new(ex, json_pack("{s:s,s:s}", "question", question, "sql", sql));
+}
+
+char *tt_knowledge_dump(const tt_knowledge *k) {
+  char *s = json_dumps(k->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  size_t n = strlen(s);
+  char *out = tt_xcalloc(n + 2, 1);
+  memcpy(out, s, n);
+  out[n] = '\n';
+  free(s);
+  return out;
+}
+
+void tt_knowledge_apply(const tt_knowledge *k, tt_catalog *cat) {
+  json_t *tables = json_object_get(k->root, "tables");
+  json_t *cols = json_object_get(k->root, "columns");
+  const char *key;
+  json_t *v;
+  for (size_t i = 0; i < cat->ntables; i++) {
+    tt_table_info *t = &cat->tables[i];
+    json_object_foreach(tables, key, v) if (strcasecmp(key, t->name) == 0)
+      t->description = tt_arena_strdup(cat->arena, json_string_value(v));
+    json_object_foreach(cols, key, v) {
+      const char *dot = strrchr(key, '.');
+      size_t tn = (size_t)(dot - key);
+      if (strlen(t->name) != tn || strncasecmp(key, t->name, tn) != 0) continue;
+      for (size_t c = 0; c < t->ncols; c++)
+        if (strcasecmp(dot + 1, t->cols[c].name) == 0)
+          t->cols[c].description = tt_arena_strdup(cat->arena, json_string_value(v));
+    }
+  }
+}
+
+/* Words of at least three letters or digits, lower-cased, space-separated
+ * with a space on each side, so " word " finds a whole word. */
+static char *tt_words(const char *s) {
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_putc(&b, ' ');
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    if (!isalnum(*p)) {
+      p++;
+      continue;
+    }
+    const unsigned char *w = p;
+    while (isalnum(*p)) p++;
+    if (p - w < 3) continue;
+    for (const unsigned char *q = w; q < p; q++) tt_buf_putc(&b, (char)tolower(*q));
+    tt_buf_putc(&b, ' ');
+  }
+  return tt_buf_detach(&b);
+}
+
+/* How many distinct words of text are in the question's words. */
+static size_t tt_overlap(const char *qwords, const char *text) {
+  char *tw = tt_words(text);
+  size_t n = 0;
+  char *p = tw + 1;
+  while (*p) {
+    char *end = strchr(p, ' ');
+    size_t len = (size_t)(end - p);
+    char probe[80];
+    if (len + 2 < sizeof probe) {
+      probe[0] = ' ';
+      memcpy(probe + 1, p, len);
+      probe[len + 1] = ' ';
+      probe[len + 2] = 0;
+      /* count each word once: skip it when it appeared earlier in tw */
+      *p = 0;
+      bool seen = strstr(tw, probe) != NULL;
+      *p = probe[1];
+      if (!seen && strstr(qwords, probe)) n++;
+    }
+    p = end + 1;
+  }
+  free(tw);
+  return n;
+}
+
+typedef struct tt_scored {
+  size_t i, score;
+} tt_scored;
+
+static int tt_by_score(const void *a, const void *b) {
+  const tt_scored *x = a, *y = b;
+  if (x->score != y->score) return x->score < y->score ? 1 : -1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+void tt_knowledge_render_for(const tt_knowledge *k, const char *question, tt_buf *out) {
+  char *qw = tt_words(question ? question : "");
+  json_t *defs = json_object_get(k->root, "definitions");
+  size_t nd = json_array_size(defs);
+  if (nd) {
+    tt_buf_puts(out, "Definitions the user gave (follow them):\n");
+    size_t i;
+    json_t *v;
+    json_array_foreach(defs, i, v) {
+      const char *d = json_string_value(v);
+      if (nd <= TT_DEFINITIONS_ALL || tt_overlap(qw, d) > 0) tt_buf_printf(out, "- %s\n", d);
+    }
+  }
+  json_t *ex = json_object_get(k->root, "examples");
+  size_t ne = json_array_size(ex);
+  if (ne) {
+    tt_scored *s = tt_xcalloc(ne, sizeof *s);
+    for (size_t i = 0; i < ne; i++) {
+      s[i].i = i;
+      s[i].score = tt_overlap(qw, json_string_value(json_object_get(json_array_get(ex, i), "question")));
+    }
+    qsort(s, ne, sizeof *s, tt_by_score);
+    bool any = false;
+    for (size_t j = 0; j < ne && j < TT_EXAMPLES_SHOWN && s[j].score > 0; j++) {
+      if (!any) tt_buf_puts(out, "Questions like mine answered before:\n");
+      any = true;
+      json_t *e = json_array_get(ex, s[j].i);
+      tt_buf_printf(out, "Q: %s\nSQL: %s\n", json_string_value(json_object_get(e, "question")),
+                    json_string_value(json_object_get(e, "sql")));
+    }
+    free(s);
+  }
+  free(qw);
+}
