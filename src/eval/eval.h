@@ -161,4 +161,11 @@ tt_schema_bench_opts tt_schema_bench_default_opts(void);
  * when the folder cannot be read. */
 json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err);
 
+/* One JSON object a line of path (blank lines skipped), each passing ok;
+ * NULL with err when the file cannot be read (err ends with hint), a line
+ * is not JSON or fails ok ("PATH line N is not " need), or it holds no
+ * questions (jsonl.c). */
+json_t *tt_eval_read_jsonl(const char *path, bool (*ok)(const json_t *q), const char *need,
+                           const char *hint, tt_buf *err);
+
 #endif

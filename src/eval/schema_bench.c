@@ -8,7 +8,6 @@
  * shown and tokens, overall and per category. */
 #include "eval/eval.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,36 +21,16 @@ tt_schema_bench_opts tt_schema_bench_default_opts(void) {
 }
 
 /* questions.jsonl: {"id","category","question","tables":[...]} per line. */
+static bool tt_labelled(const json_t *q) {
+  return json_is_string(json_object_get(q, "question")) && json_is_array(json_object_get(q, "tables")) &&
+         json_array_size(json_object_get(q, "tables")) > 0;
+}
+
 static json_t *tt_bench_questions(const char *path, tt_buf *err) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    tt_buf_printf(err, "cannot read %s: %s; --data wants a folder with schema.sqlite and questions.jsonl "
-                       "(python3 bench/schema/gen.py --out DIR writes one)", path, strerror(errno));
-    return NULL;
-  }
-  json_t *qs = json_array();
-  char *line = NULL;
-  size_t cap = 0;
-  long lineno = 0;
-  while (getline(&line, &cap, f) >= 0) {
-    lineno++;
-    if (line[strspn(line, " \t\r\n")] == 0) continue;
-    json_t *q = json_loads(line, 0, NULL);
-    bool ok = json_is_object(q) && json_is_string(json_object_get(q, "question")) &&
-              json_is_array(json_object_get(q, "tables")) && json_array_size(json_object_get(q, "tables")) > 0;
-    if (!ok) {
-      tt_buf_printf(err, "%s line %ld is not a labelled question: it needs a string question and a "
-                         "non-empty array tables", path, lineno);
-      json_decref(q);
-      json_decref(qs);
-      qs = NULL;
-      break;
-    }
-    json_array_append_new(qs, q);
-  }
-  free(line);
-  fclose(f);
-  return qs;
+  return tt_eval_read_jsonl(path, tt_labelled,
+                            "a labelled question: it needs a string question and a non-empty array tables",
+                            "--data wants a folder with schema.sqlite and questions.jsonl "
+                            "(python3 bench/schema/gen.py --out DIR writes one)", err);
 }
 
 typedef struct tt_tally {

@@ -45,45 +45,19 @@ tt_spider_opts tt_spider_default_opts(void) {
 
 /* ---- the question set --------------------------------------------------------------- */
 
+static bool tt_spider_question(const json_t *q) {
+  static const char *const fields[] = {"id", "db_id", "question", "gold_sql"};
+  for (size_t i = 0; i < 4; i++)
+    if (!json_is_string(json_object_get(q, fields[i]))) return false;
+  return true;
+}
+
 static json_t *tt_load_questions(const char *dir, tt_buf *err) {
   char *path = tt_xasprintf("%s/questions.jsonl", dir);
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    tt_buf_printf(err, "cannot read %s: %s; --data wants a folder with questions.jsonl and "
-                       "databases/<db_id>.sqlite", path, strerror(errno));
-    free(path);
-    return NULL;
-  }
-  json_t *qs = json_array();
-  char *line = NULL;
-  size_t cap = 0;
-  long lineno = 0;
-  while (getline(&line, &cap, f) >= 0) {
-    lineno++;
-    if (line[strspn(line, " \t\r\n")] == 0) continue;
-    json_error_t jerr;
-    json_t *q = json_loads(line, 0, &jerr);
-    const char *fields[] = {"id", "db_id", "question", "gold_sql"};
-    bool ok = json_is_object(q);
-    for (size_t i = 0; ok && i < 4; i++) ok = json_is_string(json_object_get(q, fields[i]));
-    if (!ok) {
-      tt_buf_printf(err, "%s line %ld is not a question: it needs string fields id, db_id, question "
-                         "and gold_sql%s%s", path, lineno, q ? "" : " (invalid JSON: ", q ? "" : jerr.text);
-      if (!q) tt_buf_puts(err, ")");
-      json_decref(q);
-      json_decref(qs);
-      qs = NULL;
-      break;
-    }
-    json_array_append_new(qs, q);
-  }
-  free(line);
-  fclose(f);
-  if (qs && json_array_size(qs) == 0) {
-    tt_buf_printf(err, "%s holds no questions", path);
-    json_decref(qs);
-    qs = NULL;
-  }
+  json_t *qs = tt_eval_read_jsonl(path, tt_spider_question,
+                                  "a question: it needs string fields id, db_id, question and gold_sql",
+                                  "--data wants a folder with questions.jsonl and databases/<db_id>.sqlite",
+                                  err);
   free(path);
   return qs;
 }
