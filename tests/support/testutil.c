@@ -325,6 +325,15 @@ void tu_corpus_free(tu_row *rows, size_t nrows) {
   free(rows);
 }
 
+void tu_exec_sql(const char *path, const char *sql) {
+  sqlite3 *h;
+  char *msg = NULL;
+  if (sqlite3_open(path, &h) != SQLITE_OK || sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    fprintf(stderr, "tu_exec_sql on %s: %s\n", path, msg ? msg : sqlite3_errmsg(h));
+    abort();
+  }
+  sqlite3_close(h);
+}
 char *tu_make_wide_db(const char *dir, int ntables, long big_rows) {
   static const char *const groups[] = {"sales", "hr",   "inv",  "fin", "crm", "ops",
                                        "mkt",   "ship", "prod", "supp", "web", "audit"};
@@ -334,8 +343,6 @@ char *tu_make_wide_db(const char *dir, int ntables, long big_rows) {
                                       "visits",   "requests", "reviews",  "shifts",   "routes",
                                       "vendors",  "assets",   "claims",   "quotes",   "leads"};
   char *path = tt_xasprintf("%s/wide.sqlite", dir);
-  sqlite3 *h;
-  if (sqlite3_open(path, &h) != SQLITE_OK) abort();
   tt_buf sql = TT_BUF_INIT;
   tt_buf_puts(&sql, "BEGIN;");
   for (int i = 0; i < ntables; i++) {
@@ -365,12 +372,7 @@ char *tu_make_wide_db(const char *dir, int ntables, long big_rows) {
                   rows, name, i >= 12 ? "1 + x % 20," : "", n);
   }
   tt_buf_puts(&sql, "COMMIT;");
-  char *msg = NULL;
-  if (sqlite3_exec(h, tt_buf_cstr(&sql), NULL, NULL, &msg) != SQLITE_OK) {
-    fprintf(stderr, "tu_make_wide_db: %s\n", msg);
-    abort();
-  }
+  tu_exec_sql(path, tt_buf_cstr(&sql));
   tt_buf_free(&sql);
-  sqlite3_close(h);
   return path;
 }

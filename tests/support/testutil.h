@@ -41,6 +41,9 @@ void tu_scratch_remove(tu_scratch *s);
  * columns (created_at, updated_at, created_by, etl_batch_id); 20 rows each,
  * and big_rows rows in the first table. Returns the path (caller frees). */
 char *tu_make_wide_db(const char *dir, int ntables, long big_rows);
+/* Runs sql on the SQLite file at path (created when missing); aborts with
+ * SQLite's message when it fails. */
+void tu_exec_sql(const char *path, const char *sql);
 
 /* A fresh private folder under $TMPDIR, removed by tu_rmtree. */
 char *tu_mkdtemp(void);

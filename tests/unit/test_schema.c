@@ -310,12 +310,7 @@ static void test_rank_words(void **state) {
 static tt_schema *crafted(const char *sql) {
   char *dir = tu_mkdtemp();
   char *path = tt_xasprintf("%s/rank.sqlite", dir);
-  sqlite3 *h;
-  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-  char *msg = NULL;
-  if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) fprintf(stderr, "%s\n", msg);
-  assert_null(msg);
-  sqlite3_close(h);
+  tu_exec_sql(path, sql);
   tt_schema *s = load(path);
   tu_rmtree(dir);
   free(path);

@@ -18,15 +18,6 @@
 #include "schema/schema.h"
 #include "testutil.h"
 
-static void exec_sql(const char *path, const char *sql) {
-  sqlite3 *h;
-  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-  char *msg = NULL;
-  if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) fprintf(stderr, "%s\n", msg);
-  assert_null(msg);
-  sqlite3_close(h);
-}
-
 static const char *offices_sql =
     "CREATE TABLE office_location(id INTEGER PRIMARY KEY, city TEXT, country TEXT);"
     "INSERT INTO office_location(city, country) VALUES ('Rotterdam','Netherlands'),"
@@ -80,7 +71,7 @@ static void test_match(void **state) {
   (void)state;
   char *dir = tu_mkdtemp();
   char *path = tt_xasprintf("%s/o.sqlite", dir);
-  exec_sql(path, offices_sql);
+  tu_exec_sql(path, offices_sql);
   tt_catalog *cat;
   tt_values *v = values_of(path, &cat);
   check_link(v, "How many staff work in ROTTERDAM?", "office_location.city=Rotterdam");
@@ -146,7 +137,7 @@ static void test_bounds(void **state) {
   assert_int_equal(o.scan_rows, 50000);
   char *dir = tu_mkdtemp();
   char *path = tt_xasprintf("%s/b.sqlite", dir);
-  exec_sql(path,
+  tu_exec_sql(path,
            "CREATE TABLE many(x TEXT);"
            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500)"
            " INSERT INTO many SELECT 'item ' || i FROM n;"
@@ -200,7 +191,7 @@ static void test_cache(void **state) {
   char *dir = tu_mkdtemp();
   char *path = tt_xasprintf("%s/o.sqlite", dir);
   char *cache = tt_xasprintf("%s/cache", dir);
-  exec_sql(path, offices_sql);
+  tu_exec_sql(path, offices_sql);
   char *before = tu_sha256(path);
   bool cached = true;
   tt_values *v = open_cached(path, cache, &cached);
@@ -263,7 +254,7 @@ static void test_cache(void **state) {
   free(text);
   /* the database changes: rebuilt, the new value found */
   sleep(1);
-  exec_sql(path, "INSERT INTO office_location(city, country) VALUES ('Eindhoven','Netherlands');");
+  tu_exec_sql(path, "INSERT INTO office_location(city, country) VALUES ('Eindhoven','Netherlands');");
   v = open_cached(path, cache, &cached);
   assert_false(cached);
   check_link(v, "staff in eindhoven", "office_location.city=Eindhoven");
@@ -306,7 +297,7 @@ static void test_progress_line(void **state) {
   (void)state;
   char *dir = tu_mkdtemp();
   char *path = tt_xasprintf("%s/big.sqlite", dir);
-  exec_sql(path, "CREATE TABLE pad(b BLOB, label TEXT);"
+  tu_exec_sql(path, "CREATE TABLE pad(b BLOB, label TEXT);"
                  "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 66)"
                  " INSERT INTO pad SELECT zeroblob(1048576), 'Label ' || i FROM n;");
   char *cache = tt_xasprintf("%s/cache", dir);
