@@ -131,6 +131,9 @@ tt_values *tt_values_build(tt_db *db, const tt_catalog *cat, const tt_values_opt
   tt_values *v = tt_values_new();
   for (size_t t = 0; t < cat->ntables; t++) {
     const tt_table_info *ti = &cat->tables[t];
+    /* a view's values come from tables, and reading one can take as long as
+     * its query does (the catalog skips slow ones for the same reason) */
+    if (ti->is_view) continue;
     for (size_t c = 0; c < ti->ncols; c++) {
       const tt_column_info *ci = &ti->cols[c];
       if (!tt_is_text_type(ci->type) || v->n >= d.max_total) continue;
