@@ -1,14 +1,36 @@
 /* valuesbench.c — measures the value index on one database file: the first
  * use (built from the database, written to the cache) against the next
  * (read from the cache), with the number of values and the cache file's
- * size. Usage: tt-valuesbench DB CACHE_DIR. The database is only read. */
+ * size, and how long linking the words of each QUESTION to values takes.
+ * Usage: tt-valuesbench DB CACHE_DIR [QUESTION...]. The database is only
+ * read. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include "schema/schema.h"
 
-static double open_once(const char *path, const char *cache, size_t *n, bool *cached) {
+/* Links each question 100 times and prints the mean time and the hints. */
+static void match_each(const tt_values *v, char **questions, int nq) {
+  for (int q = 0; q < nq; q++) {
+    tt_value_matches m;
+    double t0 = tt_now_ms();
+    for (int r = 0; r < 100; r++) {
+      tt_values_match(v, questions[q], &m);
+      tt_value_matches_free(&m);
+    }
+    double ms = (tt_now_ms() - t0) / 100;
+    tt_values_match(v, questions[q], &m);
+    tt_buf b = TT_BUF_INIT;
+    tt_values_hints(&m, &b);
+    printf("%.3f ms to link \"%s\": %zu hint(s)\n%s", ms, questions[q], m.n, tt_buf_cstr(&b));
+    tt_buf_free(&b);
+    tt_value_matches_free(&m);
+  }
+}
+
+static double open_once(const char *path, const char *cache, size_t *n, bool *cached,
+                        char **questions, int nq) {
   tt_db_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   if (!db) {
@@ -25,6 +47,7 @@ static double open_once(const char *path, const char *cache, size_t *n, bool *ca
   tt_values *v = tt_values_open(db, cat, cache, false, cached);
   double ms = tt_now_ms() - t0;
   *n = tt_values_count(v);
+  match_each(v, questions, nq);
   tt_values_free(v);
   tt_catalog_free(cat);
   tt_db_close(db);
@@ -32,14 +55,14 @@ static double open_once(const char *path, const char *cache, size_t *n, bool *ca
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: tt-valuesbench DB CACHE_DIR\n");
+  if (argc < 3) {
+    fprintf(stderr, "usage: tt-valuesbench DB CACHE_DIR [QUESTION...]\n");
     return 2;
   }
   size_t n1, n2;
   bool c1, c2;
-  double first = open_once(argv[1], argv[2], &n1, &c1);
-  double again = open_once(argv[1], argv[2], &n2, &c2);
+  double first = open_once(argv[1], argv[2], &n1, &c1, NULL, 0);
+  double again = open_once(argv[1], argv[2], &n2, &c2, argv + 3, argc - 3);
   if (first < 0 || again < 0) return 1;
   char *file = tt_values_cache_path(argv[2], argv[1]);
   struct stat st;

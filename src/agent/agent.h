@@ -176,10 +176,12 @@ const tt_tool_spec *tt_agent_tools(const tt_agent *a, size_t *n);
 
 /* What the first prompt of a question costs, in estimated tokens: the
  * fixed rules, the tools' descriptions and JSON schemas, the table index
- * (when the whole schema is over the budget) and the cards. index + cards
- * stay within budget. */
+ * (when the whole schema is over the budget), the cards and what the
+ * knowledge file adds for the question. index + cards + knowledge stay
+ * within budget. */
 typedef struct tt_prompt_cost {
   size_t rules, tools, index, cards, total;
+  size_t knowledge; /* definitions and examples from the knowledge file */
   size_t budget;
   size_t ntables, ncards; /* tables in the database, cards in the prompt */
   bool whole_schema;      /* every card is in the system prompt, no index */
@@ -193,6 +195,10 @@ size_t tt_agent_card_budget(const tt_schema *s, size_t budget, bool *whole_schem
  * and (tokens may be NULL) what their cards take; NULL when every card is
  * in the system prompt. */
 json_t *tt_agent_schema_picks(const tt_agent *a, const char *question, size_t *tokens);
+/* What the knowledge file adds to question's message (definitions, the
+ * nearest examples) within its share of the schema budget; NULL when
+ * nothing. */
+char *tt_agent_knowledge_for(const tt_agent *a, const char *question);
 /* question may be NULL: the cards chosen with nothing to go by. */
 void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cost *out);
 

@@ -64,8 +64,19 @@ static size_t tt_split_budget(const tt_schema *s, size_t budget, tt_buf *index) 
   return budget > used ? budget - used : 0;
 }
 
+/* With a knowledge file, this share of the budget (in percent) is kept
+ * for its definitions and examples when deciding whether every card fits;
+ * when they do not all fit, the knowledge may take a third of what the
+ * index leaves. */
+#define TT_KNOWLEDGE_SHARE 25
+
+static size_t tt_whole_tokens(const tt_schema *s) {
+  return tt_schema_total_tokens(s) + tt_text_tokens(tt_whole_header);
+}
+
 static bool tt_whole_fits(const tt_schema *s, size_t budget) {
-  return tt_schema_total_tokens(s) + tt_text_tokens(tt_whole_header) <= budget;
+  size_t keep = tt_schema_knowledge(s) ? budget * TT_KNOWLEDGE_SHARE / 100 : 0;
+  return tt_whole_tokens(s) + keep <= budget;
 }
 
 size_t tt_agent_card_budget(const tt_schema *s, size_t budget, bool *whole_schema) {
@@ -90,28 +101,62 @@ char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema,
   return tt_buf_detach(&b);
 }
 
+/* Renders what the knowledge file says about question into out (may be
+ * NULL) within its share of the schema budget; returns the tokens it took. */
+static size_t tt_knowledge_part(const tt_agent *a, const char *question, tt_buf *out) {
+  const tt_knowledge *kn = tt_schema_knowledge(a->schema);
+  if (!kn) return 0;
+  size_t budget = a->o.schema_budget, whole = tt_whole_tokens(a->schema);
+  size_t cap = a->whole_schema ? (budget > whole ? budget - whole : 0) : a->card_budget / 3;
+  tt_buf kb = TT_BUF_INIT;
+  tt_knowledge_render_for(kn, question ? question : "", cap, &kb);
+  size_t used = tt_tokens_estimate(kb.data ? kb.data : "", kb.len);
+  if (out) tt_buf_append(out, kb.data ? kb.data : "", kb.len);
+  tt_buf_free(&kb);
+  return used;
+}
+
+char *tt_agent_knowledge_for(const tt_agent *a, const char *question) {
+  tt_buf b = TT_BUF_INIT;
+  tt_knowledge_part(a, question, &b);
+  if (!b.len) {
+    tt_buf_free(&b);
+    return NULL;
+  }
+  return tt_buf_detach(&b);
+}
+
+/* The tokens for a question's cards: what the index left, less what the
+ * knowledge file's part for the question takes. */
+static size_t tt_cards_budget(const tt_agent *a, const char *question) {
+  size_t k = tt_knowledge_part(a, question, NULL);
+  return a->card_budget > k ? a->card_budget - k : 0;
+}
+
+/* Appends the cards chosen for question, under their header, and returns
+ * how many; only when the system prompt holds the index. */
+static size_t tt_cards_for(const tt_agent *a, const char *question, tt_buf *out) {
+  size_t n = tt_schema_count(a->schema);
+  const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
+  size_t k = tt_schema_select(a->schema, question, tt_cards_budget(a, question), cards);
+  tt_buf_puts(out, tt_cards_header);
+  tt_schema_render_text(a->schema, cards, k, out);
+  free(cards);
+  return k;
+}
+
 char *tt_prompt_schema_for(const tt_agent *a, const char *question) {
   tt_buf b = TT_BUF_INIT;
-  if (!a->whole_schema) {
-    size_t n = tt_schema_count(a->schema);
-    const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
-    size_t k = tt_schema_select(a->schema, question, a->card_budget, cards);
-    tt_buf_puts(&b, tt_cards_header);
-    tt_schema_render_text(a->schema, cards, k, &b);
-    free(cards);
-  }
+  if (!a->whole_schema) tt_cards_for(a, question, &b);
   /* what the user's knowledge file says about this question: definitions
-   * and the nearest solved examples */
-  const tt_knowledge *kn = tt_schema_knowledge(a->schema);
-  if (kn) {
-    tt_buf kb = TT_BUF_INIT;
-    tt_knowledge_render_for(kn, question, &kb);
-    if (kb.len) {
-      if (b.len) tt_buf_putc(&b, '\n');
-      tt_buf_append(&b, kb.data, kb.len);
-    }
-    tt_buf_free(&kb);
+   * and the nearest solved examples, counted within the schema budget */
+  tt_buf kb = TT_BUF_INIT;
+  tt_knowledge_part(a, question, &kb);
+  if (kb.len) {
+    if (b.len) tt_buf_putc(&b, '\n');
+    tt_buf_append(&b, kb.data, kb.len);
   }
+  tt_buf_free(&kb);
   if (!b.len) {
     tt_buf_free(&b);
     return NULL;
@@ -122,7 +167,8 @@ char *tt_prompt_schema_for(const tt_agent *a, const char *question) {
 json_t *tt_agent_schema_picks(const tt_agent *a, const char *question, size_t *tokens) {
   if (tokens) *tokens = 0;
   if (a->whole_schema) return NULL;
-  tt_schema_ranking *rk = tt_schema_rank(a->schema, question ? question : "", a->card_budget);
+  tt_schema_ranking *rk =
+      tt_schema_rank(a->schema, question ? question : "", tt_cards_budget(a, question));
   json_t *picks = json_array();
   for (size_t i = 0; i < tt_schema_ranking_count(rk); i++) {
     const tt_schema_pick *p = tt_schema_ranking_pick(rk, i);
@@ -162,16 +208,14 @@ void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cos
     out->ncards = tt_schema_count(a->schema);
   } else {
     out->index = schema_part;
-    char *cards = tt_prompt_schema_for(a, question ? question : "");
-    out->cards = tt_text_tokens(cards);
-    free(cards);
-    size_t n = tt_schema_count(a->schema);
-    const tt_card **picked = tt_xcalloc(n ? n : 1, sizeof *picked);
-    out->ncards = tt_schema_select(a->schema, question ? question : "", a->card_budget, picked);
-    free(picked);
+    tt_buf cards = TT_BUF_INIT;
+    out->ncards = tt_cards_for(a, question ? question : "", &cards);
+    out->cards = tt_tokens_estimate(cards.data, cards.len);
+    tt_buf_free(&cards);
   }
+  out->knowledge = tt_knowledge_part(a, question, NULL);
   out->ntables = tt_schema_count(a->schema);
-  out->total = out->rules + out->tools + out->index + out->cards;
+  out->total = out->rules + out->tools + out->index + out->cards + out->knowledge;
 }
 
 char *tt_prompt_turn_answer(const tt_turn *t) {

@@ -152,11 +152,9 @@ typedef struct tt_cli_agent_opts {
 
 void tt_cli_agent_defaults(tt_cli_agent_opts *o);
 
-/* Loads --knowledge FILE (given) or the file beside the database. A
- * malformed given file is a usage error (returns 2 after saying the line);
- * a malformed file beside the database is warned about and skipped.
- * *out is NULL when there is nothing to use. */
-int tt_cli_load_knowledge(const char *db_path, const char *given, tt_knowledge **out);
+/* Says why tt_schema_load failed and returns the exit code: a bad
+ * knowledge file the user named is a usage error (2). */
+int tt_cli_schema_error(const tt_schema_load_error *err);
 
 enum {
   TT_OPT_BASE_URL = 300, TT_OPT_MODEL, TT_OPT_API_KEY_ENV, TT_OPT_STATE_DIR, TT_OPT_THREAD,

@@ -268,11 +268,15 @@ int cmd_bench(int argc, char **argv) {
   int rc = TT_EXIT_OK;
   tt_db_error derr;
   tt_db *db = tt_db_open(db_path, NULL, &derr);
-  tt_catalog *cat = db ? tt_db_catalog_load(db, &derr) : NULL;
-  tt_schema *schema = cat ? tt_schema_new(cat) : NULL;
+  /* the schema as ask reads it: knowledge file and value index included */
+  char *vcache = tt_default_dir(env, "CACHE");
+  tt_schema_load_opts so = {.db_path = db_path, .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = vcache};
+  tt_schema_load_error serr;
+  tt_schema *schema = db ? tt_schema_load(db, &so, &serr) : NULL;
+  free(vcache);
   tt_llm *engine = NULL;
   if (!schema) {
-    rc = tt_fail(TT_EXIT_FAIL, "%s", derr.message);
+    rc = db ? tt_cli_schema_error(&serr) : tt_fail(TT_EXIT_FAIL, "%s", derr.message);
   } else {
     tt_llm_llama_opts lo = tt_llm_llama_default_opts();
     lo.model_path = model;

@@ -159,12 +159,25 @@ int cmd_serve_mcp(int argc, char **argv) {
     return tt_fail(tt_exit_for(derr.kind), "%s", derr.message);
   }
   tt_db_close(db);
+  if (o.knowledge) { /* a bad file the user named stops the start, not a later read */
+    tt_knowledge_error ke;
+    tt_knowledge *kn = tt_knowledge_load(o.knowledge, &ke);
+    if (!kn) {
+      tt_dotenv_free(dotenv);
+      free(origins);
+      if (ke.line > 0)
+        return tt_fail(TT_EXIT_USAGE, "knowledge file %s:%d: %s", o.knowledge, ke.line, ke.message);
+      return tt_fail(TT_EXIT_USAGE, "knowledge file %s: %s", o.knowledge, ke.message);
+    }
+    tt_knowledge_free(kn);
+  }
   char *real = realpath(db_arg, NULL);
   char *state_dir = o.state_dir ? tt_xstrdup(o.state_dir) : tt_default_dir(dotenv, "STATE");
   tt_mcp_llm_ctx llm_ctx = {.dotenv = dotenv, .opts = o};
 
   cfg.db_path = real ? real : db_arg;
   cfg.db_opts = dbo;
+  cfg.knowledge = o.knowledge;
   cfg.state_dir = state_dir;
   cfg.agent_opts.sql.timeout_s = o.sql_timeout_s;
   cfg.agent_opts.sql.immutable = o.immutable;

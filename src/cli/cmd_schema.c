@@ -2,7 +2,8 @@
  * reads (columns with types and keys, foreign keys, row counts, example
  * values), as text or JSON, with the token estimate; with --budget, what
  * the first prompt of a question costs (rules, tools, index, cards); with
- * --question, which tables that question gets in full and why. */
+ * --question, which tables that question gets in full and why, and what
+ * the value index and the knowledge file add to its message. */
 #include "cli/cli.h"
 #include "agent/agent.h"
 
@@ -31,6 +32,8 @@ static const char tt_schema_usage[] =
     "                    tables chosen to go in full and why, then their cards\n"
     "                    and the prompt's cost (under --budget, default 2000)\n"
     "      --scores      with --question, each table's ranking score too\n"
+    "      --knowledge FILE  the knowledge file to use (default: DB.knowledge.json\n"
+    "                    beside the database, when there is one)\n"
     "      --immutable   open with immutable=1 (no locking)\n"
     "  -h, --help        show this help\n";
 
@@ -85,6 +88,26 @@ static void tt_show_picks(tt_buf *out, const tt_agent *a, const tt_schema *s, co
     free(cards);
   }
   json_decref(picks);
+  /* what else goes into the question's message */
+  tt_value_matches m;
+  tt_values_match(tt_schema_values(s), question, &m);
+  tt_buf hints = TT_BUF_INIT;
+  tt_values_hints(&m, &hints);
+  char *kn = tt_agent_knowledge_for(a, question);
+  if (j) {
+    json_t *hj = json_array();
+    for (size_t i = 0; i < m.n; i++)
+      json_array_append_new(hj, json_pack("{s:s,s:s,s:s,s:s}", "phrase", m.m[i].phrase, "value",
+                                          m.m[i].value, "table", m.m[i].table, "column", m.m[i].column));
+    json_object_set_new(j, "value_hints", hj);
+    json_object_set_new(j, "knowledge_text", kn ? json_string(kn) : json_null());
+  } else {
+    if (m.n) tt_buf_printf(out, "Values the question names (added to it as hints):\n%s\n", tt_buf_cstr(&hints));
+    if (kn) tt_buf_printf(out, "From the knowledge file (added to the question):\n%s\n", kn);
+  }
+  free(kn);
+  tt_buf_free(&hints);
+  tt_value_matches_free(&m);
 }
 
 /* The first prompt's cost under budget, as text or JSON; with a question,
@@ -101,9 +124,10 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, const char
   if (question) tt_show_picks(&out, a, s, question, scores, pj);
   tt_agent_free(a);
   if (as_json) {
-    json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "budget", (json_int_t)c.budget,
+    json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "budget", (json_int_t)c.budget,
                           "rules", (json_int_t)c.rules, "tools", (json_int_t)c.tools, "index",
-                          (json_int_t)c.index, "cards", (json_int_t)c.cards, "total",
+                          (json_int_t)c.index, "cards", (json_int_t)c.cards, "knowledge",
+                          (json_int_t)c.knowledge, "total",
                           (json_int_t)c.total, "tables", (json_int_t)c.ntables, "tables_with_cards",
                           (json_int_t)c.ncards, "whole_schema", c.whole_schema);
     if (pj) json_object_update(j, pj);
@@ -122,6 +146,10 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, const char
     tt_buf_puts(&out, c.whole_schema ? "  none: every card fits\n" : "  every table at a glance\n");
     tt_cost_line(&out, "cards", c.cards);
     tt_buf_printf(&out, "  %zu of %zu tables in full\n", c.ncards, c.ntables);
+    if (tt_schema_knowledge(s)) {
+      tt_cost_line(&out, "known", c.knowledge);
+      tt_buf_puts(&out, "  definitions and examples from the knowledge file\n");
+    }
     tt_cost_line(&out, "total", c.total);
     tt_buf_putc(&out, '\n');
   }
@@ -131,19 +159,20 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, const char
 }
 
 int cmd_schema(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_IMMUTABLE, OPT_BUDGET, OPT_QUESTION, OPT_SCORES };
+  enum { OPT_JSON = 256, OPT_IMMUTABLE, OPT_BUDGET, OPT_QUESTION, OPT_SCORES, OPT_KNOWLEDGE };
   static const struct option opts[] = {
       {"json", no_argument, NULL, OPT_JSON},
       {"immutable", no_argument, NULL, OPT_IMMUTABLE},
       {"budget", optional_argument, NULL, OPT_BUDGET},
       {"question", required_argument, NULL, OPT_QUESTION},
       {"scores", no_argument, NULL, OPT_SCORES},
+      {"knowledge", required_argument, NULL, OPT_KNOWLEDGE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   tt_db_opts o = tt_db_default_opts();
   bool as_json = false, cost = false, scores = false;
-  const char *question = NULL;
+  const char *question = NULL, *knowledge = NULL;
   long budget = (long)tt_agent_default_opts().schema_budget;
   int c;
   optind = 1;
@@ -167,6 +196,7 @@ int cmd_schema(int argc, char **argv) {
       cost = true;
       break;
     case OPT_SCORES: scores = true; break;
+    case OPT_KNOWLEDGE: knowledge = optarg; break;
     case 'h': fputs(tt_schema_usage, stdout); return TT_EXIT_OK;
     default: return tt_usage_error("schema", "unknown option '%s'", argv[optind - 1]);
     }
@@ -177,17 +207,19 @@ int cmd_schema(int argc, char **argv) {
   tt_db_error err;
   tt_db *db = tt_db_open(path, &o, &err);
   if (!db) return tt_fail(tt_exit_for(err.kind), "%s", err.message);
-  tt_catalog *cat = tt_db_catalog_load(db, &err);
-  if (!cat) {
+  /* the tables a question gets, as ask chooses them: values linked too */
+  char *cache = question ? tt_default_dir(NULL, "CACHE") : NULL;
+  tt_schema_load_opts so = {.db_path = path, .knowledge = knowledge,
+                            .values = question ? TT_SCHEMA_VALUES_CACHED : TT_SCHEMA_VALUES_NONE,
+                            .cache_dir = cache, .progress = isatty(STDERR_FILENO)};
+  tt_schema_load_error serr;
+  tt_schema *s = tt_schema_load(db, &so, &serr);
+  free(cache);
+  if (!s) {
     tt_db_close(db);
-    return tt_fail(tt_exit_for(err.kind), "cannot read the schema of %s: %s", path, err.message);
+    return tt_cli_schema_error(&serr);
   }
-  tt_schema *s = tt_schema_new(cat);
-  if (question) { /* the tables a question gets, as ask chooses them: values linked too */
-    char *cache = tt_default_dir(NULL, "CACHE");
-    tt_schema_set_values(s, tt_values_open(db, cat, cache, isatty(STDERR_FILENO), NULL));
-    free(cache);
-  }
+  if (serr.warning[0]) fprintf(stderr, "tabletalk: warning: %s\n", serr.warning);
   if (cost) {
     int rc = tt_show_cost(s, db, (size_t)budget, question, scores, as_json);
     tt_schema_free(s);

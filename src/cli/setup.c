@@ -304,29 +304,9 @@ tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *
   return llm;
 }
 
-int tt_cli_load_knowledge(const char *db_path, const char *given, tt_knowledge **out) {
-  *out = NULL;
-  char *beside = given ? NULL : tt_knowledge_path_for(db_path);
-  const char *path = given ? given : beside;
-  if (!given && access(path, F_OK) != 0) {
-    free(beside);
-    return 0; /* no file beside the database: nothing to know */
-  }
-  tt_knowledge_error ke;
-  *out = tt_knowledge_load(path, &ke);
-  if (!*out) {
-    char where[32] = "";
-    if (ke.line > 0) snprintf(where, sizeof where, ":%d", ke.line);
-    if (given) {
-      tt_fail(TT_EXIT_USAGE, "knowledge file %s%s: %s", path, where, ke.message);
-      free(beside);
-      return TT_EXIT_USAGE;
-    }
-    fprintf(stderr, "tabletalk: warning: knowledge file %s%s: %s; going on without it\n", path,
-            where, ke.message);
-  }
-  free(beside);
-  return 0;
+int tt_cli_schema_error(const tt_schema_load_error *err) {
+  int rc = err->knowledge ? TT_EXIT_USAGE : tt_exit_for(err->db.kind);
+  return tt_fail(rc, "%s", err->message);
 }
 
 int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o) {
@@ -350,26 +330,17 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   }
   char *real = realpath(db_path, NULL);
   e->db_path = real ? real : tt_xstrdup(db_path);
-  tt_catalog *cat = tt_db_catalog_load(e->db, &derr);
-  if (!cat) {
-    tt_fail(TT_EXIT_FAIL, "cannot read the schema of %s: %s", db_path, derr.message);
-    return TT_EXIT_FAIL;
-  }
-  tt_knowledge *kn = NULL;
-  int kbad = tt_cli_load_knowledge(db_path, o->knowledge, &kn);
-  if (kbad) {
-    tt_catalog_free(cat);
-    return kbad;
-  }
-  if (kn) tt_knowledge_apply(kn, cat);
-  e->schema = tt_schema_new(cat);
-  tt_schema_set_knowledge(e->schema, kn);
   /* the value index links names in questions to columns; built once per
    * database file and kept in the cache directory */
   char *cache = tt_default_dir(e->dotenv, "CACHE");
-  tt_schema_set_values(e->schema, tt_values_open(e->db, tt_schema_catalog(e->schema), cache,
-                                                 !o->quiet && isatty(STDERR_FILENO), NULL));
+  tt_schema_load_opts so = {.db_path = db_path, .knowledge = o->knowledge,
+                            .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = cache,
+                            .progress = !o->quiet && isatty(STDERR_FILENO)};
+  tt_schema_load_error serr;
+  e->schema = tt_schema_load(e->db, &so, &serr);
   free(cache);
+  if (!e->schema) return tt_cli_schema_error(&serr);
+  if (serr.warning[0]) fprintf(stderr, "tabletalk: warning: %s\n", serr.warning);
   tt_buf lerr = TT_BUF_INIT;
   e->llm = tt_cli_make_llm(e->dotenv, o, &lerr);
   if (!e->llm) {

@@ -526,10 +526,11 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
   ro.max_rows = 100000;
   tt_db *db = tt_db_open(scratch, &o->agent.sql, &derr);
   s.ref = db ? tt_db_open(scratch, &ro, &derr) : NULL;
-  tt_catalog *cat = s.ref ? tt_db_catalog_load(s.ref, &derr) : NULL;
-  tt_schema *schema = cat ? tt_schema_new(cat) : NULL;
+  tt_schema_load_opts so = {.db_path = scratch};
+  tt_schema_load_error serr;
+  tt_schema *schema = s.ref ? tt_schema_load(s.ref, &so, &serr) : NULL;
   tt_llm *llm = schema ? o->make_llm(o->llm_ud, err) : NULL;
-  if (!schema) tt_buf_printf(err, "%s: %s", scratch, derr.message);
+  if (!schema) tt_buf_printf(err, "%s: %s", scratch, s.ref ? serr.message : derr.message);
   s.session = llm ? tt_session_new(o->state_dir, scratch, db, schema, llm, &o->agent, err) : NULL;
   json_t *result = NULL;
   if (s.session && s.bytes) {

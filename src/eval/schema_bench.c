@@ -58,7 +58,11 @@ static json_t *tt_tally_json(const tt_tally *t) {
 static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budget, bool details) {
   size_t n = tt_schema_count(s);
   const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
-  /* as ask spends the budget: the table index first, the cards the rest */
+  /* as ask spends the budget: the table index first, the cards (and what
+   * the knowledge file says about the question) the rest */
+  tt_agent_opts ao = tt_agent_default_opts();
+  ao.schema_budget = budget;
+  tt_agent *a = tt_agent_new(NULL, s, NULL, &ao);
   bool whole = false;
   size_t card_budget = tt_agent_card_budget(s, budget, &whole);
   tt_tally all = {0};
@@ -72,19 +76,24 @@ static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budg
     const char *text = json_string_value(json_object_get(q, "question"));
     const char *cat = json_string_value(json_object_get(q, "category"));
     if (!cat) cat = "uncategorised";
-    /* tt_schema_rank is what tt_schema_select uses; it also says why */
-    tt_schema_ranking *rk = tt_schema_rank(s, text, whole ? (size_t)-1 / 2 : card_budget);
-    size_t k = tt_schema_ranking_count(rk);
-    size_t tokens = 0;
-    json_t *picked = json_array();
-    for (size_t j = 0; j < k; j++) {
-      const tt_schema_pick *p = tt_schema_ranking_pick(rk, j);
-      cards[j] = p->card;
-      tokens += cards[j]->tokens;
-      json_array_append_new(picked, json_pack("{s:s,s:f,s:s}", "table", p->card->table->name, "score",
-                                              p->score, "reason", p->reason));
+    size_t tokens = 0, k = 0;
+    json_t *picked = tt_agent_schema_picks(a, text, &tokens);
+    if (picked) {
+      size_t j;
+      json_t *p;
+      json_array_foreach(picked, j, p) {
+        const tt_card *c = tt_schema_find(s, json_string_value(json_object_get(p, "table")));
+        if (c) cards[k++] = c;
+      }
+    } else { /* every card is in the system prompt */
+      picked = json_array();
+      for (; k < n; k++) {
+        cards[k] = tt_schema_card(s, k);
+        tokens += cards[k]->tokens;
+        json_array_append_new(picked, json_pack("{s:s,s:f,s:s}", "table", cards[k]->table->name,
+                                                "score", 0.0, "reason", "the whole schema fits"));
+      }
     }
-    tt_schema_ranking_free(rk);
     const json_t *need = json_object_get(q, "tables");
     size_t found = 0, t;
     const json_t *name;
@@ -128,6 +137,7 @@ static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budg
   free(ct);
   free(cat_names);
   free(cards);
+  tt_agent_free(a);
   return r;
 }
 
@@ -144,19 +154,20 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err) {
     tt_buf_printf(err, "%s", dberr.message);
     goto done;
   }
-  tt_catalog *cat = tt_db_catalog_load(db, &dberr);
-  if (!cat) {
-    tt_db_close(db);
-    tt_buf_printf(err, "cannot read the schema of %s: %s", dbpath, dberr.message);
-    goto done;
-  }
-  s = tt_schema_new(cat);
-  /* as ask does: the value index links values the questions name to their
-   * tables (built here, not cached, so its cost is measured) */
+  /* as ask does: the knowledge file beside the database, and the value
+   * index linking values the questions name to their tables (built here,
+   * not cached, so its cost is measured) */
+  tt_schema_load_opts so = {.db_path = dbpath, .values = TT_SCHEMA_VALUES_BUILT};
+  tt_schema_load_error serr;
   double t0 = tt_now_ms();
-  tt_schema_set_values(s, tt_values_build(db, cat, NULL));
+  s = tt_schema_load(db, &so, &serr);
   double values_ms = tt_now_ms() - t0;
   tt_db_close(db);
+  if (!s) {
+    tt_buf_puts(err, serr.message);
+    goto done;
+  }
+  if (serr.warning[0]) fprintf(stderr, "tabletalk: warning: %s\n", serr.warning);
   json_t *budgets = json_array();
   for (size_t b = 0; b < o->nbudgets; b++)
     json_array_append_new(budgets, tt_bench_budget(s, qs, o->budgets[b], o->details));

@@ -152,15 +152,12 @@ static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
   eo.double_quoted_strings = true;
   c.db = tt_db_open(path, &o->agent.sql, &derr);
   if (c.db) c.eval = tt_db_open(path, &eo, &derr);
-  tt_catalog *cat = c.eval ? tt_db_catalog_load(c.eval, &derr) : NULL;
-  if (cat) {
-    c.schema = tt_schema_new(cat);
-    /* value hints as ask gives them (Spider's databases are small: built, not cached) */
-    tt_schema_set_values(c.schema, tt_values_build(c.eval, cat, NULL));
-    c.session = tt_session_new(o->state_dir, path, c.db, c.schema, w->llm, &o->agent, err);
-  } else {
-    tt_buf_printf(err, "%s: %s", path, derr.message);
-  }
+  /* value hints as ask gives them (Spider's databases are small: built, not cached) */
+  tt_schema_load_opts so = {.db_path = path, .values = TT_SCHEMA_VALUES_BUILT};
+  tt_schema_load_error serr;
+  c.schema = c.eval ? tt_schema_load(c.eval, &so, &serr) : NULL;
+  if (c.schema) c.session = tt_session_new(o->state_dir, path, c.db, c.schema, w->llm, &o->agent, err);
+  else tt_buf_printf(err, "%s: %s", path, c.eval ? serr.message : derr.message);
   free(path);
   if (!c.session) {
     tt_schema_free(c.schema);

@@ -11,6 +11,8 @@
 #define TT_URI_SCHEMA "tabletalk://schema"
 #define TT_URI_TABLE "tabletalk://table/"
 #define TT_URI_KNOWLEDGE "tabletalk://knowledge"
+/* What the explore_database prompt's table index may take, in tokens. */
+#define TT_EXPLORE_INDEX_TOKENS 3000
 #define TT_RESOURCES_PAGE 100
 
 /* ---- cursors ------------------------------------------------------------------ */
@@ -260,9 +262,11 @@ json_t *tt_mcp_prompts_get(tt_mcp_req *r) {
     const char *focus = json_string_value(json_object_get(args, "focus"));
     tt_buf_printf(&text,
                   "Explore the SQLite database %s through the tabletalk tools (all of them are "
-                  "read-only). Its tables and views:\n\n",
+                  "read-only). Its tables and views (* marks primary keys, -> foreign keys):\n\n",
                   r->srv->db_name);
-    tt_schema_render_index(s, &text);
+    /* the compact index ask uses: names with key columns, or only names
+     * when a large schema would not fit a client's context otherwise */
+    tt_schema_render_compact_index(s, TT_EXPLORE_INDEX_TOKENS, &text);
     tt_buf_puts(&text,
                 "\n1. Call describe_schema to read columns, keys and example values.\n"
                 "2. Run a few overview queries with run_sql: row counts, the range of dates, the "

@@ -81,27 +81,18 @@ static void *tt_mcp_load_schema(void *arg) {
   tt_schema *schema = NULL;
   char *why = NULL;
   tt_db *db = tt_db_open(s->cfg.db_path, &s->cfg.db_opts, &err);
-  tt_catalog *cat = db ? tt_db_catalog_load(db, &err) : NULL;
-  if (cat) {
-    /* what the user knows, from the file beside the database (a malformed
-     * one is reported and left out: the server still serves) */
-    char *kpath = tt_knowledge_path_for(s->cfg.db_path);
-    tt_knowledge *kn = NULL;
-    if (access(kpath, F_OK) == 0) {
-      tt_knowledge_error ke;
-      kn = tt_knowledge_load(kpath, &ke);
-      if (!kn)
-        fprintf(stderr, "tabletalk: warning: knowledge file %s:%d: %s; serving without it\n", kpath,
-                ke.line, ke.message);
-    }
-    free(kpath);
-    if (kn) tt_knowledge_apply(kn, cat);
-    schema = tt_schema_new(cat);
-    tt_schema_set_knowledge(schema, kn);
-    /* the ask tool's questions get value hints as the CLI's do */
+  if (db) {
+    /* what the user knows (--knowledge, or the file beside the database; a
+     * malformed file beside it is reported and left out: the server still
+     * serves), and value hints for the ask tool as the CLI gives them */
     char *cache = tt_default_dir(NULL, "CACHE");
-    tt_schema_set_values(schema, tt_values_open(db, cat, cache, false, NULL));
+    tt_schema_load_opts so = {.db_path = s->cfg.db_path, .knowledge = s->cfg.knowledge,
+                              .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = cache};
+    tt_schema_load_error serr;
+    schema = tt_schema_load(db, &so, &serr);
     free(cache);
+    if (!schema) why = tt_xstrdup(serr.message);
+    else if (serr.warning[0]) fprintf(stderr, "tabletalk: warning: %s\n", serr.warning);
   } else {
     why = tt_xstrdup(err.message);
   }

@@ -3,8 +3,9 @@
  * go into the cards, business definitions, and example question -> SQL
  * pairs. Parsed with jansson (line numbers come from its errors); the
  * definitions (all when few, else those that share words with the
- * question) and the three examples nearest the question by word overlap
- * are rendered for the question's message. Knows nothing about models. */
+ * question) and the three examples nearest the question by overlap of
+ * word stems are rendered for the question's message, within a token cap
+ * (they count in the schema budget). Knows nothing about models. */
 #include "schema/schema.h"
 
 #include <ctype.h>
@@ -208,21 +209,42 @@ void tt_knowledge_apply(const tt_knowledge *k, tt_catalog *cat) {
   }
 }
 
-/* Words of at least three letters or digits, lower-cased, space-separated
- * with a space on each side, so " word " finds a whole word. */
+/* The stem of a word, by stripping one common English ending so that
+ * "customers", "customer's" and "customer" meet ("orders"/"ordered"/
+ * "ordering" -> "order"). Deliberately crude: it only has to make the same
+ * stem for a question's word and a definition's. Returns the new length. */
+static size_t tt_stem(const char *w, size_t n) {
+  static const char *const ends[] = {"ings", "ing", "ies", "ed", "es", "s"};
+  for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+    size_t e = strlen(ends[i]);
+    if (n < e + 3 || memcmp(w + n - e, ends[i], e) != 0) continue;
+    if (strcmp(ends[i], "s") == 0 && w[n - 2] == 's') return n; /* "class" */
+    if (strcmp(ends[i], "es") == 0 && !strchr("sxz", w[n - 3]) && w[n - 3] != 'h') return n - 1;
+    return n - e;
+  }
+  return n;
+}
+
+/* Stems of words of at least three letters or digits, lower-cased,
+ * space-separated with a space on each side, so " word " finds a whole
+ * word. */
 static char *tt_words(const char *s) {
   tt_buf b = TT_BUF_INIT;
   tt_buf_putc(&b, ' ');
   const unsigned char *p = (const unsigned char *)s;
+  char w[64];
   while (*p) {
     if (!isalnum(*p)) {
       p++;
       continue;
     }
-    const unsigned char *w = p;
-    while (isalnum(*p)) p++;
-    if (p - w < 3) continue;
-    for (const unsigned char *q = w; q < p; q++) tt_buf_putc(&b, (char)tolower(*q));
+    size_t n = 0;
+    while (isalnum(*p)) {
+      if (n < sizeof w) w[n] = (char)tolower(*p);
+      n++, p++;
+    }
+    if (n < 3 || n > sizeof w) continue;
+    tt_buf_append(&b, w, tt_stem(w, n));
     tt_buf_putc(&b, ' ');
   }
   return tt_buf_detach(&b);
@@ -264,37 +286,64 @@ static int tt_by_score(const void *a, const void *b) {
   return x->i < y->i ? -1 : x->i > y->i;
 }
 
-void tt_knowledge_render_for(const tt_knowledge *k, const char *question, tt_buf *out) {
+/* Appends text to out when it fits in what is left of the token cap. */
+static bool tt_put_within(tt_buf *out, const char *text, size_t *left) {
+  size_t t = tt_tokens_estimate(text, strlen(text));
+  if (t > *left) return false;
+  *left -= t;
+  tt_buf_puts(out, text);
+  return true;
+}
+
+size_t tt_knowledge_render_for(const tt_knowledge *k, const char *question, size_t max_tokens,
+                               tt_buf *out) {
+  size_t skipped = 0;
   char *qw = tt_words(question ? question : "");
-  json_t *defs = json_object_get(k->root, "definitions");
-  size_t nd = json_array_size(defs);
-  if (nd) {
-    tt_buf_puts(out, "Definitions the user gave (follow them):\n");
-    size_t i;
-    json_t *v;
-    json_array_foreach(defs, i, v) {
-      const char *d = json_string_value(v);
-      if (nd <= TT_DEFINITIONS_ALL || tt_overlap(qw, d) > 0) tt_buf_printf(out, "- %s\n", d);
-    }
-  }
+  tt_buf item = TT_BUF_INIT;
   json_t *ex = json_object_get(k->root, "examples");
   size_t ne = json_array_size(ex);
-  if (ne) {
-    tt_scored *s = tt_xcalloc(ne, sizeof *s);
-    for (size_t i = 0; i < ne; i++) {
-      s[i].i = i;
-      s[i].score = tt_overlap(qw, json_string_value(json_object_get(json_array_get(ex, i), "question")));
-    }
-    qsort(s, ne, sizeof *s, tt_by_score);
-    bool any = false;
-    for (size_t j = 0; j < ne && j < TT_EXAMPLES_SHOWN && s[j].score > 0; j++) {
-      if (!any) tt_buf_puts(out, "Questions like mine answered before:\n");
-      any = true;
-      json_t *e = json_array_get(ex, s[j].i);
-      tt_buf_printf(out, "Q: %s\nSQL: %s\n", json_string_value(json_object_get(e, "question")),
-                    json_string_value(json_object_get(e, "sql")));
-    }
-    free(s);
+  /* definitions may take half the room when there are examples to show */
+  size_t left = ne ? max_tokens / 2 : max_tokens;
+  json_t *defs = json_object_get(k->root, "definitions");
+  size_t nd = json_array_size(defs);
+  /* all definitions when few, else those sharing a word with the question,
+   * the ones sharing most first */
+  tt_scored *s = tt_xcalloc(nd ? nd : 1, sizeof *s);
+  size_t ns = 0;
+  for (size_t i = 0; i < nd; i++) {
+    size_t score = tt_overlap(qw, json_string_value(json_array_get(defs, i)));
+    if (nd <= TT_DEFINITIONS_ALL || score > 0) s[ns++] = (tt_scored){i, nd <= TT_DEFINITIONS_ALL ? 0 : score};
   }
+  qsort(s, ns, sizeof *s, tt_by_score);
+  const char *head = "Definitions the user gave (follow them):\n";
+  bool any = false;
+  for (size_t j = 0; j < ns; j++) {
+    tt_buf_reset(&item);
+    if (!any) tt_buf_puts(&item, head);
+    tt_buf_printf(&item, "- %s\n", json_string_value(json_array_get(defs, s[j].i)));
+    if (tt_put_within(out, tt_buf_cstr(&item), &left)) any = true;
+    else skipped++;
+  }
+  free(s);
+  left += ne ? max_tokens - max_tokens / 2 : 0;
+  s = tt_xcalloc(ne ? ne : 1, sizeof *s);
+  for (size_t i = 0; i < ne; i++) {
+    s[i].i = i;
+    s[i].score = tt_overlap(qw, json_string_value(json_object_get(json_array_get(ex, i), "question")));
+  }
+  if (ne) qsort(s, ne, sizeof *s, tt_by_score);
+  any = false;
+  for (size_t j = 0; j < ne && j < TT_EXAMPLES_SHOWN && s[j].score > 0; j++) {
+    json_t *e = json_array_get(ex, s[j].i);
+    tt_buf_reset(&item);
+    if (!any) tt_buf_puts(&item, "Questions like mine answered before:\n");
+    tt_buf_printf(&item, "Q: %s\nSQL: %s\n", json_string_value(json_object_get(e, "question")),
+                  json_string_value(json_object_get(e, "sql")));
+    if (tt_put_within(out, tt_buf_cstr(&item), &left)) any = true;
+    else skipped++;
+  }
+  free(s);
+  tt_buf_free(&item);
   free(qw);
+  return skipped;
 }

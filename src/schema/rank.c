@@ -25,6 +25,7 @@
 #define TT_NAME_COVER 1.0   /* up to twice the score when the question says the whole name */
 #define TT_COVERED 0.3      /* a question word a chosen table already matched */
 #define TT_NEAR_BONUS 2.5
+#define TT_COPY_PRIOR 0.5   /* a derived copy of a table (orders_hist) the question does not ask for */
 #define TT_DEGREE_PRIOR 0.15 /* per log of foreign keys to and from a table */   /* a matching table next to a chosen one, when filling */
 
 /* ---- words -------------------------------------------------------------------------- */
@@ -261,6 +262,90 @@ static void tt_query_word(void *ud, const char *w, const char *raw) {
     own.weight = 0.8; /* a synonym is a guess: a little less than the word itself */
     tt_split(syn, strlen(syn), tt_query_expansion, &own);
   }
+}
+
+/* Whether a schema word is an abbreviation of a question word made by
+ * dropping letters, as ERP names are made: the same first letter, its
+ * letters in order within the word, and either no vowel after the first
+ * letter ("mtr" meter, "rdg" reading, "clm" claim, "prscrbr" prescriber,
+ * "acct" account) or a prefix of four letters or more ("prem" premise). */
+static bool tt_abbreviates(const char *abbr, const char *word) {
+  size_t a = strlen(abbr), w = strlen(word);
+  if (a < 3 || a >= w || abbr[0] != word[0]) return false;
+  if (a >= 4 && strncmp(abbr, word, a) == 0) return true;
+  for (size_t i = 1; i < a; i++)
+    if (!isalpha((unsigned char)abbr[i]) || strchr("aeiouy", abbr[i])) return false;
+  size_t j = 1;
+  for (size_t i = 1; i < a; i++) {
+    while (j < w && word[j] != abbr[i]) j++;
+    if (j == w) return false;
+    j++;
+  }
+  return true;
+}
+
+/* Adds to the question the names' and columns' words that abbreviate one
+ * of its words ("meter readings" finds MTR_RDG), a little below the word
+ * itself: an abbreviation read this way is a guess. */
+static void tt_query_abbreviations(tt_query *q, const tt_doc *docs, size_t n) {
+  size_t words = q->n;
+  for (size_t t = 0; t < words; t++) {
+    if (q->weight[t] < 1.0 || strlen(q->raw[t]) < 4) continue; /* expansions and short words */
+    for (size_t i = 0; i < n; i++)
+      for (size_t k = 0; k < docs[i].n; k++) {
+        const tt_term *term = &docs[i].terms[k];
+        if (term->field == TT_FIELD_VALUE || !tt_abbreviates(term->w, q->raw[t])) continue;
+        tt_query_sink own = {.q = q, .raw = q->raw[t], .weight = 0.9};
+        tt_query_put(&own, term->w);
+      }
+  }
+}
+
+/* Words that make a derived copy of a table when added to its name
+ * (orders_hist, CustomerSnapshot, PO_HDR_STG, tblHarvestAuditLog). */
+static const char *const tt_copy_words[] = {
+    "hist", "history", "historical", "snapshot", "snap", "audit", "aud", "log", "stg", "staging",
+    "stage", "archive", "arch", "arc", "backup", "bak", "tmp", "temp", "old", "copy", "daily", "dly",
+    "agg", "aggregate", "summary", "note", "xref", "cfg", "config", "load", "error", "err", "raw",
+    "cache", "version", "ver", "shadow", "delta", "import", "export", "extract", "v2"};
+
+static bool tt_is_copy_word(const char *stem) {
+  for (size_t i = 0; i < sizeof tt_copy_words / sizeof *tt_copy_words; i++) {
+    char w[TT_TERM_MAX];
+    snprintf(w, sizeof w, "%s", tt_copy_words[i]);
+    tt_stem(w);
+    if (strcmp(w, stem) == 0) return true;
+  }
+  return false;
+}
+
+static bool tt_query_has(const tt_query *q, const char *w) {
+  for (size_t t = 0; t < q->n; t++)
+    if (strcmp(q->w[t], w) == 0) return true;
+  return false;
+}
+
+/* Whether table i is a derived copy of another table of the schema: its
+ * name is the other's name followed only by copy words, none of which the
+ * question says ("snapshot" asked for is a snapshot wanted). */
+static bool tt_is_unasked_copy(const tt_doc *docs, size_t n, size_t i, const tt_query *q) {
+  const tt_doc *d = &docs[i];
+  size_t ni = 0;
+  while (ni < d->n && d->terms[ni].field == TT_FIELD_NAME) ni++;
+  for (size_t j = 0; j < n; j++) {
+    if (j == i) continue;
+    size_t nj = 0;
+    while (nj < docs[j].n && docs[j].terms[nj].field == TT_FIELD_NAME) nj++;
+    if (nj == 0 || nj >= ni) continue;
+    bool prefix = true;
+    for (size_t k = 0; k < nj && prefix; k++) prefix = strcmp(d->terms[k].w, docs[j].terms[k].w) == 0;
+    if (!prefix) continue;
+    bool copy = true;
+    for (size_t k = nj; k < ni && copy; k++)
+      copy = tt_is_copy_word(d->terms[k].w) && !tt_query_has(q, d->terms[k].w);
+    if (copy) return true;
+  }
+  return false;
 }
 
 /* ---- scoring -------------------------------------------------------------------------- */
@@ -514,6 +599,7 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   tt_query q = {0};
   tt_query_sink qs = {.q = &q, .raw = "", .weight = 1.0};
   tt_split(question ? question : "", question ? strlen(question) : 0, tt_query_word, &qs);
+  tt_query_abbreviations(&q, docs, n);
   tt_match *m = tt_xcalloc(n, sizeof *m);
   double *contrib = tt_xcalloc(n * TT_QUERY_MAX, sizeof *contrib);
   tt_score(s, docs, &q, m, contrib);
@@ -525,6 +611,8 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
     /* tables many others refer to are the ones questions are about more
      * often than a satellite that shares their words (cust_cfg) */
     double prior = 1.0 + TT_DEGREE_PRIOR * log(1.0 + (double)g.deg[i]);
+    /* and the table itself before its history, staging or snapshot copy */
+    if (m[i].score > 0 && tt_is_unasked_copy(docs, n, i, &q)) prior *= TT_COPY_PRIOR;
     m[i].score *= prior;
     for (size_t t = 0; t < q.n; t++) contrib[i * TT_QUERY_MAX + t] *= prior;
     score[i] = m[i].score;

@@ -24,15 +24,4 @@ size_t tt_schema_select(const tt_schema *s, const char *question, size_t budget,
   return count;
 }
 
-void tt_schema_render_index(const tt_schema *s, tt_buf *out) {
-  for (size_t i = 0; i < tt_schema_count(s); i++) {
-    const tt_table_info *t = tt_schema_card(s, i)->table;
-    tt_escape_terminal(out, t->name, strlen(t->name), NULL);
-    tt_buf_putc(out, '(');
-    for (size_t c = 0; c < t->ncols; c++) {
-      if (c) tt_buf_puts(out, ", ");
-      tt_escape_terminal(out, t->cols[c].name, strlen(t->cols[c].name), NULL);
-    }
-    tt_buf_puts(out, ")\n");
-  }
-}
+

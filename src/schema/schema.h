@@ -63,10 +63,6 @@ void tt_schema_ranking_free(tt_schema_ranking *r);
  * abbreviations expanded ("CUST_MSTR" -> "customer master"). */
 void tt_schema_index_words(const char *text, tt_buf *out);
 
-/* One line per table, "Album(AlbumId, Title, ArtistId)": the whole schema
- * at a glance for prompts that carry only some full cards. */
-void tt_schema_render_index(const tt_schema *s, tt_buf *out);
-
 /* How compact an index had to be to fit. */
 typedef enum tt_schema_index_form {
   TT_INDEX_KEYS,    /* "Album(AlbumId*, ArtistId->Artist)": names with key columns */
@@ -191,10 +187,37 @@ char *tt_knowledge_dump(const tt_knowledge *k);
  * (over those from SQL comments); call before tt_schema_new. */
 void tt_knowledge_apply(const tt_knowledge *k, tt_catalog *cat);
 /* Appends the definitions and the examples nearest the question (nothing
- * when the file has neither). */
-void tt_knowledge_render_for(const tt_knowledge *k, const char *question, tt_buf *out);
+ * when the file has neither), each only while the whole stays within
+ * max_tokens; returns how many were left out for want of room. */
+size_t tt_knowledge_render_for(const tt_knowledge *k, const char *question, size_t max_tokens,
+                               tt_buf *out);
 /* The schema keeps k (and frees it); NULL detaches nothing. */
 void tt_schema_set_knowledge(tt_schema *s, tt_knowledge *k);
 const tt_knowledge *tt_schema_knowledge(const tt_schema *s);
+
+/* ---- from a database to its schema (load.c) ------------------------------- */
+typedef enum tt_schema_values_mode {
+  TT_SCHEMA_VALUES_NONE,   /* no value index */
+  TT_SCHEMA_VALUES_CACHED, /* read from cache_dir, built and saved there when stale */
+  TT_SCHEMA_VALUES_BUILT,  /* built from the database, not cached (to measure it) */
+} tt_schema_values_mode;
+typedef struct tt_schema_load_opts {
+  const char *db_path;   /* the database's file: its knowledge file is looked for
+                            beside it (NULL: none) */
+  const char *knowledge; /* a knowledge file the user named (a bad one is an error) */
+  tt_schema_values_mode values;
+  const char *cache_dir; /* for TT_SCHEMA_VALUES_CACHED */
+  bool progress;         /* a progress bar on stderr while a large index is built */
+} tt_schema_load_opts;
+typedef struct tt_schema_load_error {
+  bool knowledge;     /* the named knowledge file is unreadable or malformed */
+  tt_db_error db;     /* else: the catalog could not be read (db.kind) */
+  char message[800];  /* what happened, for the user */
+  char warning[800];  /* set (with a schema) when the file beside the database
+                         was malformed and left out */
+} tt_schema_load_error;
+/* The catalog of db, the knowledge file applied and attached, and the value
+ * index; NULL with err filled. */
+tt_schema *tt_schema_load(tt_db *db, const tt_schema_load_opts *o, tt_schema_load_error *err);
 
 #endif

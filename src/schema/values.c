@@ -219,22 +219,26 @@ static bool tt_match_exact(const tt_values *v, const char *phrase, tt_value_matc
   return true;
 }
 
-/* One typo in a word of 5+ letters, two in 9+: the nearest values. */
+/* One typo in a word of 5+ letters, two in 9+: the nearest values. The
+ * first letter must match, so only the keys starting with it (a range of
+ * the sorted index) are measured. */
 static bool tt_match_near(const tt_values *v, const char *phrase, tt_value_matches *m) {
   size_t len = strlen(phrase);
   if (len < 5) return false;
+  char first[2] = {phrase[0], 0}, after[2] = {(char)(phrase[0] + 1), 0};
+  size_t lo = tt_lower_bound(v, first), hi = (unsigned char)phrase[0] == 0xff ? v->n : tt_lower_bound(v, after);
   size_t max = len >= 9 ? 2 : 1, best = max + 1, nbest = 0;
-  for (size_t i = 0; i < v->n; i++) {
+  for (size_t i = lo; i < hi; i++) {
     size_t kl = strlen(v->e[i].key);
-    if (kl + max < len || kl > len + max || v->e[i].key[0] != phrase[0]) continue;
+    if (kl + max < len || kl > len + max) continue;
     size_t d = tt_edit_distance(v->e[i].key, phrase, max);
     if (d < best) best = d, nbest = 0;
     if (d == best && d <= max) nbest++;
   }
   if (best > max || nbest == 0 || nbest > TT_COMMON_TABLES) return false;
-  for (size_t i = 0; i < v->n; i++) {
+  for (size_t i = lo; i < hi; i++) {
     size_t kl = strlen(v->e[i].key);
-    if (kl + max < len || kl > len + max || v->e[i].key[0] != phrase[0]) continue;
+    if (kl + max < len || kl > len + max) continue;
     if (tt_edit_distance(v->e[i].key, phrase, max) == best) tt_add_match(m, &v->e[i], phrase, false);
   }
   return true;

@@ -557,6 +557,45 @@ static void test_schema_command(void **state) {
   assert_int_equal(r.status, 2);
   tu_run_free(&r);
 
+  /* --knowledge: its part for the question is shown and counted within the
+   * budget, value hints too; a malformed named file is a usage error */
+  {
+    char *dir = tu_mkdtemp();
+    char *kfile = tt_xasprintf("%s/facts.json", dir);
+    tu_write_file(kfile, "{\"definitions\": [\"revenue = SUM(InvoiceLine.UnitPrice * InvoiceLine.Quantity)\"],\n"
+                         " \"examples\": [{\"question\": \"Revenue per country\", "
+                         "\"sql\": \"SELECT BillingCountry, SUM(Total) FROM Invoice GROUP BY 1\"}]}\n");
+    const char *kq = "Which countries bring AC/DC the most revenue?";
+    tt(&r, NULL, "schema", g_db, "--knowledge", kfile, "--question", kq, "--budget", "600", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(has(&r.out, "'AC/DC' is a value of Artist.Name"));
+    assert_true(has(&r.out, "From the knowledge file (added to the question):"));
+    assert_true(has(&r.out, "- revenue = SUM(InvoiceLine.UnitPrice * InvoiceLine.Quantity)"));
+    assert_true(has(&r.out, "Q: Revenue per country"));
+    assert_true(has(&r.out, "  known "));
+    tu_run_free(&r);
+    tt(&r, NULL, "schema", g_db, "--knowledge", kfile, "--question", kq, "--budget", "600", "--json", NULL);
+    assert_int_equal(r.status, 0);
+    json_t *kd = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+    assert_non_null(kd);
+    json_int_t known = json_integer_value(json_object_get(kd, "knowledge"));
+    assert_true(known > 0);
+    assert_true(json_integer_value(json_object_get(kd, "index")) + json_integer_value(json_object_get(kd, "cards")) +
+                    known <= 600);
+    assert_non_null(strstr(json_string_value(json_object_get(kd, "knowledge_text")), "Q: Revenue per country"));
+    assert_true(json_array_size(json_object_get(kd, "value_hints")) >= 1);
+    json_decref(kd);
+    tu_run_free(&r);
+    tu_write_file(kfile, "{\n  \"tables\": {\"Invoice\": \"sales\",}\n}\n");
+    tt(&r, NULL, "schema", g_db, "--knowledge", kfile, NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(has(&r.err, "facts.json:2: "));
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(kfile);
+    free(dir);
+  }
+
   tt(&r, NULL, "schema", g_db, "Nope", NULL);
   assert_int_equal(r.status, 1);
   assert_true(has(&r.err, "no table or view named 'Nope'"));

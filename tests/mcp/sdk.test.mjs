@@ -9,11 +9,11 @@
 // resource too, and its descriptions reach the cards.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  SUITE_TIMEOUT, killAll, MODERN, RawStdio, connectHttp, connectStdio, jsonInText, modernRequest,
+  BIN, SUITE_TIMEOUT, killAll, MODERN, RawStdio, connectHttp, connectStdio, jsonInText, modernRequest,
   ms, postModern, scratch, serveArgs, startHttp, startModel, textOf,
 } from './harness.mjs';
 
@@ -189,6 +189,8 @@ for (const transport of ['stdio', 'http']) {
         assert.match(got.messages[0].content.text, new RegExp(`Table: Album \\(${albums} rows\\)`), 'the prompt carries the Album card');
         const explore = await plain.client.getPrompt({ name: 'explore_database', arguments: { focus: 'sales by country' } });
         assert.match(explore.messages[0].content.text, /Focus on: sales by country/);
+        // the compact index: names with their key columns
+        assert.match(explore.messages[0].content.text, /\nAlbum\(AlbumId\*, ArtistId->Artist\)\n/);
 
         await assert.rejects(plain.client.getPrompt({ name: 'analyze_table', arguments: {} }),
           (e) => e.code === -32602 && /table/.test(e.message), 'the missing argument is named');
@@ -622,4 +624,21 @@ test('the knowledge file beside the database: listed, readable as JSON, its desc
   await assert.rejects(p.client.readResource({ uri: 'tabletalk://knowledge' }),
     (e) => /not found: there is no knowledge file beside the database/i.test(e.message));
   await p.close();
+
+  // --knowledge FILE elsewhere: served instead of the (absent) file beside
+  const named = scratch();
+  const file = path.join(named.dir, 'facts.json');
+  fs.writeFileSync(file, JSON.stringify(knowledge));
+  const n = await connectStdio(named, { extra: ['--knowledge', file] });
+  const nread = await n.client.readResource({ uri: 'tabletalk://knowledge' });
+  assert.deepEqual(JSON.parse(nread.contents[0].text), knowledge);
+  const ncard = await n.client.readResource({ uri: 'tabletalk://table/Invoice' });
+  assert.match(ncard.contents[0].text, /one row per sale to a customer/);
+  await n.close();
+  // a malformed named file stops the start with a usage error naming its line
+  fs.writeFileSync(file, '{\n  "tables": {"Invoice": "sales",}\n}\n');
+  const bad = spawnSync(BIN, ['serve-mcp', named.db, '--knowledge', file], { input: '', timeout: 20000 });
+  assert.equal(bad.status, 2, bad.stderr.toString());
+  assert.match(bad.stderr.toString(), /knowledge file .*facts\.json:2: /);
+  assert.ok(named.unchanged());
 });

@@ -97,14 +97,20 @@ void tu_scratch_remove(tu_scratch *s) {
   s->db = s->dir = NULL;
 }
 
+static void tu_write_bytes(const char *path, const char *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) tu_die(path);
+}
+
 void tu_copy_file(const char *src, const char *dst) {
   size_t n;
   char *data = tu_read_file(src, &n);
   if (!data) tu_die(src);
-  FILE *f = fopen(dst, "wb");
-  if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) tu_die(dst);
+  tu_write_bytes(dst, data, n);
   free(data);
 }
+
+void tu_write_file(const char *path, const char *text) { tu_write_bytes(path, text, strlen(text)); }
 
 char *tu_sha256(const char *path) {
   char *cmd = tt_xasprintf("sha256sum '%s'", path);

@@ -50,6 +50,8 @@ char *tu_mkdtemp(void);
 void tu_rmtree(const char *dir);
 /* Copies src to dst byte for byte; aborts the test program on failure. */
 void tu_copy_file(const char *src, const char *dst);
+/* Writes text to path (replacing it); aborts the test program on failure. */
+void tu_write_file(const char *path, const char *text);
 /* Reads a whole file; NULL when it cannot. */
 char *tu_read_file(const char *path, size_t *len);
 /* sha256 of a file as 64 hex digits (via sha256sum). */

@@ -69,6 +69,27 @@ static void test_system_prompt_is_stable(void **state) {
 
 /* 321 tables: the index and the cards together stay within the schema
  * budget, and the first prompt leaves room in an 8K context. */
+/* A knowledge file whose definitions and examples all concern the question
+ * below, far more than any budget holds. */
+static tt_knowledge *big_knowledge(void) {
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_puts(&b, "{\"definitions\": [");
+  for (int i = 0; i < 30; i++)
+    tt_buf_printf(&b, "%s\"open sales orders rule %d: status = 'open' and the order is not archived\"",
+                  i ? "," : "", i);
+  tt_buf_puts(&b, "], \"examples\": [");
+  for (int i = 0; i < 40; i++)
+    tt_buf_printf(&b, "%s{\"question\": \"How many sales orders are open in region %d?\", "
+                      "\"sql\": \"SELECT COUNT(*) FROM sales_orders WHERE status = 'open' AND "
+                      "region = %d\"}", i ? "," : "", i, i);
+  tt_buf_puts(&b, "]}");
+  tt_knowledge_error ke;
+  tt_knowledge *k = tt_knowledge_parse(b.data, b.len, &ke);
+  tt_buf_free(&b);
+  assert_non_null(k);
+  return k;
+}
+
 static void test_wide_schema_fits_budget(void **state) {
   (void)state;
   char *dir = tu_mkdtemp();
@@ -80,29 +101,41 @@ static void test_wide_schema_fits_budget(void **state) {
   assert_non_null(cat);
   tt_schema *s = tt_schema_new(cat);
   size_t budgets[] = {800, 2000, 4000};
-  for (size_t i = 0; i < 3; i++) {
-    tt_agent_opts o = tt_agent_default_opts();
-    o.schema_budget = budgets[i];
-    tt_agent *a = tt_agent_new(db, s, NULL, &o);
-    tt_prompt_cost c;
-    tt_agent_prompt_cost(a, "How many sales orders are open?", &c);
-    const char *sys = tt_agent_system_prompt(a);
-    char *cards = tt_prompt_schema_for(a, "How many sales orders are open?");
-    size_t schema_tokens = tt_tokens_estimate(sys, strlen(sys)) - c.rules + tt_tokens_estimate(cards, strlen(cards));
-    fprintf(stderr, "budget %zu: rules %zu tools %zu index %zu cards %zu (%zu tables) total %zu\n",
-            budgets[i], c.rules, c.tools, c.index, c.cards, c.ncards, c.total);
-    assert_false(c.whole_schema);
-    assert_true(c.index + c.cards <= budgets[i]);
-    assert_true(schema_tokens <= budgets[i] + 1); /* the estimate of a split text may differ by one */
-    assert_true(c.total == c.rules + c.tools + c.index + c.cards);
-    assert_true(c.ncards >= 1);
-    assert_non_null(strstr(cards, "# Table: sales_orders"));
-    if (budgets[i] == 2000) {
-      assert_true(c.total + 1024 < 8192); /* an 8K context keeps room for the reply */
-      assert_non_null(strstr(sys, "sales_: orders, items"));
+  /* without a knowledge file, then with one that would overflow the budget
+   * if its part were not counted */
+  for (int with_knowledge = 0; with_knowledge < 2; with_knowledge++) {
+    if (with_knowledge) tt_schema_set_knowledge(s, big_knowledge());
+    for (size_t i = 0; i < 3; i++) {
+      tt_agent_opts o = tt_agent_default_opts();
+      o.schema_budget = budgets[i];
+      tt_agent *a = tt_agent_new(db, s, NULL, &o);
+      tt_prompt_cost c;
+      tt_agent_prompt_cost(a, "How many sales orders are open?", &c);
+      const char *sys = tt_agent_system_prompt(a);
+      char *cards = tt_prompt_schema_for(a, "How many sales orders are open?");
+      size_t schema_tokens = tt_tokens_estimate(sys, strlen(sys)) - c.rules + tt_tokens_estimate(cards, strlen(cards));
+      fprintf(stderr, "budget %zu: rules %zu tools %zu index %zu cards %zu (%zu tables) knowledge %zu total %zu\n",
+              budgets[i], c.rules, c.tools, c.index, c.cards, c.ncards, c.knowledge, c.total);
+      assert_false(c.whole_schema);
+      assert_true(c.index + c.cards + c.knowledge <= budgets[i]);
+      assert_true(schema_tokens <= budgets[i] + 2); /* the estimate of a split text may differ by one a part */
+      assert_true(c.total == c.rules + c.tools + c.index + c.cards + c.knowledge);
+      assert_true(c.ncards >= 1);
+      assert_non_null(strstr(cards, "# Table: sales_orders"));
+      if (with_knowledge) {
+        assert_true(c.knowledge > 0);
+        assert_non_null(strstr(cards, "Definitions the user gave"));
+        assert_non_null(strstr(cards, "Q: How many sales orders are open in region"));
+      } else {
+        assert_int_equal(c.knowledge, 0);
+      }
+      if (budgets[i] == 2000) {
+        assert_true(c.total + 1024 < 8192); /* an 8K context keeps room for the reply */
+        assert_non_null(strstr(sys, "sales_: orders, items"));
+      }
+      free(cards);
+      tt_agent_free(a);
     }
-    free(cards);
-    tt_agent_free(a);
   }
   tt_schema_free(s);
   tt_db_close(db);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ static void test_good_file_and_render(void **state) {
   if (!k) fprintf(stderr, "line %d: %s\n", err.line, err.message);
   assert_non_null(k);
   tt_buf b = TT_BUF_INIT;
-  tt_knowledge_render_for(k, "Which country brings the most revenue?", &b);
+  tt_knowledge_render_for(k, "Which country brings the most revenue?", SIZE_MAX, &b);
   const char *t = tt_buf_cstr(&b);
   /* few definitions: all of them go in */
   assert_non_null(strstr(t, "- revenue = SUM(InvoiceLine.UnitPrice * InvoiceLine.Quantity)\n"));
@@ -48,7 +49,7 @@ static void test_good_file_and_render(void **state) {
   assert_non_null(q);
   assert_null(strstr(t, "List employees"));
   tt_buf_reset(&b);
-  tt_knowledge_render_for(k, "number of tracks per album", &b);
+  tt_knowledge_render_for(k, "number of tracks per album", SIZE_MAX, &b);
   t = tt_buf_cstr(&b);
   const char *a = strstr(t, "Q: Tracks per album"), *c = strstr(t, "Q: How many tracks");
   assert_non_null(a);
@@ -119,7 +120,7 @@ static void test_hostile_bytes_never_crash(void **state) {
   tt_knowledge *k = tt_knowledge_parse(huge, strlen(huge), &err);
   assert_non_null(k);
   tt_buf b = TT_BUF_INIT;
-  tt_knowledge_render_for(k, "www", &b);
+  tt_knowledge_render_for(k, "www", SIZE_MAX, &b);
   assert_true(b.len > n);
   tt_buf_free(&b);
   tt_knowledge_free(k);
@@ -173,7 +174,7 @@ static void test_add_example_round_trip(void **state) {
   tt_knowledge *again = tt_knowledge_parse(text, strlen(text), &err);
   assert_non_null(again);
   tt_buf b = TT_BUF_INIT;
-  tt_knowledge_render_for(again, "how many artists", &b);
+  tt_knowledge_render_for(again, "how many artists", SIZE_MAX, &b);
   assert_string_equal(tt_buf_cstr(&b), "Questions like mine answered before:\n"
                                        "Q: How many artists?\nSQL: SELECT COUNT(*) FROM Artist\n");
   tt_buf_free(&b);
@@ -182,6 +183,43 @@ static void test_add_example_round_trip(void **state) {
   tt_knowledge_free(again);
 }
 
+
+/* The part stays within the token cap: items that do not fit are left out
+ * and counted; a word's stem finds its other forms. */
+static void test_cap_and_stems(void **state) {
+  (void)state;
+  tt_knowledge_error err;
+  tt_knowledge *k = tt_knowledge_parse(good, strlen(good), &err);
+  assert_non_null(k);
+  tt_buf b = TT_BUF_INIT;
+  assert_int_equal(tt_knowledge_render_for(k, "Which country brings the most revenue?", SIZE_MAX, &b), 0);
+  size_t full = tt_tokens_estimate(b.data, b.len);
+  for (size_t cap = 0; cap <= full; cap += 5) {
+    tt_buf_reset(&b);
+    size_t left_out = tt_knowledge_render_for(k, "Which country brings the most revenue?", cap, &b);
+    assert_true(tt_tokens_estimate(b.data ? b.data : "", b.len) <= cap);
+    assert_true(cap == full || left_out > 0);
+    if (cap == 0) assert_int_equal(b.len, 0);
+  }
+  /* "countries" meets "country", "tracks" meets "track" */
+  tt_buf_reset(&b);
+  tt_knowledge_render_for(k, "revenue of all countries", SIZE_MAX, &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "Q: Revenue per country"));
+  tt_buf_free(&b);
+  static const char stems[] = "{\"examples\": [{\"question\": \"Invoices ordered by customer\", "
+                              "\"sql\": \"SELECT 1\"}]}";
+  tt_knowledge *k2 = tt_knowledge_parse(stems, strlen(stems), &err);
+  assert_non_null(k2);
+  b = (tt_buf)TT_BUF_INIT;
+  tt_knowledge_render_for(k2, "which customers ordering", SIZE_MAX, &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "Q: Invoices ordered by customer"));
+  tt_buf_reset(&b);
+  tt_knowledge_render_for(k2, "list the classes", SIZE_MAX, &b); /* nothing shared */
+  assert_int_equal(b.len, 0);
+  tt_buf_free(&b);
+  tt_knowledge_free(k2);
+  tt_knowledge_free(k);
+}
 
 static void test_many_definitions_only_relevant(void **state) {
   (void)state;
@@ -192,7 +230,7 @@ static void test_many_definitions_only_relevant(void **state) {
   tt_knowledge *k = tt_knowledge_parse(many, strlen(many), &err);
   assert_non_null(k);
   tt_buf b = TT_BUF_INIT;
-  tt_knowledge_render_for(k, "total revenue?", &b);
+  tt_knowledge_render_for(k, "total revenue?", SIZE_MAX, &b);
   assert_string_equal(tt_buf_cstr(&b), "Definitions the user gave (follow them):\n- revenue = SUM(Total)\n");
   tt_buf_free(&b);
   tt_knowledge_free(k);
@@ -238,6 +276,7 @@ int main(void) {
       cmocka_unit_test(test_descriptions_reach_cards),
       cmocka_unit_test(test_add_example_round_trip),
       cmocka_unit_test(test_many_definitions_only_relevant),
+      cmocka_unit_test(test_cap_and_stems),
       cmocka_unit_test(test_file_overrides_sql_comments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
