@@ -1,7 +1,8 @@
 /* knowledge.c — the user's knowledge file (DB.knowledge.json beside the
  * database, or --knowledge FILE): descriptions of tables and columns that
  * go into the cards, business definitions, and example question -> SQL
- * pairs. Parsed with jansson (line numbers come from its errors); the
+ * pairs. Parsed with jansson (line numbers come from its errors, or for a
+ * wrong shape from finding the key or list element in the text); the
  * definitions (all when few, else those that share words with the
  * question) and the three examples nearest the question by overlap of
  * word stems are rendered for the question's message, within a token cap
@@ -33,8 +34,49 @@ static void tt_kerr(tt_knowledge_error *err, int line, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Checks the shape; on a problem fills err (line 0: no line to name). */
-static bool tt_knowledge_check(json_t *root, tt_knowledge_error *err) {
+/* Where a problem is in the text, since jansson keeps no positions for
+ * values: the line of the first "key" (a top-level or nested key name),
+ * or with index >= 0, the line where that element of the list after the
+ * key begins. 0 when it cannot be found. */
+static int tt_line_of(const char *text, size_t n, const char *key, long index) {
+  char quoted[256];
+  snprintf(quoted, sizeof quoted, "\"%s\"", key);
+  size_t ql = strlen(quoted), at = 0;
+  while (at + ql <= n && memcmp(text + at, quoted, ql) != 0) at++;
+  if (at + ql > n) return 0;
+  size_t pos = at;
+  if (index >= 0) {
+    pos = at + ql;
+    while (pos < n && text[pos] != '[') pos++;
+    int depth = 0;
+    long element = -1;
+    bool in_string = false, want = true;
+    for (pos++, depth = 1; pos < n && depth > 0; pos++) {
+      char c = text[pos];
+      if (in_string) {
+        if (c == '\\') pos++;
+        else if (c == '"') in_string = false;
+        continue;
+      }
+      if (depth == 1 && want && !strchr(" \t\r\n,]", c)) {
+        if (++element == index) break;
+        want = false;
+      }
+      if (c == '"') in_string = true;
+      else if (c == '[' || c == '{') depth++;
+      else if (c == ']' || c == '}') depth--;
+      else if (c == ',' && depth == 1) want = true;
+    }
+    if (pos >= n || depth == 0) return 0;
+  }
+  int line = 1;
+  for (size_t i = 0; i < pos; i++) line += text[i] == '\n';
+  return line;
+}
+
+/* Checks the shape; on a problem fills err, with the line it is on when
+ * that can be found in text (0: none). */
+static bool tt_knowledge_check(json_t *root, const char *text, size_t n, tt_knowledge_error *err) {
   static const char *const known[] = {"tables", "columns", "definitions", "examples"};
   if (!json_is_object(root)) {
     tt_kerr(err, 1, "%s", "the file must be one JSON object: {\"tables\": {...}, \"columns\": {...}, "
@@ -47,7 +89,7 @@ static bool tt_knowledge_check(json_t *root, tt_knowledge_error *err) {
     bool ok = false;
     for (size_t i = 0; i < sizeof known / sizeof *known; i++) ok |= strcmp(key, known[i]) == 0;
     if (!ok) {
-      tt_kerr(err, 0, "unknown key \"%.200s\": the keys are tables, columns, definitions, examples", key);
+      tt_kerr(err, tt_line_of(text, n, key, -1), "unknown key \"%.200s\": the keys are tables, columns, definitions, examples", key);
       return false;
     }
   }
@@ -56,16 +98,16 @@ static bool tt_knowledge_check(json_t *root, tt_knowledge_error *err) {
     json_t *o = json_object_get(root, objs[i]);
     if (!o) continue;
     if (!json_is_object(o)) {
-      tt_kerr(err, 0, "\"%s\" must be an object of name: \"description\"", objs[i]);
+      tt_kerr(err, tt_line_of(text, n, objs[i], -1), "\"%s\" must be an object of name: \"description\"", objs[i]);
       return false;
     }
     json_object_foreach(o, key, v) {
       if (!json_is_string(v)) {
-        tt_kerr(err, 0, "the description of \"%.200s\" must be text in quotes", key);
+        tt_kerr(err, tt_line_of(text, n, key, -1), "the description of \"%.200s\" must be text in quotes", key);
         return false;
       }
       if (i == 1 && !strchr(key, '.')) {
-        tt_kerr(err, 0, "column \"%.200s\" must be written Table.Column", key);
+        tt_kerr(err, tt_line_of(text, n, key, -1), "column \"%.200s\" must be written Table.Column", key);
         return false;
       }
     }
@@ -74,11 +116,12 @@ static bool tt_knowledge_check(json_t *root, tt_knowledge_error *err) {
   if (defs) {
     size_t i;
     if (!json_is_array(defs)) {
-      tt_kerr(err, 0, "%s", "\"definitions\" must be a list of texts: [\"revenue = ...\", ...]");
+      tt_kerr(err, tt_line_of(text, n, "definitions", -1), "%s", "\"definitions\" must be a list of texts: [\"revenue = ...\", ...]");
       return false;
     }
     json_array_foreach(defs, i, v) if (!json_is_string(v)) {
-      tt_kerr(err, 0, "%s", "every definition must be text in quotes");
+      tt_kerr(err, tt_line_of(text, n, "definitions", (long)i), "definition %zu must be text in quotes",
+              i + 1);
       return false;
     }
   }
@@ -86,15 +129,14 @@ static bool tt_knowledge_check(json_t *root, tt_knowledge_error *err) {
   if (ex) {
     size_t i;
     if (!json_is_array(ex)) {
-      tt_kerr(err, 0, "%s", "\"examples\" must be a list of {\"question\": ..., \"sql\": ...}");
+      tt_kerr(err, tt_line_of(text, n, "examples", -1), "%s", "\"examples\" must be a list of {\"question\": ..., \"sql\": ...}");
       return false;
     }
     json_array_foreach(ex, i, v) {
       if (!json_is_object(v) || !json_is_string(json_object_get(v, "question")) ||
           !json_is_string(json_object_get(v, "sql"))) {
-        char n[32];
-        snprintf(n, sizeof n, "%zu", i + 1);
-        tt_kerr(err, 0, "example %s must be {\"question\": \"...\", \"sql\": \"...\"}", n);
+        tt_kerr(err, tt_line_of(text, n, "examples", (long)i),
+                "example %zu must be {\"question\": \"...\", \"sql\": \"...\"}", i + 1);
         return false;
       }
     }
@@ -117,7 +159,7 @@ tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_knowledge_error 
     }
     return NULL;
   }
-  if (!tt_knowledge_check(root, err)) {
+  if (!tt_knowledge_check(root, text, n, err)) {
     json_decref(root);
     return NULL;
   }

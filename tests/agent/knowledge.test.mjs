@@ -69,7 +69,7 @@ test('a malformed file beside the database is warned about and the question stil
   const r = await ask(sc, srv, 'How many invoices?');
   await srv.close();
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stderr, /warning: knowledge file .*chinook\.knowledge\.json: "examples" must be a list.*going on without it/);
+  assert.match(r.stderr, /warning: knowledge file .*chinook\.knowledge\.json:3: "examples" must be a list.*going on without it/);
 });
 
 test('learn appends examples, refuses writes (exit 3) and SQL errors (exit 1), never touches the database', async () => {
