@@ -42,6 +42,14 @@ int cmd_serve_mcp(int argc, char **argv);
 int cmd_chart(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
+
+/* Retention (cmd_gc.c): traces and charts older than TABLETALK_KEEP (an
+ * age, "never"; default 90 days) go. *bad when its value is no age. */
+#define TT_KEEP_DEFAULT_DAYS 90
+long long tt_cli_keep_seconds(const tt_dotenv *env, bool *bad);
+/* The clean-up ask and chat run, at most once a day per state folder. */
+void tt_cli_auto_gc(const tt_dotenv *env, const char *state_dir);
 
 /* Exit code for a db error kind. */
 int tt_exit_for(tt_db_errkind kind);

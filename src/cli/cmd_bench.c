@@ -238,7 +238,7 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   if (argc - optind != 1) return tt_usage_error("bench", "give one recording file");
-  tt_dotenv *env = tt_dotenv_load(".env");
+  tt_dotenv *env = tt_config_load(".env");
   if (!model) model = tt_config_get(env, "TABLETALK_MODEL_PATH");
   char *def = model ? NULL : tt_cli_default_model(env);
   if (!model) model = def;

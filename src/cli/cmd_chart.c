@@ -247,7 +247,7 @@ int cmd_chart(int argc, char **argv) {
   if (c.out) {
     file = tt_xstrdup(c.out);
   } else {
-    env = tt_dotenv_load(".env");
+    env = tt_config_load(".env");
     state = c.state_dir ? tt_xstrdup(c.state_dir) : tt_default_dir(env, "STATE");
     file = tt_chart_file_path(state, run_id, 0, "png", &err);
     if (!file) {

@@ -395,7 +395,7 @@ int cmd_doctor(int argc, char **argv) {
   if (optind < argc) return tt_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
   if (o.base_url && o.model_path)
     return tt_usage_error("doctor", "give --base-url or --model-path, not both");
-  tt_dotenv *d = tt_dotenv_load(".env");
+  tt_dotenv *d = tt_config_load(".env");
   int rc = tt_cli_check_base_url(d, &o);
   char *where = rc ? NULL : tt_cli_describe_model(d, &o);
   if (!rc && !where)

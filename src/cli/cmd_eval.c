@@ -602,7 +602,7 @@ int cmd_eval(int argc, char **argv) {
   if (c.compare_a && !spider) return tt_usage_error("eval", "--compare is for eval spider results");
   if (c.compare_a) return tt_eval_compare(&c);
   if (schema) return tt_eval_schema(&c);
-  tt_dotenv *env = tt_dotenv_load(".env");
+  tt_dotenv *env = tt_config_load(".env");
   bool model = behaviours || (spider && !(c.backend && strcmp(c.backend, "oracle") == 0));
   if (model && (rc = tt_cli_check_base_url(env, &c.agent)) != 0) {
     tt_dotenv_free(env);

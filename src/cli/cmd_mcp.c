@@ -139,7 +139,7 @@ int cmd_serve_mcp(int argc, char **argv) {
   }
 
   const char *db_arg = argv[optind];
-  tt_dotenv *dotenv = tt_dotenv_load(".env");
+  tt_dotenv *dotenv = tt_config_load(".env");
   int bad_url = tt_cli_check_base_url(dotenv, &o);
   if (bad_url) {
     tt_dotenv_free(dotenv);
@@ -178,6 +178,8 @@ int cmd_serve_mcp(int argc, char **argv) {
   cfg.db_path = real ? real : db_arg;
   cfg.db_opts = dbo;
   cfg.knowledge = o.knowledge;
+  char *cache_dir = tt_default_dir(dotenv, "CACHE");
+  cfg.cache_dir = cache_dir;
   cfg.state_dir = state_dir;
   cfg.agent_opts.sql.timeout_s = o.sql_timeout_s;
   cfg.agent_opts.sql.immutable = o.immutable;
@@ -222,6 +224,7 @@ int cmd_serve_mcp(int argc, char **argv) {
   tt_mcp_server_free(srv);
   tt_buf_free(&err);
   free(state_dir);
+  free(cache_dir);
   free(real);
   tt_dotenv_free(dotenv);
   free(origins);

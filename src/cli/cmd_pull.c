@@ -82,17 +82,19 @@ static const char tt_pull_usage[] =
 
 static const char tt_models_usage[] =
     "Usage: tabletalk models [--json]\n"
+    "       tabletalk models rm NAME\n"
     "       tabletalk models --which\n"
     "\n"
     "List the installed models (the default one is marked; a model split into\n"
     "parts counts once) and the models `tabletalk pull` knows. --which prints\n"
     "the model `ask` would use, as LOCATION<TAB>SOURCE (a GGUF file or an\n"
     "endpoint URL, and the flag, variable or default it came from), or exits 1\n"
-    "when none is set up.\n";
+    "when none is set up. rm NAME deletes an installed model (every part of a\n"
+    "split one; the default link too when it pointed there).\n";
 
 /* models --which: the model ask would use, from the same configuration. */
 static int tt_models_which(void) {
-  tt_dotenv *env = tt_dotenv_load(".env");
+  tt_dotenv *env = tt_config_load(".env");
   tt_cli_agent_opts o;
   tt_cli_agent_defaults(&o);
   char *desc = tt_cli_describe_model(env, &o);
@@ -106,7 +108,7 @@ static int tt_models_which(void) {
 }
 
 static char *tt_models_dir(void) {
-  tt_dotenv *env = tt_dotenv_load(".env");
+  tt_dotenv *env = tt_config_load(".env");
   char *data = tt_default_dir(env, "DATA");
   tt_dotenv_free(env);
   char *dir = tt_xasprintf("%s/models", data);
@@ -196,7 +198,7 @@ static const tt_known_model *tt_known_model_named(const char *name) {
  * (huggingface_hub's variable); NULL and a usage error when that is not
  * a URL pull may use. */
 static char *tt_known_model_url(const tt_known_model *m, int *rc) {
-  tt_dotenv *env = tt_dotenv_load(".env");
+  tt_dotenv *env = tt_config_load(".env");
   const char *mirror = tt_config_get(env, "HF_ENDPOINT");
   static const char hf[] = "https://huggingface.co";
   char *url = NULL;
@@ -381,7 +383,60 @@ static bool tt_installed_at(const char *dir, const char *name, tt_installed *m) 
   return true;
 }
 
+/* models rm NAME: the installed file NAME (with or without .gguf, or the
+ * name pull knows it by), every part of a split model, and the default
+ * link when it pointed there. */
+static int tt_models_rm(int argc, char **argv) {
+  if (argc != 2 || argv[1][0] == '-')
+    return tt_usage_error("models", "models rm takes one installed model's name (see tabletalk models)");
+  const char *name = argv[1];
+  if (strchr(name, '/') || strcmp(name, "default.gguf") == 0 || strcmp(name, "default") == 0)
+    return tt_usage_error("models", "give a model's name as tabletalk models lists it, not '%s'", name);
+  char *dir = tt_models_dir();
+  const tt_known_model *known = tt_known_model_named(name);
+  char *file = known ? tt_url_file_name(known->url)
+               : strstr(name, ".gguf") ? tt_xstrdup(name) : tt_xasprintf("%s.gguf", name);
+  tt_installed m;
+  char *path = tt_xasprintf("%s/%s", dir, file);
+  int rc = TT_EXIT_OK;
+  if (!tt_file_exists(path) || !tt_installed_at(dir, file, &m)) {
+    rc = tt_fail(TT_EXIT_FAIL, "no model %s is installed in %s; `tabletalk models` lists them", name, dir);
+  } else {
+    char *link = tt_xasprintf("%s/default.gguf", dir);
+    char target[4096] = {0};
+    ssize_t tl = readlink(link, target, sizeof target - 1);
+    bool was_default = tl > 0 && strcmp(target, file) == 0;
+    size_t removed = 0;
+    for (int i = 1; i <= m.parts; i++) {
+      char *part = m.parts > 1 ? tt_gguf_split_part(file, i) : tt_xstrdup(file);
+      char *pp = tt_xasprintf("%s/%s", dir, part);
+      char *partial = tt_xasprintf("%s.part", pp);
+      unlink(partial); /* an interrupted download of it */
+      if (unlink(pp) == 0) removed++;
+      else if (errno != ENOENT) rc = tt_fail(TT_EXIT_FAIL, "cannot remove %s: %s", pp, strerror(errno));
+      free(partial);
+      free(pp);
+      free(part);
+    }
+    if (was_default && rc == TT_EXIT_OK) unlink(link);
+    if (rc == TT_EXIT_OK) {
+      printf("removed %s", file);
+      if (m.parts > 1) printf(" (%zu of %d parts)", removed, m.parts);
+      char h[32];
+      tt_human(h, sizeof h, m.bytes);
+      printf(", %s freed\n", h);
+      if (was_default) printf("it was the default model: `tabletalk pull` sets a new one\n");
+    }
+    free(link);
+  }
+  free(path);
+  free(file);
+  free(dir);
+  return rc;
+}
+
 int cmd_models(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "rm") == 0) return tt_models_rm(argc - 1, argv + 1);
   bool json = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) json = true;

@@ -208,7 +208,9 @@ int cmd_schema(int argc, char **argv) {
   tt_db *db = tt_db_open(path, &o, &err);
   if (!db) return tt_fail(tt_exit_for(err.kind), "%s", err.message);
   /* the tables a question gets, as ask chooses them: values linked too */
-  char *cache = question ? tt_default_dir(NULL, "CACHE") : NULL;
+  tt_dotenv *env = question ? tt_config_load(".env") : NULL;
+  char *cache = question ? tt_default_dir(env, "CACHE") : NULL;
+  tt_dotenv_free(env);
   tt_schema_load_opts so = {.db_path = path, .knowledge = knowledge,
                             .values = question ? TT_SCHEMA_VALUES_CACHED : TT_SCHEMA_VALUES_NONE,
                             .cache_dir = cache, .progress = isatty(STDERR_FILENO)};

@@ -264,7 +264,7 @@ int cmd_trace(int argc, char **argv) {
   }
   if (argc - optind != 1) return tt_usage_error("trace", "give latest, list or a run id");
   const char *what = argv[optind];
-  tt_dotenv *env = tt_dotenv_load(".env");
+  tt_dotenv *env = tt_config_load(".env");
   char *dir = state ? tt_xstrdup(state) : tt_default_dir(env, "STATE");
   int rc;
   if (strcmp(what, "list") == 0) {

@@ -25,6 +25,7 @@ static const tt_command tt_commands[] = {
     {"models", "list installed models", cmd_models},
     {"bench", "replay a conversation on the local engine and time it", cmd_bench},
     {"doctor", "probe a model endpoint or file: what works, what tabletalk adapts", cmd_doctor},
+    {"gc", "remove traces and charts older than an age (TABLETALK_KEEP)", cmd_gc},
 };
 
 static void tt_print_help(FILE *f) {

@@ -181,10 +181,9 @@ int tt_cli_check_base_url(const tt_dotenv *d, const tt_cli_agent_opts *o) {
   tt_buf why = TT_BUF_INIT;
   int rc = 0;
   if (!tt_llm_http_url_ok(url, &why)) {
-    const char *env = getenv("TABLETALK_BASE_URL");
     rc = tt_fail(TT_EXIT_USAGE, "TABLETALK_BASE_URL '%s' (from %s) is not a usable URL: %s; set it to "
                                 "an endpoint such as http://127.0.0.1:8080/v1, or give --base-url",
-                 url, env && *env ? "the environment" : "./.env", tt_buf_cstr(&why));
+                 url, tt_config_origin(d, "TABLETALK_BASE_URL"), tt_buf_cstr(&why));
   }
   tt_buf_free(&why);
   return rc;
@@ -312,7 +311,7 @@ int tt_cli_schema_error(const tt_schema_load_error *err) {
 int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o) {
   double t0 = tt_now_ms();
   memset(e, 0, sizeof *e);
-  e->dotenv = tt_dotenv_load(".env");
+  e->dotenv = tt_config_load(".env");
   int bad = tt_cli_check_base_url(e->dotenv, o);
   if (bad) return bad;
   const char *url;
@@ -320,6 +319,7 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   if (!model && url) tt_llm_http_preload(); /* overlaps opening the database */
   free(model);
   e->state_dir = o->state_dir ? tt_xstrdup(o->state_dir) : tt_default_dir(e->dotenv, "STATE");
+  tt_cli_auto_gc(e->dotenv, e->state_dir); /* traces and charts past TABLETALK_KEEP */
   tt_db_opts dbo = tt_db_default_opts();
   dbo.immutable = o->immutable;
   tt_db_error derr;

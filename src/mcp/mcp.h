@@ -25,6 +25,7 @@ typedef tt_llm *(*tt_mcp_llm_factory)(void *ud, tt_buf *err);
 typedef struct tt_mcp_config {
   const char *db_path;        /* absolute path of the database */
   const char *knowledge;      /* --knowledge FILE, or NULL: the file beside the database */
+  const char *cache_dir;      /* where the value index is cached */
   tt_db_opts db_opts;         /* each run_sql handle (immutable, timeout) */
   const tt_schema *schema;    /* the cards (borrowed); NULL: the server reads
                                * them itself, in the background from the start,

@@ -85,12 +85,10 @@ static void *tt_mcp_load_schema(void *arg) {
     /* what the user knows (--knowledge, or the file beside the database; a
      * malformed file beside it is reported and left out: the server still
      * serves), and value hints for the ask tool as the CLI gives them */
-    char *cache = tt_default_dir(NULL, "CACHE");
     tt_schema_load_opts so = {.db_path = s->cfg.db_path, .knowledge = s->cfg.knowledge,
-                              .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = cache};
+                              .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = s->cfg.cache_dir};
     tt_schema_load_error serr;
     schema = tt_schema_load(db, &so, &serr);
-    free(cache);
     if (!schema) why = tt_xstrdup(serr.message);
     else if (serr.warning[0]) fprintf(stderr, "tabletalk: warning: %s\n", serr.warning);
   } else {

@@ -111,4 +111,21 @@ typedef struct tt_ask_result {
 void tt_session_ask(tt_session *s, const char *thread, const char *question,
                     const tt_agent_hooks *ui, tt_run *run, tt_ask_result *info);
 
+/* ---- retention (gc.c) ---------------------------------------------------- */
+
+typedef struct tt_gc_report {
+  size_t removed, kept, failed; /* files */
+  long long bytes;              /* removed */
+} tt_gc_report;
+/* "30d", "12h", "2w", "90m" or a number of days; "never" or "0" give 0
+ * (keep everything). false when text is none of these. */
+bool tt_parse_age(const char *text, long long *seconds);
+/* Removes the traces (runs/ RUN.jsonl) and chart files (charts/ RUN.png, .svg)
+ * under state_dir last changed more than max_age_s seconds ago; with
+ * dry_run only counts them. Threads are kept. */
+void tt_store_gc(const char *state_dir, long long max_age_s, bool dry_run, tt_gc_report *r);
+/* true at most once a day per state folder (a stamp file records the
+ * last time), for the automatic clean-up. */
+bool tt_store_gc_due(const char *state_dir);
+
 #endif

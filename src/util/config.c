@@ -14,6 +14,7 @@
 struct tt_dotenv {
   size_t n;
   char **keys, **values;
+  size_t nconfig; /* the first nconfig came from the config file */
 };
 
 static bool tt_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -154,4 +155,41 @@ const char *tt_config_get(const tt_dotenv *d, const char *name) {
   for (size_t i = d->n; i > 0; i--) /* the last assignment wins */
     if (strcmp(d->keys[i - 1], name) == 0) return *d->values[i - 1] ? d->values[i - 1] : NULL;
   return NULL;
+}
+
+char *tt_config_path(void) {
+  const char *own = getenv("TABLETALK_CONFIG");
+  if (own && *own) return tt_xstrdup(own);
+  const char *xdg = getenv("XDG_CONFIG_HOME");
+  if (xdg && xdg[0] == '/') return tt_xasprintf("%s/tabletalk/config", xdg);
+  const char *home = getenv("HOME");
+  if (!home || !*home) home = "/tmp";
+  return tt_xasprintf("%s/.config/tabletalk/config", home);
+}
+
+tt_dotenv *tt_config_load(const char *dotenv_path) {
+  char *path = tt_config_path();
+  tt_dotenv *d = tt_dotenv_load(path);
+  free(path);
+  d->nconfig = d->n;
+  /* the .env file's assignments come after the config file's, so they win
+   * (tt_config_get takes the last one) */
+  tt_dotenv *e = tt_dotenv_load(dotenv_path);
+  for (size_t i = 0; i < e->n; i++) {
+    tt_buf v = TT_BUF_INIT;
+    tt_buf_puts(&v, e->values[i]);
+    tt_dotenv_add(d, e->keys[i], strlen(e->keys[i]), &v);
+    tt_buf_free(&v);
+  }
+  tt_dotenv_free(e);
+  return d;
+}
+
+const char *tt_config_origin(const tt_dotenv *d, const char *name) {
+  const char *v = getenv(name);
+  if (v && *v) return "the environment";
+  if (d)
+    for (size_t i = d->n; i > 0; i--)
+      if (strcmp(d->keys[i - 1], name) == 0) return i - 1 < d->nconfig ? "the config file" : "./.env";
+  return "nowhere";
 }

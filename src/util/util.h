@@ -167,7 +167,7 @@ void tt_base64_encode(tt_buf *out, const void *p, size_t n, bool url);
  * when s is not base64. */
 bool tt_base64_decode(tt_buf *out, const char *s, size_t n);
 
-/* ---- configuration: environment, then a .env file ------------------------ */
+/* ---- configuration: environment, then a .env file, then the config file -- */
 
 typedef struct tt_dotenv tt_dotenv;
 
@@ -183,6 +183,17 @@ void tt_dotenv_free(tt_dotenv *d);
 /* The process environment wins over the .env file; NULL when neither has
  * name or the value is empty. d may be NULL. */
 const char *tt_config_get(const tt_dotenv *d, const char *name);
+/* The user's config file: $TABLETALK_CONFIG, else
+ * $XDG_CONFIG_HOME/tabletalk/config, else ~/.config/tabletalk/config
+ * (freshly allocated; the file may not exist). */
+char *tt_config_path(void);
+/* The config file and then dotenv_path (".env"), both by dotenv's rules,
+ * in one set where the .env file's values win; with tt_config_get the
+ * order is: environment, .env, config file. Absent files add nothing. */
+tt_dotenv *tt_config_load(const char *dotenv_path);
+/* Where tt_config_get found name: "the environment", "./.env", "the config
+ * file" or "nowhere", for messages. */
+const char *tt_config_origin(const tt_dotenv *d, const char *name);
 
 /* ---- files and folders -------------------------------------------------- */
 

@@ -1,0 +1,119 @@
+/* cmd_gc.c — `tabletalk gc [--older-than AGE] [--dry-run] [--json]`: remove
+ * the traces and chart files that runs left in the state folder once they
+ * are older than an age (TABLETALK_KEEP, default 90 days); threads and
+ * models are kept. ask and chat do the same automatically once a day. */
+#include "cli/cli.h"
+#include "store/store.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char tt_gc_usage[] =
+    "Usage: tabletalk gc [--older-than AGE] [--dry-run] [--json] [--state-dir DIR]\n"
+    "\n"
+    "Remove the traces (STATE/runs) and chart files (STATE/charts) older than\n"
+    "AGE: 30d, 12h, 2w or a number of days. The default is TABLETALK_KEEP (env,\n"
+    ".env or the config file; 90d when unset). Threads and models are kept.\n"
+    "ask and chat run the same clean-up once a day; TABLETALK_KEEP=never\n"
+    "turns that off.\n"
+    "\n"
+    "Options:\n"
+    "      --older-than AGE  remove what is older than AGE\n"
+    "      --dry-run         only count what would be removed\n"
+    "      --json            print {\"removed\":N,\"bytes\":N,\"kept\":N,\"failed\":N}\n"
+    "      --state-dir DIR   the state folder (default TABLETALK_STATE_DIR or\n"
+    "                        ~/.local/state/tabletalk)\n"
+    "  -h, --help            show this help\n";
+
+long long tt_cli_keep_seconds(const tt_dotenv *env, bool *bad) {
+  const char *keep = tt_config_get(env, "TABLETALK_KEEP");
+  long long age = TT_KEEP_DEFAULT_DAYS * 86400LL;
+  *bad = keep && !tt_parse_age(keep, &age);
+  if (*bad) age = TT_KEEP_DEFAULT_DAYS * 86400LL;
+  return age;
+}
+
+void tt_cli_auto_gc(const tt_dotenv *env, const char *state_dir) {
+  bool bad;
+  long long age = tt_cli_keep_seconds(env, &bad);
+  if (bad || age == 0 || !tt_store_gc_due(state_dir)) return;
+  tt_gc_report r;
+  tt_store_gc(state_dir, age, false, &r);
+}
+
+int cmd_gc(int argc, char **argv) {
+  enum { OPT_OLDER = 256, OPT_DRY, OPT_JSON, OPT_STATE };
+  static const struct option opts[] = {
+      {"older-than", required_argument, NULL, OPT_OLDER},
+      {"dry-run", no_argument, NULL, OPT_DRY},
+      {"json", no_argument, NULL, OPT_JSON},
+      {"state-dir", required_argument, NULL, OPT_STATE},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *older = NULL, *state = NULL;
+  bool dry = false, json = false;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_OLDER: older = optarg; break;
+    case OPT_DRY: dry = true; break;
+    case OPT_JSON: json = true; break;
+    case OPT_STATE: state = optarg; break;
+    case 'h': fputs(tt_gc_usage, stdout); return TT_EXIT_OK;
+    case ':': return tt_usage_error("gc", "%s needs a value", argv[optind - 1]);
+    default: return tt_usage_error("gc", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) return tt_usage_error("gc", "unexpected argument '%s'", argv[optind]);
+  tt_dotenv *env = tt_config_load(".env");
+  long long age;
+  if (older) {
+    if (!tt_parse_age(older, &age) || age == 0) {
+      tt_dotenv_free(env);
+      return tt_usage_error("gc", "--older-than takes an age such as 30d, 12h or 2w, not '%s'", older);
+    }
+  } else {
+    bool bad;
+    age = tt_cli_keep_seconds(env, &bad);
+    if (bad) {
+      int rc = tt_usage_error("gc", "TABLETALK_KEEP='%s' is no age: write 30d, 12h, 2w or never",
+                              tt_config_get(env, "TABLETALK_KEEP"));
+      tt_dotenv_free(env);
+      return rc;
+    }
+    if (age == 0) {
+      tt_dotenv_free(env);
+      if (json) printf("{\"removed\":0,\"bytes\":0,\"kept\":0,\"failed\":0}\n");
+      else printf("TABLETALK_KEEP=never: nothing removed (give --older-than AGE to clean up)\n");
+      return TT_EXIT_OK;
+    }
+  }
+  char *dir = state ? tt_xstrdup(state) : tt_default_dir(env, "STATE");
+  tt_dotenv_free(env);
+  tt_gc_report r;
+  tt_store_gc(dir, age, dry, &r);
+  if (json) {
+    printf("{\"removed\":%zu,\"bytes\":%lld,\"kept\":%zu,\"failed\":%zu}\n", r.removed, r.bytes, r.kept,
+           r.failed);
+  } else {
+    tt_buf n = TT_BUF_INIT;
+    tt_buf_put_grouped(&n, r.bytes);
+    char when[64];
+    if (age % 86400 == 0) snprintf(when, sizeof when, "%lld days", age / 86400);
+    else snprintf(when, sizeof when, "%lld hours", age / 3600 ? age / 3600 : 1);
+    printf("%s %zu file%s (%s bytes) older than %s%s in %s; %zu kept\n", dry ? "would remove" : "removed",
+           r.removed, r.removed == 1 ? "" : "s", tt_buf_cstr(&n), when, older ? "" : " (TABLETALK_KEEP)",
+           dir, r.kept);
+    tt_buf_free(&n);
+  }
+  int rc = TT_EXIT_OK;
+  if (r.failed) rc = tt_fail(TT_EXIT_FAIL, "%zu file%s in %s could not be removed; check their permissions",
+                             r.failed, r.failed == 1 ? "" : "s", dir);
+  free(dir);
+  return rc;
+}
