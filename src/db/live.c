@@ -30,6 +30,7 @@ static bool tt_no_writer(const tt_db *db) {
 
 bool tt_db_refresh(tt_db *db, tt_db_error *err) {
   if (db->in_snapshot) return true;
+  if (db->csv) return true; /* read once, when the handle was opened */
   tt_file_id now;
   if (!tt_db_file_id_read(db->real, &now)) {
     tt_db_set_error(err, TT_DB_ERR_IO,
