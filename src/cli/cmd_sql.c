@@ -230,8 +230,11 @@ int cmd_sql(int argc, char **argv) {
   }
 
   tt_db_error err;
-  tt_watchdog_arm(o.timeout_s, fmt);
+  /* loading a CSV file is not the query: the time limit starts after it */
+  bool csv = tt_db_path_is_csv(path);
+  if (!csv) tt_watchdog_arm(o.timeout_s, fmt);
   tt_db *db = tt_db_open(path, &o, &err);
+  if (csv && db) tt_watchdog_arm(o.timeout_s, fmt);
   int rc;
   if (!db) {
     rc = tt_print_error(fmt, &err);

@@ -98,8 +98,8 @@ static char **tt_csv_files(const char *path, const char *real, size_t *n, tt_db_
   closedir(d);
   if (*n == 0) {
     tt_db_set_error(err, TT_DB_ERR_IO,
-                    "the folder %s holds no .csv or .tsv files; give a SQLite file, a CSV file "
-                    "or a folder of CSV files",
+                    "%s is a directory with no .csv or .tsv file in it; give a SQLite database "
+                    "file, a CSV file, or a directory of CSV files",
                     path);
     free(v);
     return NULL;

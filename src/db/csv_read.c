@@ -105,7 +105,10 @@ static bool tt_csv_end_field(tt_csv_reader *r, size_t start, long field_line, tt
     return false;
   }
   size_t bad;
-  if (!tt_utf8_valid(r->rec.data + start, n, &bad)) {
+  const unsigned char *f = (const unsigned char *)r->rec.data + start;
+  unsigned char high = 0;
+  for (size_t i = 0; i < n; i++) high |= f[i];
+  if (high >= 0x80 && !tt_utf8_valid(r->rec.data + start, n, &bad)) {
     long line = field_line;
     for (size_t i = 0; i < bad; i++)
       if (r->rec.data[start + i] == '\n') line++;
@@ -127,13 +130,32 @@ static bool tt_csv_end_field(tt_csv_reader *r, size_t start, long field_line, tt
   return true;
 }
 
-static bool tt_csv_too_long(tt_csv_reader *r, size_t start, tt_db_error *err) {
-  if (r->rec.len - start <= TT_CSV_MAX_FIELD) return false;
+static int tt_csv_too_long(tt_csv_reader *r, tt_db_error *err) {
   tt_db_set_error(err, TT_DB_ERR_IO,
                   "%s:%ld: a field longer than %d bytes (a quote that is never closed?); "
                   "check the quotes on that line",
                   r->name, r->rec_line, TT_CSV_MAX_FIELD);
-  return true;
+  return -1;
+}
+
+/* Appends the bytes of the field up to the next stop byte (stop, a line
+ * end or NUL) and takes that byte: returns it, -1 at the end of the file,
+ * -2 when the field (begun at start) grew past its limit. */
+static int tt_csv_run(tt_csv_reader *r, int stop, size_t start) {
+  for (;;) {
+    if (r->pos == r->len && !tt_csv_fill(r)) return -1;
+    const unsigned char *p = r->buf + r->pos, *e = r->buf + r->len, *q = p;
+    while (q < e && *q != stop && *q != '\n' && *q != '\r' && *q != 0) q++;
+    tt_buf_append(&r->rec, p, (size_t)(q - p));
+    r->consumed += q - p;
+    r->pos = (size_t)(q - r->buf);
+    if (r->rec.len - start > TT_CSV_MAX_FIELD) return -2;
+    if (q < e) {
+      r->pos++;
+      r->consumed++;
+      return *q;
+    }
+  }
 }
 
 static int tt_csv_nul(tt_csv_reader *r, long line, tt_db_error *err) {
@@ -164,7 +186,8 @@ again:
       any_quoted = true;
       long qline = r->line;
       for (;;) {
-        c = tt_csv_get(r);
+        c = tt_csv_run(r, '"', start);
+        if (c == -2) return tt_csv_too_long(r, err);
         if (c == -1) {
           tt_db_set_error(err, TT_DB_ERR_IO,
                           "%s:%ld: a quoted field is never closed; close it with \" (a quote "
@@ -185,7 +208,6 @@ again:
           return tt_csv_nul(r, r->line, err);
         }
         tt_buf_putc(&r->rec, (char)c);
-        if (tt_csv_too_long(r, start, err)) return -1;
       }
       c = tt_csv_get(r);
       if (c != r->delim && c != '\n' && c != '\r' && c != -1) {
@@ -195,13 +217,12 @@ again:
                         r->name, r->line, r->nfields + 1);
         return -1;
       }
-    } else {
-      while (c != r->delim && c != '\n' && c != '\r' && c != -1) {
-        if (c == 0) return tt_csv_nul(r, r->line, err);
-        tt_buf_putc(&r->rec, (char)c);
-        if (tt_csv_too_long(r, start, err)) return -1;
-        c = tt_csv_get(r);
-      }
+    } else if (c != r->delim && c != '\n' && c != '\r' && c != -1) {
+      if (c == 0) return tt_csv_nul(r, r->line, err);
+      tt_buf_putc(&r->rec, (char)c);
+      c = tt_csv_run(r, r->delim, start);
+      if (c == -2) return tt_csv_too_long(r, err);
+      if (c == 0) return tt_csv_nul(r, r->line, err);
     }
     if (!tt_csv_end_field(r, start, field_line, err)) return -1;
     if (c == r->delim) continue;
@@ -264,6 +285,7 @@ tt_csv_kind tt_csv_value_kind(const char *s, size_t n) {
   if (int_digits > 1 && s[int_start] == '0') return TT_CSV_TEXT;
   if (i == n) {
     if (int_digits == 0) return TT_CSV_TEXT;
+    if (int_digits < 19) return TT_CSV_INT;
     if (int_digits > 19) return TT_CSV_TEXT;
     errno = 0;
     char *end;
