@@ -7,11 +7,12 @@
  * built in one buffer of our own (not SQLite's heap, so the heap limit of
  * queries does not count it), and every handle then reads that same
  * buffer through sqlite3_deserialize(SQLITE_DESERIALIZE_READONLY): one
- * copy in memory however many handles serve-mcp opens. The loaded images
- * are kept for the life of the process, one per file or folder (keyed by
- * the files' identity, so that a changed file is loaded anew by the next
- * handle), because front ends open and close handles on the same path
- * many times. Nothing is ever written beside the files. */
+ * copy in memory however many handles serve-mcp opens. The image of a
+ * file or folder is kept while the process runs (front ends open and close
+ * handles on the same path many times), keyed by the files' identity:
+ * before each query a handle checks the files (tt_db_refresh) and moves to
+ * the image of their new contents when they changed; the old image goes
+ * when its last handle lets go. Nothing is ever written beside the files. */
 #define _GNU_SOURCE /* mremap */
 #include "db/db_internal.h"
 
@@ -36,6 +37,7 @@ struct tt_csv_data {
   unsigned char *image;  /* the database, read-only once loaded */
   size_t size, mapped;
   int refs;
+  bool stale;            /* a newer image of the same path exists */
   tt_csv_data *next;
 };
 
@@ -485,6 +487,22 @@ done:
   return true;
 }
 
+/* Frees the stale images no handle reads (tt_csv_mu held). */
+static void tt_csv_drop_unused(void) {
+  for (tt_csv_data **pp = &tt_csv_loaded; *pp;) {
+    tt_csv_data *o = *pp;
+    if (o->refs == 0 && o->stale) {
+      *pp = o->next;
+      tt_csv_unmap(o);
+      free(o->key);
+      free(o->real);
+      free(o);
+    } else {
+      pp = &o->next;
+    }
+  }
+}
+
 tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
                             tt_db_error *err) {
   size_t n;
@@ -505,19 +523,10 @@ tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header he
       d->key = key;
       key = NULL;
       d->real = tt_xstrdup(real);
-      /* an older image of the same files nobody reads any more goes */
-      for (tt_csv_data **pp = &tt_csv_loaded; *pp;) {
-        tt_csv_data *o = *pp;
-        if (o->refs == 0 && strcmp(o->real, real) == 0) {
-          *pp = o->next;
-          tt_csv_unmap(o);
-          free(o->key);
-          free(o->real);
-          free(o);
-        } else {
-          pp = &o->next;
-        }
-      }
+      /* older images of the same path go when nobody reads them */
+      for (tt_csv_data *o = tt_csv_loaded; o; o = o->next)
+        if (strcmp(o->real, real) == 0) o->stale = true;
+      tt_csv_drop_unused();
       d->next = tt_csv_loaded;
       tt_csv_loaded = d;
     }
@@ -533,6 +542,7 @@ void tt_csv_release(tt_csv_data *d) {
   if (!d) return;
   pthread_mutex_lock(&tt_csv_mu);
   d->refs--;
+  tt_csv_drop_unused();
   pthread_mutex_unlock(&tt_csv_mu);
 }
 

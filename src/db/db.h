@@ -97,8 +97,9 @@ bool tt_db_refusal_is_write(tt_db_refusal r);
  * TT_DB_ERR_IO error; no file is ever created. Returns NULL on error.
  * A path ending in .csv or .tsv, or a folder (its *.csv and *.tsv files),
  * is loaded into an in-memory database, one table per file, once per
- * process: every handle on it shares that one copy and reads it under the
- * same guard and limits as a file. Nothing is written beside the files; a
+ * contents: every handle on it shares that one copy and reads it under the
+ * same guard and limits as a file, and follows the files as it follows a
+ * SQLite file (changed files are loaded again before the next query). Nothing is written beside the files; a
  * malformed file is a TT_DB_ERR_IO error naming its line. */
 tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err);
 void tt_db_close(tt_db *db);

@@ -2,7 +2,8 @@
  * scratch folder: quoting, BOM, accents, line ends, the delimiter guess,
  * type inference, the header rule and its overrides, names of tables and
  * columns, folders, hostile inputs (each an error naming the line), the
- * guard's refusals, one shared image, and nothing written beside the files. */
+ * guard's refusals, one shared image that follows the files, and nothing
+ * written beside them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -435,13 +436,25 @@ static void test_shared_and_reloaded(void **state) {
   assert_true(tt_db_snapshot_begin(two, &v2, &err));
   tt_db_snapshot_end(two);
   assert_true(v1 == v2);
-  /* a changed file: a handle opened afterwards reads the new contents,
-   * the open one keeps what it read */
+  /* a changed file: every handle reads the new contents at its next query,
+   * from one new image; a change that breaks the file fails the query with
+   * the line, and the next good version works again */
   sleep(1); /* a new modification time even on coarse clocks */
   tu_write_file(p, "id,v\n1,a\n2,b\n");
   tt_db *three = open_ok(p, TT_CSV_HEADER_AUTO);
   expect_rows(three, "SELECT count(*) FROM live", "2\n");
-  expect_rows(two, "SELECT count(*) FROM live", "1\n");
+  expect_rows(two, "SELECT count(*) FROM live", "2\n");
+  assert_true(tt_db_snapshot_begin(two, &v2, &err));
+  tt_db_snapshot_end(two);
+  assert_true(v1 != v2);
+  sleep(1);
+  tu_write_file(p, "id,v\n1,a\n2,\"b\n");
+  assert_null(tt_db_query(two, "SELECT 1", 8, &err));
+  expect_msg(&err, "live.csv:3: a quoted field is never closed");
+  sleep(1);
+  tu_write_file(p, "id,v\n1,a\n2,b\n3,c\n");
+  expect_rows(two, "SELECT count(*) FROM live", "3\n");
+  expect_rows(three, "SELECT count(*) FROM live", "3\n");
   tt_db_close(two);
   tt_db_close(three);
   unlink(p);
