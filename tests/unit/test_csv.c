@@ -354,14 +354,18 @@ static void test_folder(void **state) {
   tu_write_file(x, "not a table\n");
   tu_write_file(d1, "v\n1\n");
   tu_write_file(d2, "v\n2\n");
+  /* a link to a file elsewhere is one of the folder's tables */
+  char *far = puts_file("far away.csv", "k\n42\n"), *link = tt_xasprintf("%s/linked.csv", sub);
+  assert_int_equal(symlink(far, link), 0);
   char *before = listing(sub);
   tt_db *db = open_ok(sub, TT_CSV_HEADER_AUTO);
+  expect_rows(db, "SELECT k FROM linked", "42\n");
   expect_rows(db,
               "SELECT c.name, sum(o.amount) FROM customers c JOIN Order_Lines o ON o.customer_id = c.id "
               "GROUP BY c.id ORDER BY c.id",
               "Zoë|5.5\nÑico|10.0\n");
   expect_rows(db, "SELECT name FROM sqlite_schema ORDER BY name",
-              "Order_Lines\na_b\na_b_2\ncustomers\n");
+              "Order_Lines\na_b\na_b_2\ncustomers\nlinked\n");
   expect_rows(db, "SELECT (SELECT v FROM a_b), (SELECT v FROM a_b_2)", "1|2\n");
   tt_db_close(db);
   char *after = listing(sub);
@@ -372,6 +376,10 @@ static void test_folder(void **state) {
   tu_write_file(d2, "v\n\"2\n");
   tt_db_error err = open_err(sub);
   expect_msg(&err, "shop/a_b.csv:2: a quoted field is never closed");
+  unlink(link);
+  unlink(far);
+  free(link);
+  free(far);
   unlink(c);
   unlink(o);
   unlink(d1);
