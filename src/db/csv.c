@@ -224,7 +224,6 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
   char **row1 = NULL, **names = NULL;
   tt_csv_col *cols = NULL;
   size_t ncols = 0;
-  long long nrows = 0;
   sqlite3_stmt *ins = NULL;
   tt_buf sql = TT_BUF_INIT;
 
@@ -256,7 +255,6 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
       const char *v = tt_csv_field(r, c, &len);
       tt_csv_col_see(&cols[c], tt_csv_value_kind(v, len));
     }
-    nrows++;
     if (prog->on && tt_csv_reader_offset(r) - seen > (4 << 20)) {
       seen = tt_csv_reader_offset(r);
       fprintf(stderr, "\rtabletalk: reading %s: %lld%%", shown,
@@ -350,16 +348,15 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
     for (size_t c = 0; c < ncols; c++) {
       size_t len = 0;
       const char *v = c < nf ? tt_csv_field(r, c, &len) : "";
-      int brc;
+      /* the field stays valid until the row is stored */
       tt_csv_kind k = tt_csv_value_kind(v, len);
-      if (k == TT_CSV_EMPTY) brc = sqlite3_bind_null(ins, (int)c + 1);
+      if (k == TT_CSV_EMPTY) sqlite3_bind_null(ins, (int)c + 1);
       else if (cols[c].all_int && k == TT_CSV_INT)
-        brc = sqlite3_bind_int64(ins, (int)c + 1, strtoll(v, NULL, 10));
+        sqlite3_bind_int64(ins, (int)c + 1, strtoll(v, NULL, 10));
       else if (cols[c].all_num && k != TT_CSV_TEXT)
-        brc = sqlite3_bind_double(ins, (int)c + 1, strtod(v, NULL));
+        sqlite3_bind_double(ins, (int)c + 1, strtod(v, NULL));
       else
-        brc = sqlite3_bind_text(ins, (int)c + 1, v, (int)len, SQLITE_STATIC);
-      (void)brc;
+        sqlite3_bind_text(ins, (int)c + 1, v, (int)len, SQLITE_STATIC);
     }
     int src = sqlite3_step(ins);
     sqlite3_reset(ins);
@@ -388,7 +385,6 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
   }
   ok = true;
 done:
-  (void)nrows;
   sqlite3_finalize(ins);
   tt_buf_free(&sql);
   tt_csv_reader_free(r);
