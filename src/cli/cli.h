@@ -148,6 +148,7 @@ typedef struct tt_cli_agent_opts {
   double sql_timeout_s;
   long schema_budget;
   bool immutable;
+  tt_csv_header csv_header; /* --header / --no-header (CSV files) */
   const char *knowledge;   /* --knowledge FILE (NULL: DB.knowledge.json if present) */
   bool json, quiet;
   int chart_w, chart_h;    /* --size (0: 1200x700) */
@@ -170,7 +171,7 @@ enum {
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
   TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS, TT_OPT_SIZE, TT_OPT_CHART_FORMAT,
   TT_OPT_NO_PREVIEW, TT_OPT_OUT, TT_OPT_MAX_ROWS, TT_OPT_SQL_ONLY, TT_OPT_LLM_DEADLINE,
-  TT_OPT_SHOW_THINKING, TT_OPT_PROFILE, TT_OPT_KNOWLEDGE,
+  TT_OPT_SHOW_THINKING, TT_OPT_PROFILE, TT_OPT_KNOWLEDGE, TT_OPT_HEADER, TT_OPT_NO_HEADER,
 };
 
 /* The long options ask and chat share (entries of a struct option table). */
@@ -189,6 +190,8 @@ enum {
   {"timeout", required_argument, NULL, TT_OPT_SQL_TIMEOUT},          \
   {"schema-budget", required_argument, NULL, TT_OPT_SCHEMA_BUDGET},  \
   {"immutable", no_argument, NULL, TT_OPT_IMMUTABLE},                \
+  {"header", no_argument, NULL, TT_OPT_HEADER},                      \
+  {"no-header", no_argument, NULL, TT_OPT_NO_HEADER},                \
   {"knowledge", required_argument, NULL, TT_OPT_KNOWLEDGE},          \
   {"model-path", required_argument, NULL, TT_OPT_MODEL_PATH},        \
   {"ctx", required_argument, NULL, TT_OPT_CTX},                      \
@@ -226,6 +229,8 @@ enum {
   "      --timeout S        time limit of each SQL query (5)\n"                        \
   "      --schema-budget N  prompt tokens for schema cards before retrieval (2000)\n"  \
   "      --immutable        open the database with immutable=1\n"                      \
+  "      --header, --no-header  a CSV file's first line names the columns, or is\n"   \
+  "                         data (default: guessed from the values)\n"              \
   "      --knowledge FILE   what you know about the data (default: DB.knowledge.json\n" \
   "                         beside the database, when there is one)\n"                \
   "      --state-dir DIR    threads, traces and charts (TABLETALK_STATE_DIR,\n"       \

@@ -10,8 +10,10 @@
 static const char tt_chart_usage[] =
     "Usage: tabletalk chart DB \"SQL\" --kind KIND --x COL [--y COL]... [options]\n"
     "\n"
-    "Draw the rows of one read-only SQL query on the SQLite file DB as a chart:\n"
+    "Draw the rows of one read-only SQL query on DB as a chart:\n"
     "a PNG or SVG file, and a preview when the output is a terminal.\n"
+    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
+    "per file, loaded in memory; nothing is written beside them).\n"
     "\n"
     "What to draw:\n"
     "  -k, --kind KIND        bar, line, area, scatter, pie or histogram\n"
@@ -41,6 +43,8 @@ static const char tt_chart_usage[] =
     "      --max-rows N       rows read from the query (default 10000)\n"
     "      --timeout SECS     time limit of the query (default 5)\n"
     "      --immutable        open the database with immutable=1\n"
+    "      --header, --no-header  a CSV file's first line names the columns, or is\n"
+    "                         data (default: guessed from the values)\n"
     "  -h, --help             show this help\n"
     "\n"
     "Example:\n"
@@ -121,7 +125,7 @@ typedef struct tt_chart_cli {
 static int tt_chart_options(int argc, char **argv, tt_chart_cli *c) {
   enum { OPT_SERIES = 256, OPT_XLABEL, OPT_YLABEL, OPT_SORT, OPT_LIMIT, OPT_ORIENT, OPT_SIZE,
          OPT_PREVIEW, OPT_NO_PREVIEW, OPT_JSON, OPT_STATE, OPT_MAX_ROWS, OPT_TIMEOUT,
-         OPT_IMMUTABLE };
+         OPT_IMMUTABLE, OPT_HEADER, OPT_NO_HEADER };
   static const struct option opts[] = {
       {"kind", required_argument, NULL, 'k'},        {"x", required_argument, NULL, 'x'},
       {"y", required_argument, NULL, 'y'},           {"series", required_argument, NULL, OPT_SERIES},
@@ -134,6 +138,8 @@ static int tt_chart_options(int argc, char **argv, tt_chart_cli *c) {
       {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
       {"timeout", required_argument, NULL, OPT_TIMEOUT},
       {"immutable", no_argument, NULL, OPT_IMMUTABLE},
+      {"header", no_argument, NULL, OPT_HEADER},
+      {"no-header", no_argument, NULL, OPT_NO_HEADER},
       {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
   };
   int opt;
@@ -179,6 +185,8 @@ static int tt_chart_options(int argc, char **argv, tt_chart_cli *c) {
         return tt_usage_error("chart", "--timeout wants seconds between 0.001 and 86400, not '%s'", optarg);
       break;
     case OPT_IMMUTABLE: c->db.immutable = true; break;
+    case OPT_HEADER: c->db.csv_header = TT_CSV_HEADER_YES; break;
+    case OPT_NO_HEADER: c->db.csv_header = TT_CSV_HEADER_NO; break;
     case 'h': fputs(tt_chart_usage, stdout); return TT_EXIT_OK;
     case ':': return tt_usage_error("chart", "option '%s' needs a value", argv[optind - 1]);
     default: return tt_usage_error("chart", "unknown option '%s'", argv[optind - 1]);

@@ -15,8 +15,10 @@
 static const char tt_chat_usage[] =
     "Usage: tabletalk chat DB [options]\n"
     "\n"
-    "Ask questions about the SQLite file DB one after another; follow-ups see\n"
+    "Ask questions about DB one after another; follow-ups see\n"
     "the earlier questions, their SQL and answers.\n"
+    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
+    "per file, loaded in memory; nothing is written beside them).\n"
     "\n"
     "Options:\n"
     "      --thread NAME      the thread to continue (default: one per database)\n"

@@ -15,10 +15,12 @@
 static const char tt_mcp_usage[] =
     "Usage: tabletalk serve-mcp DB [options]\n"
     "\n"
-    "Serve the SQLite file DB to MCP clients (read-only): the tools ask_database\n"
+    "Serve DB to MCP clients (read-only): the tools ask_database\n"
     "(questions in plain language, through the agent), run_sql and describe_schema,\n"
     "a resource per table, and prompts. stdio by default; stdout carries only\n"
     "protocol messages, diagnostics go to stderr.\n"
+    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
+    "per file, loaded in memory; nothing is written beside them).\n"
     "\n"
     "  claude mcp add tabletalk -- tabletalk serve-mcp /path/to/db.sqlite\n"
     "\n"
@@ -148,6 +150,7 @@ int cmd_serve_mcp(int argc, char **argv) {
   }
   tt_db_opts dbo = tt_db_default_opts();
   dbo.immutable = o.immutable;
+  dbo.csv_header = o.csv_header;
   dbo.timeout_s = o.sql_timeout_s;
   tt_db_error derr;
   /* a file that is not a database fails here; the schema is read by the
@@ -183,6 +186,7 @@ int cmd_serve_mcp(int argc, char **argv) {
   cfg.state_dir = state_dir;
   cfg.agent_opts.sql.timeout_s = o.sql_timeout_s;
   cfg.agent_opts.sql.immutable = o.immutable;
+  cfg.agent_opts.sql.csv_header = o.csv_header;
   cfg.agent_opts.schema_budget = (size_t)o.schema_budget;
   cfg.make_llm = tt_mcp_make_llm;
   cfg.llm_ud = &llm_ctx;

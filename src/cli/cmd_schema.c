@@ -17,11 +17,13 @@
 static const char tt_schema_usage[] =
     "Usage: tabletalk schema DB [TABLE...] [options]\n"
     "\n"
-    "Show the tables and views of the SQLite file DB as the model sees them:\n"
+    "Show the tables and views of DB as the model sees them:\n"
     "columns with types, primary and foreign keys, descriptions from SQL\n"
     "comments, the most frequent values of text columns, row counts, and the\n"
     "estimated prompt tokens.\n"
     "Name tables to show only those.\n"
+    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
+    "per file, loaded in memory; nothing is written beside them).\n"
     "\n"
     "Options:\n"
     "      --json        print one JSON object ({\"tables\":[...],\"token_estimate\":N})\n"
@@ -35,6 +37,8 @@ static const char tt_schema_usage[] =
     "      --knowledge FILE  the knowledge file to use (default: DB.knowledge.json\n"
     "                    beside the database, when there is one)\n"
     "      --immutable   open with immutable=1 (no locking)\n"
+    "      --header, --no-header  a CSV file's first line names the columns, or\n"
+    "                    is data (default: guessed from the values)\n"
     "  -h, --help        show this help\n";
 
 static void tt_list_names(tt_buf *b, const tt_schema *s) {
@@ -159,10 +163,13 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, const char
 }
 
 int cmd_schema(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_IMMUTABLE, OPT_BUDGET, OPT_QUESTION, OPT_SCORES, OPT_KNOWLEDGE };
+  enum { OPT_JSON = 256, OPT_IMMUTABLE, OPT_BUDGET, OPT_QUESTION, OPT_SCORES, OPT_KNOWLEDGE,
+         OPT_HEADER, OPT_NO_HEADER };
   static const struct option opts[] = {
       {"json", no_argument, NULL, OPT_JSON},
       {"immutable", no_argument, NULL, OPT_IMMUTABLE},
+      {"header", no_argument, NULL, OPT_HEADER},
+      {"no-header", no_argument, NULL, OPT_NO_HEADER},
       {"budget", optional_argument, NULL, OPT_BUDGET},
       {"question", required_argument, NULL, OPT_QUESTION},
       {"scores", no_argument, NULL, OPT_SCORES},
@@ -181,6 +188,8 @@ int cmd_schema(int argc, char **argv) {
     switch (c) {
     case OPT_JSON: as_json = true; break;
     case OPT_IMMUTABLE: o.immutable = true; break;
+    case OPT_HEADER: o.csv_header = TT_CSV_HEADER_YES; break;
+    case OPT_NO_HEADER: o.csv_header = TT_CSV_HEADER_NO; break;
     case OPT_BUDGET: {
       cost = true;
       /* --budget=N, or --budget N when the next word is a number */

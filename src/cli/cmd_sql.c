@@ -18,9 +18,11 @@ static const char tt_sql_usage[] =
     "Usage: tabletalk sql DB \"SQL\" [options]\n"
     "       tabletalk sql DB - [options]    (read the SQL from standard input)\n"
     "\n"
-    "Run one read-only SQL query on the SQLite file DB and print the rows.\n"
+    "Run one read-only SQL query on DB and print the rows.\n"
     "Writes, schema changes, ATTACH, PRAGMA statements, extensions and\n"
     "several statements at once are refused, with the reason.\n"
+    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
+    "per file, loaded in memory; nothing is written beside them).\n"
     "\n"
     "Options:\n"
     "  -f, --format FMT     table (default), csv, tsv or json\n"
@@ -31,6 +33,8 @@ static const char tt_sql_usage[] =
     "      --max-bytes N    at most N bytes of values (table: 1000000 by default)\n"
     "      --immutable      open with immutable=1: no locking; only for files\n"
     "                       that nothing else changes\n"
+    "      --header, --no-header  a CSV file's first line names the columns, or\n"
+    "                       is data (default: guessed from the values)\n"
     "  -h, --help           show this help\n"
     "\n"
     "SQL that starts with '-' goes after '--':  tabletalk sql DB -- \"-- note\n"
@@ -149,7 +153,7 @@ static int tt_print_table(const tt_result *r) {
 }
 
 int cmd_sql(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_IMMUTABLE };
+  enum { OPT_JSON = 256, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_IMMUTABLE, OPT_HEADER, OPT_NO_HEADER };
   static const struct option opts[] = {
       {"format", required_argument, NULL, 'f'},
       {"json", no_argument, NULL, OPT_JSON},
@@ -157,6 +161,8 @@ int cmd_sql(int argc, char **argv) {
       {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
       {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
       {"immutable", no_argument, NULL, OPT_IMMUTABLE},
+      {"header", no_argument, NULL, OPT_HEADER},
+      {"no-header", no_argument, NULL, OPT_NO_HEADER},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -191,6 +197,8 @@ int cmd_sql(int argc, char **argv) {
       bytes_given = true;
       break;
     case OPT_IMMUTABLE: o.immutable = true; break;
+    case OPT_HEADER: o.csv_header = TT_CSV_HEADER_YES; break;
+    case OPT_NO_HEADER: o.csv_header = TT_CSV_HEADER_NO; break;
     case 'h': fputs(tt_sql_usage, stdout); return TT_EXIT_OK;
     case ':': return tt_usage_error("sql", "option '%s' needs a value", argv[optind - 1]);
     default: return tt_usage_error("sql", "unknown option '%s'", argv[optind - 1]);
@@ -222,8 +230,11 @@ int cmd_sql(int argc, char **argv) {
   }
 
   tt_db_error err;
-  tt_watchdog_arm(o.timeout_s, fmt);
+  /* loading a CSV file is not the query: the time limit starts after it */
+  bool csv = tt_db_path_is_csv(path);
+  if (!csv) tt_watchdog_arm(o.timeout_s, fmt);
   tt_db *db = tt_db_open(path, &o, &err);
+  if (csv && db) tt_watchdog_arm(o.timeout_s, fmt);
   int rc;
   if (!db) {
     rc = tt_print_error(fmt, &err);

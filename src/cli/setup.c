@@ -68,6 +68,8 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     o->schema_budget = n;
     return 0;
   case TT_OPT_IMMUTABLE: o->immutable = true; return 0;
+  case TT_OPT_HEADER: o->csv_header = TT_CSV_HEADER_YES; return 0;
+  case TT_OPT_NO_HEADER: o->csv_header = TT_CSV_HEADER_NO; return 0;
   case TT_OPT_KNOWLEDGE: o->knowledge = arg; return 0;
   case TT_OPT_MODEL_PATH: o->model_path = arg; return 0;
   case TT_OPT_CTX:
@@ -322,6 +324,7 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   tt_cli_auto_gc(e->dotenv, e->state_dir); /* traces and charts past TABLETALK_KEEP */
   tt_db_opts dbo = tt_db_default_opts();
   dbo.immutable = o->immutable;
+  dbo.csv_header = o->csv_header;
   tt_db_error derr;
   e->db = tt_db_open(db_path, &dbo, &derr);
   if (!e->db) {
@@ -351,6 +354,7 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   tt_agent_opts ao = tt_agent_default_opts();
   ao.sql.timeout_s = o->sql_timeout_s;
   ao.sql.immutable = o->immutable;
+  ao.sql.csv_header = o->csv_header;
   ao.schema_budget = (size_t)o->schema_budget;
   tt_buf err = TT_BUF_INIT;
   e->session = tt_session_new(e->state_dir, e->db_path, e->db, e->schema, e->llm, &ao, &err);

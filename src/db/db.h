@@ -24,6 +24,13 @@
 typedef struct tt_db tt_db;
 
 /* Settings for one handle; start from tt_db_default_opts(). */
+/* Whether the first line of a CSV file names the columns. */
+typedef enum tt_csv_header {
+  TT_CSV_HEADER_AUTO = 0, /* guessed (docs/tabletalk.1, "CSV files") */
+  TT_CSV_HEADER_YES,
+  TT_CSV_HEADER_NO,
+} tt_csv_header;
+
 typedef struct tt_db_opts {
   bool immutable;      /* add immutable=1: no locking, file assumed unchanging */
   double timeout_s;    /* wall-clock limit per query */
@@ -36,6 +43,7 @@ typedef struct tt_db_opts {
   volatile sig_atomic_t *cancel; /* when set (by a signal, another thread, a
                                   * client that went away), the running query
                                   * stops within milliseconds */
+  tt_csv_header csv_header;      /* CSV files: does the first line name columns */
 } tt_db_opts;
 
 tt_db_opts tt_db_default_opts(void);
@@ -86,9 +94,18 @@ const char *tt_db_refusal_name(tt_db_refusal r);
 bool tt_db_refusal_is_write(tt_db_refusal r);
 
 /* Opens path read-only. A missing, unreadable or non-SQLite file is a
- * TT_DB_ERR_IO error; no file is ever created. Returns NULL on error. */
+ * TT_DB_ERR_IO error; no file is ever created. Returns NULL on error.
+ * A path ending in .csv or .tsv, or a folder (its *.csv and *.tsv files),
+ * is loaded into an in-memory database, one table per file, once per
+ * contents: every handle on it shares that one copy and reads it under the
+ * same guard and limits as a file, and follows the files as it follows a
+ * SQLite file (changed files are loaded again before the next query). Nothing is written beside the files; a
+ * malformed file is a TT_DB_ERR_IO error naming its line. */
 tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err);
 void tt_db_close(tt_db *db);
+/* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
+ * (any case), or a folder. */
+bool tt_db_path_is_csv(const char *path);
 const char *tt_db_path(const tt_db *db);
 const tt_db_opts *tt_db_get_opts(const tt_db *db);
 /* A read snapshot over several queries: tt_db_snapshot_begin starts a read

@@ -30,6 +30,19 @@ static bool tt_no_writer(const tt_db *db) {
 
 bool tt_db_refresh(tt_db *db, tt_db_error *err) {
   if (db->in_snapshot) return true;
+  if (db->csv) {
+    /* the files as they are now: the same image when nothing changed, else
+     * the new contents loaded (once for every handle) */
+    tt_csv_data *now = tt_csv_acquire(db->path, db->real, db->opts.csv_header, err);
+    if (!now) return false;
+    if (now == db->csv) {
+      tt_csv_release(now);
+      return true;
+    }
+    tt_csv_release(db->csv);
+    db->csv = now;
+    return tt_db_connect(db, err);
+  }
   tt_file_id now;
   if (!tt_db_file_id_read(db->real, &now)) {
     tt_db_set_error(err, TT_DB_ERR_IO,

@@ -3,7 +3,8 @@
  * open, so that no -wal or -shm is created), no symlink following,
  * defensive mode, untrusted schema, no extensions, hard limits on sizes and
  * memory, and a busy handler that waits for writers within the time
- * limit. */
+ * limit. A CSV file or folder is opened as its in-memory image (csv.c)
+ * with the same settings. */
 #include "db/db_internal.h"
 
 #include <errno.h>
@@ -190,7 +191,65 @@ static uint64_t tt_db_next_serial(void) {
   return ++serial;
 }
 
+/* The settings every connection gets, the first read of its schema, the
+ * limits and the guard; then h becomes db's connection. Closes h on
+ * failure. */
+static bool tt_db_setup(tt_db *db, sqlite3 *h, tt_db_error *err) {
+  sqlite3_db_config(h, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+  sqlite3_db_config(h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+  sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+  sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
+  sqlite3_db_config(h, SQLITE_DBCONFIG_DQS_DML, db->opts.double_quoted_strings ? 1 : 0,
+                    (int *)NULL);
+  sqlite3_extended_result_codes(h, 1);
+  sqlite3_busy_handler(h, tt_db_busy, db);
+  db->deadline_ms = tt_now_ms() + db->opts.timeout_s * 1000.0;
+
+  /* Set before the authorizer exists (it refuses PRAGMA), and read the
+   * schema once so that a file that is not a database fails here. */
+  char *msg = NULL;
+  int rc = sqlite3_exec(h, "PRAGMA temp_store=MEMORY; PRAGMA query_only=1;", NULL, NULL, &msg);
+  /* a journal a live writer is about to delete looks hot for a moment: try
+   * again within the time limit before calling it hot */
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_exec(h, "SELECT count(*) FROM sqlite_schema;", NULL, NULL, &msg)) ==
+               SQLITE_READONLY_ROLLBACK &&
+           tt_now_ms() + 5 < db->deadline_ms) {
+      sqlite3_free(msg);
+      msg = NULL;
+      sqlite3_sleep(5);
+    }
+  if (rc != SQLITE_OK) {
+    tt_db_error e;
+    tt_db_explain_failure(db, rc, msg ? msg : sqlite3_errstr(rc), &e);
+    if ((rc & 0xff) == SQLITE_NOTADB)
+      tt_db_set_error(err, TT_DB_ERR_IO, "%s is not a SQLite database (%s)", db->path,
+                      msg ? msg : sqlite3_errstr(rc));
+    else
+      tt_db_set_error(err, e.kind == TT_DB_ERR_SQL ? TT_DB_ERR_IO : e.kind, "cannot read %s: %s",
+                      db->path, e.message);
+    sqlite3_free(msg);
+    sqlite3_close(h);
+    return false;
+  }
+  tt_db_apply_limits(h);
+  if (db->h) sqlite3_close(db->h);
+  db->h = h;
+  tt_strv_free(db->names, db->nnames * 2); /* perhaps another file: learnt again */
+  db->names = NULL;
+  db->nnames = 0;
+  db->names_learned = false;
+  db->serial = tt_db_next_serial();
+  tt_guard_install(db);
+  return true;
+}
+
 bool tt_db_connect(tt_db *db, tt_db_error *err) {
+  if (db->csv) {
+    /* the in-memory image of CSV files: read-only, no file, no locks */
+    sqlite3 *h = tt_csv_connect(db->csv, db->path, err);
+    return h && tt_db_setup(db, h, err);
+  }
   bool is_wal, has_wal, has_shm;
   tt_db_wal_state(db->real, &is_wal, &has_wal, &has_shm);
   /* A WAL database is read through its -wal and -shm, and SQLite creates
@@ -233,59 +292,46 @@ bool tt_db_connect(tt_db *db, tt_db_error *err) {
     sqlite3_close(h);
     return false;
   }
-  sqlite3_db_config(h, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-  sqlite3_db_config(h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
-  sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
-  sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
-  sqlite3_db_config(h, SQLITE_DBCONFIG_DQS_DML, db->opts.double_quoted_strings ? 1 : 0,
-                    (int *)NULL);
-  sqlite3_extended_result_codes(h, 1);
-  sqlite3_busy_handler(h, tt_db_busy, db);
-  db->deadline_ms = tt_now_ms() + db->opts.timeout_s * 1000.0;
-
-  /* Set before the authorizer exists (it refuses PRAGMA), and read the
-   * schema once so that a file that is not a database fails here. */
-  char *msg = NULL;
-  rc = sqlite3_exec(h, "PRAGMA temp_store=MEMORY; PRAGMA query_only=1;", NULL, NULL, &msg);
-  /* a journal a live writer is about to delete looks hot for a moment: try
-   * again within the time limit before calling it hot */
-  if (rc == SQLITE_OK)
-    while ((rc = sqlite3_exec(h, "SELECT count(*) FROM sqlite_schema;", NULL, NULL, &msg)) ==
-               SQLITE_READONLY_ROLLBACK &&
-           tt_now_ms() + 5 < db->deadline_ms) {
-      sqlite3_free(msg);
-      msg = NULL;
-      sqlite3_sleep(5);
-    }
-  if (rc != SQLITE_OK) {
-    tt_db_error e;
-    tt_db_explain_failure(db, rc, msg ? msg : sqlite3_errstr(rc), &e);
-    if ((rc & 0xff) == SQLITE_NOTADB)
-      tt_db_set_error(err, TT_DB_ERR_IO, "%s is not a SQLite database (%s)", db->path,
-                      msg ? msg : sqlite3_errstr(rc));
-    else
-      tt_db_set_error(err, e.kind == TT_DB_ERR_SQL ? TT_DB_ERR_IO : e.kind, "cannot read %s: %s",
-                      db->path, e.message);
-    sqlite3_free(msg);
-    sqlite3_close(h);
-    return false;
-  }
-  tt_db_apply_limits(h);
-  if (db->h) sqlite3_close(db->h);
-  db->h = h;
+  if (!tt_db_setup(db, h, err)) return false;
   db->automatic_immutable = automatic;
   db->had_shm = has_shm;
-  tt_strv_free(db->names, db->nnames * 2); /* perhaps another file: learnt again */
-  db->names = NULL;
-  db->nnames = 0;
-  db->names_learned = false;
   db->file = before;
-  db->serial = tt_db_next_serial();
-  tt_guard_install(db);
   return true;
 }
 
+/* A CSV file or folder: loaded (or found loaded) in memory. */
+static tt_db *tt_db_open_csv(const char *path, const tt_db_opts *opts, tt_db_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (errno == ENOENT)
+      tt_db_set_error(err, TT_DB_ERR_IO, "no such file: %s (check the path)", path);
+    else
+      tt_db_set_error(err, TT_DB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  char *real = realpath(path, NULL);
+  if (!real) {
+    tt_db_set_error(err, TT_DB_ERR_IO, "cannot resolve %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  tt_db *db = tt_xcalloc(1, sizeof *db);
+  db->path = tt_xstrdup(path);
+  db->real = real;
+  db->opts = opts ? *opts : tt_db_default_opts();
+  /* one limit for the whole process, as for files (the image is not
+   * SQLite's memory and does not count) */
+  sqlite3_int64 cur = sqlite3_hard_heap_limit64(-1);
+  if (cur == 0 || cur > TT_HEAP_LIMIT) sqlite3_hard_heap_limit64(TT_HEAP_LIMIT);
+  db->csv = tt_csv_acquire(path, real, db->opts.csv_header, err);
+  if (!db->csv || !tt_db_connect(db, err)) {
+    tt_db_close(db);
+    return NULL;
+  }
+  return db;
+}
+
 tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
+  if (tt_db_path_is_csv(path)) return tt_db_open_csv(path, opts, err);
   if (!tt_db_check_file(path, err)) return NULL;
   /* Resolve symlinks once, here, so that NOFOLLOW below guards the file we
    * actually checked rather than refusing a user's symlinked path. */
@@ -309,6 +355,7 @@ tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
 void tt_db_close(tt_db *db) {
   if (!db) return;
   sqlite3_close(db->h);
+  tt_csv_release(db->csv);
   free(db->path);
   free(db->real);
   tt_strv_free(db->names, db->nnames * 2);

@@ -1,0 +1,124 @@
+// CSV files as the database, through the real binary: a file with quoted
+// fields (commas, quotes, a line end inside), a byte order mark and accented
+// text asked through `sql` (exact rows) and `ask` (the scripted model sees
+// the table and its SQL runs on it), nothing ever written beside the file,
+// writes refused with exit 3 as on SQLite, a folder of two files joined,
+// `schema`, --no-header, and a malformed file naming its line.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { CHINOOK, run, server, sha256, tempDir } from './harness.mjs';
+
+const PEOPLE = '\uFEFFid,name,city,note,code,score\r\n'
+  + '1,José Peña,"Zürich, CH","says ""hi"", then\r\nleaves",00123,1.5\r\n'
+  + '2,Zoë Müller,Málaga,plain,00456,2\r\n'
+  + '3,Ñandú,"Köln",,00789,\r\n';
+
+/* A folder holding people.csv, and its listing with sizes and hashes. */
+function csvDir() {
+  const dir = tempDir('tabletalk-csv-');
+  const file = path.join(dir, 'people.csv');
+  fs.writeFileSync(file, PEOPLE);
+  return { dir, file, state: path.join(tempDir('tabletalk-csv-state-'), 'state') };
+}
+const listing = (dir) => fs.readdirSync(dir).sort()
+  .map((f) => `${f} ${sha256(path.join(dir, f))}`).join('\n');
+
+const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
+const answer = (text) => ({ tool: 'answer', args: { text } });
+
+test('sql on a CSV file with quotes, a BOM and accents: exact rows, types, nothing written beside it', async () => {
+  const c = csvDir();
+  const before = listing(c.dir);
+  const r = await run(['sql', c.file, 'SELECT id, name, city, note, code, score, typeof(score) FROM people ORDER BY id', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.columns, ['id', 'name', 'city', 'note', 'code', 'score', 'typeof(score)']);
+  assert.deepEqual(r.json.column_types, ['INTEGER', 'TEXT', 'TEXT', 'TEXT', 'TEXT', 'REAL', '']);
+  assert.deepEqual(r.json.rows, [
+    [1, 'José Peña', 'Zürich, CH', 'says "hi", then\r\nleaves', '00123', 1.5, 'real'],
+    [2, 'Zoë Müller', 'Málaga', 'plain', '00456', 2, 'real'],
+    [3, 'Ñandú', 'Köln', null, '00789', null, 'null'],
+  ]);
+  const t = await run(['sql', c.file, "SELECT name FROM people WHERE city = 'Málaga'"]);
+  assert.equal(t.code, 0, t.stderr);
+  assert.match(t.stdout, /Zoë Müller/);
+  assert.equal(listing(c.dir), before);
+});
+
+test('ask on a CSV file: the model sees the table, its SQL runs on the file, nothing written beside it', async () => {
+  const c = csvDir();
+  const before = listing(c.dir);
+  const Q = "SELECT name, city FROM people WHERE note LIKE '%hi%'";
+  const srv = await server({ rules: [
+    { when: { step: 0 }, ...sql(Q) },
+    { when: { step: 1 }, ...answer('José Peña of Zürich says hi.') },
+  ] });
+  const r = await run(['ask', c.file, 'Who says hi?', '--base-url', srv.url, '--state-dir', c.state, '--json']);
+  await srv.close();
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.json.answer, 'José Peña of Zürich says hi.');
+  assert.equal(r.json.sql, Q);
+  assert.deepEqual(r.json.rows, [['José Peña', 'Zürich, CH']]);
+  const prompt = srv.requests[0].body.messages.map((m) => m.content ?? '').join('\n');
+  assert.match(prompt, /people/);
+  assert.match(prompt, /score/);
+  assert.match(prompt, /Zürich, CH|Málaga|Köln/);
+  const tool = srv.requests[1].body.messages.filter((m) => m.role === 'tool').at(-1).content;
+  assert.match(tool, /José Peña/);
+  assert.equal(listing(c.dir), before);
+});
+
+test('writes are refused with exit 3, exactly as on a SQLite file', async () => {
+  const c = csvDir();
+  const before = listing(c.dir);
+  for (const w of ['DELETE FROM people', "INSERT INTO people(id) VALUES (9)", 'DROP TABLE people',
+    'CREATE TABLE t(x)']) {
+    const onCsv = await run(['sql', c.file, w]);
+    assert.equal(onCsv.code, 3, `${w}: ${onCsv.stderr}`);
+    assert.match(onCsv.stderr, /refused/);
+  }
+  const onSqlite = await run(['sql', CHINOOK, 'DELETE FROM Track']);
+  assert.equal(onSqlite.code, 3);
+  const after = await run(['sql', c.file, 'SELECT count(*) FROM people', '--json']);
+  assert.deepEqual(after.json.rows, [[3]]);
+  assert.equal(listing(c.dir), before);
+});
+
+test('a folder of CSV and TSV files: one table each, joined in SQL; schema shows them', async () => {
+  const dir = tempDir('tabletalk-csv-folder-');
+  fs.writeFileSync(path.join(dir, 'customers.csv'), 'id,name\n1,Zoë\n2,Ñico\n');
+  fs.writeFileSync(path.join(dir, 'Order Lines.tsv'), 'customer_id\tamount\n1\t2.5\n1\t3\n2\t10\n');
+  const before = listing(dir);
+  const r = await run(['sql', dir, 'SELECT c.name, sum(o.amount) AS total FROM customers c JOIN Order_Lines o ON o.customer_id = c.id GROUP BY c.id ORDER BY c.id', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.rows, [['Zoë', 5.5], ['Ñico', 10]]);
+  const s = await run(['schema', dir]);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stdout, /Table: Order_Lines/);
+  assert.match(s.stdout, /customer_id: INTEGER/);
+  assert.match(s.stdout, /amount: REAL/);
+  assert.match(s.stdout, /Table: customers/);
+  assert.equal(listing(dir), before);
+});
+
+test('--no-header reads the first line as data; a malformed file names its line (exit 1)', async () => {
+  const dir = tempDir('tabletalk-csv-bad-');
+  const plain = path.join(dir, 'names.csv');
+  fs.writeFileSync(plain, 'name,town\nAna,Lyon\n');
+  const r = await run(['sql', plain, 'SELECT column_1 FROM names', '--no-header', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.rows, [['name'], ['Ana']]);
+  const bad = path.join(dir, 'bad.csv');
+  fs.writeFileSync(bad, 'a,b\n1,2\n3,"four\n5,6\n');
+  const before = listing(dir);
+  const e = await run(['sql', bad, 'SELECT 1']);
+  assert.equal(e.code, 1);
+  assert.match(e.stderr, /bad\.csv:3: a quoted field is never closed/);
+  const ragged = path.join(dir, 'ragged.csv');
+  fs.writeFileSync(ragged, 'a,b\n1,2\n3,4,5\n');
+  const g = await run(['sql', ragged, 'SELECT 1']);
+  assert.equal(g.code, 1);
+  assert.match(g.stderr, /ragged\.csv:3: 3 fields, but the first line has 2/);
+  assert.equal(listing(dir).split('\n').length, before.split('\n').length + 1);
+});
