@@ -158,11 +158,7 @@ typedef struct tt_keymap {
   tt_arena *arena;
 } tt_keymap;
 
-static uint64_t tt_hash(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-  return h;
-}
+static uint64_t tt_hash(const char *s, size_t n) { return tt_fnv1a64(TT_FNV1A64_INIT, s, n); }
 
 static void tt_keymap_init(tt_keymap *m) {
   memset(m, 0, sizeof *m);

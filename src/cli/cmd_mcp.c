@@ -207,8 +207,7 @@ int cmd_serve_mcp(int argc, char **argv) {
           .on_listen = tt_mcp_on_listen,
           .ud = (void *)db_arg,
       };
-      bool loopback = strcmp(host, "127.0.0.1") == 0 || strcmp(host, "localhost") == 0 ||
-                      strcmp(host, "::1") == 0 || strcmp(host, "[::1]") == 0;
+      bool loopback = tt_host_is_loopback(host, strlen(host));
       if (!loopback && !ho.token)
         fprintf(stderr,
                 "tabletalk: warning: serving %s on %s without a token: anyone who can reach "

@@ -65,9 +65,8 @@ bool tt_db_unchanged(tt_db *db) {
 
 /* FNV-1a over the connection and SQLite's data version. */
 static uint64_t tt_version(uint64_t serial, unsigned int data_version) {
-  uint64_t parts[2] = {serial, data_version}, h = 1469598103934665603ULL;
-  const unsigned char *p = (const unsigned char *)parts;
-  for (size_t i = 0; i < sizeof parts; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  uint64_t parts[2] = {serial, data_version};
+  uint64_t h = tt_fnv1a64(TT_FNV1A64_INIT, parts, sizeof parts);
   return h ? h : 1;
 }
 

@@ -128,9 +128,7 @@ typedef struct tt_charset {
 } tt_charset;
 
 static uint32_t tt_hash(const unsigned char *p, int n) {
-  uint32_t h = 2166136261u;
-  for (int i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
-  return h;
+  return tt_fnv1a32(TT_FNV1A32_INIT, p, (size_t)n);
 }
 
 static const unsigned char *tt_next_char(const unsigned char *z) {

@@ -3,46 +3,40 @@
 #include "llm/curl_api.h"
 #include "llm/llm.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <string.h>
 
 static tt_curl_api tt_curl_loaded;
 static const tt_curl_api *tt_curl_ready;
-static char tt_curl_error[256];
+static char tt_curl_error[512];
 static pthread_once_t tt_curl_once = PTHREAD_ONCE_INIT;
 
-/* Casting a symbol to a function pointer, as dlsym's own documentation
- * does. */
-#define TT_RESOLVE(field, name)                                            \
-  do {                                                                     \
-    void *sym = dlsym(lib, name);                                          \
-    if (!sym) {                                                            \
-      snprintf(tt_curl_error, sizeof tt_curl_error, "libcurl lacks %s", name); \
-      return;                                                              \
-    }                                                                      \
-    memcpy(&tt_curl_loaded.field, &sym, sizeof sym);                       \
-  } while (0)
-
 static void tt_curl_load(void) {
-  void *lib = dlopen("libcurl.so.4", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) lib = dlopen("libcurl.so", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) {
+  static const char *const files[] = {"libcurl.so.4", "libcurl.so", NULL};
+  const tt_dl_sym syms[] = {
+      {"global_init", &tt_curl_loaded.global_init},
+      {"easy_init", &tt_curl_loaded.easy_init},
+      {"easy_cleanup", &tt_curl_loaded.easy_cleanup},
+      {"easy_reset", &tt_curl_loaded.easy_reset},
+      {"easy_setopt", &tt_curl_loaded.easy_setopt},
+      {"easy_perform", &tt_curl_loaded.easy_perform},
+      {"easy_getinfo", &tt_curl_loaded.easy_getinfo},
+      {"easy_strerror", &tt_curl_loaded.easy_strerror},
+      {"slist_append", &tt_curl_loaded.slist_append},
+      {"slist_free_all", &tt_curl_loaded.slist_free_all},
+  };
+  char why[200];
+  switch (tt_dl_load(files, "curl_", syms, sizeof syms / sizeof syms[0], why, sizeof why)) {
+  case TT_DL_NO_LIBRARY:
     snprintf(tt_curl_error, sizeof tt_curl_error,
-             "cannot load libcurl (%s); install it with: apt-get install libcurl4", dlerror());
+             "cannot load libcurl (%s); install it with: apt-get install libcurl4", why);
     return;
+  case TT_DL_NO_SYMBOL:
+    snprintf(tt_curl_error, sizeof tt_curl_error, "libcurl lacks %s; install libcurl 7.x or later", why);
+    return;
+  case TT_DL_OK: break;
   }
-  TT_RESOLVE(global_init, "curl_global_init");
-  TT_RESOLVE(easy_init, "curl_easy_init");
-  TT_RESOLVE(easy_cleanup, "curl_easy_cleanup");
-  TT_RESOLVE(easy_reset, "curl_easy_reset");
-  TT_RESOLVE(easy_setopt, "curl_easy_setopt");
-  TT_RESOLVE(easy_perform, "curl_easy_perform");
-  TT_RESOLVE(easy_getinfo, "curl_easy_getinfo");
-  TT_RESOLVE(easy_strerror, "curl_easy_strerror");
-  TT_RESOLVE(slist_append, "curl_slist_append");
-  TT_RESOLVE(slist_free_all, "curl_slist_free_all");
   if (tt_curl_loaded.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
     snprintf(tt_curl_error, sizeof tt_curl_error, "libcurl failed to initialise");
     return;

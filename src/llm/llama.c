@@ -158,18 +158,12 @@ static int tt_decode(tt_llama *L, llama_token *t, size_t n) {
 
 /* ---- the prefix state on disk --------------------------------------------- */
 
-static uint64_t tt_fnv1a(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
-}
-
 static char *tt_prefix_file(const tt_llama *L, const char *text, size_t len) {
   if (!L->cache_dir) return NULL;
-  uint64_t h = 14695981039346656037ULL;
-  h = tt_fnv1a(h, L->model_id, strlen(L->model_id));
-  h = tt_fnv1a(h, &L->o.n_ctx, sizeof L->o.n_ctx);
-  h = tt_fnv1a(h, text, len);
+  uint64_t h = TT_FNV1A64_INIT;
+  h = tt_fnv1a64(h, L->model_id, strlen(L->model_id));
+  h = tt_fnv1a64(h, &L->o.n_ctx, sizeof L->o.n_ctx);
+  h = tt_fnv1a64(h, text, len);
   return tt_xasprintf("%s/prefix-%016llx.state", L->cache_dir, (unsigned long long)h);
 }
 

@@ -287,8 +287,7 @@ static void tt_mistral_id(const char *id, char out[10]) {
     memcpy(out, id, 10);
     return;
   }
-  uint64_t h = 14695981039346656037ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)id[i]) * 1099511628211ULL;
+  uint64_t h = tt_fnv1a64(TT_FNV1A64_INIT, id, n);
   static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   for (int i = 0; i < 9; i++) {
     out[i] = digits[h % 62];

@@ -133,15 +133,12 @@ static void tt_url_host(const char *url, char *out, size_t cap) {
   out[n] = '\0';
 }
 
-static bool tt_is_loopback(const char *host) {
-  return strcasecmp(host, "localhost") == 0 || strcmp(host, "::1") == 0 || strncmp(host, "127.", 4) == 0;
-}
 
 bool tt_pull_url_ok(const char *url, tt_buf *why) {
   if (strncasecmp(url, "https://", 8) == 0) return true;
   char host[256];
   tt_url_host(url, host, sizeof host);
-  if (strncasecmp(url, "http://", 7) == 0 && tt_is_loopback(host)) return true;
+  if (strncasecmp(url, "http://", 7) == 0 && tt_host_is_loopback(host, strlen(host))) return true;
   tt_buf_printf(why, "'%s' is not an https URL: models are downloaded over https only (plain http "
                      "only from this machine: localhost, 127.0.0.1, [::1])", url);
   return false;

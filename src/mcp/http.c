@@ -166,13 +166,6 @@ static void tt_hsession_end(tt_http *h, tt_http_session *s) {
 
 /* ---- checks --------------------------------------------------------------------- */
 
-static bool tt_is_loopback_host(const char *host, size_t n) {
-  static const char *const names[] = {"localhost", "127.0.0.1", "[::1]", "::1"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strlen(names[i]) == n && strncasecmp(host, names[i], n) == 0) return true;
-  return false;
-}
-
 /* The host part of "host:port", "[v6]:port" or "host". */
 static size_t tt_host_part(const char *s) {
   if (*s == '[') {
@@ -188,7 +181,7 @@ static size_t tt_host_part(const char *s) {
 static bool tt_host_ok(const tt_http *h, const char *host) {
   if (!h->loopback) return true;
   if (!host) return false;
-  return tt_is_loopback_host(host, tt_host_part(host));
+  return tt_host_is_loopback(host, tt_host_part(host));
 }
 
 static bool tt_origin_ok(const tt_http *h, const char *origin) {
@@ -199,7 +192,7 @@ static bool tt_origin_ok(const tt_http *h, const char *origin) {
   if (strncmp(origin, "http://", 7) == 0) rest = origin + 7;
   else if (strncmp(origin, "https://", 8) == 0) rest = origin + 8;
   if (!rest) return false;
-  return tt_is_loopback_host(rest, tt_host_part(rest));
+  return tt_host_is_loopback(rest, tt_host_part(rest));
 }
 
 static bool tt_token_ok(const tt_http *h, const char *auth) {

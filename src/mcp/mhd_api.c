@@ -2,47 +2,43 @@
  * mhd_api.h), once per process. */
 #include "mcp/mhd_api.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 static tt_mhd_api tt_mhd_loaded;
 static const tt_mhd_api *tt_mhd_ready;
-static char tt_mhd_error[256];
+static char tt_mhd_error[512];
 static pthread_once_t tt_mhd_once = PTHREAD_ONCE_INIT;
 
-#define TT_RESOLVE(field, name)                                                   \
-  do {                                                                            \
-    void *sym = dlsym(lib, name);                                                 \
-    if (!sym) {                                                                   \
-      snprintf(tt_mhd_error, sizeof tt_mhd_error, "libmicrohttpd lacks %s", name); \
-      return;                                                                     \
-    }                                                                             \
-    memcpy(&tt_mhd_loaded.field, &sym, sizeof sym);                               \
-  } while (0)
-
 static void tt_mhd_load(void) {
-  void *lib = dlopen("libmicrohttpd.so.12", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) lib = dlopen("libmicrohttpd.so", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) {
+  static const char *const files[] = {"libmicrohttpd.so.12", "libmicrohttpd.so", NULL};
+  const tt_dl_sym syms[] = {
+      {"start_daemon", &tt_mhd_loaded.start_daemon},
+      {"stop_daemon", &tt_mhd_loaded.stop_daemon},
+      {"get_daemon_info", &tt_mhd_loaded.get_daemon_info},
+      {"lookup_connection_value", &tt_mhd_loaded.lookup_connection_value},
+      {"get_connection_info", &tt_mhd_loaded.get_connection_info},
+      {"create_response_from_buffer", &tt_mhd_loaded.create_response_from_buffer},
+      {"create_response_from_callback", &tt_mhd_loaded.create_response_from_callback},
+      {"add_response_header", &tt_mhd_loaded.add_response_header},
+      {"queue_response", &tt_mhd_loaded.queue_response},
+      {"destroy_response", &tt_mhd_loaded.destroy_response},
+      {"set_connection_option", &tt_mhd_loaded.set_connection_option},
+  };
+  char why[200];
+  switch (tt_dl_load(files, "MHD_", syms, sizeof syms / sizeof syms[0], why, sizeof why)) {
+  case TT_DL_NO_LIBRARY:
     snprintf(tt_mhd_error, sizeof tt_mhd_error,
              "cannot load libmicrohttpd for --http (%s); install it with: apt-get install "
              "libmicrohttpd12",
-             dlerror());
+             why);
     return;
+  case TT_DL_NO_SYMBOL:
+    snprintf(tt_mhd_error, sizeof tt_mhd_error, "libmicrohttpd lacks %s; install libmicrohttpd12", why);
+    return;
+  case TT_DL_OK: break;
   }
-  TT_RESOLVE(start_daemon, "MHD_start_daemon");
-  TT_RESOLVE(stop_daemon, "MHD_stop_daemon");
-  TT_RESOLVE(get_daemon_info, "MHD_get_daemon_info");
-  TT_RESOLVE(lookup_connection_value, "MHD_lookup_connection_value");
-  TT_RESOLVE(get_connection_info, "MHD_get_connection_info");
-  TT_RESOLVE(create_response_from_buffer, "MHD_create_response_from_buffer");
-  TT_RESOLVE(create_response_from_callback, "MHD_create_response_from_callback");
-  TT_RESOLVE(add_response_header, "MHD_add_response_header");
-  TT_RESOLVE(queue_response, "MHD_queue_response");
-  TT_RESOLVE(destroy_response, "MHD_destroy_response");
-  TT_RESOLVE(set_connection_option, "MHD_set_connection_option");
   tt_mhd_ready = &tt_mhd_loaded;
 }
 

@@ -4,7 +4,6 @@
  * server hands to clients. */
 #include "util/util.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,25 +24,19 @@ static tt_evp tt_evp_api;
 static bool tt_evp_ready;
 static pthread_once_t tt_evp_once = PTHREAD_ONCE_INIT;
 
-#define TT_SYM(field, name)                                  \
-  do {                                                       \
-    void *sym = dlsym(lib, name);                            \
-    if (!sym) return;                                        \
-    memcpy(&tt_evp_api.field, &sym, sizeof sym);             \
-  } while (0)
-
 static void tt_evp_load(void) {
-  void *lib = dlopen("libcrypto.so.3", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) lib = dlopen("libcrypto.so", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) return;
-  TT_SYM(ctx_new, "EVP_MD_CTX_new");
-  TT_SYM(ctx_free, "EVP_MD_CTX_free");
-  TT_SYM(sha256, "EVP_sha256");
-  TT_SYM(init, "EVP_DigestInit_ex");
-  TT_SYM(update, "EVP_DigestUpdate");
-  TT_SYM(final, "EVP_DigestFinal_ex");
-  TT_SYM(hmac, "HMAC");
-  tt_evp_ready = true;
+  static const char *const files[] = {"libcrypto.so.3", "libcrypto.so", NULL};
+  const tt_dl_sym syms[] = {
+      {"EVP_MD_CTX_new", &tt_evp_api.ctx_new},
+      {"EVP_MD_CTX_free", &tt_evp_api.ctx_free},
+      {"EVP_sha256", &tt_evp_api.sha256},
+      {"EVP_DigestInit_ex", &tt_evp_api.init},
+      {"EVP_DigestUpdate", &tt_evp_api.update},
+      {"EVP_DigestFinal_ex", &tt_evp_api.final},
+      {"HMAC", &tt_evp_api.hmac},
+  };
+  char why[200];
+  tt_evp_ready = tt_dl_load(files, NULL, syms, sizeof syms / sizeof syms[0], why, sizeof why) == TT_DL_OK;
 }
 
 struct tt_sha256 {

@@ -146,6 +146,38 @@ void tt_random_hex(char *out, size_t n);
  * 09:45:12.083, random 7f3). */
 char *tt_new_run_id(void);
 
+/* ---- shared libraries loaded on first use (dl.c) -------------------------- */
+
+/* One function of a library: its name (after the prefix) and the address
+ * of the function pointer to fill. */
+typedef struct tt_dl_sym {
+  const char *name;
+  void *slot;
+} tt_dl_sym;
+
+typedef enum tt_dl_status { TT_DL_OK, TT_DL_NO_LIBRARY, TT_DL_NO_SYMBOL } tt_dl_status;
+
+/* Opens the first of files (NULL-terminated: the versioned name, then the
+ * development one) that loads and fills every slot of syms with prefix +
+ * name. TT_DL_NO_LIBRARY: why holds the loader's reason; TT_DL_NO_SYMBOL:
+ * why holds the missing name (the library is closed again). */
+tt_dl_status tt_dl_load(const char *const *files, const char *prefix, const tt_dl_sym *syms,
+                        size_t n, char *why, size_t whylen);
+
+/* ---- hashing (hash.c) ------------------------------------------------------- */
+
+#define TT_FNV1A64_INIT 14695981039346656037ULL
+#define TT_FNV1A32_INIT 2166136261u
+/* FNV-1a of n bytes, continuing from h (an INIT value to start). */
+uint64_t tt_fnv1a64(uint64_t h, const void *data, size_t n);
+uint32_t tt_fnv1a32(uint32_t h, const void *data, size_t n);
+
+/* ---- hosts (host.c) --------------------------------------------------------- */
+
+/* host (n bytes, no port) names this machine's loopback: localhost, ::1,
+ * [::1] or 127.x.y.z. */
+bool tt_host_is_loopback(const char *host, size_t n);
+
 /* ---- SHA-256 (libcrypto, loaded on first use) ------------------------------ */
 
 typedef struct tt_sha256 tt_sha256;

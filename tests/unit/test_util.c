@@ -266,6 +266,61 @@ static void test_arena(void **state) {
   tt_arena_free(a);
 }
 
+/* FNV-1a: the published test vectors, and a hash continued piece by piece
+ * equals the hash of the whole. */
+static void test_fnv1a(void **state) {
+  (void)state;
+  assert_true(tt_fnv1a64(TT_FNV1A64_INIT, "", 0) == 0xcbf29ce484222325ULL);
+  assert_true(tt_fnv1a64(TT_FNV1A64_INIT, "a", 1) == 0xaf63dc4c8601ec8cULL);
+  assert_true(tt_fnv1a64(TT_FNV1A64_INIT, "foobar", 6) == 0x85944171f73967e8ULL);
+  assert_true(tt_fnv1a32(TT_FNV1A32_INIT, "a", 1) == 0xe40c292cu);
+  assert_true(tt_fnv1a32(TT_FNV1A32_INIT, "foobar", 6) == 0xbf9cf968u);
+  assert_true(tt_fnv1a64(tt_fnv1a64(TT_FNV1A64_INIT, "foo", 3), "bar", 3) ==
+              tt_fnv1a64(TT_FNV1A64_INIT, "foobar", 6));
+}
+
+static bool loopback(const char *h) { return tt_host_is_loopback(h, strlen(h)); }
+
+static void test_host_is_loopback(void **state) {
+  (void)state;
+  assert_true(loopback("localhost"));
+  assert_true(loopback("LocalHost"));
+  assert_true(loopback("127.0.0.1"));
+  assert_true(loopback("127.1.2.254"));
+  assert_true(loopback("::1"));
+  assert_true(loopback("[::1]"));
+  assert_false(loopback(""));
+  assert_false(loopback("0.0.0.0"));
+  assert_false(loopback("127.0.0.1.evil.example"));
+  assert_false(loopback("127.evil.example"));
+  assert_false(loopback("127.0.0"));
+  assert_false(loopback("127.0.0.1234"));
+  assert_false(loopback("localhost.example"));
+  assert_false(loopback("example.com"));
+  assert_true(tt_host_is_loopback("localhost:8080", 9)); /* n bytes only */
+}
+
+static void (*g_strlen_fn)(void);
+static void (*g_missing_fn)(void);
+
+/* The loader: a library that is there (libc), one that is not, and a
+ * symbol the library lacks. */
+static void test_dl_load(void **state) {
+  (void)state;
+  char why[200];
+  static const char *const libc[] = {"libc.so.6", NULL};
+  tt_dl_sym ok[] = {{"strlen", &g_strlen_fn}};
+  assert_int_equal(tt_dl_load(libc, "", ok, 1, why, sizeof why), TT_DL_OK);
+  assert_non_null(g_strlen_fn);
+  static const char *const none[] = {"libtabletalk-no-such.so.9", "libtabletalk-no-such.so", NULL};
+  assert_int_equal(tt_dl_load(none, NULL, ok, 1, why, sizeof why), TT_DL_NO_LIBRARY);
+  assert_non_null(strstr(why, "libtabletalk-no-such"));
+  tt_dl_sym missing[] = {{"strlen", &g_strlen_fn}, {"no_such_function", &g_missing_fn}};
+  assert_int_equal(tt_dl_load(libc, "tt_", missing, 2, why, sizeof why), TT_DL_NO_SYMBOL);
+  assert_string_equal(why, "tt_strlen");
+  assert_null(g_missing_fn);
+}
+
 int main(void) {
   setlocale(LC_CTYPE, "C.UTF-8");
   const struct CMUnitTest tests[] = {
@@ -279,6 +334,9 @@ int main(void) {
       cmocka_unit_test(test_edit_distance),
       cmocka_unit_test(test_dotenv_rules),
       cmocka_unit_test(test_run_ids_sort_by_time),
+      cmocka_unit_test(test_fnv1a),
+      cmocka_unit_test(test_host_is_loopback),
+      cmocka_unit_test(test_dl_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
