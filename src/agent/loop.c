@@ -201,15 +201,11 @@ static void tt_note_refused_write(tt_step_state *st, const char *sql, const tt_d
 
 tt_result *tt_agent_guarded_query(tt_agent *a, volatile sig_atomic_t *cancel, const char *sql,
                                   long max_rows, tt_db_error *err) {
-  tt_db_opts saved = *tt_db_get_opts(a->db);
-  tt_db_opts o = a->o.sql;
-  o.cancel = cancel; /* Ctrl-C or a client that left */
+  tt_db_opts o = a->o.sql; /* the agent's limits, for this query only */
+  o.cancel = cancel;        /* Ctrl-C or a client that left */
   o.max_rows = max_rows;
   if (max_rows > a->o.sql.max_rows && o.max_bytes < 64L << 20) o.max_bytes = 64L << 20;
-  tt_db_set_opts(a->db, &o);
-  tt_result *res = tt_db_query(a->db, sql, strlen(sql), err);
-  tt_db_set_opts(a->db, &saved);
-  return res;
+  return tt_db_query_opts(a->db, sql, strlen(sql), &o, err);
 }
 
 static tt_result *tt_agent_query(const tt_step_state *st, const char *sql, long max_rows,

@@ -648,15 +648,13 @@ static const tt_result *tt_rows_for_output(const tt_run *run, const tt_ui_out *o
                 "the rows the answer was based on, and more exist";
     return r;
   }
-  tt_db_opts saved = *tt_db_get_opts(o->db), more = saved;
+  tt_db_opts more = *tt_db_get_opts(o->db);
   more.max_rows = want > 0 ? want : 100000000;
   more.max_bytes = 1L << 40;
   more.count_rows = want > 0 ? 100000000 : 0; /* to say how many exist */
   if (o->timeout_s > 0) more.timeout_s = o->timeout_s;
-  tt_db_set_opts(o->db, &more);
   tt_db_error err;
-  tt_result *again = tt_db_query(o->db, run->sql, strlen(run->sql), &err);
-  tt_db_set_opts(o->db, &saved);
+  tt_result *again = tt_db_query_opts(o->db, run->sql, strlen(run->sql), &more, &err);
   if (!again) {
     *cut_note = "the query could not be read again in full; these are the rows the answer was "
                 "based on, and more exist";

@@ -24,16 +24,13 @@
  * Its text may hold a name's raw bytes. */
 static tt_result *tt_catalog_query(tt_db *db, const char *sql, double timeout_s,
                                    long max_rows, long max_bytes, tt_db_error *err) {
-  tt_db_opts saved = db->opts;
-  tt_db_opts o = saved;
+  tt_db_opts o = db->opts;
   o.timeout_s = timeout_s;
   o.max_rows = max_rows;
   o.max_bytes = max_bytes;
-  db->opts = o;
   db->trusted_text = true;
-  tt_result *r = tt_db_query(db, sql, strlen(sql), err);
+  tt_result *r = tt_db_query_opts(db, sql, strlen(sql), &o, err);
   db->trusted_text = false;
-  db->opts = saved;
   return r;
 }
 

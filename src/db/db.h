@@ -191,6 +191,12 @@ json_t *tt_db_error_to_json(const tt_db_error *err);
  * may contain any bytes (they are checked). Returns the result, or NULL with
  * err filled in. */
 tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err);
+/* tt_db_query under this query's own limits (timeout_s, max_rows,
+ * max_bytes, count_rows, cancel) instead of the handle's, which stay as
+ * they are: for a caller that borrows the handle. immutable and
+ * double_quoted_strings remain the handle's. */
+tt_result *tt_db_query_opts(tt_db *db, const char *sql, size_t len, const tt_db_opts *opts,
+                            tt_db_error *err);
 
 /* ---- cursors: rows one at a time ------------------------------------- */
 

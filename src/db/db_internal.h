@@ -27,6 +27,9 @@ struct tt_db {
   char *path;          /* as the user gave it */
   char *real;          /* resolved: what is opened */
   tt_db_opts opts;
+  const tt_db_opts *query_opts; /* the limits of the query running now, when
+                                 * its caller gave its own (tt_db_query_opts);
+                                 * NULL: opts */
   bool automatic_immutable; /* a WAL file no writer had open, read without
                              * locks: every read is checked afterwards */
   bool had_shm;        /* ... with a -shm left beside it */
@@ -152,5 +155,11 @@ void tt_csv_release(tt_csv_data *d);
 /* A fresh connection reading d, read-only (sqlite3_deserialize of the one
  * shared image: no copy); NULL with err filled in. */
 sqlite3 *tt_csv_connect(tt_csv_data *d, const char *path, tt_db_error *err);
+
+/* The limits that apply to the query running now: its own, or the
+ * handle's. */
+static inline const tt_db_opts *tt_db_limits(const tt_db *db) {
+  return db->query_opts ? db->query_opts : &db->opts;
+}
 
 #endif

@@ -35,7 +35,7 @@ void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_db_error *err)
   } else if (primary == SQLITE_BUSY) {
     tt_db_set_error(err, TT_DB_ERR_BUSY,
                     "the database stayed locked by another program for the whole %.3g s time "
-                    "limit; try again, or raise --timeout", db->opts.timeout_s);
+                    "limit; try again, or raise --timeout", tt_db_limits(db)->timeout_s);
   } else if (rc == SQLITE_READONLY_ROLLBACK) {
     tt_db_set_error(err, TT_DB_ERR_IO,
                     "%s has a hot journal (%s-journal): a program stopped in the middle of a "
@@ -56,7 +56,7 @@ void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_db_error *err)
   } else if (db->timed_out || primary == SQLITE_INTERRUPT) {
     tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
                     "query stopped after the %.3g s time limit; narrow it "
-                    "(WHERE, LIMIT) or raise --timeout", db->opts.timeout_s);
+                    "(WHERE, LIMIT) or raise --timeout", tt_db_limits(db)->timeout_s);
   } else if (primary == SQLITE_NOMEM && db->preparing &&
              sqlite3_memory_used() < TT_HEAP_LIMIT / 2) {
     /* SQLite reports a program over SQLITE_LIMIT_VDBE_OP as out of memory */
@@ -166,9 +166,9 @@ static tt_result *tt_result_start(sqlite3_stmt *st) {
 /* Steps through the rows under the caps; past a cap, counts the rows it no
  * longer keeps when count_rows asks for it. Returns the final step code. */
 static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
-  size_t cap_rows = db->opts.max_rows > 0 ? (size_t)db->opts.max_rows : 0;
-  size_t cap_bytes = db->opts.max_bytes > 0 ? (size_t)db->opts.max_bytes : 0;
-  int64_t count_cap = db->opts.count_rows > 0 ? db->opts.count_rows : 0;
+  size_t cap_rows = tt_db_limits(db)->max_rows > 0 ? (size_t)tt_db_limits(db)->max_rows : 0;
+  size_t cap_bytes = tt_db_limits(db)->max_bytes > 0 ? (size_t)tt_db_limits(db)->max_bytes : 0;
+  int64_t count_cap = tt_db_limits(db)->count_rows > 0 ? tt_db_limits(db)->count_rows : 0;
   size_t alloc = 0;
   int ncols = (int)r->ncols;
   int64_t seen = 0;
@@ -318,14 +318,22 @@ static tt_result *tt_db_query_once(tt_db *db, const char *sql, size_t len, doubl
     return NULL;
   }
   sqlite3_finalize(st);
-  r->repeatable = !db->varies && !db->timed_out && (r->total_exact || !db->opts.count_rows ||
-                                                    r->total_rows >= db->opts.count_rows);
+  r->repeatable = !db->varies && !db->timed_out && (r->total_exact || !tt_db_limits(db)->count_rows ||
+                                                    r->total_rows >= tt_db_limits(db)->count_rows);
   r->elapsed_ms = tt_now_ms() - t0;
   return r;
 }
 
+tt_result *tt_db_query_opts(tt_db *db, const char *sql, size_t len, const tt_db_opts *opts,
+                            tt_db_error *err) {
+  db->query_opts = opts;
+  tt_result *r = tt_db_query(db, sql, len, err);
+  db->query_opts = NULL;
+  return r;
+}
+
 tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
-  double t0 = tt_now_ms(), deadline = t0 + db->opts.timeout_s * 1000.0;
+  double t0 = tt_now_ms(), deadline = t0 + tt_db_limits(db)->timeout_s * 1000.0;
   for (int attempt = 0;; attempt++) {
     if (!tt_db_refresh(db, err)) return NULL;
     int rc;
@@ -341,7 +349,7 @@ tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err)
         tt_db_set_error(err, TT_DB_ERR_BUSY,
                         "another program kept changing %s while it was read, for the whole "
                         "%.3g s time limit; try again, or raise --timeout", db->path,
-                        db->opts.timeout_s);
+                        tt_db_limits(db)->timeout_s);
       return NULL;
     }
     sqlite3_sleep(attempt < 10 ? 1 : 5);

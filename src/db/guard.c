@@ -253,7 +253,7 @@ static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
 
 static int tt_progress(void *ud) {
   tt_db *db = ud;
-  if (db->opts.cancel && *db->opts.cancel) {
+  if (tt_db_limits(db)->cancel && *tt_db_limits(db)->cancel) {
     db->cancelled = true;
     return 1;
   }

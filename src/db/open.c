@@ -175,7 +175,7 @@ bool tt_db_file_id_read(const char *path, tt_file_id *id) {
 static int tt_db_busy(void *ud, int count) {
   tt_db *db = ud;
   double now = tt_now_ms();
-  if (db->opts.cancel && *db->opts.cancel) {
+  if (tt_db_limits(db)->cancel && *tt_db_limits(db)->cancel) {
     db->cancelled = true;
     return 0;
   }

@@ -367,10 +367,7 @@ static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
   }
   tt_db_opts dbo = *tt_db_get_opts(db);
   dbo.cancel = &r->call->cancel; /* notifications/cancelled, a client that left */
-  tt_db_set_opts(db, &dbo);
-  tt_result *res = tt_db_query(db, text_sql, json_string_length(sql), &derr);
-  dbo.cancel = NULL;
-  tt_db_set_opts(db, &dbo);
+  tt_result *res = tt_db_query_opts(db, text_sql, json_string_length(sql), &dbo, &derr);
   tt_db_snapshot_end(db);
   tt_mcp_db_release(r->srv, db);
   if (!res) {

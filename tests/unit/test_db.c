@@ -46,6 +46,39 @@ static tt_result *q(tt_db *db, const char *sql, tt_db_error *err) {
   return tt_db_query(db, sql, strlen(sql), err);
 }
 
+/* A query's own limits apply to that query alone: the handle a caller
+ * borrowed keeps its settings, and the next plain query runs under them. */
+static void test_query_opts_leave_the_handle_alone(void **state) {
+  (void)state;
+  tt_db *db = open_chinook();
+  tt_db_opts before = *tt_db_get_opts(db);
+  tt_db_opts mine = before;
+  mine.max_rows = 3;
+  tt_db_error err;
+  tt_result *r = tt_db_query_opts(db, "SELECT TrackId FROM Track", 25, &mine, &err);
+  assert_non_null(r);
+  assert_int_equal(r->nrows, 3);
+  assert_true(r->truncated);
+  tt_result_free(r);
+  assert_int_equal(tt_db_get_opts(db)->max_rows, before.max_rows);
+  assert_int_equal(tt_db_get_opts(db)->max_bytes, before.max_bytes);
+  assert_true(tt_db_get_opts(db)->timeout_s == before.timeout_s);
+  r = q(db, "SELECT TrackId FROM Track", &err);
+  assert_non_null(r);
+  assert_true(r->nrows > 3);
+  tt_result_free(r);
+  /* a cancel flag given for one query stops that query only */
+  volatile sig_atomic_t stop = 1;
+  mine.cancel = &stop;
+  r = tt_db_query_opts(db, "SELECT count(*) FROM Track a, Track b", 37, &mine, &err);
+  assert_null(r);
+  assert_null(tt_db_get_opts(db)->cancel);
+  r = q(db, "SELECT 1", &err);
+  assert_non_null(r);
+  tt_result_free(r);
+  tt_db_close(db);
+}
+
 static void test_open_errors(void **state) {
   (void)state;
   tt_db_error err;
@@ -822,6 +855,7 @@ int main(void) {
       cmocka_unit_test(test_time_and_memory_limits),
       cmocka_unit_test(test_printf_matches_builtin),
       cmocka_unit_test(test_instr_replace_match_builtin),
+      cmocka_unit_test(test_query_opts_leave_the_handle_alone),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
