@@ -7,6 +7,7 @@
 #include "agent/agent.h"
 
 #define TT_AGENT_MAX_TOOLS 8
+#define TT_PROMPT_DESC_MAX 256 /* a tool description built from the options */
 /* What an endpoint's replies may take: one model call, one question. */
 #define TT_CALL_REPLY_BYTES (16u << 20)
 #define TT_QUESTION_REPLY_BYTES (64u << 20)
@@ -21,6 +22,7 @@ struct tt_agent {
   size_t card_budget; /* else: tokens for each question's cards, beside the index */
   tt_tool_spec tools[TT_AGENT_MAX_TOOLS];
   size_t ntools;
+  char run_sql_desc[TT_PROMPT_DESC_MAX]; /* tools[0].description */
   /* an SQL writer (writer.c): the prompt it was trained on, and the whole
    * schema in that prompt's form when it fits the budget (else NULL: the
    * tables each question needs) */
@@ -56,7 +58,7 @@ char *tt_writer_template_answer(const tt_result *rows);
 /* The system prompt; when the whole schema is over budget it carries a
  * compact index, and *card_budget is what is left for each question's
  * cards (0 when the whole schema is in). */
-char *tt_prompt_system(const tt_schema *s, size_t budget, bool *whole_schema,
+char *tt_prompt_system(const tt_schema *s, size_t budget, int max_failed, bool *whole_schema,
                        size_t *card_budget);
 /* The full cards a question needs when the system prompt carries only the
  * table index (sent as a message of its own before the question, so the
@@ -68,7 +70,9 @@ char *tt_prompt_schema_for(const tt_agent *a, const char *question);
  * schema has a value index (freshly allocated). */
 char *tt_prompt_question(const tt_agent *a, const char *question);
 char *tt_prompt_turn_answer(const tt_turn *t);
-size_t tt_prompt_tools(tt_tool_spec *out);
+/* The tools; run_sql's description (which says how many rows the model
+ * sees) is written into run_sql_desc, which must outlive out. */
+size_t tt_prompt_tools(tt_tool_spec *out, int rows_shown, char run_sql_desc[TT_PROMPT_DESC_MAX]);
 
 /* view.c: what the model reads back from a tool */
 void tt_view_rows(tt_buf *out, const tt_result *r, int max_rows);

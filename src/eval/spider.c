@@ -501,9 +501,24 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   }
   if (started_all) {
     pthread_t *th = tt_xcalloc((size_t)jobs, sizeof *th);
-    for (int k = 1; k < jobs; k++) pthread_create(&th[k], NULL, tt_worker_main, &w[k]);
+    bool *running = tt_xcalloc((size_t)jobs, sizeof *running);
+    int nstarted = 1;
+    /* A worker the system cannot start (out of threads or memory) is left
+     * out: the others take its questions from the shared queue, and the
+     * results file says how many ran. */
+    for (int k = 1; k < jobs; k++) {
+      running[k] = pthread_create(&th[k], NULL, tt_worker_main, &w[k]) == 0;
+      nstarted += running[k];
+    }
+    if (nstarted < jobs) {
+      pthread_mutex_lock(&rs.mu); /* the workers write the file already */
+      json_object_set_new(rs.meta, "jobs_started", json_integer(nstarted));
+      pthread_mutex_unlock(&rs.mu);
+    }
     tt_worker_main(&w[0]);
-    for (int k = 1; k < jobs; k++) pthread_join(th[k], NULL);
+    for (int k = 1; k < jobs; k++)
+      if (running[k]) pthread_join(th[k], NULL);
+    free(running);
     free(th);
   }
   for (int k = 0; k < jobs; k++) tt_worker_free(&w[k]);

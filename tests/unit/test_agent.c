@@ -67,6 +67,33 @@ static void test_system_prompt_is_stable(void **state) {
   tt_agent_free(a);
 }
 
+/* The prompt states the agent's own limits: the failed queries in a row
+ * after which it must explain, and the rows it shows of a result. The
+ * defaults give the text the prompt always had (3, 30). */
+static void test_prompt_limits_come_from_the_options(void **state) {
+  (void)state;
+  tt_agent_opts o = tt_agent_default_opts();
+  tt_agent *a = tt_agent_new(g_db, g_schema, NULL, &o);
+  size_t n;
+  assert_non_null(strstr(tt_agent_system_prompt(a), "After 3 failures in a row, stop"));
+  assert_non_null(strstr(tt_agent_tools(a, &n)[0].description, "(at most 30 are shown)"));
+  tt_agent_free(a);
+  o.max_failed_sql = 5;
+  o.rows_to_model = 12;
+  a = tt_agent_new(g_db, g_schema, NULL, &o);
+  tt_agent *b = tt_agent_new(g_db, g_schema, NULL, &o);
+  assert_string_equal(tt_agent_system_prompt(a), tt_agent_system_prompt(b));
+  assert_non_null(strstr(tt_agent_system_prompt(a), "After 5 failures in a row, stop"));
+  assert_null(strstr(tt_agent_system_prompt(a), "After 3 failures"));
+  assert_non_null(strstr(tt_agent_tools(a, &n)[0].description, "(at most 12 are shown)"));
+  tt_agent_free(b);
+  tt_agent_free(a);
+  o.max_failed_sql = 1;
+  a = tt_agent_new(g_db, g_schema, NULL, &o);
+  assert_non_null(strstr(tt_agent_system_prompt(a), "After 1 failure in a row, stop"));
+  tt_agent_free(a);
+}
+
 /* 321 tables: the index and the cards together stay within the schema
  * budget, and the first prompt leaves room in an 8K context. */
 /* A knowledge file whose definitions and examples all concern the question
@@ -453,7 +480,9 @@ static void test_room_shortens_in_order(void **state) {
   (void)state;
   tt_llm *llm = tt_llm_func_new("small", "small", NULL, NULL, NULL);
   tt_tool_spec tools[4];
-  tt_llm_call call = {.tools = tools, .ntools = tt_prompt_tools(tools)};
+  char run_sql_desc[TT_PROMPT_DESC_MAX];
+  tt_llm_call call = {.tools = tools,
+                      .ntools = tt_prompt_tools(tools, tt_agent_default_opts().rows_to_model, run_sql_desc)};
   tt_chat c;
   long_chat(&c);
   long whole = tt_llm_count_prompt(llm, &c, &call);
@@ -657,6 +686,7 @@ static void test_value_hint_reaches_question(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_system_prompt_is_stable),
+      cmocka_unit_test(test_prompt_limits_come_from_the_options),
       cmocka_unit_test(test_wide_schema_fits_budget),
       cmocka_unit_test(test_rows_view),
       cmocka_unit_test(test_injection_detector),

@@ -513,7 +513,8 @@ static int setup(void **state) {
       fprintf(stderr, "the vocabulary has no token for byte %02X\n", i);
       return -1;
     }
-  g_ntools = tt_prompt_tools(g_tools);
+  static char run_sql_desc[TT_PROMPT_DESC_MAX];
+  g_ntools = tt_prompt_tools(g_tools, tt_agent_default_opts().rows_to_model, run_sql_desc);
   for (size_t p = 0; p < NPROFILES; p++) {
     tt_call_shape sh;
     tt_profile_call_shape(tt_profile_by_name(profiles[p]), true, TT_MAX_TOKENS, &sh);
