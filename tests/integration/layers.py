@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""layers.py — the layers of src/ are a one-way street (DESIGN.md, "Layers
+and rooms"): a file may include the headers of its own layer and the
+public header of a layer below it, never a layer above, and never another
+layer's private headers. Reads every #include "..." under src/ and names
+each file:line that breaks the rule.
+
+usage: layers.py [SRC_DIR]   (default: the src/ beside tests/)
+"""
+import os
+import re
+import sys
+
+# Lowest first. Layers on one rank do not include each other. chart/ sits
+# low although DESIGN.md lists it after the session: it knows no LLM, and
+# the agent draws charts (make_chart), so the agent is above it. eval/ is a
+# front end like mcp/ (the CLI runs evals).
+RANKS = {
+    "util": 0,
+    "db": 1,
+    "schema": 2,
+    "chart": 2,
+    "llm": 3,
+    "agent": 4,
+    "store": 5,
+    "mcp": 6,
+    "web": 6,
+    "eval": 6,
+    "cli": 7,
+}
+# Headers that are no layer's: generated, or third party.
+OUTSIDE = {"tt_version.h", "llama.h", "ggml.h", "gguf.h"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def public_header(layer, header):
+    """A layer's face: its one header named after it."""
+    return header == layer + ".h"
+
+
+def check(src):
+    problems = []
+    for root, _, files in os.walk(src):
+        for name in sorted(files):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, src)
+            layer = rel.split(os.sep)[0]
+            if layer not in RANKS:
+                problems.append("%s: the folder %s is in no layer; add it to RANKS in %s and to "
+                                "the table in DESIGN.md" % (rel, layer, os.path.basename(__file__)))
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for lineno, line in enumerate(f, 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    inc = m.group(1)
+                    if inc in OUTSIDE or "/" not in inc:
+                        continue  # generated, third party, or this folder's own
+                    other, header = inc.split("/", 1)
+                    where = "src/%s:%d" % (rel.replace(os.sep, "/"), lineno)
+                    if other not in RANKS:
+                        problems.append('%s: includes "%s" from no known layer' % (where, inc))
+                    elif other == layer:
+                        continue
+                    elif RANKS[other] >= RANKS[layer]:
+                        problems.append('%s: %s/ (layer %d) includes "%s" of %s/ (layer %d), which is '
+                                        'not below it; move the code down or pass what it needs in'
+                                        % (where, layer, RANKS[layer], inc, other, RANKS[other]))
+                    elif not public_header(other, header):
+                        problems.append('%s: includes "%s", a private header of %s/; use %s/%s.h'
+                                        % (where, inc, other, other, other))
+    return problems
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "src")
+    problems = check(src)
+    for p in problems:
+        print(p, file=sys.stderr)
+    if problems:
+        print("layers: %d include(s) against the layers of DESIGN.md" % len(problems), file=sys.stderr)
+        return 1
+    print("layers: every include of %s goes down the layers" % os.path.normpath(src))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
