@@ -854,6 +854,7 @@ int tt_ui_print_result(tt_ui *ui, const tt_run *run, const tt_ask_result *info, 
   if (run->status == TT_RUN_CLARIFY && !ui->quiet && fmt != TT_FMT_JSON) tt_reply_hint(o, thread);
   if (run->error && run->status != TT_RUN_ANSWERED && run->status != TT_RUN_CLARIFY)
     tt_fail(0, "%s", run->error);
+  if (info->warning[0]) tt_fail(0, "warning: %s", info->warning);
   if (!ui->quiet) tt_print_summary(&ui->err, run, info);
   return tt_exit_for_run(run);
 }
@@ -868,61 +869,17 @@ int tt_exit_for_run(const tt_run *run) {
   }
 }
 
-static json_t *tt_json_str(const char *s) { return s ? tt_json_stringn(s, strlen(s)) : json_null(); }
-
+/* The run in its one shape (docs/run-json.md); the rows come last,
+ * streamed: all of them unless --max-rows. */
 void tt_print_run_json(const tt_run *run, const tt_ask_result *info, const char *thread,
                        const tt_ui_out *out) {
-  json_t *o = json_object();
-  bool clarify = run->status == TT_RUN_CLARIFY;
-  json_object_set_new(o, "status", json_string(tt_run_status_name(run->status)));
-  json_object_set_new(o, "answer", tt_json_str(clarify ? NULL : run->answer));
-  json_object_set_new(o, "clarification", tt_json_str(clarify ? run->answer : NULL));
-  json_object_set_new(o, "sql", tt_json_str(run->sql));
-  json_object_set_new(o, "verified", json_boolean(run->verified));
-  json_t *unbacked = json_array();
-  for (size_t i = 0; i < run->nunbacked; i++) json_array_append_new(unbacked, tt_json_str(run->unbacked[i]));
-  json_object_set_new(o, "unbacked_numbers", unbacked);
-  json_object_set_new(o, "refusal", run->refusal ? json_pack("{s:o,s:o}", "message",
-                                                             tt_json_str(run->refusal), "sql",
-                                                             tt_json_str(run->refused_sql))
-                                                 : json_null());
-  json_t *charts = json_array();
-  for (size_t i = 0; i < run->ncharts; i++) {
-    const tt_run_chart *rc = &run->charts[i];
-    json_t *c = json_object();
-    json_object_set_new(c, "file", tt_json_str(rc->file));
-    json_object_set_new(c, "kind", json_string(tt_chart_kind_name(tt_chart_get_kind(rc->chart))));
-    json_object_set_new(c, "description", tt_json_str(rc->description));
-    json_object_set_new(c, "points", json_integer((json_int_t)tt_chart_npoints(rc->chart)));
-    json_object_set_new(c, "note", tt_json_str(tt_chart_note(rc->chart)));
-    json_object_set(c, "spec", rc->spec);
-    json_object_set_new(c, "sql", tt_json_str(rc->sql));
-    json_array_append_new(charts, c);
-  }
-  json_object_set_new(o, "charts", charts);
-  json_object_set_new(o, "error", tt_json_str(run->error));
-  json_object_set_new(o, "run_id", json_string(info->run_id));
-  json_object_set_new(o, "thread", tt_json_str(thread));
-  json_object_set_new(o, "trace", tt_json_str(info->trace_path));
-  const tt_run_totals *t = &run->totals;
-  json_object_set_new(o, "totals",
-                      json_pack("{s:i,s:i,s:i,s:I,s:I,s:I,s:f,s:f}", "llm_calls", t->llm_calls,
-                                "tool_calls", t->tool_calls, "sql_calls", t->sql_calls,
-                                "prompt_tokens", (json_int_t)t->prompt_tokens, "cached_tokens",
-                                (json_int_t)t->cached_tokens, "completion_tokens",
-                                (json_int_t)t->completion_tokens, "wall_ms", t->wall_ms, "llm_ms",
-                                t->llm_ms));
+  json_t *o = tt_run_json(run, info, thread, run->rows ? -1 : 0);
   if (run->rows) {
     /* the rows last, streamed: all of them unless --max-rows */
     tt_ui_out json_out = out ? *out : (tt_ui_out){0};
     json_out.format = TT_FMT_JSON;
     tt_export_rows(run, &json_out, o);
   } else {
-    json_object_set_new(o, "columns", json_array());
-    json_object_set_new(o, "column_types", json_array());
-    json_object_set_new(o, "rows", json_array());
-    json_object_set_new(o, "row_count", json_integer(0));
-    json_object_set_new(o, "truncated", json_false());
     tt_buf b = TT_BUF_INIT;
     tt_json_dump(&b, o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     tt_buf_putc(&b, '\n');

@@ -66,39 +66,65 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
                 "when you want an answer rather than a query, and for follow-ups: pass the "
                 "thread_id of an earlier answer (\"and in 2010?\"). Use run_sql instead when you "
                 "already know the SQL, and describe_schema to see tables and columns. When the "
-                "result says needs_clarification, ask the user the question it gives and call "
+                "result's status is clarify, ask the user its clarification and call "
                 "ask_database again with the same thread_id and their reply as question. "
                 "Read-only: it never changes the database.",
                 s->db_name);
-  tt_buf_printf(&o,
-                "{\"type\":\"object\",\"properties\":{"
-                "\"status\":{\"type\":\"string\",\"enum\":[\"answered\",\"needs_clarification\","
-                "\"failed\",\"budget_exhausted\",\"refused\"],\"description\":\"refused: the "
-                "question asked to change the database; nothing was changed\"},"
-                "\"answer\":{\"type\":\"string\",\"description\":\"the answer, or the question "
-                "tabletalk needs answered\"},"
-                "\"needs_clarification\":{\"type\":\"boolean\"},"
-                "\"verified\":{\"type\":\"boolean\",\"description\":\"every number in the answer "
-                "is a value (or a rounding, a share, a date part or a row count) of a query "
-                "result\"},"
-                "\"unbacked_numbers\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
-                "\"description\":\"numbers in the answer that no query result backs\"},"
-                "\"refusal\":{\"type\":[\"object\",\"null\"],\"description\":\"the write that "
-                "was refused\",\"properties\":{\"message\":{\"type\":\"string\"},\"sql\":{"
-                "\"type\":\"string\"}}},"
-                "\"sql\":{\"type\":[\"string\",\"null\"],\"description\":\"the last SQL that ran "
-                "successfully\"},%s,"
-                "\"thread_id\":{\"type\":\"string\",\"description\":\"pass it back to ask a "
-                "follow-up\"},"
-                "\"charts\":{\"type\":\"array\",\"description\":\"charts drawn for the "
-                "question (the PNGs also come as image content)\",\"items\":{\"type\":"
-                "\"object\",\"properties\":{\"file\":{\"type\":[\"string\",\"null\"]},"
-                "\"description\":{\"type\":\"string\"}}}},"
-                "\"run_id\":{\"type\":\"string\",\"description\":\"the trace of this run: "
-                "tabletalk trace RUN_ID\"}},"
-                "\"required\":[\"status\",\"answer\",\"needs_clarification\",\"thread_id\","
-                "\"run_id\"]}",
-                tt_rows_schema);
+  /* the one shape of a run: docs/run-json.md */
+  tt_buf_puts(&o,
+              "{\"type\":\"object\",\"properties\":{"
+              "\"status\":{\"type\":\"string\",\"enum\":[\"answered\",\"clarify\",\"failed\","
+              "\"budget\",\"cancelled\",\"refused\"],\"description\":\"clarify: tabletalk "
+              "asks the question in clarification; budget: it ran out of steps; refused: the "
+              "question asked to change the database and nothing was changed\"},"
+              "\"answer\":{\"type\":[\"string\",\"null\"],\"description\":\"the answer "
+              "(null while a clarification is asked)\"},"
+              "\"clarification\":{\"type\":[\"string\",\"null\"],\"description\":\"the "
+              "question tabletalk needs the user to answer (status clarify), else null\"},"
+              "\"error\":{\"type\":[\"string\",\"null\"],\"description\":\"what went "
+              "wrong (status failed, budget, cancelled)\"},"
+              "\"sql\":{\"type\":[\"string\",\"null\"],\"description\":\"the last SQL that "
+              "ran successfully\"},"
+              "\"verified\":{\"type\":\"boolean\",\"description\":\"every number in the "
+              "answer is a value (or a rounding, a share, a date part or a row count) of a query "
+              "result\"},"
+              "\"unbacked_numbers\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+              "\"description\":\"numbers in the answer that no query result backs\"},"
+              "\"refusal\":{\"type\":[\"object\",\"null\"],\"description\":\"the write that "
+              "was refused\",\"properties\":{\"message\":{\"type\":\"string\"},\"sql\":{"
+              "\"type\":[\"string\",\"null\"]}}},"
+              "\"charts\":{\"type\":\"array\",\"description\":\"charts drawn for the "
+              "question (the PNGs also come as image content)\",\"items\":{\"type\":"
+              "\"object\",\"properties\":{\"file\":{\"type\":[\"string\",\"null\"]},"
+              "\"kind\":{\"type\":[\"string\",\"null\"]},"
+              "\"description\":{\"type\":[\"string\",\"null\"]},"
+              "\"points\":{\"type\":\"integer\"},\"note\":{\"type\":[\"string\",\"null\"]},"
+              "\"spec\":{\"type\":[\"object\",\"null\"]},"
+              "\"sql\":{\"type\":[\"string\",\"null\"]}}}},"
+              "\"thread_id\":{\"type\":\"string\",\"description\":\"pass it back to ask a "
+              "follow-up\"},"
+              "\"run_id\":{\"type\":[\"string\",\"null\"],\"description\":\"the trace of "
+              "this run: tabletalk trace RUN_ID\"},"
+              "\"trace\":{\"type\":[\"string\",\"null\"],\"description\":\"the trace "
+              "file\"},"
+              "\"resumed\":{\"type\":\"boolean\",\"description\":\"the question answered a "
+              "clarification asked earlier in the thread\"},"
+              "\"warning\":{\"type\":[\"string\",\"null\"],\"description\":\"what was "
+              "lost beside the answer (no trace written, the turn not saved)\"},"
+              "\"totals\":{\"type\":\"object\",\"description\":\"model calls, tool calls, "
+              "tokens and milliseconds of the run\"},"
+              "\"columns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+              "\"column_types\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+              "\"rows\":{\"type\":\"array\",\"items\":{\"type\":\"array\"},"
+              "\"description\":\"the first rows of the final query as arrays of values: null, "
+              "numbers, text; blobs as \\\\x hex\"},"
+              "\"row_count\":{\"type\":\"integer\",\"description\":\"rows included here\"},"
+              "\"truncated\":{\"type\":\"boolean\",\"description\":\"more rows exist than "
+              "are included\"},"
+              "\"truncated_by\":{\"type\":\"string\"},"
+              "\"elapsed_ms\":{\"type\":\"number\"}},"
+              "\"required\":[\"status\",\"answer\",\"clarification\",\"thread_id\","
+              "\"run_id\",\"rows\"]}");
   json_array_append_new(
       tools, tt_tool("ask_database", "Ask the database", tt_buf_cstr(&d),
                      "{\"type\":\"object\",\"properties\":{"
@@ -565,16 +591,6 @@ static bool tt_mcp_ask(tt_mcp_req *r, const char *thread, const char *text, tt_r
   return session != NULL;
 }
 
-static const char *tt_status_word(tt_run_status st) {
-  switch (st) {
-  case TT_RUN_ANSWERED: return "answered";
-  case TT_RUN_CLARIFY: return "needs_clarification";
-  case TT_RUN_BUDGET: return "budget_exhausted";
-  case TT_RUN_REFUSED: return "refused";
-  default: return "failed";
-  }
-}
-
 /* The PNG charts of a run as image content, so the client can show them
  * (or a multimodal model can look at them). At most 4 MB each. */
 static void tt_add_chart_images(json_t *content, const tt_run *run) {
@@ -602,40 +618,11 @@ static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_resu
                              const char *thread, const char *note) {
   int preview = r->srv->cfg.preview_rows;
   bool clarify = run->status == TT_RUN_CLARIFY;
-  bool failed = run->status == TT_RUN_FAILED || run->status == TT_RUN_BUDGET;
+  bool failed = run->status == TT_RUN_FAILED || run->status == TT_RUN_BUDGET ||
+                run->status == TT_RUN_CANCELLED;
   const char *answer = run->answer ? run->answer : run->error ? run->error : "";
-  json_t *o = json_object();
-  json_object_set_new(o, "status", json_string(tt_status_word(run->status)));
-  json_object_set_new(o, "answer", tt_json_stringn(answer, strlen(answer)));
-  json_object_set_new(o, "needs_clarification", json_boolean(clarify));
-  json_object_set_new(o, "verified", json_boolean(run->verified));
-  json_t *unbacked = json_array();
-  for (size_t i = 0; i < run->nunbacked; i++)
-    json_array_append_new(unbacked, tt_json_stringn(run->unbacked[i], strlen(run->unbacked[i])));
-  json_object_set_new(o, "unbacked_numbers", unbacked);
-  json_object_set_new(o, "refusal",
-                      run->refusal ? json_pack("{s:s%,s:s%}", "message", run->refusal,
-                                               strlen(run->refusal), "sql",
-                                               run->refused_sql ? run->refused_sql : "",
-                                               run->refused_sql ? strlen(run->refused_sql) : 0)
-                                   : json_null());
-  json_object_set_new(o, "sql", run->sql ? tt_json_stringn(run->sql, strlen(run->sql)) : json_null());
-  if (run->rows) {
-    json_t *rows = tt_rows_json(run->rows, preview);
-    json_object_update(o, rows);
-    json_decref(rows);
-  }
-  json_object_set_new(o, "thread_id", json_string(thread));
-  json_object_set_new(o, "run_id", json_string(info->run_id));
-  json_t *charts = json_array();
-  for (size_t i = 0; i < run->ncharts; i++) {
-    const tt_run_chart *c = &run->charts[i];
-    json_array_append_new(charts, json_pack("{s:o,s:o}", "file",
-                                            c->file ? tt_json_stringn(c->file, strlen(c->file)) : json_null(),
-                                            "description",
-                                            tt_json_stringn(c->description, strlen(c->description))));
-  }
-  json_object_set_new(o, "charts", charts);
+  /* the one shape of a run (docs/run-json.md), the first preview rows */
+  json_t *o = tt_run_json(run, info, thread, preview);
 
   tt_buf text = TT_BUF_INIT;
   if (clarify) {
@@ -644,7 +631,8 @@ static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_resu
                   "thread_id \"%s\" and their reply as question.",
                   answer, thread);
   } else if (failed) {
-    tt_buf_printf(&text, "tabletalk could not answer (%s): %s", tt_status_word(run->status), answer);
+    tt_buf_printf(&text, "tabletalk could not answer (%s): %s", tt_run_status_name(run->status),
+                  answer);
   } else if (run->status == TT_RUN_REFUSED) {
     tt_buf_printf(&text, "The write was refused: %s. tabletalk only reads, so the database is "
                          "unchanged.%s%s", run->refusal ? run->refusal : "writes are not allowed",
@@ -659,6 +647,7 @@ static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_resu
     tt_buf_puts(&text, run->nunbacked == 1 ? " is in no query result.)" : " are in no query result.)");
   }
   if (note) tt_buf_printf(&text, "\n(%s)", note);
+  if (info->warning[0]) tt_buf_printf(&text, "\n(Warning: %s)", info->warning);
   if (run->sql) tt_buf_printf(&text, "\n\nSQL:\n%s", run->sql);
   if (run->rows) {
     json_t *rows = tt_rows_json(run->rows, preview);

@@ -4,6 +4,7 @@
  * in one transaction at the end. */
 #include "store/store.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,10 +44,6 @@ void tt_session_free(tt_session *s) {
   free(s->db_path);
   free(s);
 }
-
-tt_agent *tt_session_agent(tt_session *s) { return s->agent; }
-
-tt_store *tt_session_store(tt_session *s) { return s->store; }
 
 void tt_session_set_chart_files(tt_session *s, const tt_chart_files *f) {
   free(s->charts_out);
@@ -226,15 +223,14 @@ static void tt_tracer_restart(void *ud) {
   if (tr->ui && tr->ui->on_text_restart) tr->ui->on_text_restart(tr->ui->ud);
 }
 
-/* own_ms: what tabletalk itself spent on the question, waiting for the
- * model excluded. The process's start-up (startup_ms in run_start) is paid
- * once per process, not per question, and is reported on its own. */
-static json_t *tt_totals_json(const tt_run_totals *t) {
-  return json_pack("{s:i,s:i,s:I,s:I,s:I,s:f,s:f,s:f}", "llm_calls", t->llm_calls, "tool_calls",
-                   t->tool_calls, "prompt_tokens", (json_int_t)t->prompt_tokens, "cached_tokens",
-                   (json_int_t)t->cached_tokens, "completion_tokens",
-                   (json_int_t)t->completion_tokens, "wall_ms", t->wall_ms, "llm_ms", t->llm_ms,
-                   "own_ms", t->wall_ms - t->llm_ms);
+/* The trace keeps every row the run holds of its final result (the
+ * agent's cut, 200 by default): the rows the answer rests on. */
+#define TT_TRACE_ROWS LONG_MAX
+
+/* Adds what to the front end's warning (several are joined by "; "). */
+static void tt_ask_warn(tt_ask_result *info, const char *what) {
+  size_t n = strlen(info->warning);
+  snprintf(info->warning + n, sizeof info->warning - n, "%s%s", n ? "; " : "", what);
 }
 
 void tt_session_ask(tt_session *s, const char *thread, const char *question,
@@ -245,10 +241,28 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
   snprintf(info->run_id, sizeof info->run_id, "%s", run_id);
   tt_buf err = TT_BUF_INIT;
   tt_trace *trace = tt_trace_open(s->state_dir, run_id, &err);
-  if (trace) snprintf(info->trace_path, sizeof info->trace_path, "%s", tt_trace_path(trace));
+  if (trace) {
+    snprintf(info->trace_path, sizeof info->trace_path, "%s", tt_trace_path(trace));
+  } else {
+    char *w = tt_xasprintf("no trace of this run was written (%s); check that the state "
+                           "folder %s is writable, or choose another with --state-dir",
+                           tt_buf_cstr(&err), s->state_dir);
+    tt_ask_warn(info, w);
+    free(w);
+  }
+  tt_buf_reset(&err);
 
   tt_thread th;
   bool have_thread = tt_store_load_thread(s->store, thread, s->db_path, &th, &err);
+  if (!have_thread) {
+    /* Without its earlier turns a follow-up would be answered as a new
+     * question, silently wrong: stop and say so. */
+    memset(run, 0, sizeof *run);
+    run->status = TT_RUN_FAILED;
+    run->error = tt_xasprintf("%s, so thread \"%s\" has no context and the question was not "
+                              "asked; check %s/threads.sqlite (move it aside to start afresh)",
+                              tt_buf_cstr(&err), thread, s->state_dir);
+  }
   size_t nturns = have_thread ? th.nturns : 0;
   /* a paused question is continued by this one */
   tt_chat pending = {0};
@@ -283,31 +297,26 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
   tt_agent_hooks hooks = {.on_event = tt_tracer_event, .on_text = tt_tracer_text,
                           .on_text_restart = tt_tracer_restart, .on_chart = tt_tracer_chart,
                           .ud = &tr, .cancel = ui ? ui->cancel : NULL};
-  tt_agent_ask(s->agent, history, nturns, info->resumed ? &pending : NULL, question, &hooks, run);
+  if (have_thread)
+    tt_agent_ask(s->agent, history, nturns, info->resumed ? &pending : NULL, question, &hooks, run);
 
-  if (!tt_store_save_turn(s->store, thread, s->db_path, run_id, question, run, info->resumed, &err)) {
+  tt_buf_reset(&err);
+  if (have_thread &&
+      !tt_store_save_turn(s->store, thread, s->db_path, run_id, question, run, info->resumed, &err)) {
     json_t *w = json_pack("{s:s}", "event", "store_error");
     json_object_set_new(w, "error", tt_str_or_null(tt_buf_cstr(&err)));
     tt_trace_write(trace, w);
+    char *msg = tt_xasprintf("this question was not saved to thread \"%s\" (%s), so a "
+                             "follow-up will not see it; check %s/threads.sqlite",
+                             thread, tt_buf_cstr(&err), s->state_dir);
+    tt_ask_warn(info, msg);
+    free(msg);
   }
   run->totals.wall_ms = tt_now_ms() - t0; /* everything the question cost */
-  json_t *end = json_pack("{s:s,s:s,s:b}", "event", "run_end", "status",
-                          tt_run_status_name(run->status), "verified", run->verified);
-  json_object_set_new(end, "unbacked_numbers",
-                      tt_strings_json((const char *const *)run->unbacked, run->nunbacked));
-  json_object_set_new(end, "answer", tt_str_or_null(run->answer));
-  if (run->refusal)
-    json_object_set_new(end, "refusal", json_pack("{s:o,s:o}", "message", tt_str_or_null(run->refusal),
-                                                  "sql", tt_str_or_null(run->refused_sql)));
-  json_object_set_new(end, "sql", tt_str_or_null(run->sql));
-  json_object_set_new(end, "rows", json_integer(run->rows ? (json_int_t)run->rows->nrows : 0));
-  json_object_set_new(end, "error", tt_str_or_null(run->error));
-  json_t *charts = json_array();
-  for (size_t i = 0; i < run->ncharts; i++)
-    json_array_append_new(charts, json_pack("{s:o,s:o}", "file", tt_str_or_null(run->charts[i].file),
-                                            "chart", tt_str_or_null(run->charts[i].description)));
-  json_object_set_new(end, "charts", charts);
-  json_object_set_new(end, "totals", tt_totals_json(&run->totals));
+  json_t *end = json_pack("{s:s}", "event", "run_end");
+  json_t *shape = tt_run_json(run, info, thread, TT_TRACE_ROWS);
+  json_object_update(end, shape);
+  json_decref(shape);
   tt_trace_write(trace, end);
 
   tt_trace_close(trace);

@@ -44,8 +44,6 @@ void tt_thread_free(tt_thread *t);
 bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
                         const char *run_id, const char *question, const tt_run *run,
                         bool resumed, tt_buf *err);
-/* Names of the threads on db_path, most recent first. */
-char **tt_store_list_threads(tt_store *s, const char *db_path, size_t *n);
 
 /* ---- traces --------------------------------------------------------------- */
 
@@ -94,20 +92,25 @@ void tt_session_free(tt_session *s);
  * database, reading the schema, connecting): traced with that question so
  * the per-question cost is complete. */
 void tt_session_note_startup(tt_session *s, double ms);
-tt_agent *tt_session_agent(tt_session *s);
 /* Sets where the charts of later questions go (copied). */
 void tt_session_set_chart_files(tt_session *s, const tt_chart_files *f);
-tt_store *tt_session_store(tt_session *s);
 
 typedef struct tt_ask_result {
   char run_id[64];
   char trace_path[4096];
   bool resumed;     /* the question continued a paused one */
+  char warning[1024]; /* what went wrong beside the question (no trace could
+                       * be written, the turn was not saved), "" when nothing:
+                       * front ends show it */
 } tt_ask_result;
 
 /* Asks question in thread (created when new). A thread whose last question
  * waits for the user's reply is continued with this text as the reply.
- * The agent's events reach ui (may be NULL) after they are traced. */
+ * The agent's events reach ui (may be NULL) after they are traced. When
+ * the thread cannot be read the question is not asked (its follow-up
+ * context would be missing): run->status is failed and run->error says
+ * why. A trace that cannot be written or a turn that cannot be saved does
+ * not stop the question; info->warning says what was lost. */
 void tt_session_ask(tt_session *s, const char *thread, const char *question,
                     const tt_agent_hooks *ui, tt_run *run, tt_ask_result *info);
 
@@ -127,5 +130,18 @@ void tt_store_gc(const char *state_dir, long long max_age_s, bool dry_run, tt_gc
 /* true at most once a day per state folder (a stamp file records the
  * last time), for the automatic clean-up. */
 bool tt_store_gc_due(const char *state_dir);
+
+/* ---- the run as JSON ----------------------------------------------------- */
+
+/* The one JSON shape of a run (docs/run-json.md), the same for `ask
+ * --json`, MCP's ask_database and the trace's run_end: status, answer,
+ * clarification, error, sql, verified, unbacked_numbers, refusal, charts,
+ * thread_id, run_id, trace, resumed, warning, totals, then the rows of the
+ * final query: columns, column_types, rows (the first max_rows),
+ * row_count, truncated (truncated_by), elapsed_ms. max_rows < 0 leaves
+ * the row fields out, for a front end that streams them in the same
+ * shape after the others. info may be NULL. The caller frees. */
+json_t *tt_run_json(const tt_run *run, const tt_ask_result *info, const char *thread,
+                    long max_rows);
 
 #endif

@@ -196,19 +196,3 @@ bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
   free(pending);
   return ok;
 }
-
-char **tt_store_list_threads(tt_store *s, const char *db_path, size_t *n) {
-  *n = 0;
-  char **v = NULL;
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->h, "SELECT thread FROM turns WHERE db_path = ?1 GROUP BY thread "
-                               "ORDER BY max(created) DESC", -1, &st, NULL) != SQLITE_OK)
-    return NULL;
-  sqlite3_bind_text(st, 1, db_path, -1, SQLITE_STATIC);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    v = tt_xrealloc(v, (*n + 1) * sizeof(char *));
-    v[(*n)++] = tt_col_dup(st, 0);
-  }
-  sqlite3_finalize(st);
-  return v;
-}

@@ -69,7 +69,7 @@ test('plot invoices per year: a PNG of 5 bars, reported in the answer, the JSON 
   assert.equal(made.ok, true);
   assert.equal(made.chart_file, c.file);
   assert.equal(made.rows, 5);
-  assert.deepEqual(ev.at(-1).charts, [{ file: c.file, chart: c.description }]);
+  assert.deepEqual(ev.at(-1).charts, r.json.charts, 'the run_end carries the same charts as the JSON');
   assert.equal(sha256(sc.db), before);
 });
 
@@ -172,7 +172,8 @@ test('a follow-up chart of a long query keeps the usual row cap in the answer', 
   assert.equal(b.code, 0, b.stderr);
   assert.equal(b.json.sql, all);
   const end = traceEvents(b.json.trace).at(-1);
-  assert.equal(end.rows, 200, 'the run keeps the usual cut');
+  assert.equal(end.row_count, 200, 'the run keeps the usual cut');
+  assert.equal(end.rows.length, 200);
   assert.equal(b.json.row_count, 3503, '--json reads the final query again: every row');
   assert.equal(b.json.truncated, false);
   assert.equal(b.json.charts[0].points, 3503);
@@ -192,7 +193,7 @@ test('a cut result is read again in full for the chart', async () => {
   const r = await ask(sc, srv, q);
   await srv.close();
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(traceEvents(r.json.trace).at(-1).rows, 200, 'the answer keeps the usual cut');
+  assert.equal(traceEvents(r.json.trace).at(-1).row_count, 200, 'the answer keeps the usual cut');
   assert.equal(r.json.charts[0].points, 3503, 'the chart has every row');
   assert.equal(r.json.charts[0].note, null);
 });

@@ -279,3 +279,36 @@ test('a schema over the budget: the trace says which tables went in full and why
   assert.equal(plain.code, 0, plain.stderr);
   assert.match(plain.stderr, /^tables .*Genre.* in full \(\d+ tables?, \d+ tokens\)$/m);
 });
+
+/* What the session cannot open is said, not dropped: a trace folder that
+ * cannot be created leaves the answer standing with a warning; a thread
+ * store that cannot be read stops the question (a follow-up without its
+ * context would be answered wrongly) and says why. */
+test('a trace that cannot be written is a warning; a thread that cannot be read is a failure', async () => {
+  const sc = scratch();
+  const srv = await server(twoStep);
+  fs.mkdirSync(sc.state, { recursive: true });
+  fs.writeFileSync(path.join(sc.state, 'runs'), 'not a folder');
+  const a = await ask(sc, srv, 'How many artists?');
+  assert.equal(a.code, 0, a.stderr);
+  assert.equal(a.json.answer, '275 artists.');
+  assert.equal(a.json.trace, null);
+  assert.match(a.json.warning, /no trace of this run was written \(cannot create .*runs/);
+  assert.match(a.stderr, /tabletalk: warning: no trace of this run was written/);
+
+  const sc2 = scratch();
+  fs.mkdirSync(sc2.state, { recursive: true });
+  execFileSync('sqlite3', [path.join(sc2.state, 'threads.sqlite'),
+    'CREATE TABLE turns(thread TEXT, db_path TEXT, seq INTEGER, numbers TEXT)']);
+  const mark = srv.requests.length;
+  const b = await ask(sc2, srv, 'How many artists?', ['--thread', 'broken']);
+  await srv.close();
+  assert.equal(b.code, 1);
+  assert.equal(b.json.status, 'failed');
+  assert.match(b.json.error, /cannot read the thread store: no such column: run_id, so thread "broken" has no context and the question was not asked; check .*threads\.sqlite/);
+  assert.match(b.stderr, /the question was not asked/);
+  assert.equal(srv.requests.length, mark, 'the model was not called');
+  const end = traceEvents(b.json.trace).at(-1);
+  assert.equal(end.event, 'run_end');
+  assert.equal(end.error, b.json.error);
+});

@@ -256,7 +256,7 @@ for (const transport of ['stdio', 'http']) {
         assert.notEqual(first.isError, true, textOf(first));
         const a = first.structuredContent;
         assert.equal(a.status, 'answered');
-        assert.equal(a.needs_clarification, false);
+        assert.equal(a.clarification, null);
         assert.equal(a.answer, 'Rock has the most tracks: 1297.');
         assert.equal(a.sql, TOP_GENRE_SQL);
         assert.deepEqual(a.rows, rowsOf(sqlite(TRUTH, TOP_GENRE_SQL)));
@@ -353,7 +353,7 @@ for (const transport of ['stdio', 'http']) {
         assert.deepEqual(asked[0].requestedSchema.required, ['answer']);
         const s = res.structuredContent;
         assert.equal(s.status, 'answered', textOf(res));
-        assert.equal(s.needs_clarification, false);
+        assert.equal(s.clarification, null);
         assert.equal(s.answer, 'Helena Holý spent the most.');
         assert.deepEqual(s.rows, rowsOf(sqlite(TRUTH, TOP_CUSTOMER_SQL)));
         assert.ok(since(mark).some((r) => r.body.messages.some((m) => m.role === 'tool' && m.content === `The user answered: ${REPLY}`)),
@@ -363,19 +363,19 @@ for (const transport of ['stdio', 'http']) {
         action = 'decline';
         const declined = await c.client.callTool({ name: 'ask_database', arguments: { question: 'Who is the top customer?' } });
         assert.equal(asked.length, 2);
-        assert.equal(declined.structuredContent.needs_clarification, true);
-        assert.equal(declined.structuredContent.status, 'needs_clarification');
-        assert.equal(declined.structuredContent.answer, CLARIFY_Q);
+        assert.equal(declined.structuredContent.status, 'clarify');
+        assert.equal(declined.structuredContent.clarification, CLARIFY_Q);
+        assert.equal(declined.structuredContent.answer, null);
         assert.match(textOf(declined), /declined/);
       });
 
-      test('no elicitation capability: needs_clarification with the question; the reply in the thread finishes it', async () => {
+      test('no elicitation capability: status clarify with the question; the reply in the thread finishes it', async () => {
         const mark = model.requests.length;
         const first = await plain.client.callTool({ name: 'ask_database', arguments: { question: 'Who is the top customer?' } });
         const q = first.structuredContent;
-        assert.equal(q.needs_clarification, true);
-        assert.equal(q.status, 'needs_clarification');
-        assert.equal(q.answer, CLARIFY_Q);
+        assert.equal(q.status, 'clarify');
+        assert.equal(q.clarification, CLARIFY_Q);
+        assert.equal(q.answer, null);
         assert.ok(textOf(first).includes(CLARIFY_Q) && textOf(first).includes(q.thread_id), 'the text tells the client what to ask and where to reply');
         assert.notEqual(first.isError, true);
 
@@ -588,9 +588,9 @@ test('2026-07-28 capabilities are per request, not per connection', { timeout: S
   assert.equal(withCap.result.resultType, 'input_required');
   const without = await raw.request(modernRequest(2, 'tools/call', params, {}));
   assert.equal(without.result.resultType, 'complete');
-  assert.equal(without.result.structuredContent.needs_clarification, true);
+  assert.equal(without.result.structuredContent.status, 'clarify');
   const urlOnly = await raw.request(modernRequest(3, 'tools/call', params, { elicitation: { url: {} } }));
-  assert.equal(urlOnly.result.structuredContent.needs_clarification, true, 'a client that only takes URLs gets no form');
+  assert.equal(urlOnly.result.structuredContent.status, 'clarify', 'a client that only takes URLs gets no form');
   await raw.close();
   assert.ok(sc.unchanged());
 });

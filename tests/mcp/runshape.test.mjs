@@ -1,0 +1,107 @@
+// The one JSON shape of a run (docs/run-json.md): the same scripted
+// question asked through `tabletalk ask --json` and through the MCP
+// ask_database tool, with the run_end event of each one's trace. The CLI
+// output and its trace's run_end are identical; so are the MCP
+// structuredContent and its trace's run_end; and the CLI and MCP objects
+// have the same keys in the same order and the same values, except what
+// names the run (ids, files) and what the clock says.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { BIN, connectStdio, killAll, ms, scratch, serverEnv, startModel } from './harness.mjs';
+
+after(killAll);
+
+const PER_YEAR_SQL = "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoices FROM Invoice GROUP BY year ORDER BY year";
+const TOP_SQL = 'SELECT Name FROM Genre ORDER BY GenreId LIMIT 3';
+const CLARIFY_Q = 'Which year do you mean?';
+const SCRIPT = {
+  rules: [
+    { name: 'sql', when: { question: 'invoices per year', step: 0 }, tool: 'run_sql', args: { sql: PER_YEAR_SQL } },
+    { name: 'chart', when: { question: 'invoices per year', step: 1 }, tool: 'make_chart', args: { kind: 'bar', x: 'year', y: 'invoices', title: 'Invoices per year' } },
+    { name: 'answer', when: { question: 'invoices per year', step: 2 }, tool: 'answer', args: { text: 'There are about 83 invoices a year, and 9999 in the best one.' } },
+    { name: 'recheck', when: { question: 'invoices per year', step: 3 }, tool: 'answer', args: { text: 'There are about 83 invoices a year, and 9999 in the best one.' } },
+    { name: 'genres', when: { question: 'three genres', step: 0 }, tool: 'run_sql', args: { sql: TOP_SQL } },
+    { name: 'genres-answer', when: { question: 'three genres', step: 1 }, tool: 'answer', args: { text: 'Rock, Jazz and Metal.' } },
+    { name: 'clarify', when: { question: 'revenue' }, tool: 'ask_user', args: { question: CLARIFY_Q } },
+  ],
+};
+
+let model;
+before(async () => { model = await startModel(SCRIPT); });
+after(async () => { await model?.close(); });
+
+/* (asynchronous: the scripted model answers from this process) */
+function cliAsk(sc, question) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, ['ask', sc.db, question, '--base-url', model.url, '--state-dir', sc.state, '--json'],
+      { env: serverEnv(), cwd: sc.dir });
+    let stdout = '', stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms(60000));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      try {
+        assert.equal(code, 0, stderr);
+        resolve(JSON.parse(stdout));
+      } catch (e) { reject(e); }
+    });
+  });
+}
+
+/* The run_end event of a trace, without what only an event has. */
+function runEnd(file) {
+  const events = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const { event, ts, ...end } = events.at(-1);
+  assert.equal(event, 'run_end');
+  return end;
+}
+
+/* What differs between two runs of the same script: ids, files, clocks,
+ * and the tokens the scripted server says it had cached (it remembers
+ * prompts across runs). */
+function comparable(run) {
+  const c = structuredClone(run);
+  for (const k of ['run_id', 'thread_id', 'trace', 'elapsed_ms']) if (k in c) c[k] = typeof c[k];
+  for (const k of Object.keys(c.totals)) if (k.endsWith('_ms') || k === 'cached_tokens') c.totals[k] = typeof c.totals[k];
+  for (const ch of c.charts) ch.file = typeof ch.file;
+  return c;
+}
+
+const deepKeys = (o) => (o && typeof o === 'object' && !Array.isArray(o)
+  ? Object.entries(o).map(([k, v]) => [k, deepKeys(v)]) : null);
+
+for (const question of ['Plot the invoices per year', 'Name three genres', 'What was the revenue?']) {
+  test(`one shape for "${question}": ask --json, MCP structuredContent and the trace's run_end`, async () => {
+    const sc = scratch();
+    const cli = await cliAsk(sc, question);
+    assert.deepEqual(runEnd(cli.trace), cli, 'the CLI output is its trace\'s run_end');
+
+    const mcp = await connectStdio(sc, { model });
+    const res = await mcp.client.callTool({ name: 'ask_database', arguments: { question } });
+    await mcp.close();
+    const s = res.structuredContent;
+    assert.ok(s.trace, 'the MCP run has a trace');
+    assert.deepEqual(runEnd(s.trace), s, 'the MCP structuredContent is its trace\'s run_end');
+
+    assert.deepEqual(deepKeys(s), deepKeys(cli), 'the same keys in the same order');
+    assert.deepEqual(comparable(s), comparable(cli), 'the same values');
+    assert.ok(sc.unchanged());
+  });
+}
+
+test('the documented fields are the fields', async () => {
+  const doc = fs.readFileSync(new URL('../../docs/run-json.md', import.meta.url), 'utf8');
+  const sc = scratch();
+  const run = await cliAsk(sc, 'Plot the invoices per year');
+  for (const k of Object.keys(run)) assert.match(doc, new RegExp(`\\| \`${k}\` \\|`), `docs/run-json.md documents ${k}`);
+  for (const k of Object.keys(run.totals)) assert.match(doc, new RegExp(`\\| \`totals.${k}\` \\|`), `docs/run-json.md documents totals.${k}`);
+  for (const k of Object.keys(run.charts[0])) assert.match(doc, new RegExp(`\\| \`charts\\[\\].${k}\` \\|`), `docs/run-json.md documents charts[].${k}`);
+  assert.equal(run.status, 'answered');
+  assert.equal(run.rows.length, run.row_count);
+  assert.deepEqual(run.unbacked_numbers, ['9999']);
+  assert.equal(run.verified, false);
+});
