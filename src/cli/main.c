@@ -12,21 +12,27 @@
 #include "tt_version.h"
 
 static const tt_command tt_commands[] = {
-    {"ask", "answer one question about a database (the agent)", cmd_ask},
-    {"chat", "ask questions and follow-ups, with line editing", cmd_chat},
-    {"sql", "run one read-only SQL query and print the rows", cmd_sql},
-    {"chart", "draw a chart of one query's rows (PNG, SVG, terminal)", cmd_chart},
-    {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
-    {"learn", "add an example question and its SQL to the knowledge file", cmd_learn},
-    {"serve-mcp", "serve the database to MCP clients over stdio or HTTP", cmd_serve_mcp},
-    {"eval", "measure accuracy (Spider), behaviours and cost with a model", cmd_eval},
-    {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace},
-    {"pull", "download a model (GGUF) and make it the default", cmd_pull},
-    {"models", "list installed models", cmd_models},
-    {"bench", "replay a conversation on the local engine and time it", cmd_bench},
-    {"doctor", "probe a model endpoint or file: what works, what tabletalk adapts", cmd_doctor},
-    {"gc", "remove traces and charts older than an age (TABLETALK_KEEP)", cmd_gc},
+    {"ask", "answer one question about a database (the agent)", cmd_ask, &tt_cmd_ask},
+    {"chat", "ask questions and follow-ups, with line editing", cmd_chat, &tt_cmd_chat},
+    {"sql", "run one read-only SQL query and print the rows", cmd_sql, &tt_cmd_sql},
+    {"chart", "draw a chart of one query's rows (PNG, SVG, terminal)", cmd_chart, &tt_cmd_chart},
+    {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema, &tt_cmd_schema},
+    {"learn", "add an example question and its SQL to the knowledge file", cmd_learn, &tt_cmd_learn},
+    {"serve-mcp", "serve the database to MCP clients over stdio or HTTP", cmd_serve_mcp, &tt_cmd_mcp},
+    {"eval", "measure accuracy (Spider), behaviours and cost with a model", cmd_eval, &tt_cmd_eval},
+    {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace, &tt_cmd_trace},
+    {"pull", "download a model (GGUF) and make it the default", cmd_pull, &tt_cmd_pull},
+    {"models", "list installed models", cmd_models, &tt_cmd_models},
+    {"bench", "replay a conversation on the local engine and time it", cmd_bench, &tt_cmd_bench},
+    {"doctor", "probe a model endpoint or file: what works, what tabletalk adapts", cmd_doctor, &tt_cmd_doctor},
+    {"gc", "remove traces and charts older than an age (TABLETALK_KEEP)", cmd_gc, &tt_cmd_gc},
+    {"completion", "print a bash, zsh or fish completion script", cmd_completion, &tt_cmd_completion},
 };
+
+const tt_command *tt_cli_commands(size_t *n) {
+  *n = sizeof tt_commands / sizeof tt_commands[0];
+  return tt_commands;
+}
 
 static void tt_print_help(FILE *f) {
   fprintf(f,
