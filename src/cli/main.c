@@ -37,7 +37,6 @@ const tt_command *tt_cli_commands(size_t *n) {
 static void tt_print_help(FILE *f) {
   fprintf(f,
           "tabletalk %s — ask a database questions in plain language\n"
-          "\n"
           "Usage: tabletalk <command> [options] [arguments]\n"
           "\n"
           "Commands:\n",
@@ -49,15 +48,10 @@ static void tt_print_help(FILE *f) {
     fprintf(f, "  %-*s  %s\n", (int)width, tt_commands[i].name, tt_commands[i].summary);
   fprintf(f,
           "\n"
-          "Options:\n"
-          "  -h, --help     show this help (tabletalk COMMAND --help for a command)\n"
+          "  -h, --help     this help; tabletalk COMMAND --help for one command\n"
           "      --version  print the version\n"
-          "\n"
-          "Every query runs read-only: writes, schema changes, ATTACH, PRAGMA and\n"
-          "extensions are refused by SQLite itself, with the reason.\n"
-          "\n"
-          "Exit codes: 0 ok, 1 failure, 2 usage, 3 refused by the guard,\n"
-          "4 stopped by a limit (time, memory, size). Colours off with NO_COLOR.\n");
+          "Queries run read-only: SQLite refuses writes, ATTACH, PRAGMA, extensions.\n"
+          "Exit codes: 0 ok, 1 failure, 2 usage, 3 refused, 4 stopped by a limit.\n");
 }
 
 int tt_exit_for(tt_db_errkind kind) {

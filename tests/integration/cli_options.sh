@@ -20,6 +20,9 @@ export TABLETALK_STATE_DIR=$work/state TABLETALK_DATA_DIR=$work/data TABLETALK_C
 export HF_ENDPOINT=http://127.0.0.1:9 TABLETALK_BASE_URL= TABLETALK_MODEL_PATH= NO_COLOR=1
 cd "$work"
 
+main_help=$("$BIN" --help)
+[ "$(printf '%s\n' "$main_help" | wc -l)" -le 24 ] || bad "tabletalk --help is longer than 24 lines"
+[ "$(printf '%s\n' "$main_help" | wc -L)" -le 80 ] || bad "tabletalk --help is wider than 80 columns"
 cmds=$("$BIN" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/^Commands:/ {print $1}')
 [ -n "$cmds" ] || bad "no commands in tabletalk --help"
 man_text=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$MAN")
