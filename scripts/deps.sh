@@ -9,8 +9,8 @@ if [ "${1:-build}" = test ]; then
   # cmocka for unit tests; clang and its runtime for the sanitizer build
   # and libFuzzer; expat to check that charts' SVG is well-formed XML;
   # Jinja2 to render the official chat templates the prompts are checked
-  # against.
-  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2)
+  # against; zsh and fish to check that their completion scripts parse.
+  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish)
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

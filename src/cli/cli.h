@@ -22,11 +22,14 @@ enum {
   TT_EXIT_LIMIT = 4,
 };
 
-/* One command: name, one-line summary for --help, entry point. */
+typedef struct tt_cmd_spec tt_cmd_spec;
+
+/* One command: name, one-line summary for --help, entry point, options. */
 typedef struct tt_command {
   const char *name;
   const char *summary;
   int (*run)(int argc, char **argv);
+  const tt_cmd_spec *spec;
 } tt_command;
 
 int cmd_sql(int argc, char **argv);
@@ -50,6 +53,12 @@ int cmd_gc(int argc, char **argv);
 long long tt_cli_keep_seconds(const tt_dotenv *env, bool *bad);
 /* The clean-up ask and chat run, at most once a day per state folder. */
 void tt_cli_auto_gc(const tt_dotenv *env, const char *state_dir);
+
+int cmd_completion(int argc, char **argv);
+
+extern const tt_cmd_spec tt_cmd_ask, tt_cmd_chat, tt_cmd_sql, tt_cmd_chart, tt_cmd_schema,
+    tt_cmd_learn, tt_cmd_mcp, tt_cmd_eval, tt_cmd_trace, tt_cmd_pull, tt_cmd_models,
+    tt_cmd_bench, tt_cmd_doctor, tt_cmd_gc, tt_cmd_completion;
 
 /* Exit code for a db error kind. */
 int tt_exit_for(tt_db_errkind kind);
@@ -165,81 +174,105 @@ void tt_cli_agent_defaults(tt_cli_agent_opts *o);
  * knowledge file the user named is a usage error (2). */
 int tt_cli_schema_error(const tt_schema_load_error *err);
 
+/* ---- options: one table per command, built from shared groups (opts.c) -- */
+
+/* Every option of every command has one id from this list (short letters
+ * are only spellings: the parser hands the id to the command either way). */
 enum {
-  TT_OPT_BASE_URL = 300, TT_OPT_MODEL, TT_OPT_API_KEY_ENV, TT_OPT_STATE_DIR, TT_OPT_THREAD,
-  TT_OPT_LLM_TIMEOUT, TT_OPT_NO_STREAM, TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED,
-  TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_JSON, TT_OPT_QUIET,
-  TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS, TT_OPT_SIZE, TT_OPT_CHART_FORMAT,
-  TT_OPT_NO_PREVIEW, TT_OPT_OUT, TT_OPT_MAX_ROWS, TT_OPT_SQL_ONLY, TT_OPT_LLM_DEADLINE,
-  TT_OPT_SHOW_THINKING, TT_OPT_PROFILE, TT_OPT_KNOWLEDGE, TT_OPT_HEADER, TT_OPT_NO_HEADER,
+  TT_OPT_HELP = 256,
+  /* model (tt_opts_model) */
+  TT_OPT_MODEL_PATH, TT_OPT_CTX, TT_OPT_THREADS, TT_OPT_BASE_URL, TT_OPT_MODEL,
+  TT_OPT_API_KEY_ENV, TT_OPT_LLM_TIMEOUT, TT_OPT_LLM_DEADLINE, TT_OPT_NO_STREAM,
+  TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED, TT_OPT_PROFILE,
+  /* limits, state and the database (tt_opts_limits, tt_opts_db) */
+  TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_KNOWLEDGE, TT_OPT_STATE_DIR,
+  TT_OPT_HEADER, TT_OPT_NO_HEADER,
+  /* charts an agent draws (tt_opts_chart) */
+  TT_OPT_SIZE, TT_OPT_CHART_FORMAT, TT_OPT_NO_PREVIEW,
+  /* a run of the agent shown to a person (ask, chat) */
+  TT_OPT_THREAD, TT_OPT_SHOW_THINKING, TT_OPT_QUIET,
+  /* the commands' own */
+  TT_OPT_JSON, TT_OPT_FORMAT, TT_OPT_MAX_ROWS, TT_OPT_MAX_BYTES, TT_OPT_SQL_ONLY, TT_OPT_OUT,
+  TT_OPT_KIND, TT_OPT_X, TT_OPT_Y, TT_OPT_SERIES, TT_OPT_TITLE, TT_OPT_X_LABEL, TT_OPT_Y_LABEL,
+  TT_OPT_SORT, TT_OPT_LIMIT, TT_OPT_ORIENTATION, TT_OPT_PREVIEW,
+  TT_OPT_BUDGET, TT_OPT_QUESTION, TT_OPT_SCORES,
+  TT_OPT_HTTP, TT_OPT_ALLOW_ORIGIN, TT_OPT_MAX_MESSAGE, TT_OPT_WORKERS, TT_OPT_NO_CACHE,
+  TT_OPT_DATA, TT_OPT_N, TT_OPT_TAG, TT_OPT_JOBS, TT_OPT_BACKEND, TT_OPT_RESULTS, TT_OPT_FRESH,
+  TT_OPT_COMPARE, TT_OPT_DB, TT_OPT_ONLY, TT_OPT_RUNS, TT_OPT_SINCE, TT_OPT_PRICE_IN,
+  TT_OPT_PRICE_OUT, TT_OPT_PRICE_CACHED, TT_OPT_DETAILS,
+  TT_OPT_LIST, TT_OPT_NO_DEFAULT, TT_OPT_WHICH,
+  TT_OPT_NO_REUSE, TT_OPT_COLD, TT_OPT_GRAMMAR_OVERHEAD,
+  TT_OPT_OLDER_THAN, TT_OPT_DRY_RUN,
 };
 
-/* The long options ask and chat share (entries of a struct option table). */
-#define TT_AGENT_LONG_OPTIONS                                        \
-  {"base-url", required_argument, NULL, TT_OPT_BASE_URL},            \
-  {"model", required_argument, NULL, TT_OPT_MODEL},                  \
-  {"api-key-env", required_argument, NULL, TT_OPT_API_KEY_ENV},      \
-  {"state-dir", required_argument, NULL, TT_OPT_STATE_DIR},          \
-  {"thread", required_argument, NULL, TT_OPT_THREAD},                \
-  {"llm-timeout", required_argument, NULL, TT_OPT_LLM_TIMEOUT},      \
-  {"llm-deadline", required_argument, NULL, TT_OPT_LLM_DEADLINE},    \
-  {"no-stream", no_argument, NULL, TT_OPT_NO_STREAM},                \
-  {"max-tokens", required_argument, NULL, TT_OPT_MAX_TOKENS},        \
-  {"temperature", required_argument, NULL, TT_OPT_TEMPERATURE},      \
-  {"seed", required_argument, NULL, TT_OPT_SEED},                    \
-  {"timeout", required_argument, NULL, TT_OPT_SQL_TIMEOUT},          \
-  {"schema-budget", required_argument, NULL, TT_OPT_SCHEMA_BUDGET},  \
-  {"immutable", no_argument, NULL, TT_OPT_IMMUTABLE},                \
-  {"header", no_argument, NULL, TT_OPT_HEADER},                      \
-  {"no-header", no_argument, NULL, TT_OPT_NO_HEADER},                \
-  {"knowledge", required_argument, NULL, TT_OPT_KNOWLEDGE},          \
-  {"model-path", required_argument, NULL, TT_OPT_MODEL_PATH},        \
-  {"ctx", required_argument, NULL, TT_OPT_CTX},                      \
-  {"threads", required_argument, NULL, TT_OPT_THREADS},            \
-  {"size", required_argument, NULL, TT_OPT_SIZE},                    \
-  {"chart-format", required_argument, NULL, TT_OPT_CHART_FORMAT},    \
-  {"no-preview", no_argument, NULL, TT_OPT_NO_PREVIEW},              \
-  {"show-thinking", no_argument, NULL, TT_OPT_SHOW_THINKING},      \
-  {"profile", required_argument, NULL, TT_OPT_PROFILE}
+typedef enum tt_opt_arg { TT_ARG_NONE, TT_ARG_REQUIRED, TT_ARG_OPTIONAL } tt_opt_arg;
 
-#define TT_AGENT_OPTIONS_HELP                                                         \
-  "Model (flags, then TABLETALK_* environment variables, then ./.env):\n"             \
-  "      --model-path FILE  a GGUF model run in-process (TABLETALK_MODEL_PATH; the\n"   \
-  "                         default is the model `tabletalk pull` installed)\n"         \
-  "      --ctx N            context tokens of the local model (default: from the\n"    \
-  "                         model and free memory, 16384 where it fits); with\n"      \
-  "                         --base-url, the server's, to fit conversations to it\n"   \
-  "      --threads N        CPU threads of the local model (all cores)\n"               \
-  "      --base-url URL     OpenAI-compatible endpoint instead (TABLETALK_BASE_URL),\n" \
-  "                         e.g. http://127.0.0.1:8080/v1\n"                           \
-  "      --model NAME       model name sent to it (TABLETALK_MODEL)\n"                 \
-  "      --api-key-env VAR  variable holding the API key (default TABLETALK_API_KEY)\n" \
-  "      --llm-timeout S    give up when the endpoint sends nothing for S s (120):\n"   \
-  "                         the first byte or a pause in a stream (keep-alive\n"     \
-  "                         comments do not count); not retried\n"                    \
-  "      --llm-deadline S   one model call may take S s in all, retries included\n"   \
-  "                         (600; TABLETALK_LLM_DEADLINE)\n"                           \
-  "      --no-stream        ask for whole replies instead of a stream\n"               \
-  "      --max-tokens N     longest reply (2048); --temperature T (0); --seed N\n"     \
-  "      --show-thinking    print what the model thinks before each call (stderr)\n" \
-  "      --profile NAME     how the model is prompted, instead of detecting it\n"     \
-  "                         (TABLETALK_PROFILE): qwen2.5, qwen3, llama3.1, mistral,\n" \
-  "                         generic, sql-writer (OmniSQL, XiYanSQL: their own prompt)\n" \
-  "Queries and state:\n"                                                              \
-  "      --timeout S        time limit of each SQL query (5)\n"                        \
-  "      --schema-budget N  prompt tokens for schema cards before retrieval (2000)\n"  \
-  "      --immutable        open the database with immutable=1\n"                      \
-  "      --header, --no-header  a CSV file's first line names the columns, or is\n"   \
-  "                         data (default: guessed from the values)\n"              \
-  "      --knowledge FILE   what you know about the data (default: DB.knowledge.json\n" \
-  "                         beside the database, when there is one)\n"                \
-  "      --state-dir DIR    threads, traces and charts (TABLETALK_STATE_DIR,\n"       \
-  "                         default ~/.local/state/tabletalk)\n"                      \
-  "Charts (when the question asks for one):\n"                                       \
-  "      --size WxH         pixels (1200x700)\n"                                      \
-  "      --chart-format F   png (default) or svg; files go to STATE/charts/\n"        \
-  "      --no-preview       no chart preview in the terminal\n"
+/* What a shell completes for an option's value or a command's arguments. */
+typedef enum tt_opt_complete {
+  TT_COMPLETE_NOTHING, /* free text */
+  TT_COMPLETE_FILE,
+  TT_COMPLETE_DIR,
+  TT_COMPLETE_WORDS,   /* the words in tt_opt.words / tt_cmd_spec.words */
+} tt_opt_complete;
 
+/* One option: its id, spellings, value and the one line --help shows. */
+typedef struct tt_opt {
+  int id;
+  const char *name;      /* long name, without the dashes */
+  char short_name;       /* 0: none */
+  tt_opt_arg arg;
+  const char *meta;      /* the value's name in help (FILE, N) */
+  const char *help;      /* one line, at most 54 columns */
+  tt_opt_complete complete;
+  const char *words;     /* TT_COMPLETE_WORDS: space-separated */
+} tt_opt;
+
+/* Options that belong together, which a command opts into whole. A compact
+ * group is listed in --help as its names on a few lines (the man page says
+ * what each does); the others one option a line with its help. */
+typedef struct tt_opt_group {
+  const char *title;     /* NULL: the command's own, under "Options:" */
+  bool compact;
+  const tt_opt *opts;    /* ends with an entry whose name is NULL */
+} tt_opt_group;
+
+extern const tt_opt_group tt_opts_model;  /* the model and how it is called */
+extern const tt_opt_group tt_opts_limits; /* query time, schema budget, state */
+extern const tt_opt_group tt_opts_db;     /* how the database is read */
+/* "DB is a SQLite file, ...": the sentence each command's about ends with */
+#define TT_DB_IS "DB is a SQLite file, a .csv or .tsv file, or a folder of them."
+extern const tt_opt_group tt_opts_chart;  /* charts the agent draws */
+extern const tt_opt_group tt_opts_run;    /* --thread, --show-thinking, --quiet */
+
+/* Everything the parser, --help and shell completion know of a command. */
+struct tt_cmd_spec {
+  const char *name;
+  const char *usage;     /* synopsis lines after "Usage: ", '\n' between */
+  const char *about;     /* one or two sentences */
+  const tt_opt_group *const *groups; /* NULL-terminated; -h/--help is added */
+  const char *footer;    /* a last line or two, or NULL */
+  tt_opt_complete args;  /* what the arguments are */
+  const char *words;     /* TT_COMPLETE_WORDS: the first argument's words */
+};
+
+/* Handles one parsed option: 0, or an exit code after printing why. */
+typedef int (*tt_opt_handler)(void *ud, int id, const char *arg);
+
+#define TT_OPTS_GO (-1)
+/* Parses argv[first..] with getopt_long from the spec's table, giving each
+ * option to fn; prints --help; reports an unknown option or a missing
+ * value as "tabletalk CMD: ..." with the hint. Returns TT_OPTS_GO with
+ * optind at the first argument, or the exit code to return (0 after help). */
+int tt_opts_parse(const tt_cmd_spec *s, int argc, char **argv, int first, tt_opt_handler fn,
+                  void *ud);
+/* The --help text of a command (at most 24 lines of 80 columns). */
+void tt_opts_help(const tt_cmd_spec *s, FILE *f);
+
+/* The command table (main.c). */
+const tt_command *tt_cli_commands(size_t *n);
+
+/* The agent option groups' handler: 0 when handled, -1 when id is none of
+ * theirs, or the usage exit code after printing the error. */
 /* Handles one of the shared options. Returns 0 when handled, -1 when c is
  * not one of them, or the usage exit code after printing the error. */
 int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char *cmd);

@@ -9,83 +9,64 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char tt_ask_usage[] =
-    "Usage: tabletalk ask DB \"question\" [options]\n"
-    "       tabletalk ask DB - [options]    (read the question from standard input)\n"
-    "\n"
-    "Answer a question about DB: a language model writes SQL,\n"
-    "tabletalk runs it read-only and answers with the numbers and the query.\n"
-    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
-    "per file, loaded in memory; nothing is written beside them).\n"
-    "\n"
-    "Options:\n"
-    "      --thread NAME      keep follow-up context under NAME (default: a new\n"
-    "                         thread per question); a thread whose last question\n"
-    "                         was a clarifying question takes this as the reply\n"
-    "  -f, --format FMT       table (default: the answer, SQL and first rows),\n"
-    "                         csv or tsv (the rows; the answer on stderr), json\n"
-    "                         (one object: answer, sql, status, verified,\n"
-    "                         unbacked_numbers, refusal, charts, run_id, totals,\n"
-    "                         columns, rows) or markdown\n"
-    "      --json             the same as --format json\n"
-    "      --max-rows N       rows of the result printed (table: 10; the other\n"
-    "                         formats: every row unless this is given)\n"
-    "      --sql-only         print only the final SQL (for pipelines)\n"
-    "  -o, --out FILE         write the chart (if the question asks for one) to\n"
-    "                         FILE.png or FILE.svg; a second one to FILE-2.png\n"
-    "  -q, --quiet            print only the result\n"
-    "  -h, --help             show this help\n"
-    TT_AGENT_OPTIONS_HELP
-    "\n"
-    "Exit codes: 0 answered or clarifying question asked, 1 failure (endpoint\n"
-    "unreachable, no answer within the budget), 2 usage, 3 the model tried to\n"
-    "change the database and was refused, 130 interrupted.\n";
+typedef struct tt_ask_cli {
+  tt_cli_agent_opts o;
+  tt_ui_out out;
+} tt_ask_cli;
+
+static const tt_opt tt_ask_own[] = {
+    {TT_OPT_FORMAT, "format", 'f', TT_ARG_REQUIRED, "FMT", "table, csv, tsv, json or markdown", TT_COMPLETE_WORDS,
+     "table csv tsv json markdown"},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "the same as --format json", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", "rows printed (table: 10; others: all)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_SQL_ONLY, "sql-only", 0, TT_ARG_NONE, NULL, "print only the final SQL", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_OUT, "out", 'o', TT_ARG_REQUIRED, "FILE", "write the chart to FILE.png or FILE.svg", TT_COMPLETE_FILE, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_ask_group = {NULL, false, tt_ask_own};
+static const tt_opt_group *const tt_ask_groups[] = {&tt_opts_run, &tt_ask_group, &tt_opts_model,
+                                                    &tt_opts_limits, &tt_opts_db, &tt_opts_chart, NULL};
+const tt_cmd_spec tt_cmd_ask = {
+    .name = "ask",
+    .usage = "tabletalk ask DB \"question\" [options]\ntabletalk ask DB - [options]   (the question on stdin)",
+    .about = "Answer a question about DB, a SQLite file, a .csv or .tsv file or a folder\n"
+             "of them: a model writes SQL; tabletalk runs it read-only and answers.",
+    .groups = tt_ask_groups,
+    .footer = "Exit: 0 answered or asked back, 1 failure, 2 usage, 3 refused, 130 Ctrl-C.",
+    .args = TT_COMPLETE_FILE,
+};
+
+static int tt_ask_option(void *ud, int id, const char *arg) {
+  tt_ask_cli *a = ud;
+  int r = tt_cli_agent_option(id, arg, &a->o, "ask");
+  if (r >= 0) return r;
+  switch (id) {
+  case TT_OPT_JSON: a->out.format = TT_FMT_JSON; return 0;
+  case TT_OPT_FORMAT:
+    if (!tt_format_parse(arg, &a->out.format))
+      return tt_usage_error("ask", "unknown format '%s' (use table, csv, tsv, json or markdown)", arg);
+    return 0;
+  case TT_OPT_MAX_ROWS:
+    if (!tt_parse_long(arg, 1, 100000000, &a->out.max_rows))
+      return tt_usage_error("ask", "--max-rows wants a number from 1 to 100000000, not '%s'", arg);
+    return 0;
+  case TT_OPT_SQL_ONLY: a->out.sql_only = true; return 0;
+  case TT_OPT_OUT:
+    if (!tt_cli_chart_file_ok(arg))
+      return tt_usage_error("ask", "--out wants a file name ending in .png or .svg, not '%s'", arg);
+    a->o.chart_out = arg;
+    return 0;
+  }
+  return 0;
+}
 
 int cmd_ask(int argc, char **argv) {
-  static const struct option opts[] = {
-      TT_AGENT_LONG_OPTIONS,
-      {"json", no_argument, NULL, TT_OPT_JSON},
-      {"format", required_argument, NULL, 'f'},
-      {"max-rows", required_argument, NULL, TT_OPT_MAX_ROWS},
-      {"sql-only", no_argument, NULL, TT_OPT_SQL_ONLY},
-      {"out", required_argument, NULL, 'o'},
-      {"quiet", no_argument, NULL, 'q'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  tt_cli_agent_opts o;
-  tt_cli_agent_defaults(&o);
-  tt_ui_out out = {.format = TT_FMT_TABLE};
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":qho:f:", opts, NULL)) != -1) {
-    int r = tt_cli_agent_option(c, optarg, &o, "ask");
-    if (r > 0) return r;
-    if (r == 0) continue;
-    switch (c) {
-    case TT_OPT_JSON: out.format = TT_FMT_JSON; break;
-    case 'f':
-      if (!tt_format_parse(optarg, &out.format))
-        return tt_usage_error("ask", "unknown format '%s' (use table, csv, tsv, json or markdown)",
-                              optarg);
-      break;
-    case TT_OPT_MAX_ROWS:
-      if (!tt_parse_long(optarg, 1, 100000000, &out.max_rows))
-        return tt_usage_error("ask", "--max-rows wants a number from 1 to 100000000, not '%s'", optarg);
-      break;
-    case TT_OPT_SQL_ONLY: out.sql_only = true; break;
-    case 'o':
-      if (!tt_cli_chart_file_ok(optarg))
-        return tt_usage_error("ask", "--out wants a file name ending in .png or .svg, not '%s'", optarg);
-      o.chart_out = optarg;
-      break;
-    case 'q': o.quiet = true; break;
-    case 'h': fputs(tt_ask_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("ask", "option '%s' needs a value", argv[optind - 1]);
-    default: return tt_usage_error("ask", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  tt_ask_cli a = {.out = {.format = TT_FMT_TABLE}};
+  tt_cli_agent_defaults(&a.o);
+  int rc0 = tt_opts_parse(&tt_cmd_ask, argc, argv, 1, tt_ask_option, &a);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  tt_cli_agent_opts o = a.o;
+  tt_ui_out out = a.out;
   if (argc - optind != 2)
     return tt_usage_error("ask", argc - optind < 2 ? "give a database file and a question"
                                                    : "too many arguments; quote the question");

@@ -13,29 +13,57 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char tt_bench_usage[] =
-    "Usage: tabletalk bench RECORDING.json --model-path MODEL.gguf [options]\n"
-    "\n"
-    "Replay a recorded conversation on the embedded engine and time it.\n"
-    "RECORDING.json: {\"database\": \"chinook.sqlite\", \"questions\": [{\"question\":\n"
-    "\"...\", \"calls\": [{\"name\": \"run_sql\", \"arguments\": {\"sql\": \"...\"}},\n"
-    "{\"name\": \"answer\", \"arguments\": {\"text\": \"...\"}}]}, ...]}; the questions\n"
-    "are asked one after another in one thread, as in chat. The database path\n"
-    "is relative to the recording unless --db is given.\n"
-    "\n"
-    "Options:\n"
-    "      --model-path FILE  the GGUF model (or TABLETALK_MODEL_PATH)\n"
-    "      --db FILE          the database (instead of the recording's)\n"
-    "      --no-reuse         recompute the whole prompt at every call\n"
-    "      --cold             compute the prefix instead of restoring a saved state,\n"
-    "                         and save it for the next run (reuse within the run stays)\n"
-    "      --grammar-overhead also time decoding without the grammar and report\n"
-    "                         its cost\n"
-    "      --threads N        CPU threads (default: all cores)\n"
-    "      --ctx N            context tokens (default: from the model and free memory)\n"
-    "      --schema-budget N  prompt tokens for the schema: index and cards (2000)\n"
-    "      --json             one JSON object: steps and totals\n"
-    "  -h, --help             show this help\n";
+static const tt_opt tt_bench_own[] = {
+    {TT_OPT_MODEL_PATH, "model-path", 0, TT_ARG_REQUIRED, "FILE", "the GGUF model (or TABLETALK_MODEL_PATH)", TT_COMPLETE_FILE, NULL},
+    {TT_OPT_DB, "db", 0, TT_ARG_REQUIRED, "FILE", "the database (instead of the recording's)", TT_COMPLETE_FILE, NULL},
+    {TT_OPT_NO_REUSE, "no-reuse", 0, TT_ARG_NONE, NULL, "recompute the whole prompt at every call", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_COLD, "cold", 0, TT_ARG_NONE, NULL, "compute the prefix, do not restore it", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_GRAMMAR_OVERHEAD, "grammar-overhead", 0, TT_ARG_NONE, NULL, "also time decoding without the grammar", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_THREADS, "threads", 0, TT_ARG_REQUIRED, "N", "CPU threads (default: all cores)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_CTX, "ctx", 0, TT_ARG_REQUIRED, "N", "context tokens (default: model, memory)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_SCHEMA_BUDGET, "schema-budget", 0, TT_ARG_REQUIRED, "N", "prompt tokens for the schema (2000)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: steps and totals", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_bench_group = {NULL, false, tt_bench_own};
+static const tt_opt_group *const tt_bench_groups[] = {&tt_bench_group, NULL};
+const tt_cmd_spec tt_cmd_bench = {
+    .name = "bench",
+    .usage = "tabletalk bench RECORDING.json --model-path MODEL.gguf [options]",
+    .about = "Replay a recorded conversation (its questions and tool calls, in one\n"
+             "thread) on the embedded engine and time prefill and decoding.",
+    .groups = tt_bench_groups,
+    .args = TT_COMPLETE_FILE,
+};
+
+typedef struct tt_bench_cli {
+  const char *model, *db_arg;
+  bool reuse, cold, grammar, as_json;
+  long threads, ctx, schema_budget;
+} tt_bench_cli;
+
+static int tt_bench_option(void *ud, int id, const char *arg) {
+  tt_bench_cli *b = ud;
+  switch (id) {
+  case TT_OPT_MODEL_PATH: b->model = arg; return 0;
+  case TT_OPT_DB: b->db_arg = arg; return 0;
+  case TT_OPT_NO_REUSE: b->reuse = false; return 0;
+  case TT_OPT_COLD: b->cold = true; return 0;
+  case TT_OPT_GRAMMAR_OVERHEAD: b->grammar = true; return 0;
+  case TT_OPT_THREADS:
+    if (!tt_parse_long(arg, 1, 1024, &b->threads)) return tt_usage_error("bench", "--threads wants a number");
+    return 0;
+  case TT_OPT_CTX:
+    if (!tt_parse_long(arg, 512, 1048576, &b->ctx)) return tt_usage_error("bench", "--ctx wants a number");
+    return 0;
+  case TT_OPT_SCHEMA_BUDGET:
+    if (!tt_parse_long(arg, 100, 1000000, &b->schema_budget))
+      return tt_usage_error("bench", "--schema-budget wants a number of tokens");
+    return 0;
+  case TT_OPT_JSON: b->as_json = true; return 0;
+  }
+  return 0;
+}
 
 typedef struct tt_bench_step {
   int question, step;
@@ -193,50 +221,12 @@ static void tt_bench_print(const tt_bench *b, const tt_bench_step *t, const char
 }
 
 int cmd_bench(int argc, char **argv) {
-  enum { OPT_MODEL = 256, OPT_DB, OPT_NO_REUSE, OPT_COLD, OPT_GRAMMAR, OPT_THREADS, OPT_CTX, OPT_JSON,
-         OPT_SCHEMA_BUDGET };
-  static const struct option opts[] = {
-      {"model-path", required_argument, NULL, OPT_MODEL},
-      {"db", required_argument, NULL, OPT_DB},
-      {"no-reuse", no_argument, NULL, OPT_NO_REUSE},
-      {"cold", no_argument, NULL, OPT_COLD},
-      {"grammar-overhead", no_argument, NULL, OPT_GRAMMAR},
-      {"threads", required_argument, NULL, OPT_THREADS},
-      {"ctx", required_argument, NULL, OPT_CTX},
-      {"schema-budget", required_argument, NULL, OPT_SCHEMA_BUDGET},
-      {"json", no_argument, NULL, OPT_JSON},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  const char *model = NULL, *db_arg = NULL;
-  bool reuse = true, cold = false, grammar = false, as_json = false;
-  long threads = 0, ctx = 0, schema_budget = 0;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_MODEL: model = optarg; break;
-    case OPT_DB: db_arg = optarg; break;
-    case OPT_NO_REUSE: reuse = false; break;
-    case OPT_COLD: cold = true; break;
-    case OPT_GRAMMAR: grammar = true; break;
-    case OPT_THREADS:
-      if (!tt_parse_long(optarg, 1, 1024, &threads)) return tt_usage_error("bench", "--threads wants a number");
-      break;
-    case OPT_CTX:
-      if (!tt_parse_long(optarg, 512, 1048576, &ctx)) return tt_usage_error("bench", "--ctx wants a number");
-      break;
-    case OPT_SCHEMA_BUDGET:
-      if (!tt_parse_long(optarg, 100, 1000000, &schema_budget))
-        return tt_usage_error("bench", "--schema-budget wants a number of tokens");
-      break;
-    case OPT_JSON: as_json = true; break;
-    case 'h': fputs(tt_bench_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
-    default: return tt_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  tt_bench_cli bc = {.reuse = true};
+  int rc0 = tt_opts_parse(&tt_cmd_bench, argc, argv, 1, tt_bench_option, &bc);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  const char *model = bc.model, *db_arg = bc.db_arg;
+  bool reuse = bc.reuse, cold = bc.cold, grammar = bc.grammar, as_json = bc.as_json;
+  long threads = bc.threads, ctx = bc.ctx, schema_budget = bc.schema_budget;
   if (argc - optind != 1) return tt_usage_error("bench", "give one recording file");
   tt_dotenv *env = tt_config_load(".env");
   if (!model) model = tt_config_get(env, "TABLETALK_MODEL_PATH");

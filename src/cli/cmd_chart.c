@@ -7,53 +7,59 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char tt_chart_usage[] =
-    "Usage: tabletalk chart DB \"SQL\" --kind KIND --x COL [--y COL]... [options]\n"
-    "\n"
-    "Draw the rows of one read-only SQL query on DB as a chart:\n"
-    "a PNG or SVG file, and a preview when the output is a terminal.\n"
-    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
-    "per file, loaded in memory; nothing is written beside them).\n"
-    "\n"
-    "What to draw:\n"
-    "  -k, --kind KIND        bar, line, area, scatter, pie or histogram\n"
-    "  -x, --x COL            x: categories, numbers or dates (pie: the slice labels;\n"
-    "                         histogram: the values to count)\n"
-    "  -y, --y COL            a numeric column; repeat for several series (not for\n"
-    "                         a histogram)\n"
-    "      --series COL       one series per value of COL (with one --y)\n"
-    "  -t, --title TEXT       the title (default: \"Y by X\")\n"
-    "      --x-label TEXT     axis titles (default: the column names)\n"
-    "      --y-label TEXT\n"
-    "      --sort x|y|none    order of bars and slices (default: the result's order\n"
-    "                         for text, by x for numbers and dates, pies by size)\n"
-    "      --limit N          keep the first N bars or points (pie: N-1 slices and\n"
-    "                         \"Other\")\n"
-    "      --orientation vertical|horizontal   bars (default: horizontal when the\n"
-    "                         labels are long or many)\n"
-    "Output:\n"
-    "  -o, --out FILE         FILE.png or FILE.svg (default: a PNG in the state\n"
-    "                         folder, charts/<run id>.png)\n"
-    "      --size WxH         pixels (default 1200x700)\n"
-    "      --preview          print the terminal preview even when not a terminal\n"
-    "      --no-preview       never print it\n"
-    "      --json             print one JSON object (file, chart, spec, rows)\n"
-    "      --state-dir DIR    (TABLETALK_STATE_DIR, default ~/.local/state/tabletalk)\n"
-    "Query:\n"
-    "      --max-rows N       rows read from the query (default 10000)\n"
-    "      --timeout SECS     time limit of the query (default 5)\n"
-    "      --immutable        open the database with immutable=1\n"
-    "      --header, --no-header  a CSV file's first line names the columns, or is\n"
-    "                         data (default: guessed from the values)\n"
-    "  -h, --help             show this help\n"
-    "\n"
-    "Example:\n"
-    "  tabletalk chart data/chinook.sqlite \"SELECT strftime('%Y', InvoiceDate) AS\n"
-    "  year, count(*) AS invoices FROM Invoice GROUP BY year\" -k bar -x year -y invoices\n"
-    "\n"
-    "Exit codes: 0 drawn, 1 the file could not be written or the SQL failed,\n"
-    "2 usage (also a chart that does not fit the rows: the message lists the\n"
-    "columns), 3 SQL refused by the guard, 4 stopped by a limit.\n";
+static const tt_opt tt_chart_what[] = {
+    {TT_OPT_KIND, "kind", 'k', TT_ARG_REQUIRED, "KIND", "bar, line, area, scatter, pie or histogram", TT_COMPLETE_WORDS,
+     "bar line area scatter pie histogram"},
+    {TT_OPT_X, "x", 'x', TT_ARG_REQUIRED, "COL", "x: categories, numbers or dates", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_Y, "y", 'y', TT_ARG_REQUIRED, "COL", "a numeric column; repeat for more series", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_SERIES, "series", 0, TT_ARG_REQUIRED, "COL", "one series per value of COL (one --y)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_TITLE, "title", 't', TT_ARG_REQUIRED, "TEXT", "the title (default: \"Y by X\")", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_OUT, "out", 'o', TT_ARG_REQUIRED, "FILE", "FILE.png or FILE.svg (default: STATE/charts)", TT_COMPLETE_FILE, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt tt_chart_look[] = {
+    {TT_OPT_X_LABEL, "x-label", 0, TT_ARG_REQUIRED, "TEXT", NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_Y_LABEL, "y-label", 0, TT_ARG_REQUIRED, "TEXT", NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_SORT, "sort", 0, TT_ARG_REQUIRED, "x|y|none", NULL, TT_COMPLETE_WORDS, "x y none"},
+    {TT_OPT_LIMIT, "limit", 0, TT_ARG_REQUIRED, "N", NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_ORIENTATION, "orientation", 0, TT_ARG_REQUIRED, "vertical|horizontal", NULL, TT_COMPLETE_WORDS,
+     "vertical horizontal"},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt tt_chart_output[] = {
+    {TT_OPT_SIZE, "size", 0, TT_ARG_REQUIRED, "WxH", NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_PREVIEW, "preview", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_NO_PREVIEW, "no-preview", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt tt_chart_query[] = {
+    {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_SQL_TIMEOUT, "timeout", 0, TT_ARG_REQUIRED, "SECS", NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_chart_what_group = {NULL, false, tt_chart_what};
+static const tt_opt_group tt_chart_look_group = {"Look", true, tt_chart_look};
+static const tt_opt_group tt_chart_output_group = {"Output", true, tt_chart_output};
+static const tt_opt_group tt_chart_query_group = {"Query", true, tt_chart_query};
+static const tt_opt_group *const tt_chart_groups[] = {&tt_chart_what_group, &tt_chart_look_group,
+                                                      &tt_chart_output_group, &tt_chart_query_group,
+                                                      NULL};
+const tt_cmd_spec tt_cmd_chart = {
+    .name = "chart",
+    .usage = "tabletalk chart DB \"SQL\" --kind KIND --x COL [--y COL]... [options]",
+    .about = "Draw the rows of one read-only SQL query on DB as a chart: a PNG or SVG\n"
+             "file, and a preview when the output is a terminal.\n" TT_DB_IS,
+    .groups = tt_chart_groups,
+    .footer = "Example: tabletalk chart data/chinook.sqlite \"SELECT BillingCountry AS c,\n"
+              "  count(*) AS n FROM Invoice GROUP BY c\" -k bar -x c -y n\n"
+              "Exit codes: 0 drawn, 1 failure, 2 usage, 3 refused, 4 stopped by a limit.",
+    .args = TT_COMPLETE_FILE,
+};
 
 bool tt_cli_parse_size(const char *s, int *w, int *h, tt_buf *err) {
   const char *x = strpbrk(s, "xX");
@@ -121,77 +127,56 @@ typedef struct tt_chart_cli {
   tt_db_opts db;
 } tt_chart_cli;
 
+static int tt_chart_option(void *ud, int id, const char *val) {
+  tt_chart_cli *c = ud;
+  long n;
+  switch (id) {
+  case TT_OPT_KIND: tt_spec_set(c->spec, "kind", val); return 0;
+  case TT_OPT_X: tt_spec_set(c->spec, "x", val); return 0;
+  case TT_OPT_Y: json_array_append_new(c->ys, tt_json_stringn(val, strlen(val))); return 0;
+  case TT_OPT_SERIES: tt_spec_set(c->spec, "series", val); return 0;
+  case TT_OPT_TITLE: tt_spec_set(c->spec, "title", val); return 0;
+  case TT_OPT_X_LABEL: tt_spec_set(c->spec, "x_label", val); return 0;
+  case TT_OPT_Y_LABEL: tt_spec_set(c->spec, "y_label", val); return 0;
+  case TT_OPT_SORT: tt_spec_set(c->spec, "sort", val); return 0;
+  case TT_OPT_ORIENTATION: tt_spec_set(c->spec, "orientation", val); return 0;
+  case TT_OPT_LIMIT:
+    if (!tt_parse_long(val, 1, 10000, &n))
+      return tt_usage_error("chart", "--limit wants a number from 1 to 10000, not '%s'", val);
+    json_object_set_new(c->spec, "limit", json_integer(n));
+    return 0;
+  case TT_OPT_OUT: c->out = val; return 0;
+  case TT_OPT_SIZE: {
+    tt_buf err = TT_BUF_INIT;
+    bool ok = tt_cli_parse_size(val, &c->w, &c->h, &err);
+    int rc = ok ? 0 : tt_usage_error("chart", "%s", tt_buf_cstr(&err));
+    tt_buf_free(&err);
+    return rc;
+  }
+  case TT_OPT_PREVIEW: c->preview = 1; return 0;
+  case TT_OPT_NO_PREVIEW: c->preview = -1; return 0;
+  case TT_OPT_JSON: c->json = true; return 0;
+  case TT_OPT_STATE_DIR: c->state_dir = val; return 0;
+  case TT_OPT_MAX_ROWS:
+    if (!tt_parse_long(val, 1, 100000, &n))
+      return tt_usage_error("chart", "--max-rows wants a number from 1 to 100000, not '%s'", val);
+    c->db.max_rows = n;
+    return 0;
+  case TT_OPT_SQL_TIMEOUT:
+    if (!tt_parse_double(val, 0.001, 86400, &c->db.timeout_s))
+      return tt_usage_error("chart", "--timeout wants seconds between 0.001 and 86400, not '%s'", val);
+    return 0;
+  case TT_OPT_IMMUTABLE: c->db.immutable = true; return 0;
+  case TT_OPT_HEADER: c->db.csv_header = TT_CSV_HEADER_YES; return 0;
+  case TT_OPT_NO_HEADER: c->db.csv_header = TT_CSV_HEADER_NO; return 0;
+  }
+  return 0;
+}
+
 /* Parses the options into c; returns -1 to go on, else an exit code. */
 static int tt_chart_options(int argc, char **argv, tt_chart_cli *c) {
-  enum { OPT_SERIES = 256, OPT_XLABEL, OPT_YLABEL, OPT_SORT, OPT_LIMIT, OPT_ORIENT, OPT_SIZE,
-         OPT_PREVIEW, OPT_NO_PREVIEW, OPT_JSON, OPT_STATE, OPT_MAX_ROWS, OPT_TIMEOUT,
-         OPT_IMMUTABLE, OPT_HEADER, OPT_NO_HEADER };
-  static const struct option opts[] = {
-      {"kind", required_argument, NULL, 'k'},        {"x", required_argument, NULL, 'x'},
-      {"y", required_argument, NULL, 'y'},           {"series", required_argument, NULL, OPT_SERIES},
-      {"title", required_argument, NULL, 't'},       {"x-label", required_argument, NULL, OPT_XLABEL},
-      {"y-label", required_argument, NULL, OPT_YLABEL}, {"sort", required_argument, NULL, OPT_SORT},
-      {"limit", required_argument, NULL, OPT_LIMIT}, {"orientation", required_argument, NULL, OPT_ORIENT},
-      {"out", required_argument, NULL, 'o'},         {"size", required_argument, NULL, OPT_SIZE},
-      {"preview", no_argument, NULL, OPT_PREVIEW},   {"no-preview", no_argument, NULL, OPT_NO_PREVIEW},
-      {"json", no_argument, NULL, OPT_JSON},         {"state-dir", required_argument, NULL, OPT_STATE},
-      {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
-      {"timeout", required_argument, NULL, OPT_TIMEOUT},
-      {"immutable", no_argument, NULL, OPT_IMMUTABLE},
-      {"header", no_argument, NULL, OPT_HEADER},
-      {"no-header", no_argument, NULL, OPT_NO_HEADER},
-      {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
-  };
-  int opt;
-  long n;
-  optind = 1;
-  opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":k:x:y:t:o:h", opts, NULL)) != -1) {
-    switch (opt) {
-    case 'k': tt_spec_set(c->spec, "kind", optarg); break;
-    case 'x': tt_spec_set(c->spec, "x", optarg); break;
-    case 'y': json_array_append_new(c->ys, tt_json_stringn(optarg, strlen(optarg))); break;
-    case OPT_SERIES: tt_spec_set(c->spec, "series", optarg); break;
-    case 't': tt_spec_set(c->spec, "title", optarg); break;
-    case OPT_XLABEL: tt_spec_set(c->spec, "x_label", optarg); break;
-    case OPT_YLABEL: tt_spec_set(c->spec, "y_label", optarg); break;
-    case OPT_SORT: tt_spec_set(c->spec, "sort", optarg); break;
-    case OPT_ORIENT: tt_spec_set(c->spec, "orientation", optarg); break;
-    case OPT_LIMIT:
-      if (!tt_parse_long(optarg, 1, 10000, &n))
-        return tt_usage_error("chart", "--limit wants a number from 1 to 10000, not '%s'", optarg);
-      json_object_set_new(c->spec, "limit", json_integer(n));
-      break;
-    case 'o': c->out = optarg; break;
-    case OPT_SIZE: {
-      tt_buf err = TT_BUF_INIT;
-      bool ok = tt_cli_parse_size(optarg, &c->w, &c->h, &err);
-      int rc = ok ? -1 : tt_usage_error("chart", "%s", tt_buf_cstr(&err));
-      tt_buf_free(&err);
-      if (!ok) return rc;
-      break;
-    }
-    case OPT_PREVIEW: c->preview = 1; break;
-    case OPT_NO_PREVIEW: c->preview = -1; break;
-    case OPT_JSON: c->json = true; break;
-    case OPT_STATE: c->state_dir = optarg; break;
-    case OPT_MAX_ROWS:
-      if (!tt_parse_long(optarg, 1, 100000, &n))
-        return tt_usage_error("chart", "--max-rows wants a number from 1 to 100000, not '%s'", optarg);
-      c->db.max_rows = n;
-      break;
-    case OPT_TIMEOUT:
-      if (!tt_parse_double(optarg, 0.001, 86400, &c->db.timeout_s))
-        return tt_usage_error("chart", "--timeout wants seconds between 0.001 and 86400, not '%s'", optarg);
-      break;
-    case OPT_IMMUTABLE: c->db.immutable = true; break;
-    case OPT_HEADER: c->db.csv_header = TT_CSV_HEADER_YES; break;
-    case OPT_NO_HEADER: c->db.csv_header = TT_CSV_HEADER_NO; break;
-    case 'h': fputs(tt_chart_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("chart", "option '%s' needs a value", argv[optind - 1]);
-    default: return tt_usage_error("chart", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  int rc0 = tt_opts_parse(&tt_cmd_chart, argc, argv, 1, tt_chart_option, c);
+  if (rc0 != TT_OPTS_GO) return rc0;
   if (argc - optind != 2)
     return tt_usage_error("chart", argc - optind < 2 ? "give a database file and the SQL"
                                                      : "too many arguments; quote the SQL as one argument");

@@ -12,24 +12,23 @@
 #include <strings.h>
 #include <unistd.h>
 
-static const char tt_chat_usage[] =
-    "Usage: tabletalk chat DB [options]\n"
-    "\n"
-    "Ask questions about DB one after another; follow-ups see\n"
-    "the earlier questions, their SQL and answers.\n"
-    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
-    "per file, loaded in memory; nothing is written beside them).\n"
-    "\n"
-    "Options:\n"
-    "      --thread NAME      the thread to continue (default: one per database)\n"
-    "  -q, --quiet            no progress lines\n"
-    "  -h, --help             show this help\n"
-    TT_AGENT_OPTIONS_HELP
-    "\n"
-    "In the chat: /new (fresh thread), /sql (last SQL), /trace (last run),\n"
-    "/thread, /help, /quit (or exit, quit, Ctrl-D). A pasted question of\n"
-    "several lines is one question; so is a line ending in \\ and the next.\n"
-    "Ctrl-C cancels the question being answered.\n";
+static const tt_opt_group *const tt_chat_groups[] = {&tt_opts_run, &tt_opts_model, &tt_opts_limits, &tt_opts_db,
+                                                     &tt_opts_chart, NULL};
+const tt_cmd_spec tt_cmd_chat = {
+    .name = "chat",
+    .usage = "tabletalk chat DB [options]",
+    .about = "Ask questions about DB (a SQLite file, a .csv or .tsv file or a folder of\n"
+             "them) one after another; follow-ups see the earlier ones (one thread per\n"
+             "database unless --thread names one).",
+    .groups = tt_chat_groups,
+    .footer = "In the chat: /new /sql /trace /thread /help /quit; Ctrl-C cancels a question.",
+    .args = TT_COMPLETE_FILE,
+};
+
+static int tt_chat_option(void *ud, int id, const char *arg) {
+  int r = tt_cli_agent_option(id, arg, ud, "chat");
+  return r > 0 ? r : 0;
+}
 
 static const char tt_chat_help[] =
     "/new      start a fresh thread (earlier questions are forgotten)\n"
@@ -169,28 +168,10 @@ static bool tt_chat_command(tt_chat_state *st, const char *cmd) {
 }
 
 int cmd_chat(int argc, char **argv) {
-  static const struct option opts[] = {
-      TT_AGENT_LONG_OPTIONS,
-      {"quiet", no_argument, NULL, 'q'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
   tt_cli_agent_opts o;
   tt_cli_agent_defaults(&o);
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
-    int r = tt_cli_agent_option(c, optarg, &o, "chat");
-    if (r > 0) return r;
-    if (r == 0) continue;
-    switch (c) {
-    case 'q': o.quiet = true; break;
-    case 'h': fputs(tt_chat_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("chat", "option '%s' needs a value", argv[optind - 1]);
-    default: return tt_usage_error("chat", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  int rc0 = tt_opts_parse(&tt_cmd_chat, argc, argv, 1, tt_chat_option, &o);
+  if (rc0 != TT_OPTS_GO) return rc0;
   if (argc - optind != 1) return tt_usage_error("chat", "give one database file");
   tt_cli_env env;
   int rc = tt_cli_env_open(&env, argv[optind], &o);

@@ -10,22 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char tt_doctor_usage[] =
-    "Usage: tabletalk doctor [--base-url URL | --model-path FILE] [--model NAME] [--json]\n"
-    "\n"
-    "Probe the model that ask would use (or the one given) and say what works:\n"
-    "the endpoint and the model name it serves, the context a request gets\n"
-    "(llama-server /props, Ollama /api/show, vLLM and LM Studio model lists),\n"
-    "tool calls, tool_choice \"required\", streaming with usage, a forced tool,\n"
-    "reasoning; and what tabletalk does about what does not. A few short model\n"
-    "calls are made (about a minute for a 7B model on a laptop CPU).\n"
-    "\n"
-    "Options:\n"
-    "      --json             one JSON object: checks with status, detail, action\n"
-    "  -h, --help             show this help\n"
-    TT_AGENT_OPTIONS_HELP
-    "\n"
-    "Exit codes: 0 usable (a tool call came back), 1 not usable, 2 usage.\n";
+typedef struct tt_doctor_cli {
+  tt_cli_agent_opts o;
+  bool json;
+} tt_doctor_cli;
+
+static const tt_opt tt_doctor_own[] = {
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: checks, status, action", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_doctor_group = {NULL, false, tt_doctor_own};
+static const tt_opt_group *const tt_doctor_groups[] = {&tt_doctor_group, &tt_opts_model, NULL};
+const tt_cmd_spec tt_cmd_doctor = {
+    .name = "doctor",
+    .usage = "tabletalk doctor [--base-url URL | --model-path FILE] [options]",
+    .about = "Probe the model that ask would use (or the one given) and say what works:\n"
+             "the endpoint, its context, tool calls, streaming, reasoning; and what\n"
+             "tabletalk does about what does not. A few short model calls are made.",
+    .groups = tt_doctor_groups,
+    .footer = "Exit codes: 0 usable (a tool call came back), 1 not usable, 2 usage.",
+};
+
+static int tt_doctor_option(void *ud, int id, const char *arg) {
+  tt_doctor_cli *d = ud;
+  int r = tt_cli_agent_option(id, arg, &d->o, "doctor");
+  if (r >= 0) return r;
+  if (id == TT_OPT_JSON) d->json = true;
+  return 0;
+}
 
 /* The probe's tools: the agent's run_sql and answer, as the model sees them. */
 static const tt_tool_spec tt_doctor_tools[] = {
@@ -369,29 +381,12 @@ static void tt_doctor_print(const json_t *report, bool usable) {
 }
 
 int cmd_doctor(int argc, char **argv) {
-  static const struct option opts[] = {
-      TT_AGENT_LONG_OPTIONS,
-      {"json", no_argument, NULL, TT_OPT_JSON},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  tt_cli_agent_opts o;
-  tt_cli_agent_defaults(&o);
-  bool json = false;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    int r = tt_cli_agent_option(c, optarg, &o, "doctor");
-    if (r > 0) return r;
-    if (r == 0) continue;
-    switch (c) {
-    case TT_OPT_JSON: json = true; break;
-    case 'h': fputs(tt_doctor_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("doctor", "option '%s' needs a value", argv[optind - 1]);
-    default: return tt_usage_error("doctor", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  tt_doctor_cli dc = {.json = false};
+  tt_cli_agent_defaults(&dc.o);
+  int rc0 = tt_opts_parse(&tt_cmd_doctor, argc, argv, 1, tt_doctor_option, &dc);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  tt_cli_agent_opts o = dc.o;
+  bool json = dc.json;
   if (optind < argc) return tt_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
   if (o.base_url && o.model_path)
     return tt_usage_error("doctor", "give --base-url or --model-path, not both");

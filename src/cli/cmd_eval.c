@@ -14,50 +14,6 @@
 
 #include "eval/eval.h"
 
-static const char tt_eval_usage[] =
-    "Usage: tabletalk eval spider --data DIR [--n N] [--seed S] [--tag T] [--jobs J]\n"
-    "                             [--backend oracle] [--fresh] [model options]\n"
-    "       tabletalk eval spider --compare A.json B.json [--json]\n"
-    "       tabletalk eval behaviors [--db FILE] [--only NAME] [--json] [model options]\n"
-    "       tabletalk eval report [--runs DIR | --since T] [--price-in USD --price-out USD]\n"
-    "       tabletalk eval schema --data DIR [--budget N]... [--details] [--json]\n"
-    "\n"
-    "spider     execution accuracy (EX) on Spider-style questions: DIR holds\n"
-    "           questions.jsonl (id, db_id, question, gold_sql) and\n"
-    "           databases/<db_id>.sqlite. Each question goes through the agent in a\n"
-    "           fresh thread; its final SQL and the gold SQL run on the database and\n"
-    "           the rows are compared as Spider's evaluation does. Results go to\n"
-    "           RESULTS/spider_n{N}_s{S}_{TAG}.json after every question; running\n"
-    "           the same command again resumes (errors are tried again).\n"
-    "  --n N          questions (default all); --seed S shuffles first (0: file order)\n"
-    "  --tag T        names the results file (default: the model's name)\n"
-    "  --jobs J       questions at once (1; HTTP endpoints only)\n"
-    "  --backend oracle   answer with the gold SQL (validates the harness)\n"
-    "  --results DIR  where results go (evals/results); --fresh ignores an earlier run\n"
-    "  --compare A.json B.json   the questions whose outcome changed from run A to\n"
-    "                 run B (fixed, broken, another wrong outcome), matched by id,\n"
-    "                 and each run's EX over the questions both answered\n"
-    "behaviors  the behaviour suite on a scratch copy of chinook (--db, default\n"
-    "           data/chinook.sqlite) with a planted row; each case is judged by\n"
-    "           the rows, SQL, status, chart file and the database's bytes.\n"
-    "           --only NAME runs the cases whose name contains NAME.\n"
-    "report     per question: LLM calls, tool calls, prompt tokens (sent, reused,\n"
-    "           computed), completion tokens, seconds and cost (mean, median, max,\n"
-    "           total) from the traces in STATE/runs (--runs DIR); --since\n"
-    "           2026-12-01 or 2h; --price-in, --price-cached, --price-out in US\n"
-    "           dollars per million tokens.\n"
-    "schema     schema retrieval without a model: DIR holds schema.sqlite and\n"
-    "           questions.jsonl labelled with the tables each needs (python3\n"
-    "           bench/schema/gen.py --out DIR). Per budget (--budget, repeatable;\n"
-    "           1000 2000 4000): all-needed recall, per-table recall, tables and\n"
-    "           tokens shown, per category; --details lists each question's misses.\n"
-    "  --json         one JSON object instead of tables\n"
-    "  -h, --help     show this help\n"
-    TT_AGENT_OPTIONS_HELP
-    "\n"
-    "Exit codes: 0 done (behaviors: every case passed), 1 failure or a failed\n"
-    "case, 2 usage, 130 interrupted (spider resumes on the next run).\n";
-
 typedef struct tt_eval_cli {
   tt_cli_agent_opts agent;
   const char *data, *tag, *backend, *results, *db, *only, *runs, *since;
@@ -90,89 +46,127 @@ static tt_llm *tt_eval_make_llm(void *ud, tt_buf *err) {
   return llm;
 }
 
-static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
-  enum { OPT_DATA = 400, OPT_N, OPT_TAG, OPT_JOBS, OPT_BACKEND, OPT_RESULTS, OPT_FRESH,
-         OPT_DB, OPT_ONLY, OPT_RUNS, OPT_SINCE, OPT_PRICE_IN, OPT_PRICE_OUT, OPT_PRICE_CACHED,
-         OPT_COMPARE, OPT_BUDGET, OPT_DETAILS };
-  static const struct option opts[] = {
-      TT_AGENT_LONG_OPTIONS,
-      {"data", required_argument, NULL, OPT_DATA},       {"n", required_argument, NULL, OPT_N},
-      {"tag", required_argument, NULL, OPT_TAG},
-      {"jobs", required_argument, NULL, OPT_JOBS},       {"backend", required_argument, NULL, OPT_BACKEND},
-      {"results", required_argument, NULL, OPT_RESULTS}, {"fresh", no_argument, NULL, OPT_FRESH},
-      {"db", required_argument, NULL, OPT_DB},           {"only", required_argument, NULL, OPT_ONLY},
-      {"runs", required_argument, NULL, OPT_RUNS},       {"since", required_argument, NULL, OPT_SINCE},
-      {"price-in", required_argument, NULL, OPT_PRICE_IN},
-      {"price-out", required_argument, NULL, OPT_PRICE_OUT},
-      {"price-cached", required_argument, NULL, OPT_PRICE_CACHED},
-      {"compare", required_argument, NULL, OPT_COMPARE},
-      {"budget", required_argument, NULL, OPT_BUDGET},   {"details", no_argument, NULL, OPT_DETAILS},
-      {"json", no_argument, NULL, TT_OPT_JSON},          {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  int ch;
-  optind = 2; /* argv[1] is the subcommand */
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    int r = tt_cli_agent_option(ch, optarg, &c->agent, "eval");
-    if (r > 0) return r;
-    if (r == 0) {
-      if (ch == TT_OPT_SEED) { /* --seed is the question order's here */
-        c->seed = c->agent.seed;
-        c->agent.has_seed = false;
-      }
-      continue;
+#define TT_EVAL_OPT(ID, NAME, ARG, META) \
+  {ID, NAME, 0, ARG, META, NULL, TT_COMPLETE_NOTHING, NULL}
+static const tt_opt tt_eval_own[] = {
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object instead of tables", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt tt_eval_spider_opts[] = {
+    {TT_OPT_DATA, "data", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL},
+    TT_EVAL_OPT(TT_OPT_N, "n", TT_ARG_REQUIRED, "N"),
+    TT_EVAL_OPT(TT_OPT_TAG, "tag", TT_ARG_REQUIRED, "T"),
+    TT_EVAL_OPT(TT_OPT_JOBS, "jobs", TT_ARG_REQUIRED, "J"),
+    {TT_OPT_BACKEND, "backend", 0, TT_ARG_REQUIRED, "oracle", NULL, TT_COMPLETE_WORDS, "oracle model"},
+    {TT_OPT_RESULTS, "results", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL},
+    TT_EVAL_OPT(TT_OPT_FRESH, "fresh", TT_ARG_NONE, NULL),
+    {TT_OPT_COMPARE, "compare", 0, TT_ARG_REQUIRED, "A.json B.json", NULL, TT_COMPLETE_FILE, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt tt_eval_behaviour_opts[] = {
+    {TT_OPT_DB, "db", 0, TT_ARG_REQUIRED, "FILE", NULL, TT_COMPLETE_FILE, NULL},
+    TT_EVAL_OPT(TT_OPT_ONLY, "only", TT_ARG_REQUIRED, "NAME"),
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt tt_eval_report_opts[] = {
+    {TT_OPT_RUNS, "runs", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL},
+    TT_EVAL_OPT(TT_OPT_SINCE, "since", TT_ARG_REQUIRED, "T"),
+    TT_EVAL_OPT(TT_OPT_PRICE_IN, "price-in", TT_ARG_REQUIRED, "USD"),
+    TT_EVAL_OPT(TT_OPT_PRICE_OUT, "price-out", TT_ARG_REQUIRED, "USD"),
+    TT_EVAL_OPT(TT_OPT_PRICE_CACHED, "price-cached", TT_ARG_REQUIRED, "USD"),
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt tt_eval_schema_opts[] = {
+    TT_EVAL_OPT(TT_OPT_BUDGET, "budget", TT_ARG_REQUIRED, "N"),
+    TT_EVAL_OPT(TT_OPT_DETAILS, "details", TT_ARG_NONE, NULL),
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_eval_group = {NULL, false, tt_eval_own};
+static const tt_opt_group tt_eval_spider_group = {"spider", true, tt_eval_spider_opts};
+static const tt_opt_group tt_eval_behaviour_group = {"behaviors", true, tt_eval_behaviour_opts};
+static const tt_opt_group tt_eval_report_group = {"report", true, tt_eval_report_opts};
+static const tt_opt_group tt_eval_schema_group = {"schema", true, tt_eval_schema_opts};
+static const tt_opt_group *const tt_eval_groups[] = {
+    &tt_eval_group, &tt_eval_spider_group, &tt_eval_behaviour_group, &tt_eval_report_group,
+    &tt_eval_schema_group, &tt_opts_model, &tt_opts_limits, NULL};
+const tt_cmd_spec tt_cmd_eval = {
+    .name = "eval",
+    .usage = "tabletalk eval spider --data DIR [--n N] [--seed S] [--jobs J] [options]\n"
+             "tabletalk eval spider --compare A.json B.json [--json]\n"
+             "tabletalk eval behaviors [--db FILE] [--only NAME] [--json] [options]\n"
+             "tabletalk eval report [--runs DIR | --since T] [--price-in USD ...]\n"
+             "tabletalk eval schema --data DIR [--budget N]... [--details] [--json]",
+    .about = "Measure tabletalk with a model: Spider execution accuracy, the behaviour\n"
+             "suite, cost from traces, schema retrieval. --seed shuffles the questions.",
+    .groups = tt_eval_groups,
+    .footer = "Exit: 0 done (behaviors: all passed), 1 failure or a failed case, 2 usage.",
+    .args = TT_COMPLETE_WORDS,
+    .words = "spider behaviors report schema",
+};
+
+static int tt_eval_option(void *ud, int id, const char *arg) {
+  tt_eval_cli *c = ud;
+  int r = tt_cli_agent_option(id, arg, &c->agent, "eval");
+  if (r > 0) return r;
+  if (r == 0) {
+    if (id == TT_OPT_SEED) { /* --seed is the question order's here */
+      c->seed = c->agent.seed;
+      c->agent.has_seed = false;
     }
-    switch (ch) {
-    case OPT_DATA: c->data = optarg; break;
-    case OPT_N:
-      if (!tt_parse_long(optarg, 1, 1000000, &c->n))
-        return tt_usage_error("eval", "--n wants a number of questions, not '%s'", optarg);
-      break;
-    case OPT_TAG: c->tag = optarg; break;
-    case OPT_JOBS:
-      if (!tt_parse_long(optarg, 1, 64, &c->jobs))
-        return tt_usage_error("eval", "--jobs wants a number from 1 to 64, not '%s'", optarg);
-      break;
-    case OPT_BACKEND:
-      if (strcmp(optarg, "oracle") && strcmp(optarg, "model"))
-        return tt_usage_error("eval", "--backend wants oracle (or model, the default), not '%s'", optarg);
-      c->backend = optarg;
-      break;
-    case OPT_RESULTS: c->results = optarg; break;
-    case OPT_FRESH: c->fresh = true; break;
-    case OPT_COMPARE: c->compare_a = optarg; break;
-    case OPT_BUDGET: {
+    return 0;
+  }
+  switch (id) {
+    case TT_OPT_DATA: c->data = arg; return 0;
+    case TT_OPT_N:
+      if (!tt_parse_long(arg, 1, 1000000, &c->n))
+        return tt_usage_error("eval", "--n wants a number of questions, not '%s'", arg);
+      return 0;
+    case TT_OPT_TAG: c->tag = arg; return 0;
+    case TT_OPT_JOBS:
+      if (!tt_parse_long(arg, 1, 64, &c->jobs))
+        return tt_usage_error("eval", "--jobs wants a number from 1 to 64, not '%s'", arg);
+      return 0;
+    case TT_OPT_BACKEND:
+      if (strcmp(arg, "oracle") && strcmp(arg, "model"))
+        return tt_usage_error("eval", "--backend wants oracle (or model, the default), not '%s'", arg);
+      c->backend = arg;
+      return 0;
+    case TT_OPT_RESULTS: c->results = arg; return 0;
+    case TT_OPT_FRESH: c->fresh = true; return 0;
+    case TT_OPT_COMPARE: c->compare_a = arg; return 0;
+    case TT_OPT_BUDGET: {
       long b;
-      if (!tt_parse_long(optarg, 1, 10000000, &b))
-        return tt_usage_error("eval", "--budget wants a number of tokens, not '%s'", optarg);
+      if (!tt_parse_long(arg, 1, 10000000, &b))
+        return tt_usage_error("eval", "--budget wants a number of tokens, not '%s'", arg);
       if (c->nbudgets == TT_SCHEMA_BENCH_MAX_BUDGETS)
         return tt_usage_error("eval", "at most %d budgets", TT_SCHEMA_BENCH_MAX_BUDGETS);
       c->budgets[c->nbudgets++] = (size_t)b;
-      break;
+      return 0;
     }
-    case OPT_DETAILS: c->details = true; break;
-    case OPT_DB: c->db = optarg; break;
-    case OPT_ONLY: c->only = optarg; break;
-    case OPT_RUNS: c->runs = optarg; break;
-    case OPT_SINCE: c->since = optarg; break;
-    case OPT_PRICE_IN:
-    case OPT_PRICE_OUT:
-    case OPT_PRICE_CACHED: {
+    case TT_OPT_DETAILS: c->details = true; return 0;
+    case TT_OPT_DB: c->db = arg; return 0;
+    case TT_OPT_ONLY: c->only = arg; return 0;
+    case TT_OPT_RUNS: c->runs = arg; return 0;
+    case TT_OPT_SINCE: c->since = arg; return 0;
+    case TT_OPT_PRICE_IN:
+    case TT_OPT_PRICE_OUT:
+    case TT_OPT_PRICE_CACHED: {
       double v;
-      if (!tt_parse_double(optarg, 0, 1e6, &v))
-        return tt_usage_error("eval", "prices are US dollars per million tokens, not '%s'", optarg);
-      if (ch == OPT_PRICE_IN) c->price_in = v;
-      else if (ch == OPT_PRICE_OUT) c->price_out = v;
+      if (!tt_parse_double(arg, 0, 1e6, &v))
+        return tt_usage_error("eval", "prices are US dollars per million tokens, not '%s'", arg);
+      if (id == TT_OPT_PRICE_IN) c->price_in = v;
+      else if (id == TT_OPT_PRICE_OUT) c->price_out = v;
       else c->price_cached = v;
-      break;
+      return 0;
     }
-    case TT_OPT_JSON: c->json = true; break;
-    case 'h': fputs(tt_eval_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("eval", "option '%s' needs a value", argv[optind - 1]);
-    default: return tt_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
-    }
+    case TT_OPT_JSON: c->json = true; return 0;
   }
+  return 0;
+}
+
+static int tt_eval_options(int argc, char **argv, tt_eval_cli *c) {
+  int rc = tt_opts_parse(&tt_cmd_eval, argc, argv, 2, tt_eval_option, c); /* argv[1]: what */
+  if (rc != TT_OPTS_GO) return rc;
   if (c->compare_a && optind < argc) c->compare_b = argv[optind++];
   if (c->compare_a && !c->compare_b)
     return tt_usage_error("eval", "--compare wants two results files: --compare A.json B.json");
@@ -586,7 +580,7 @@ static int tt_eval_schema(tt_eval_cli *c) {
 int cmd_eval(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     if (argc < 2) return tt_usage_error("eval", "say what to evaluate: spider, behaviors, report or schema");
-    fputs(tt_eval_usage, stdout);
+    tt_opts_help(&tt_cmd_eval, stdout);
     return TT_EXIT_OK;
   }
   const char *what = argv[1];

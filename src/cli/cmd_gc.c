@@ -5,27 +5,45 @@
 #include "cli/cli.h"
 #include "store/store.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char tt_gc_usage[] =
-    "Usage: tabletalk gc [--older-than AGE] [--dry-run] [--json] [--state-dir DIR]\n"
-    "\n"
-    "Remove the traces (STATE/runs) and chart files (STATE/charts) older than\n"
-    "AGE: 30d, 12h, 2w or a number of days. The default is TABLETALK_KEEP (env,\n"
-    ".env or the config file; 90d when unset). Threads and models are kept.\n"
-    "ask and chat run the same clean-up once a day; TABLETALK_KEEP=never\n"
-    "turns that off.\n"
-    "\n"
-    "Options:\n"
-    "      --older-than AGE  remove what is older than AGE\n"
-    "      --dry-run         only count what would be removed\n"
-    "      --json            print {\"removed\":N,\"bytes\":N,\"kept\":N,\"failed\":N}\n"
-    "      --state-dir DIR   the state folder (default TABLETALK_STATE_DIR or\n"
-    "                        ~/.local/state/tabletalk)\n"
-    "  -h, --help            show this help\n";
+static const tt_opt tt_gc_own[] = {
+    {TT_OPT_OLDER_THAN, "older-than", 0, TT_ARG_REQUIRED, "AGE", "remove what is older than AGE (30d, 12h, 2w)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_DRY_RUN, "dry-run", 0, TT_ARG_NONE, NULL, "only count what would be removed", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "print {removed, bytes, kept, failed}", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", "the state folder (TABLETALK_STATE_DIR)", TT_COMPLETE_DIR, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_gc_group = {NULL, false, tt_gc_own};
+static const tt_opt_group *const tt_gc_groups[] = {&tt_gc_group, NULL};
+const tt_cmd_spec tt_cmd_gc = {
+    .name = "gc",
+    .usage = "tabletalk gc [--older-than AGE] [--dry-run] [--json] [--state-dir DIR]",
+    .about = "Remove the traces (STATE/runs) and chart files (STATE/charts) older than\n"
+             "AGE: 30d, 12h, 2w or a number of days. The default is TABLETALK_KEEP (env,\n"
+             ".env or the config file; 90d when unset). Threads and models are kept.\n"
+             "ask and chat run the same clean-up once a day; TABLETALK_KEEP=never\n"
+             "turns that off.",
+    .groups = tt_gc_groups,
+};
+
+typedef struct tt_gc_cli {
+  const char *older, *state;
+  bool dry, json;
+} tt_gc_cli;
+
+static int tt_gc_option(void *ud, int id, const char *arg) {
+  tt_gc_cli *g = ud;
+  switch (id) {
+  case TT_OPT_OLDER_THAN: g->older = arg; return 0;
+  case TT_OPT_DRY_RUN: g->dry = true; return 0;
+  case TT_OPT_JSON: g->json = true; return 0;
+  case TT_OPT_STATE_DIR: g->state = arg; return 0;
+  }
+  return 0;
+}
 
 long long tt_cli_keep_seconds(const tt_dotenv *env, bool *bad) {
   const char *keep = tt_config_get(env, "TABLETALK_KEEP");
@@ -44,31 +62,11 @@ void tt_cli_auto_gc(const tt_dotenv *env, const char *state_dir) {
 }
 
 int cmd_gc(int argc, char **argv) {
-  enum { OPT_OLDER = 256, OPT_DRY, OPT_JSON, OPT_STATE };
-  static const struct option opts[] = {
-      {"older-than", required_argument, NULL, OPT_OLDER},
-      {"dry-run", no_argument, NULL, OPT_DRY},
-      {"json", no_argument, NULL, OPT_JSON},
-      {"state-dir", required_argument, NULL, OPT_STATE},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  const char *older = NULL, *state = NULL;
-  bool dry = false, json = false;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_OLDER: older = optarg; break;
-    case OPT_DRY: dry = true; break;
-    case OPT_JSON: json = true; break;
-    case OPT_STATE: state = optarg; break;
-    case 'h': fputs(tt_gc_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("gc", "%s needs a value", argv[optind - 1]);
-    default: return tt_usage_error("gc", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  tt_gc_cli g = {.dry = false};
+  int rc0 = tt_opts_parse(&tt_cmd_gc, argc, argv, 1, tt_gc_option, &g);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  const char *older = g.older, *state = g.state;
+  bool dry = g.dry, json = g.json;
   if (optind < argc) return tt_usage_error("gc", "unexpected argument '%s'", argv[optind]);
   tt_dotenv *env = tt_config_load(".env");
   long long age;

@@ -17,17 +17,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char tt_learn_usage[] =
-    "Usage: tabletalk learn DB \"QUESTION\" \"SQL\" [--knowledge FILE]\n"
-    "\n"
-    "Add an example question and the SQL that answers it to the knowledge file\n"
-    "(DB.knowledge.json beside the database unless --knowledge names another;\n"
-    "created when absent). The SQL is run read-only first: SQL the guard refuses\n"
-    "or that fails is not added. The three examples nearest each question are\n"
-    "shown to the model.\n"
-    "\n"
-    "Exit codes: 0 added, 1 SQL error or file not writable, 2 usage or malformed\n"
-    "knowledge file, 3 refused by the guard.\n";
+static const tt_opt tt_learn_own[] = {
+    {TT_OPT_KNOWLEDGE, "knowledge", 'k', TT_ARG_REQUIRED, "FILE", "the knowledge file (DB.knowledge.json)", TT_COMPLETE_FILE, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_learn_group = {NULL, false, tt_learn_own};
+static const tt_opt_group *const tt_learn_groups[] = {&tt_learn_group, NULL};
+const tt_cmd_spec tt_cmd_learn = {
+    .name = "learn",
+    .usage = "tabletalk learn DB \"QUESTION\" \"SQL\" [--knowledge FILE]",
+    .about = "Add an example question and the SQL that answers it to the knowledge file\n"
+             "(created when absent). The SQL is run read-only first: SQL the guard\n"
+             "refuses or that fails is not added. The model sees the three nearest.",
+    .groups = tt_learn_groups,
+    .footer = "Exit codes: 0 added, 1 SQL error or file not writable, 2 usage or malformed\n"
+              "knowledge file, 3 refused by the guard.",
+    .args = TT_COMPLETE_FILE,
+};
+
+static int tt_learn_option(void *ud, int id, const char *arg) {
+  if (id == TT_OPT_KNOWLEDGE) *(const char **)ud = arg;
+  return 0;
+}
 
 /* Writes text to path through a temporary file in the same folder. */
 static bool tt_write_replace(const char *path, const char *text) {
@@ -58,23 +69,9 @@ static bool tt_write_replace(const char *path, const char *text) {
 }
 
 int cmd_learn(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"knowledge", required_argument, NULL, 'k'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
   const char *given = NULL;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":k:h", opts, NULL)) != -1) {
-    switch (c) {
-    case 'k': given = optarg; break;
-    case 'h': fputs(tt_learn_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("learn", "option '%s' needs a value", argv[optind - 1]);
-    default: return tt_usage_error("learn", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  int rc0 = tt_opts_parse(&tt_cmd_learn, argc, argv, 1, tt_learn_option, &given);
+  if (rc0 != TT_OPTS_GO) return rc0;
   if (argc - optind != 3)
     return tt_usage_error("learn", "give a database file, the question and the SQL that answers it");
   const char *db_path = argv[optind], *question = argv[optind + 1], *sql = argv[optind + 2];

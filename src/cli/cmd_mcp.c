@@ -12,35 +12,57 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char tt_mcp_usage[] =
-    "Usage: tabletalk serve-mcp DB [options]\n"
-    "\n"
-    "Serve DB to MCP clients (read-only): the tools ask_database\n"
-    "(questions in plain language, through the agent), run_sql and describe_schema,\n"
-    "a resource per table, and prompts. stdio by default; stdout carries only\n"
-    "protocol messages, diagnostics go to stderr.\n"
-    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
-    "per file, loaded in memory; nothing is written beside them).\n"
-    "\n"
-    "  claude mcp add tabletalk -- tabletalk serve-mcp /path/to/db.sqlite\n"
-    "\n"
-    "Options:\n"
-    "      --http [HOST:]PORT   serve Streamable HTTP at http://HOST:PORT/mcp instead\n"
-    "                           (HOST 127.0.0.1 unless given; PORT 0 picks one); a\n"
-    "                           TABLETALK_MCP_TOKEN in the environment or ./.env must\n"
-    "                           then come as Authorization: Bearer TOKEN\n"
-    "      --allow-origin URL   let browser pages from URL call the HTTP server\n"
-    "                           (loopback origins always may; repeatable)\n"
-    "      --max-message BYTES  largest message accepted (1048576)\n"
-    "      --workers N          questions answered at once over stdio (4)\n"
-    "      --no-cache           run every run_sql statement, even a repeat on an\n"
-    "                           unchanged database\n"
-    "  -h, --help               show this help\n"
-    TT_AGENT_OPTIONS_HELP
-    "\n"
-    "Exit codes: 0 after the input ends or SIGINT/SIGTERM, 1 failure, 2 usage.\n";
+typedef struct tt_mcp_cli {
+  tt_cli_agent_opts o;
+  tt_mcp_config cfg;
+  const char *http;
+  const char **origins;
+  size_t norigins;
+} tt_mcp_cli;
 
-enum { TT_OPT_HTTP = 400, TT_OPT_ALLOW_ORIGIN, TT_OPT_MAX_MESSAGE, TT_OPT_WORKERS, TT_OPT_NO_CACHE };
+static const tt_opt tt_mcp_own[] = {
+    {TT_OPT_HTTP, "http", 0, TT_ARG_REQUIRED, "[HOST:]PORT", "serve Streamable HTTP at /mcp instead", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_ALLOW_ORIGIN, "allow-origin", 0, TT_ARG_REQUIRED, "URL", "let browser pages from URL call it", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_MAX_MESSAGE, "max-message", 0, TT_ARG_REQUIRED, "BYTES", "largest message accepted (1048576)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_WORKERS, "workers", 0, TT_ARG_REQUIRED, "N", "questions answered at once over stdio (4)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_NO_CACHE, "no-cache", 0, TT_ARG_NONE, NULL, "run every run_sql, even a repeat", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_mcp_group = {NULL, false, tt_mcp_own};
+static const tt_opt_group *const tt_mcp_groups[] = {&tt_mcp_group, &tt_opts_model, &tt_opts_limits, &tt_opts_db, NULL};
+const tt_cmd_spec tt_cmd_mcp = {
+    .name = "serve-mcp",
+    .usage = "tabletalk serve-mcp DB [options]",
+    .about = "Serve DB read-only to MCP clients: the tools ask_database, run_sql and\n"
+             "describe_schema, a resource per table, prompts.\n" TT_DB_IS "\n"
+             "stdio unless --http: claude mcp add tabletalk -- tabletalk serve-mcp DB",
+    .groups = tt_mcp_groups,
+    .footer = "Exit codes: 0 after the input ends or SIGINT/SIGTERM, 1 failure, 2 usage.",
+    .args = TT_COMPLETE_FILE,
+};
+
+static int tt_mcp_option(void *ud, int id, const char *arg) {
+  tt_mcp_cli *m = ud;
+  int r = tt_cli_agent_option(id, arg, &m->o, "serve-mcp");
+  if (r >= 0) return r;
+  long n;
+  switch (id) {
+  case TT_OPT_HTTP: m->http = arg; return 0;
+  case TT_OPT_ALLOW_ORIGIN: m->origins[m->norigins++] = arg; return 0;
+  case TT_OPT_MAX_MESSAGE:
+    if (!tt_parse_long(arg, 1024, 1L << 30, &n))
+      return tt_usage_error("serve-mcp", "--max-message wants bytes from 1024, not '%s'", arg);
+    m->cfg.max_message = (size_t)n;
+    return 0;
+  case TT_OPT_WORKERS:
+    if (!tt_parse_long(arg, 1, 64, &n))
+      return tt_usage_error("serve-mcp", "--workers wants a number from 1 to 64, not '%s'", arg);
+    m->cfg.workers = (int)n;
+    return 0;
+  case TT_OPT_NO_CACHE: m->cfg.no_cache = true; return 0;
+  }
+  return 0;
+}
 
 typedef struct tt_mcp_llm_ctx {
   const tt_dotenv *dotenv;
@@ -72,61 +94,20 @@ static bool tt_parse_listen(const char *s, char *host, size_t hostsz, long *port
 }
 
 int cmd_serve_mcp(int argc, char **argv) {
-  static const struct option opts[] = {
-      TT_AGENT_LONG_OPTIONS,
-      {"http", required_argument, NULL, TT_OPT_HTTP},
-      {"allow-origin", required_argument, NULL, TT_OPT_ALLOW_ORIGIN},
-      {"max-message", required_argument, NULL, TT_OPT_MAX_MESSAGE},
-      {"workers", required_argument, NULL, TT_OPT_WORKERS},
-      {"no-cache", no_argument, NULL, TT_OPT_NO_CACHE},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  tt_cli_agent_opts o;
-  tt_cli_agent_defaults(&o);
-  o.quiet = true; /* no progress bars from the model on a server */
-  tt_mcp_config cfg = tt_mcp_default_config();
-  const char *http = NULL;
-  const char **origins = tt_xcalloc((size_t)argc + 1, sizeof *origins);
-  size_t norigins = 0;
-  long n;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    int r = tt_cli_agent_option(c, optarg, &o, "serve-mcp");
-    if (r > 0) {
-      free(origins);
-      return r;
-    }
-    if (r == 0) continue;
-    int bad = 0;
-    switch (c) {
-    case TT_OPT_HTTP: http = optarg; break;
-    case TT_OPT_ALLOW_ORIGIN: origins[norigins++] = optarg; break;
-    case TT_OPT_MAX_MESSAGE:
-      if (!tt_parse_long(optarg, 1024, 1L << 30, &n))
-        bad = tt_usage_error("serve-mcp", "--max-message wants bytes from 1024, not '%s'", optarg);
-      cfg.max_message = (size_t)n;
-      break;
-    case TT_OPT_WORKERS:
-      if (!tt_parse_long(optarg, 1, 64, &n))
-        bad = tt_usage_error("serve-mcp", "--workers wants a number from 1 to 64, not '%s'", optarg);
-      cfg.workers = (int)n;
-      break;
-    case TT_OPT_NO_CACHE: cfg.no_cache = true; break;
-    case 'h':
-      fputs(tt_mcp_usage, stdout);
-      free(origins);
-      return TT_EXIT_OK;
-    case ':': bad = tt_usage_error("serve-mcp", "option '%s' needs a value", argv[optind - 1]); break;
-    default: bad = tt_usage_error("serve-mcp", "unknown option '%s'", argv[optind - 1]); break;
-    }
-    if (bad) {
-      free(origins);
-      return bad;
-    }
+  tt_mcp_cli m = {.cfg = tt_mcp_default_config()};
+  tt_cli_agent_defaults(&m.o);
+  m.o.quiet = true; /* no progress bars from the model on a server */
+  m.origins = tt_xcalloc((size_t)argc + 1, sizeof *m.origins);
+  int rc0 = tt_opts_parse(&tt_cmd_mcp, argc, argv, 1, tt_mcp_option, &m);
+  if (rc0 != TT_OPTS_GO) {
+    free(m.origins);
+    return rc0;
   }
+  tt_cli_agent_opts o = m.o;
+  tt_mcp_config cfg = m.cfg;
+  const char *http = m.http;
+  const char **origins = m.origins;
+  size_t norigins = m.norigins;
   if (argc - optind != 1) {
     free(origins);
     return tt_usage_error("serve-mcp", argc - optind < 1 ? "give a database file"

@@ -62,35 +62,66 @@ static const tt_known_model tt_known_models[] = {
 };
 #define TT_KNOWN_MODELS (sizeof tt_known_models / sizeof tt_known_models[0])
 
-static const char tt_pull_usage[] =
-    "Usage: tabletalk pull [NAME|URL] [options]\n"
-    "\n"
-    "Download a GGUF model into the models folder (TABLETALK_DATA_DIR, default\n"
-    "~/.local/share/tabletalk/models) and make it the default for ask and chat.\n"
-    "Without NAME, the default model (qwen2.5-coder-7b); --list shows what each\n"
-    "model is good at, its size and RAM. URL: an https URL of a .gguf file (plain\n"
-    "http only from this machine, e.g. a local mirror); for a model split into\n"
-    "parts (NAME-00001-of-00003.gguf) any part's URL fetches every part. An\n"
-    "interrupted download resumes when run again; the sha256 the server announces\n"
-    "(and for the Qwen models the one pull knows) is checked before the file is\n"
-    "used. HF_ENDPOINT replaces https://huggingface.co for the named models.\n"
-    "\n"
-    "Options:\n"
-    "      --list          the models pull knows\n"
-    "      --no-default    keep the current default model\n"
-    "  -h, --help          show this help\n";
+static const tt_opt tt_pull_own[] = {
+    {TT_OPT_LIST, "list", 0, TT_ARG_NONE, NULL, "the models pull knows, their size and RAM", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_NO_DEFAULT, "no-default", 0, TT_ARG_NONE, NULL, "keep the current default model", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_pull_group = {NULL, false, tt_pull_own};
+static const tt_opt_group *const tt_pull_groups[] = {&tt_pull_group, NULL};
+const tt_cmd_spec tt_cmd_pull = {
+    .name = "pull",
+    .usage = "tabletalk pull [NAME|URL] [options]",
+    .about = "Download a GGUF model into the models folder (TABLETALK_DATA_DIR, default\n"
+             "~/.local/share/tabletalk/models) and make it the default for ask and chat.\n"
+             "Without NAME, qwen2.5-coder-7b. URL: an https URL of a .gguf file (plain\n"
+             "http only from this machine, e.g. a local mirror); any part of a split\n"
+             "model fetches every part. Downloads resume; the sha256 is checked.\n"
+             "HF_ENDPOINT replaces https://huggingface.co for the named models.",
+    .groups = tt_pull_groups,
+    .args = TT_COMPLETE_WORDS,
+    /* the names in tt_known_models */
+    .words = "qwen2.5-coder-7b qwen2.5-coder-3b qwen2.5-coder-1.5b qwen3-8b qwen3-4b omnisql-7b "
+             "xiyan-7b",
+};
 
-static const char tt_models_usage[] =
-    "Usage: tabletalk models [--json]\n"
-    "       tabletalk models rm NAME\n"
-    "       tabletalk models --which\n"
-    "\n"
-    "List the installed models (the default one is marked; a model split into\n"
-    "parts counts once) and the models `tabletalk pull` knows. --which prints\n"
-    "the model `ask` would use, as LOCATION<TAB>SOURCE (a GGUF file or an\n"
-    "endpoint URL, and the flag, variable or default it came from), or exits 1\n"
-    "when none is set up. rm NAME deletes an installed model (every part of a\n"
-    "split one; the default link too when it pointed there).\n";
+static const tt_opt tt_models_own[] = {
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: installed and known", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_WHICH, "which", 0, TT_ARG_NONE, NULL, "print the model ask would use and why", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_models_group = {NULL, false, tt_models_own};
+static const tt_opt_group *const tt_models_groups[] = {&tt_models_group, NULL};
+const tt_cmd_spec tt_cmd_models = {
+    .name = "models",
+    .usage = "tabletalk models [--json]\ntabletalk models rm NAME\ntabletalk models --which",
+    .about = "List the installed models (the default marked; a split model counts once)\n"
+             "and the models `tabletalk pull` knows. --which prints LOCATION<TAB>SOURCE\n"
+             "of the model ask would use, or exits 1 when none is set up. rm NAME\n"
+             "deletes an installed model (every part; the default link if it was it).",
+    .groups = tt_models_groups,
+    .args = TT_COMPLETE_WORDS,
+    .words = "rm",
+};
+
+/* models rm NAME: its help is models'; it takes no options of its own */
+static const tt_opt_group *const tt_models_rm_groups[] = {NULL};
+static const tt_cmd_spec tt_cmd_models_rm = {
+    .name = "models",
+    .usage = "tabletalk models rm NAME",
+    .about = "Delete the installed model NAME (as `tabletalk models` lists it): every\n"
+             "part of a split one, and the default link when it pointed there.",
+    .groups = tt_models_rm_groups,
+};
+
+/* pull's and models' flags: bit 0 set, bit 1 cleared by its option. */
+static int tt_flag_option(void *ud, int id, const char *arg) {
+  (void)arg;
+  int *flags = ud;
+  if (id == TT_OPT_LIST || id == TT_OPT_JSON) *flags |= 1;
+  if (id == TT_OPT_NO_DEFAULT || id == TT_OPT_WHICH) *flags |= 2;
+  return 0;
+}
 
 /* models --which: the model ask would use, from the same configuration. */
 static int tt_models_which(void) {
@@ -273,25 +304,11 @@ static int tt_pull_one(const char *url, const char *dir, const char *file, int p
 }
 
 int cmd_pull(int argc, char **argv) {
-  enum { OPT_LIST = 256, OPT_NO_DEFAULT };
-  static const struct option opts[] = {
-      {"list", no_argument, NULL, OPT_LIST},
-      {"no-default", no_argument, NULL, OPT_NO_DEFAULT},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  bool set_default = true;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_LIST: return tt_pull_list();
-    case OPT_NO_DEFAULT: set_default = false; break;
-    case 'h': fputs(tt_pull_usage, stdout); return TT_EXIT_OK;
-    default: return tt_usage_error("pull", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  int flags = 0;
+  int rc0 = tt_opts_parse(&tt_cmd_pull, argc, argv, 1, tt_flag_option, &flags);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  if (flags & 1) return tt_pull_list();
+  bool set_default = !(flags & 2);
   if (argc - optind > 1) return tt_usage_error("pull", "give one model name or URL");
   const char *what = optind < argc ? argv[optind] : tt_known_models[0].name;
   const tt_known_model *known = tt_known_model_named(what);
@@ -387,9 +404,12 @@ static bool tt_installed_at(const char *dir, const char *name, tt_installed *m) 
  * name pull knows it by), every part of a split model, and the default
  * link when it pointed there. */
 static int tt_models_rm(int argc, char **argv) {
-  if (argc != 2 || argv[1][0] == '-')
+  int flags = 0; /* options after rm: only --help */
+  int rc0 = tt_opts_parse(&tt_cmd_models_rm, argc, argv, 2, tt_flag_option, &flags);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  if (argc - optind != 1)
     return tt_usage_error("models", "models rm takes one installed model's name (see tabletalk models)");
-  const char *name = argv[1];
+  const char *name = argv[optind];
   if (strchr(name, '/') || strcmp(name, "default.gguf") == 0 || strcmp(name, "default") == 0)
     return tt_usage_error("models", "give a model's name as tabletalk models lists it, not '%s'", name);
   char *dir = tt_models_dir();
@@ -436,16 +456,13 @@ static int tt_models_rm(int argc, char **argv) {
 }
 
 int cmd_models(int argc, char **argv) {
-  if (argc >= 2 && strcmp(argv[1], "rm") == 0) return tt_models_rm(argc - 1, argv + 1);
-  bool json = false;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) json = true;
-    else if (strcmp(argv[i], "--which") == 0) return tt_models_which();
-    else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-      fputs(tt_models_usage, stdout);
-      return TT_EXIT_OK;
-    } else return tt_usage_error("models", "unknown argument '%s'", argv[i]);
-  }
+  if (argc >= 2 && strcmp(argv[1], "rm") == 0) return tt_models_rm(argc, argv);
+  int flags = 0;
+  int rc0 = tt_opts_parse(&tt_cmd_models, argc, argv, 1, tt_flag_option, &flags);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  if (optind < argc) return tt_usage_error("models", "unknown argument '%s'", argv[optind]);
+  if (flags & 2) return tt_models_which();
+  bool json = flags & 1;
   char *dir = tt_models_dir();
   char *link = tt_xasprintf("%s/default.gguf", dir);
   char target[4096] = {0};

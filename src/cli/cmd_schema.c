@@ -14,32 +14,64 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char tt_schema_usage[] =
-    "Usage: tabletalk schema DB [TABLE...] [options]\n"
-    "\n"
-    "Show the tables and views of DB as the model sees them:\n"
-    "columns with types, primary and foreign keys, descriptions from SQL\n"
-    "comments, the most frequent values of text columns, row counts, and the\n"
-    "estimated prompt tokens.\n"
-    "Name tables to show only those.\n"
-    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
-    "per file, loaded in memory; nothing is written beside them).\n"
-    "\n"
-    "Options:\n"
-    "      --json        print one JSON object ({\"tables\":[...],\"token_estimate\":N})\n"
-    "      --budget [N]  show what the first prompt of a question costs in tokens\n"
-    "                    (rules, tools, table index, cards, total) under a schema\n"
-    "                    budget of N tokens (default 2000, as --schema-budget)\n"
-    "      --question TEXT  show what the model gets for this question: the\n"
-    "                    tables chosen to go in full and why, then their cards\n"
-    "                    and the prompt's cost (under --budget, default 2000)\n"
-    "      --scores      with --question, each table's ranking score too\n"
-    "      --knowledge FILE  the knowledge file to use (default: DB.knowledge.json\n"
-    "                    beside the database, when there is one)\n"
-    "      --immutable   open with immutable=1 (no locking)\n"
-    "      --header, --no-header  a CSV file's first line names the columns, or\n"
-    "                    is data (default: guessed from the values)\n"
-    "  -h, --help        show this help\n";
+static const tt_opt tt_schema_own[] = {
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: tables, token_estimate", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_BUDGET, "budget", 0, TT_ARG_OPTIONAL, "N", "the first prompt's cost in tokens (2000)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_QUESTION, "question", 0, TT_ARG_REQUIRED, "TEXT", "what the model gets for this question", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_SCORES, "scores", 0, TT_ARG_NONE, NULL, "with --question, each table's score", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_KNOWLEDGE, "knowledge", 0, TT_ARG_REQUIRED, "FILE", "the knowledge file (DB.knowledge.json)", TT_COMPLETE_FILE, NULL},
+    {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_schema_group = {NULL, false, tt_schema_own};
+static const tt_opt_group *const tt_schema_groups[] = {&tt_schema_group, NULL};
+const tt_cmd_spec tt_cmd_schema = {
+    .name = "schema",
+    .usage = "tabletalk schema DB [TABLE...] [options]",
+    .about = "Show the tables and views of DB as the model sees them: columns, keys,\n"
+             "descriptions, frequent values, row counts and the estimated prompt\n"
+             "tokens. Name tables to show only those.\n" TT_DB_IS,
+    .groups = tt_schema_groups,
+    .args = TT_COMPLETE_FILE,
+};
+
+typedef struct tt_schema_cli {
+  int argc;
+  char **argv;
+  tt_db_opts o;
+  bool as_json, cost, scores;
+  const char *question, *knowledge;
+  long budget;
+} tt_schema_cli;
+
+static int tt_schema_option(void *ud, int id, const char *val) {
+  tt_schema_cli *s = ud;
+  switch (id) {
+  case TT_OPT_JSON: s->as_json = true; return 0;
+  case TT_OPT_IMMUTABLE: s->o.immutable = true; return 0;
+  case TT_OPT_HEADER: s->o.csv_header = TT_CSV_HEADER_YES; return 0;
+  case TT_OPT_NO_HEADER: s->o.csv_header = TT_CSV_HEADER_NO; return 0;
+  case TT_OPT_BUDGET: {
+    s->cost = true;
+    /* --budget=N, or --budget N when the next word is a number */
+    const char *arg = val;
+    if (!arg && optind < s->argc && isdigit((unsigned char)s->argv[optind][0])) arg = s->argv[optind++];
+    if (arg && !tt_parse_long(arg, 100, 1000000, &s->budget))
+      return tt_usage_error("schema", "--budget takes a number of tokens from 100 to 1000000");
+    return 0;
+  }
+  case TT_OPT_QUESTION:
+    if (!*val) return tt_usage_error("schema", "--question wants the question's text");
+    s->question = val;
+    s->cost = true;
+    return 0;
+  case TT_OPT_SCORES: s->scores = true; return 0;
+  case TT_OPT_KNOWLEDGE: s->knowledge = val; return 0;
+  }
+  return 0;
+}
 
 static void tt_list_names(tt_buf *b, const tt_schema *s) {
   for (size_t i = 0; i < tt_schema_count(s); i++) {
@@ -163,53 +195,14 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, const char
 }
 
 int cmd_schema(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_IMMUTABLE, OPT_BUDGET, OPT_QUESTION, OPT_SCORES, OPT_KNOWLEDGE,
-         OPT_HEADER, OPT_NO_HEADER };
-  static const struct option opts[] = {
-      {"json", no_argument, NULL, OPT_JSON},
-      {"immutable", no_argument, NULL, OPT_IMMUTABLE},
-      {"header", no_argument, NULL, OPT_HEADER},
-      {"no-header", no_argument, NULL, OPT_NO_HEADER},
-      {"budget", optional_argument, NULL, OPT_BUDGET},
-      {"question", required_argument, NULL, OPT_QUESTION},
-      {"scores", no_argument, NULL, OPT_SCORES},
-      {"knowledge", required_argument, NULL, OPT_KNOWLEDGE},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  tt_db_opts o = tt_db_default_opts();
-  bool as_json = false, cost = false, scores = false;
-  const char *question = NULL, *knowledge = NULL;
-  long budget = (long)tt_agent_default_opts().schema_budget;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_JSON: as_json = true; break;
-    case OPT_IMMUTABLE: o.immutable = true; break;
-    case OPT_HEADER: o.csv_header = TT_CSV_HEADER_YES; break;
-    case OPT_NO_HEADER: o.csv_header = TT_CSV_HEADER_NO; break;
-    case OPT_BUDGET: {
-      cost = true;
-      /* --budget=N, or --budget N when the next word is a number */
-      const char *arg = optarg;
-      if (!arg && optind < argc && isdigit((unsigned char)argv[optind][0])) arg = argv[optind++];
-      if (arg && !tt_parse_long(arg, 100, 1000000, &budget))
-        return tt_usage_error("schema", "--budget takes a number of tokens from 100 to 1000000");
-      break;
-    }
-    case OPT_QUESTION:
-      if (!*optarg) return tt_usage_error("schema", "--question wants the question's text");
-      question = optarg;
-      cost = true;
-      break;
-    case OPT_SCORES: scores = true; break;
-    case OPT_KNOWLEDGE: knowledge = optarg; break;
-    case 'h': fputs(tt_schema_usage, stdout); return TT_EXIT_OK;
-    default: return tt_usage_error("schema", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  tt_schema_cli sc = {.argc = argc, .argv = argv, .o = tt_db_default_opts(),
+                      .budget = (long)tt_agent_default_opts().schema_budget};
+  int rc0 = tt_opts_parse(&tt_cmd_schema, argc, argv, 1, tt_schema_option, &sc);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  tt_db_opts o = sc.o;
+  bool as_json = sc.as_json, cost = sc.cost, scores = sc.scores;
+  const char *question = sc.question, *knowledge = sc.knowledge;
+  long budget = sc.budget;
   if (optind >= argc) return tt_usage_error("schema", "give a database file");
   const char *path = argv[optind++];
 

@@ -14,40 +14,68 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static const char tt_sql_usage[] =
-    "Usage: tabletalk sql DB \"SQL\" [options]\n"
-    "       tabletalk sql DB - [options]    (read the SQL from standard input)\n"
-    "\n"
-    "Run one read-only SQL query on DB and print the rows.\n"
-    "Writes, schema changes, ATTACH, PRAGMA statements, extensions and\n"
-    "several statements at once are refused, with the reason.\n"
-    "DB is a SQLite file, a .csv or .tsv file, or a folder of them (a table\n"
-    "per file, loaded in memory; nothing is written beside them).\n"
-    "\n"
-    "Options:\n"
-    "  -f, --format FMT     table (default), csv, tsv or json\n"
-    "      --json           the same as --format json\n"
-    "  -t, --timeout SECS   stop the query after SECS seconds of work (default 5)\n"
-    "      --max-rows N     at most N rows (table: 200 by default; csv, tsv and\n"
-    "                       json write every row unless this is given)\n"
-    "      --max-bytes N    at most N bytes of values (table: 1000000 by default)\n"
-    "      --immutable      open with immutable=1: no locking; only for files\n"
-    "                       that nothing else changes\n"
-    "      --header, --no-header  a CSV file's first line names the columns, or\n"
-    "                       is data (default: guessed from the values)\n"
-    "  -h, --help           show this help\n"
-    "\n"
-    "SQL that starts with '-' goes after '--':  tabletalk sql DB -- \"-- note\n"
-    "SELECT 1\"\n"
-    "\n"
-    "csv, tsv and json stream every row (blobs as \\x hex); a cut by --max-rows\n"
-    "or --max-bytes is announced on stderr. JSON: {\"columns\":[...],\n"
-    "\"column_types\":[...],\"rows\":[[...]],\"row_count\":N,\"truncated\":B,\n"
-    "\"elapsed_ms\":N} (with \"truncated_by\" when cut) or {\"error\":{\"kind\":\n"
-    "\"refused|timeout|limit|sql|io\",\"reason\":\"write|...\",\"message\":\"...\"}}.\n"
-    "\n"
-    "Exit codes: 0 ok, 1 SQL error or unreadable file, 2 usage, 3 refused by\n"
-    "the guard, 4 stopped by a limit (time, memory, size).\n";
+static const tt_opt tt_sql_own[] = {
+    {TT_OPT_FORMAT, "format", 'f', TT_ARG_REQUIRED, "FMT", "table (default), csv, tsv or json", TT_COMPLETE_WORDS, "table csv tsv json"},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "the same as --format json", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_SQL_TIMEOUT, "timeout", 't', TT_ARG_REQUIRED, "SECS", "stop the query after SECS s of work (5)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", "at most N rows (table: 200; others: all)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_MAX_BYTES, "max-bytes", 0, TT_ARG_REQUIRED, "N", "at most N bytes of values (table: 1000000)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_sql_group = {NULL, false, tt_sql_own};
+static const tt_opt_group *const tt_sql_groups[] = {&tt_sql_group, NULL};
+const tt_cmd_spec tt_cmd_sql = {
+    .name = "sql",
+    .usage = "tabletalk sql DB \"SQL\" [options]\ntabletalk sql DB - [options]    (read the SQL from standard input)",
+    .about = "Run one read-only SQL query on DB and print the rows. Writes, schema\n"
+             "changes, ATTACH, PRAGMA, extensions and several statements at once are\n"
+             "refused, with the reason.\n" TT_DB_IS,
+    .groups = tt_sql_groups,
+    .footer = "SQL that starts with '-' goes after '--'. csv, tsv and json stream every row.\n"
+              "Exit codes: 0 ok, 1 SQL error, 2 usage, 3 refused, 4 stopped by a limit.",
+    .args = TT_COMPLETE_FILE,
+};
+
+typedef struct tt_sql_cli {
+  tt_db_opts o;
+  tt_format fmt;
+  bool rows_given, bytes_given;
+} tt_sql_cli;
+
+static int tt_sql_option(void *ud, int id, const char *arg) {
+  tt_sql_cli *q = ud;
+  long n;
+  switch (id) {
+  case TT_OPT_FORMAT:
+    if (!tt_format_parse(arg, &q->fmt) || q->fmt == TT_FMT_MARKDOWN)
+      return tt_usage_error("sql", "unknown format '%s' (use table, csv, tsv or json)", arg);
+    return 0;
+  case TT_OPT_JSON: q->fmt = TT_FMT_JSON; return 0;
+  case TT_OPT_SQL_TIMEOUT:
+    if (!tt_parse_double(arg, 0.001, 86400, &q->o.timeout_s))
+      return tt_usage_error("sql", "--timeout wants seconds between 0.001 and 86400, not '%s'", arg);
+    return 0;
+  case TT_OPT_MAX_ROWS:
+    if (!tt_parse_long(arg, 1, 100000000, &n))
+      return tt_usage_error("sql", "--max-rows wants a number from 1 to 100000000, not '%s'", arg);
+    q->o.max_rows = n;
+    q->rows_given = true;
+    return 0;
+  case TT_OPT_MAX_BYTES:
+    if (!tt_parse_long(arg, 1, 1L << 32, &n))
+      return tt_usage_error("sql", "--max-bytes wants a number from 1 to 4294967296, not '%s'", arg);
+    q->o.max_bytes = n;
+    q->bytes_given = true;
+    return 0;
+  case TT_OPT_IMMUTABLE: q->o.immutable = true; return 0;
+  case TT_OPT_HEADER: q->o.csv_header = TT_CSV_HEADER_YES; return 0;
+  case TT_OPT_NO_HEADER: q->o.csv_header = TT_CSV_HEADER_NO; return 0;
+  }
+  return 0;
+}
 
 /* The watchdog's message is prepared before it is armed: the signal
  * handler may only write() and _exit(). */
@@ -153,57 +181,12 @@ static int tt_print_table(const tt_result *r) {
 }
 
 int cmd_sql(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_IMMUTABLE, OPT_HEADER, OPT_NO_HEADER };
-  static const struct option opts[] = {
-      {"format", required_argument, NULL, 'f'},
-      {"json", no_argument, NULL, OPT_JSON},
-      {"timeout", required_argument, NULL, 't'},
-      {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
-      {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
-      {"immutable", no_argument, NULL, OPT_IMMUTABLE},
-      {"header", no_argument, NULL, OPT_HEADER},
-      {"no-header", no_argument, NULL, OPT_NO_HEADER},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  tt_db_opts o = tt_db_default_opts();
-  tt_format fmt = TT_FMT_TABLE;
-  bool rows_given = false, bytes_given = false;
-  long n;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":f:t:h", opts, NULL)) != -1) {
-    switch (c) {
-    case 'f':
-      if (!tt_format_parse(optarg, &fmt) || fmt == TT_FMT_MARKDOWN)
-        return tt_usage_error("sql", "unknown format '%s' (use table, csv, tsv or json)", optarg);
-      break;
-    case OPT_JSON: fmt = TT_FMT_JSON; break;
-    case 't':
-      if (!tt_parse_double(optarg, 0.001, 86400, &o.timeout_s))
-        return tt_usage_error("sql", "--timeout wants seconds between 0.001 and 86400, not '%s'", optarg);
-      break;
-    case OPT_MAX_ROWS:
-      if (!tt_parse_long(optarg, 1, 100000000, &n))
-        return tt_usage_error("sql", "--max-rows wants a number from 1 to 100000000, not '%s'", optarg);
-      o.max_rows = n;
-      rows_given = true;
-      break;
-    case OPT_MAX_BYTES:
-      if (!tt_parse_long(optarg, 1, 1L << 32, &n))
-        return tt_usage_error("sql", "--max-bytes wants a number from 1 to 4294967296, not '%s'", optarg);
-      o.max_bytes = n;
-      bytes_given = true;
-      break;
-    case OPT_IMMUTABLE: o.immutable = true; break;
-    case OPT_HEADER: o.csv_header = TT_CSV_HEADER_YES; break;
-    case OPT_NO_HEADER: o.csv_header = TT_CSV_HEADER_NO; break;
-    case 'h': fputs(tt_sql_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("sql", "option '%s' needs a value", argv[optind - 1]);
-    default: return tt_usage_error("sql", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  tt_sql_cli q = {.o = tt_db_default_opts(), .fmt = TT_FMT_TABLE};
+  int rc0 = tt_opts_parse(&tt_cmd_sql, argc, argv, 1, tt_sql_option, &q);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  tt_db_opts o = q.o;
+  tt_format fmt = q.fmt;
+  bool rows_given = q.rows_given, bytes_given = q.bytes_given;
   if (argc - optind != 2)
     return tt_usage_error("sql", argc - optind < 2 ? "give a database file and the SQL (or - to read it from standard input)"
                                                    : "too many arguments; quote the SQL as one argument");

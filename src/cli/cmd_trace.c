@@ -7,19 +7,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char tt_trace_usage[] =
-    "Usage: tabletalk trace latest|list|RUN_ID [options]\n"
-    "\n"
-    "Show what happened in a run: each model call (tool chosen, time, tokens),\n"
-    "each query (rows, time, errors), answer checks and the result. `list`\n"
-    "shows recent runs.\n"
-    "\n"
-    "Options:\n"
-    "      --json            the events as a JSON array (list: an array of runs)\n"
-    "  -n, --limit N         how many runs `list` shows (default 20)\n"
-    "      --state-dir DIR   where traces live (TABLETALK_STATE_DIR,\n"
-    "                        default ~/.local/state/tabletalk)\n"
-    "  -h, --help            show this help\n";
+static const tt_opt tt_trace_own[] = {
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "the events as JSON (list: an array of runs)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_LIMIT, "limit", 'n', TT_ARG_REQUIRED, "N", "how many runs `list` shows (20)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", "where traces live (TABLETALK_STATE_DIR)", TT_COMPLETE_DIR, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_trace_group = {NULL, false, tt_trace_own};
+static const tt_opt_group *const tt_trace_groups[] = {&tt_trace_group, NULL};
+const tt_cmd_spec tt_cmd_trace = {
+    .name = "trace",
+    .usage = "tabletalk trace latest|list|RUN_ID [options]",
+    .about = "Show what happened in a run: each model call (tool, time, tokens), each\n"
+             "query (rows, time, errors), answer checks and the result. `list` shows\n"
+             "recent runs.",
+    .groups = tt_trace_groups,
+    .args = TT_COMPLETE_WORDS,
+    .words = "latest list",
+};
+
+typedef struct tt_trace_cli {
+  bool json;
+  long limit;
+  const char *state;
+} tt_trace_cli;
+
+static int tt_trace_option(void *ud, int id, const char *arg) {
+  tt_trace_cli *t = ud;
+  switch (id) {
+  case TT_OPT_JSON: t->json = true; return 0;
+  case TT_OPT_LIMIT:
+    if (!tt_parse_long(arg, 1, 100000, &t->limit))
+      return tt_usage_error("trace", "--limit wants a number, not '%s'", arg);
+    return 0;
+  case TT_OPT_STATE_DIR: t->state = arg; return 0;
+  }
+  return 0;
+}
 
 static const char *tt_jstr(const json_t *o, const char *key) {
   const char *s = json_string_value(json_object_get(o, key));
@@ -235,33 +259,12 @@ static int tt_trace_list_print(const char *state_dir, long limit, bool json) {
 }
 
 int cmd_trace(int argc, char **argv) {
-  enum { OPT_JSON = 256, OPT_STATE_DIR };
-  static const struct option opts[] = {
-      {"json", no_argument, NULL, OPT_JSON},
-      {"limit", required_argument, NULL, 'n'},
-      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  bool json = false;
-  long limit = 20;
-  const char *state = NULL;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_JSON: json = true; break;
-    case 'n':
-      if (!tt_parse_long(optarg, 1, 100000, &limit))
-        return tt_usage_error("trace", "--limit wants a number, not '%s'", optarg);
-      break;
-    case OPT_STATE_DIR: state = optarg; break;
-    case 'h': fputs(tt_trace_usage, stdout); return TT_EXIT_OK;
-    case ':': return tt_usage_error("trace", "option '%s' needs a value", argv[optind - 1]);
-    default: return tt_usage_error("trace", "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  tt_trace_cli t = {.limit = 20};
+  int rc0 = tt_opts_parse(&tt_cmd_trace, argc, argv, 1, tt_trace_option, &t);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  bool json = t.json;
+  long limit = t.limit;
+  const char *state = t.state;
   if (argc - optind != 1) return tt_usage_error("trace", "give latest, list or a run id");
   const char *what = argv[optind];
   tt_dotenv *env = tt_config_load(".env");

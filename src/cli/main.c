@@ -12,26 +12,31 @@
 #include "tt_version.h"
 
 static const tt_command tt_commands[] = {
-    {"ask", "answer one question about a database (the agent)", cmd_ask},
-    {"chat", "ask questions and follow-ups, with line editing", cmd_chat},
-    {"sql", "run one read-only SQL query and print the rows", cmd_sql},
-    {"chart", "draw a chart of one query's rows (PNG, SVG, terminal)", cmd_chart},
-    {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema},
-    {"learn", "add an example question and its SQL to the knowledge file", cmd_learn},
-    {"serve-mcp", "serve the database to MCP clients over stdio or HTTP", cmd_serve_mcp},
-    {"eval", "measure accuracy (Spider), behaviours and cost with a model", cmd_eval},
-    {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace},
-    {"pull", "download a model (GGUF) and make it the default", cmd_pull},
-    {"models", "list installed models", cmd_models},
-    {"bench", "replay a conversation on the local engine and time it", cmd_bench},
-    {"doctor", "probe a model endpoint or file: what works, what tabletalk adapts", cmd_doctor},
-    {"gc", "remove traces and charts older than an age (TABLETALK_KEEP)", cmd_gc},
+    {"ask", "answer one question about a database (the agent)", cmd_ask, &tt_cmd_ask},
+    {"chat", "ask questions and follow-ups, with line editing", cmd_chat, &tt_cmd_chat},
+    {"sql", "run one read-only SQL query and print the rows", cmd_sql, &tt_cmd_sql},
+    {"chart", "draw a chart of one query's rows (PNG, SVG, terminal)", cmd_chart, &tt_cmd_chart},
+    {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema, &tt_cmd_schema},
+    {"learn", "add an example question and its SQL to the knowledge file", cmd_learn, &tt_cmd_learn},
+    {"serve-mcp", "serve the database to MCP clients over stdio or HTTP", cmd_serve_mcp, &tt_cmd_mcp},
+    {"eval", "measure accuracy (Spider), behaviours and cost with a model", cmd_eval, &tt_cmd_eval},
+    {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace, &tt_cmd_trace},
+    {"pull", "download a model (GGUF) and make it the default", cmd_pull, &tt_cmd_pull},
+    {"models", "list installed models", cmd_models, &tt_cmd_models},
+    {"bench", "replay a conversation on the local engine and time it", cmd_bench, &tt_cmd_bench},
+    {"doctor", "probe a model endpoint or file: what works, what tabletalk adapts", cmd_doctor, &tt_cmd_doctor},
+    {"gc", "remove traces and charts older than an age (TABLETALK_KEEP)", cmd_gc, &tt_cmd_gc},
+    {"completion", "print a bash, zsh or fish completion script", cmd_completion, &tt_cmd_completion},
 };
+
+const tt_command *tt_cli_commands(size_t *n) {
+  *n = sizeof tt_commands / sizeof tt_commands[0];
+  return tt_commands;
+}
 
 static void tt_print_help(FILE *f) {
   fprintf(f,
           "tabletalk %s — ask a database questions in plain language\n"
-          "\n"
           "Usage: tabletalk <command> [options] [arguments]\n"
           "\n"
           "Commands:\n",
@@ -43,15 +48,10 @@ static void tt_print_help(FILE *f) {
     fprintf(f, "  %-*s  %s\n", (int)width, tt_commands[i].name, tt_commands[i].summary);
   fprintf(f,
           "\n"
-          "Options:\n"
-          "  -h, --help     show this help (tabletalk COMMAND --help for a command)\n"
+          "  -h, --help     this help; tabletalk COMMAND --help for one command\n"
           "      --version  print the version\n"
-          "\n"
-          "Every query runs read-only: writes, schema changes, ATTACH, PRAGMA and\n"
-          "extensions are refused by SQLite itself, with the reason.\n"
-          "\n"
-          "Exit codes: 0 ok, 1 failure, 2 usage, 3 refused by the guard,\n"
-          "4 stopped by a limit (time, memory, size). Colours off with NO_COLOR.\n");
+          "Queries run read-only: SQLite refuses writes, ATTACH, PRAGMA, extensions.\n"
+          "Exit codes: 0 ok, 1 failure, 2 usage, 3 refused, 4 stopped by a limit.\n");
 }
 
 int tt_exit_for(tt_db_errkind kind) {

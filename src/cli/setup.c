@@ -94,6 +94,7 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     return 0;
   case TT_OPT_NO_PREVIEW: o->no_preview = true; return 0;
   case TT_OPT_SHOW_THINKING: o->show_thinking = true; return 0;
+  case TT_OPT_QUIET: o->quiet = true; return 0;
   case TT_OPT_PROFILE:
     if (!tt_llm_profile_known(arg))
       return tt_usage_error(cmd, "--profile: there is no model profile '%s'; choose one of %s",
