@@ -4,7 +4,7 @@
 # otherwise prints the exact apt-get line and exits with status 2.
 set -euo pipefail
 
-need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-openssl-dev libedit-dev libmicrohttpd-dev libcairo2-dev fonts-dejavu-core)
+need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-openssl-dev libedit2 libmicrohttpd-dev libcairo2-dev fonts-dejavu-core)
 if [ "${1:-build}" = test ]; then
   # cmocka for unit tests; clang and its runtime for the sanitizer build
   # and libFuzzer; expat to check that charts' SVG is well-formed XML;

@@ -1,10 +1,10 @@
 /* cmd_chat.c — `tabletalk chat DB`: questions and follow-ups in one thread
  * (by default one thread per database), with line editing and history
- * (libedit), a reply to a clarifying question continuing that question, and
- * a few slash commands. Ctrl-C cancels the current question, not the chat. */
+ * (libedit, loaded only by chat on a terminal), a reply to a clarifying
+ * question continuing that question, and a few slash commands. Ctrl-C
+ * cancels the current question, not the chat. */
 #include "cli/cli.h"
 
-#include <editline/readline.h>
 #include <libgen.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -60,6 +60,31 @@ static char *tt_default_thread(const char *db_path) {
   return name;
 }
 
+/* libedit's readline API, loaded when chat runs on a terminal (so no other
+ * command pays for loading it). */
+static struct {
+  char *(*readline)(const char *prompt);
+  int (*add_history)(const char *line);
+  int (*read_history)(const char *file);
+  int (*write_history)(const char *file);
+} tt_edit;
+
+/* false (and a warning) when libedit cannot be loaded: lines are then read
+ * without editing. */
+static bool tt_edit_load(void) {
+  static const char *const files[] = {"libedit.so.2", "libedit.so", NULL};
+  const tt_dl_sym syms[] = {
+      {"readline", &tt_edit.readline},
+      {"add_history", &tt_edit.add_history},
+      {"read_history", &tt_edit.read_history},
+      {"write_history", &tt_edit.write_history},
+  };
+  char why[200];
+  if (tt_dl_load(files, NULL, syms, sizeof syms / sizeof syms[0], why, sizeof why) == TT_DL_OK) return true;
+  fprintf(stderr, "tabletalk: warning: no line editing (libedit: %s); install libedit2 for it\n", why);
+  return false;
+}
+
 /* True when more typed or pasted input is already waiting: the rest of a
  * paste arrives within a few milliseconds of its first line. */
 static bool tt_input_pending(void) {
@@ -68,7 +93,7 @@ static bool tt_input_pending(void) {
 }
 
 static char *tt_read_one(const tt_chat_state *st, const char *prompt) {
-  if (st->tty) return readline(prompt);
+  if (st->tty) return tt_edit.readline(prompt);
   char *line = NULL;
   size_t cap = 0;
   ssize_t n = getline(&line, &cap, stdin);
@@ -185,8 +210,9 @@ int cmd_chat(int argc, char **argv) {
   st.thread = o.thread ? tt_xstrdup(o.thread) : tt_default_thread(env.db_path);
   st.cancel = tt_interrupt_install();
   char *history = tt_xasprintf("%s/chat_history", env.state_dir);
+  if (st.tty && !tt_edit_load()) st.tty = false;
   if (st.tty) {
-    read_history(history);
+    tt_edit.read_history(history);
     tt_term t = tt_term_probe(stdout);
     printf("%stabletalk chat on %s — model %s — thread %s. /help for commands.%s\n",
            tt_term_dim(&t), argv[optind], tt_llm_model(env.llm), st.thread, tt_term_reset(&t));
@@ -207,7 +233,7 @@ int cmd_chat(int argc, char **argv) {
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) s[--n] = '\0';
     bool go_on = true;
     if (*s) {
-      if (st.tty) add_history(s);
+      if (st.tty) tt_edit.add_history(s);
       if (*s == '/') go_on = tt_chat_command(&st, s);
       else if (tt_is_leave_word(s)) go_on = false;
       else tt_chat_ask(&st, s);
@@ -216,7 +242,7 @@ int cmd_chat(int argc, char **argv) {
     if (!go_on) break;
   }
   if (st.tty) {
-    write_history(history);
+    tt_edit.write_history(history);
     printf("\n");
   }
   free(history);
