@@ -354,13 +354,18 @@ static void tt_compare_list(tt_buf *b, const json_t *list, const char *title) {
   }
 }
 
+/* Says what err holds, frees it and returns the failure's exit code. */
+static int tt_eval_fail(tt_buf *err) {
+  int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(err));
+  tt_buf_free(err);
+  return rc;
+}
+
 static int tt_eval_compare(const tt_eval_cli *c) {
   tt_buf err = TT_BUF_INIT;
   json_t *r = tt_spider_compare(c->compare_a, c->compare_b, &err);
   if (!r) {
-    int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
-    return rc;
+    return tt_eval_fail(&err);
   }
   if (c->json) {
     tt_print_json(r);
@@ -432,9 +437,7 @@ static int tt_eval_behaviours(tt_eval_cli *c, tt_dotenv *env, char *state) {
   tt_buf err = TT_BUF_INIT;
   json_t *res = tt_behaviour_run(&o, &err);
   if (!res) {
-    int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
-    return rc;
+    return tt_eval_fail(&err);
   }
   json_int_t passed = json_integer_value(json_object_get(res, "passed"));
   json_int_t failed = json_integer_value(json_object_get(res, "failed"));
@@ -532,9 +535,7 @@ static int tt_eval_schema(tt_eval_cli *c) {
   tt_buf err = TT_BUF_INIT;
   json_t *r = tt_schema_bench_run(&o, &err);
   if (!r) {
-    int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
-    return rc;
+    return tt_eval_fail(&err);
   }
   if (c->json) {
     tt_print_json(r);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "schema/schema.h"
 #include "util/util.h"
 
 /* Paths from the environment CTest sets (TT_BIN, TT_SHARED_DIR), with
@@ -44,6 +45,10 @@ char *tu_make_wide_db(const char *dir, int ntables, long big_rows);
 /* Runs sql on the SQLite file at path (created when missing); aborts with
  * SQLite's message when it fails. */
 void tu_exec_sql(const char *path, const char *sql);
+
+/* Opens the chinook copy of the tests read-only and reads its schema
+ * (NULL when either fails; *db is then closed or NULL). */
+tt_schema *tu_open_chinook(tt_db **db);
 
 /* A fresh private folder under $TMPDIR, removed by tu_rmtree. */
 char *tu_mkdtemp(void);

@@ -93,13 +93,8 @@ static void ask(scripted *s, const char *const *replies, const char *question, t
 
 static int setup(void **state) {
   (void)state;
-  tt_db_error err;
-  g_db = tt_db_open(tu_chinook(), NULL, &err);
-  if (!g_db) return -1;
-  tt_catalog *cat = tt_db_catalog_load(g_db, &err);
-  if (!cat) return -1;
-  g_schema = tt_schema_new(cat);
-  return 0;
+  g_schema = tu_open_chinook(&g_db);
+  return g_schema ? 0 : -1;
 }
 
 static int teardown(void **state) {
