@@ -26,6 +26,13 @@ TT_PG_PORT=5432   # only names the socket file: the socket's folder is private
 
 die() { echo "pg-test-server.sh: $*" >&2; exit 1; }
 
+# alive PID: the process runs (a zombie, not yet reaped by whoever inherited
+# it, has stopped).
+alive() {
+  local s
+  s=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+  [ -n "$s" ] && [ "$s" != Z ]
+}
 # The folder holding initdb, pg_ctl and postgres: PATH first, then the
 # newest /usr/lib/postgresql/N/bin (Debian keeps them off PATH).
 pg_bindir() {
@@ -99,15 +106,15 @@ cmd_stop() {
   RUN_USER=$(stat -c %U "$CLUSTER")
   local pid=
   [ -f "$CLUSTER/data/postmaster.pid" ] && pid=$(head -n 1 "$CLUSTER/data/postmaster.pid")
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+  if [ -n "$pid" ] && alive "$pid"; then
     need_bindir
     if ! as_server_user "$BIN/pg_ctl" stop -D "$CLUSTER/data" -m fast -w -t 30 >/dev/null; then
       echo "pg-test-server.sh: pg_ctl stop -m fast did not stop server $pid; stopping it -m immediate" >&2
       as_server_user "$BIN/pg_ctl" stop -D "$CLUSTER/data" -m immediate -w -t 30 >/dev/null || true
     fi
     local i
-    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
+    for ((i = 0; i < 100; i++)); do alive "$pid" || break; sleep 0.1; done
+    if alive "$pid"; then
       die "the server (pid $pid, data $CLUSTER/data) is still running after pg_ctl stop; stop it with: kill -QUIT $pid"
     fi
   fi
