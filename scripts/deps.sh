@@ -4,13 +4,18 @@
 # otherwise prints the exact apt-get line and exits with status 2.
 set -euo pipefail
 
-need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-openssl-dev libedit2 libmicrohttpd-dev libcairo2-dev fonts-dejavu-core)
+# libpq talks to PostgreSQL servers; libpg_query parses their SQL for the
+# read-only guard (PostgreSQL 15's own parser).
+need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-openssl-dev libedit2 libmicrohttpd-dev libcairo2-dev fonts-dejavu-core
+      libpq-dev libpg-query-dev)
 if [ "${1:-build}" = test ]; then
   # cmocka for unit tests; clang and its runtime for the sanitizer build
   # and libFuzzer; expat to check that charts' SVG is well-formed XML;
   # Jinja2 to render the official chat templates the prompts are checked
   # against; zsh and fish to check that their completion scripts parse.
-  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish)
+  # PostgreSQL (server and psql) for the tests' own throw-away servers
+  # (scripts/pg-test-server.sh).
+  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish postgresql)
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
