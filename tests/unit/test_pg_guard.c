@@ -1,0 +1,240 @@
+/* test_pg_guard.c — the PostgreSQL parse-level guard (src/db/pg_guard.c):
+ * every case of tests/fixtures/pg_guard_corpus.tsv gets its expected
+ * outcome (ok, refused with the expected reason code, or a syntax or limit
+ * error), plus the messages users read, the configured allow-list, input
+ * that is not NUL-terminated, the length and nesting limits, and many
+ * threads checking at once. No server is needed: this is the layer before
+ * one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/pg_guard.h"
+#include "testutil.h"
+
+#ifndef TT_SOURCE_DIR
+#define TT_SOURCE_DIR "."
+#endif
+
+static bool check(const char *sql, tt_db_error *err) {
+  return tt_pg_guard_check(sql, strlen(sql), NULL, err);
+}
+
+/* What the guard said, in the corpus's words. */
+static void outcome(bool ok, const tt_db_error *err, char *buf, size_t n) {
+  if (ok) snprintf(buf, n, "ok");
+  else if (err->kind == TT_DB_ERR_REFUSED)
+    snprintf(buf, n, "refused:%s", tt_db_refusal_name(err->refusal));
+  else snprintf(buf, n, "error:%s", tt_db_errkind_name(err->kind));
+}
+
+static void test_corpus(void **state) {
+  (void)state;
+  size_t n;
+  tu_row *rows = tu_corpus_load(TT_SOURCE_DIR "/tests/fixtures/pg_guard_corpus.tsv", 1u << 2, &n);
+  size_t cases = 0, failures = 0, refused = 0, allowed = 0;
+  for (size_t i = 0; i < n; i++) {
+    tu_row *r = &rows[i];
+    if (r->nfields == 0 || r->field[0][0] == '#' || strcmp(r->field[0], "id") == 0) continue;
+    assert_int_equal(r->nfields, 5);
+    cases++;
+    tt_db_error err;
+    memset(&err, 0x55, sizeof err); /* the guard must fill it in */
+    bool ok = tt_pg_guard_check(r->field[2], r->len[2], NULL, &err);
+    char got[64];
+    outcome(ok, &err, got, sizeof got);
+    if (strcmp(got, r->field[3]) != 0) {
+      failures++;
+      fprintf(stderr, "%s (%s): expected %s, got %s: %s\n  sql: %.200s\n", r->field[0],
+              r->field[1], r->field[3], got, ok ? "" : err.message, r->field[2]);
+      continue;
+    }
+    if (ok) {
+      allowed++;
+      assert_int_equal(err.kind, TT_DB_OK);
+      assert_int_equal(err.refusal, TT_REFUSE_NONE);
+    } else {
+      refused++;
+      /* every refusal says something a user can act on */
+      assert_true(strlen(err.message) > 20);
+      assert_true(err.kind == TT_DB_ERR_REFUSED || err.refusal == TT_REFUSE_NONE);
+    }
+  }
+  fprintf(stderr, "pg guard corpus: %zu cases, %zu allowed, %zu refused or failed, %zu wrong\n",
+          cases, allowed, refused, failures);
+  assert_true(cases >= 250);
+  assert_int_equal(failures, 0);
+  tu_corpus_free(rows, n);
+}
+
+static void expect_message(const char *sql, tt_db_refusal reason, const char *message) {
+  tt_db_error err;
+  assert_false(check(sql, &err));
+  assert_int_equal(err.kind, TT_DB_ERR_REFUSED);
+  assert_int_equal(err.refusal, reason);
+  if (!strstr(err.message, message)) fail_msg("%s\n  message: %s\n  wanted: %s", sql, err.message, message);
+}
+
+static void test_messages(void **state) {
+  (void)state;
+  expect_message("DELETE FROM \"Track\" WHERE 1 = 1", TT_REFUSE_WRITE,
+                 "writes are not allowed: DELETE on \"Track\"");
+  expect_message("INSERT INTO public.\"Genre\" VALUES (1)", TT_REFUSE_WRITE,
+                 "writes are not allowed: INSERT into \"public\".\"Genre\"");
+  expect_message("WITH x AS (UPDATE \"Album\" SET \"Title\" = '' RETURNING 1) SELECT * FROM x",
+                 TT_REFUSE_WRITE, "UPDATE on \"Album\" (a data-modifying WITH query)");
+  expect_message("SELECT pg_read_file('/etc/passwd')", TT_REFUSE_FUNCTION,
+                 "pg_read_file is not allowed: it reads files on the server");
+  expect_message("SELECT pg_catalog.pg_sleep(5)", TT_REFUSE_FUNCTION, "pg_sleep is not allowed");
+  expect_message("SELECT * FROM \"Track\" FOR UPDATE", TT_REFUSE_OTHER,
+                 "SELECT ... FOR UPDATE takes row locks: remove the FOR UPDATE clause");
+  expect_message("SELECT * FROM \"Track\" FOR NO KEY UPDATE", TT_REFUSE_OTHER,
+                 "FOR NO KEY UPDATE takes row locks");
+  expect_message("SELECT 1 INTO x", TT_REFUSE_WRITE, "SELECT ... INTO creates the table \"x\"");
+  expect_message("DROP TABLE \"Track\"", TT_REFUSE_SCHEMA,
+                 "schema changes are not allowed: DROP TABLE");
+  expect_message("CREATE INDEX i ON t(x)", TT_REFUSE_SCHEMA, "CREATE INDEX");
+  expect_message("CREATE TABLE t AS SELECT 1", TT_REFUSE_SCHEMA, "CREATE TABLE AS");
+  expect_message("PREPARE TRANSACTION 'x'", TT_REFUSE_TRANSACTION,
+                 "transaction control is not allowed (PREPARE TRANSACTION)");
+  expect_message("SET statement_timeout = 0", TT_REFUSE_OTHER, "SET is not allowed");
+  expect_message("RESET ALL", TT_REFUSE_OTHER, "RESET is not allowed");
+  expect_message("SHOW work_mem", TT_REFUSE_OTHER, "current_setting('name')");
+  expect_message("COPY t TO PROGRAM 'id'", TT_REFUSE_OTHER, "runs a program on the server");
+  expect_message("SELECT evil()", TT_REFUSE_FUNCTION,
+                 "evil is not allowed: it is not on tabletalk's list of read-only functions");
+  expect_message("SELECT public.lower('x')", TT_REFUSE_FUNCTION,
+                 "public.lower is not allowed: only built-in (pg_catalog) functions");
+  expect_message("SELECT 1; SELECT 2; SELECT 3", TT_REFUSE_MULTIPLE, "this text holds 3");
+  expect_message("-- nothing", TT_REFUSE_EMPTY, "no SQL statement");
+  expect_message("EXPLAIN ANALYZE SELECT 1", TT_REFUSE_EXPLAIN, "send the SELECT itself");
+  expect_message("SELECT 'caf\xC3'", TT_REFUSE_TEXT, "not valid UTF-8");
+
+  tt_db_error err;
+  assert_false(check("SELEC 1", &err));
+  assert_int_equal(err.kind, TT_DB_ERR_SQL);
+  assert_int_equal(err.refusal, TT_REFUSE_NONE);
+  assert_non_null(strstr(err.message, "syntax error at or near \"SELEC\" (at character 1)"));
+  /* without an error struct it still answers */
+  assert_false(tt_pg_guard_check("DELETE FROM t", 13, NULL, NULL));
+  assert_true(tt_pg_guard_check("SELECT 1", 8, NULL, NULL));
+}
+
+static void test_configured_functions(void **state) {
+  (void)state;
+  const char *const names[] = {"myschema.score", "similarity", "pg_sleep", "public.pg_read_file"};
+  tt_pg_guard_opts o = {.allow_functions = names, .nallow_functions = 4};
+  tt_db_error err;
+  const char *sql = "SELECT myschema.score(\"Name\"), similarity(\"Name\", 'x') FROM \"Track\"";
+  assert_false(tt_pg_guard_check(sql, strlen(sql), NULL, &err));
+  assert_int_equal(err.refusal, TT_REFUSE_FUNCTION);
+  assert_true(tt_pg_guard_check(sql, strlen(sql), &o, &err));
+  /* the qualified entry allows only that schema's function */
+  sql = "SELECT score(1)";
+  assert_false(tt_pg_guard_check(sql, strlen(sql), &o, &err));
+  sql = "SELECT otherschema.score(1)";
+  assert_false(tt_pg_guard_check(sql, strlen(sql), &o, &err));
+  /* explicitly denied names stay denied, qualified or not */
+  sql = "SELECT pg_sleep(1)";
+  assert_false(tt_pg_guard_check(sql, strlen(sql), &o, &err));
+  assert_non_null(strstr(err.message, "it only waits"));
+  sql = "SELECT public.pg_read_file('x')";
+  assert_false(tt_pg_guard_check(sql, strlen(sql), &o, &err));
+  assert_non_null(strstr(err.message, "reads files"));
+}
+
+static void test_text_not_terminated(void **state) {
+  (void)state;
+  tt_db_error err;
+  const char buf[] = "SELECT 1; DROP TABLE \"Track\"";
+  assert_true(tt_pg_guard_check(buf, 8, NULL, &err));  /* "SELECT 1" */
+  assert_false(tt_pg_guard_check(buf, sizeof buf - 1, NULL, &err));
+  assert_int_equal(err.refusal, TT_REFUSE_MULTIPLE);
+  /* a NUL inside the given length is refused, not a place to stop */
+  const char nul[] = "SELECT 1\0; DROP TABLE x";
+  assert_false(tt_pg_guard_check(nul, sizeof nul - 1, NULL, &err));
+  assert_int_equal(err.refusal, TT_REFUSE_TEXT);
+}
+
+static void test_limits(void **state) {
+  (void)state;
+  tt_db_error err;
+  /* over the length limit */
+  size_t n = 100001;
+  char *big = malloc(n + 1);
+  memcpy(big, "SELECT 1", 8);
+  memset(big + 8, ' ', n - 8);
+  big[n] = '\0';
+  assert_false(tt_pg_guard_check(big, n, NULL, &err));
+  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_non_null(strstr(err.message, "over the limit"));
+  free(big);
+  /* a long flat IN list is fine */
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_puts(&b, "SELECT * FROM \"Track\" WHERE \"TrackId\" IN (0");
+  for (int i = 1; i < 5000; i++) tt_buf_printf(&b, ",%d", i);
+  tt_buf_puts(&b, ")");
+  assert_true(tt_pg_guard_check(b.data, b.len, NULL, &err));
+  /* deep nesting: an error, never a crash */
+  b.len = 0;
+  tt_buf_puts(&b, "SELECT 1");
+  for (int i = 0; i < 20000; i++) tt_buf_puts(&b, "+1");
+  assert_false(tt_pg_guard_check(b.data, b.len, NULL, &err));
+  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_non_null(strstr(err.message, "nested too deeply"));
+  b.len = 0;
+  tt_buf_puts(&b, "SELECT ");
+  for (int i = 0; i < 20000; i++) tt_buf_puts(&b, "(");
+  tt_buf_puts(&b, "1");
+  for (int i = 0; i < 20000; i++) tt_buf_puts(&b, ")");
+  assert_false(tt_pg_guard_check(b.data, b.len, NULL, &err));
+  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  /* ... while ordinary depth passes */
+  b.len = 0;
+  tt_buf_puts(&b, "SELECT 1");
+  for (int i = 0; i < 100; i++) tt_buf_puts(&b, " + \"Milliseconds\"");
+  tt_buf_puts(&b, " FROM \"Track\"");
+  assert_true(tt_pg_guard_check(b.data, b.len, NULL, &err));
+  tt_buf_free(&b);
+}
+
+static void *check_many(void *arg) {
+  long bad = 0;
+  (void)arg;
+  for (int i = 0; i < 300; i++) {
+    tt_db_error err;
+    if (!check("SELECT \"Name\", count(*) FROM \"Track\" GROUP BY 1", &err)) bad++;
+    if (check("SELECT pg_sleep(1)", &err) || err.refusal != TT_REFUSE_FUNCTION) bad++;
+    if (check("SELECT 1; DELETE FROM t", &err) || err.refusal != TT_REFUSE_MULTIPLE) bad++;
+  }
+  return (void *)bad;
+}
+
+static void test_threads(void **state) {
+  (void)state;
+  pthread_t t[8];
+  for (int i = 0; i < 8; i++) assert_int_equal(pthread_create(&t[i], NULL, check_many, NULL), 0);
+  for (int i = 0; i < 8; i++) {
+    void *bad;
+    pthread_join(t[i], &bad);
+    assert_int_equal((long)bad, 0);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_corpus),
+      cmocka_unit_test(test_messages),
+      cmocka_unit_test(test_configured_functions),
+      cmocka_unit_test(test_text_not_terminated),
+      cmocka_unit_test(test_limits),
+      cmocka_unit_test(test_threads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
