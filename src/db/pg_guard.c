@@ -19,8 +19,8 @@
 
 /* ---- libpg_query, loaded on first use ------------------------------------ */
 
-/* The parts of pg_query.h that are used (checked against the header at
- * build time: CMake requires it, and the static asserts below compare). */
+/* Types from the library's own header (CMake requires it); the two
+ * functions used are looked up with dlopen. */
 #include <pg_query.h>
 
 typedef struct tt_pgq_api {
