@@ -18,7 +18,6 @@
 
 #define TT_SAMPLE_ROWS 3
 #define TT_PROBE_TIMEOUT_S 0.25 /* a count or a sample of one table or view */
-#define TT_PROBE_BUDGET_S 3.0   /* counts and samples of the whole schema */
 
 /* Runs an internal query with its own limits; NULL (err set) on failure.
  * Its text may hold a name's raw bytes. */
@@ -188,6 +187,8 @@ static bool tt_load_fks(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_error *e
 
 /* SQLite's rule for a declared type with text affinity. */
 static bool tt_text_affinity(const char *type) {
+  /* PostgreSQL's text types: text, character varying(n), character(n) */
+  if (strncasecmp(type, "character", 9) == 0) return true;
   if (strcasestr(type, "INT")) return false;
   return strcasestr(type, "CHAR") || strcasestr(type, "CLOB") || strcasestr(type, "TEXT");
 }
@@ -195,7 +196,8 @@ static bool tt_text_affinity(const char *type) {
 /* The most frequent values of each text column among the first
  * TT_TOP_VALUES_SCAN rows (one query per table, bounded: a big table is not
  * scanned whole), within limit seconds. Keys are skipped: ids say nothing. */
-static void tt_load_top_values(tt_db *db, tt_arena *a, tt_table_info *t, double limit) {
+static void tt_load_top_values(tt_db *db, tt_arena *a, tt_table_info *t, const char *from,
+                               double limit) {
   tt_buf q = TT_BUF_INIT;
   tt_buf_puts(&q, "WITH s AS (SELECT ");
   bool *read = tt_xcalloc(t->ncols ? t->ncols : 1, sizeof(bool));
@@ -216,9 +218,7 @@ static void tt_load_top_values(tt_db *db, tt_arena *a, tt_table_info *t, double 
     free(read);
     return;
   }
-  tt_buf_puts(&q, " FROM ");
-  tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
-  tt_buf_printf(&q, " LIMIT %d) ", TT_TOP_VALUES_SCAN);
+  tt_buf_printf(&q, " FROM %s LIMIT %d) ", from, TT_TOP_VALUES_SCAN);
   bool any = false;
   for (size_t c = 0; c < t->ncols; c++) {
     if (!read[c]) continue;
@@ -250,7 +250,8 @@ static void tt_load_top_values(tt_db *db, tt_arena *a, tt_table_info *t, double 
 /* A row count (tables only: a view's count runs its whole query) and a
  * few sample rows, each within its time limit and the catalog's budget
  * (ends at budget_end, tt_now_ms time). */
-static void tt_load_count_and_sample(tt_db *db, tt_arena *a, tt_table_info *t, double budget_end) {
+void tt_catalog_probe(tt_db *db, tt_arena *a, tt_table_info *t, const char *from,
+                      double budget_end) {
   if (t->row_count_kind != TT_ROWS_STAT1) t->row_count = -1;
   double left_s = (budget_end - tt_now_ms()) / 1000.0;
   if (left_s <= 0.01) {
@@ -261,9 +262,8 @@ static void tt_load_count_and_sample(tt_db *db, tt_arena *a, tt_table_info *t, d
   tt_db_error err;
   tt_buf q = TT_BUF_INIT;
   if (!t->is_view && t->row_count_kind != TT_ROWS_STAT1) {
-    tt_buf_puts(&q, "SELECT count(*) FROM (SELECT 1 FROM ");
-    tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
-    tt_buf_printf(&q, " LIMIT %d)", TT_ROW_COUNT_LIMIT + 1);
+    tt_buf_printf(&q, "SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) AS c", from,
+                  TT_ROW_COUNT_LIMIT + 1);
     tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), limit, 1, 1024, &err);
     t->row_count = r && r->nrows == 1 ? tt_cell_int(r, 0, 0) : -1;
     t->row_count_kind = TT_ROWS_EXACT;
@@ -274,11 +274,9 @@ static void tt_load_count_and_sample(tt_db *db, tt_arena *a, tt_table_info *t, d
     tt_result_free(r);
     tt_buf_reset(&q);
   }
-  tt_buf_puts(&q, "SELECT * FROM ");
-  tt_buf_put_sql_ident(&q, t->raw_name ? t->raw_name : t->name);
-  tt_buf_printf(&q, " LIMIT %d", TT_SAMPLE_ROWS);
+  tt_buf_printf(&q, "SELECT * FROM %s LIMIT %d", from, TT_SAMPLE_ROWS);
   t->sample = tt_catalog_query(db, tt_buf_cstr(&q), limit, TT_SAMPLE_ROWS, 256 * 1024, &err);
-  if (t->sample) tt_load_top_values(db, a, t, limit);
+  if (t->sample) tt_load_top_values(db, a, t, from, limit);
   if (!t->sample && err.kind == TT_DB_ERR_TIMEOUT)
     t->note = tt_arena_strdup(a, t->is_view ? "no example values: the view took too long to read"
                                             : "no example values: the table took too long to read");
@@ -330,6 +328,7 @@ static void tt_resolve_fk_targets(tt_catalog *cat) {
 }
 
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
+  if (db->pg) return tt_pg_catalog_load(db, err);
   tt_result *list = tt_catalog_query(
       db,
       "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('table','view') "
@@ -357,7 +356,10 @@ tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
     tt_db_error ignored;
     if (tt_load_columns(db, cat->arena, t, &ignored)) tt_load_fks(db, cat->arena, t, &ignored);
     tt_catalog_read_comments(cat->arena, t, tt_cell_text(cat->arena, list, i, 2));
-    tt_load_count_and_sample(db, cat->arena, t, budget_end);
+    tt_buf from = TT_BUF_INIT;
+    tt_buf_put_sql_ident(&from, t->raw_name ? t->raw_name : t->name);
+    tt_catalog_probe(db, cat->arena, t, tt_buf_cstr(&from), budget_end);
+    tt_buf_free(&from);
   }
   tt_result_free(list);
   tt_resolve_fk_targets(cat);

@@ -22,10 +22,56 @@ struct tt_cursor {
   bool done;
   double away_since_ms; /* when the caller got the last row */
   double sqlite_ms;     /* time spent inside SQLite */
+  tt_pg_run *pg;        /* a PostgreSQL statement instead of st */
 };
+
+/* A cursor over a PostgreSQL statement: the same caps, rows from pg.c. */
+static tt_cursor *tt_pg_cursor_open(tt_db *db, const char *sql, size_t len, long max_rows,
+                                    long max_bytes, tt_db_error *err) {
+  double t0 = tt_now_ms();
+  tt_pg_run *run = tt_pg_run_open(db, sql, len, db->opts.timeout_s, err);
+  if (!run) return NULL;
+  tt_cursor *c = tt_xcalloc(1, sizeof *c);
+  c->db = db;
+  c->pg = run;
+  c->max_rows = max_rows > 0 ? max_rows : 0;
+  c->max_bytes = max_bytes > 0 ? max_bytes : 0;
+  c->ncols = tt_pg_run_ncols(run);
+  c->names = tt_xcalloc(c->ncols ? c->ncols : 1, sizeof *c->names);
+  c->decltypes = tt_xcalloc(c->ncols ? c->ncols : 1, sizeof *c->decltypes);
+  for (size_t i = 0; i < c->ncols; i++) {
+    c->names[i] = tt_pg_run_name(run, i);
+    c->decltypes[i] = tt_pg_run_decltype(run, i);
+  }
+  c->sqlite_ms = tt_now_ms() - t0;
+  return c;
+}
+
+static int tt_pg_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err) {
+  double t0 = tt_now_ms();
+  size_t rb = 0;
+  int rc = tt_pg_run_next(c->pg, row, &rb, err);
+  c->sqlite_ms += tt_now_ms() - t0;
+  if (rc <= 0) {
+    c->done = true;
+    *row = NULL;
+    return rc;
+  }
+  if ((c->max_rows && c->rows >= c->max_rows) ||
+      (c->max_bytes && c->bytes + (long)rb > c->max_bytes)) {
+    c->done = true;
+    c->truncated = c->max_rows && c->rows >= c->max_rows ? TT_TRUNC_ROWS : TT_TRUNC_BYTES;
+    *row = NULL;
+    return 0;
+  }
+  c->bytes += (long)rb;
+  c->rows++;
+  return 1;
+}
 
 tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_rows,
                              long max_bytes, tt_db_error *err) {
+  if (db->pg) return tt_pg_cursor_open(db, sql, len, max_rows, max_bytes, err);
   double t0 = tt_now_ms();
   if (!tt_db_refresh(db, err)) return NULL;
   sqlite3_stmt *st = tt_db_prepare_guarded(db, sql, len, t0 + db->opts.timeout_s * 1000.0, err);
@@ -61,6 +107,7 @@ double tt_cursor_elapsed_ms(const tt_cursor *c) { return c->sqlite_ms; }
 int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err) {
   *row = NULL;
   if (c->done) return 0;
+  if (c->pg) return tt_pg_cursor_next(c, row, err);
   tt_db *db = c->db;
   double now = tt_now_ms();
   db->deadline_ms += now - c->away_since_ms; /* the caller's time is not the query's */
@@ -104,6 +151,7 @@ int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err) {
 
 void tt_cursor_close(tt_cursor *c) {
   if (!c) return;
+  tt_pg_run_close(c->pg);
   sqlite3_finalize(c->st);
   free(c->names);
   tt_arena_free(c->arena);

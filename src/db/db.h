@@ -106,6 +106,18 @@ void tt_db_close(tt_db *db);
 /* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
  * (any case), or a folder. */
 bool tt_db_path_is_csv(const char *path);
+/* True when tt_db_open reads path as a PostgreSQL server: a URI starting
+ * postgres:// or postgresql:// (any case). "postgresql://" alone means
+ * libpq's defaults and the PG* environment variables (PGHOST, PGUSER...). */
+bool tt_db_path_is_uri(const char *path);
+/* uri with its password (user:PASSWORD@ and ?password=...) replaced by
+ * "***", for anything shown or written; a copy of any other string.
+ * Free with free(). */
+char *tt_pg_redact_uri(const char *uri);
+/* The SQL dialect the handle speaks, as the prompt names it: "SQLite" or
+ * "PostgreSQL". */
+const char *tt_db_dialect(const tt_db *db);
+/* The path as the user gave it (a URI without its password). */
 const char *tt_db_path(const tt_db *db);
 const tt_db_opts *tt_db_get_opts(const tt_db *db);
 /* A read snapshot over several queries: tt_db_snapshot_begin starts a read

@@ -15,6 +15,7 @@
 #define TT_LIMIT_VDBE_OP 25000
 
 typedef struct tt_csv_data tt_csv_data;
+typedef struct tt_pg tt_pg;
 
 /* A file's identity and the facts that change when it is written. */
 typedef struct tt_file_id {
@@ -53,6 +54,9 @@ struct tt_db {
   bool varies;        /* calls a function whose value changes between runs */
   tt_csv_data *csv;   /* CSV files loaded in memory (csv.c), shared by
                        * every handle on them; NULL for a SQLite file */
+  tt_pg *pg;          /* the engine is a PostgreSQL server (pg.c): every
+                       * entry point of db.h hands the call to pg.c; h is
+                       * NULL. NULL for SQLite */
 };
 
 void tt_db_set_error(tt_db_error *err, tt_db_errkind kind, const char *fmt, ...)
@@ -155,6 +159,34 @@ void tt_csv_release(tt_csv_data *d);
 /* A fresh connection reading d, read-only (sqlite3_deserialize of the one
  * shared image: no copy); NULL with err filled in. */
 sqlite3 *tt_csv_connect(tt_csv_data *d, const char *path, tt_db_error *err);
+
+/* ---- PostgreSQL (pg.c, pg_catalog.c) ---------------------------------- */
+
+/* Connects to the server at uri (db->path is set to its redacted form);
+ * NULL with err filled in (never the password). */
+tt_db *tt_pg_open(const char *uri, const tt_db_opts *opts, tt_db_error *err);
+void tt_pg_close(tt_pg *pg);
+tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_db_error *err);
+bool tt_pg_snapshot_begin(tt_db *db, uint64_t *version, tt_db_error *err);
+/* One statement's rows one at a time (cursor.c wraps it). */
+typedef struct tt_pg_run tt_pg_run;
+tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout_s,
+                          tt_db_error *err);
+/* 1: a row (values valid until the next call), 0: the end, -1: err. */
+int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_db_error *err);
+size_t tt_pg_run_ncols(const tt_pg_run *run);
+const char *tt_pg_run_name(const tt_pg_run *run, size_t col);
+const char *tt_pg_run_decltype(const tt_pg_run *run, size_t col);
+/* Stops the statement if it still runs, ends the transaction (ROLLBACK). */
+void tt_pg_run_close(tt_pg_run *run);
+tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err);
+
+/* catalog.c: a sample of t (SQL that names it: from) and the frequent
+ * values of its text columns, within the catalog's budget; the row count
+ * too unless it is already known (TT_ROWS_STAT1). */
+void tt_catalog_probe(tt_db *db, tt_arena *a, tt_table_info *t, const char *from,
+                      double budget_end);
+#define TT_PROBE_BUDGET_S 3.0   /* counts and samples of the whole schema */
 
 /* The limits that apply to the query running now: its own, or the
  * handle's. */

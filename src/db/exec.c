@@ -333,6 +333,7 @@ tt_result *tt_db_query_opts(tt_db *db, const char *sql, size_t len, const tt_db_
 }
 
 tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
+  if (db->pg) return tt_pg_query(db, sql, len, err);
   double t0 = tt_now_ms(), deadline = t0 + tt_db_limits(db)->timeout_s * 1000.0;
   for (int attempt = 0;; attempt++) {
     if (!tt_db_refresh(db, err)) return NULL;

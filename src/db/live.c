@@ -79,6 +79,7 @@ static int tt_db_internal_exec(tt_db *db, const char *sql) {
 }
 
 bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_db_error *err) {
+  if (db->pg) return tt_pg_snapshot_begin(db, version, err);
   if (db->in_snapshot) tt_db_snapshot_end(db);
   if (!tt_db_refresh(db, err)) return false;
   if (db->automatic_immutable) {
@@ -102,6 +103,7 @@ bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_db_error *err) {
 }
 
 void tt_db_snapshot_end(tt_db *db) {
+  if (db->pg) return;
   if (!db->in_snapshot) return;
   db->in_snapshot = false;
   if (!sqlite3_get_autocommit(db->h)) tt_db_internal_exec(db, "COMMIT");

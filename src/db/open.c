@@ -331,6 +331,7 @@ static tt_db *tt_db_open_csv(const char *path, const tt_db_opts *opts, tt_db_err
 }
 
 tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
+  if (tt_db_path_is_uri(path)) return tt_pg_open(path, opts, err);
   if (tt_db_path_is_csv(path)) return tt_db_open_csv(path, opts, err);
   if (!tt_db_check_file(path, err)) return NULL;
   /* Resolve symlinks once, here, so that NOFOLLOW below guards the file we
@@ -354,6 +355,7 @@ tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
 
 void tt_db_close(tt_db *db) {
   if (!db) return;
+  tt_pg_close(db->pg);
   sqlite3_close(db->h);
   tt_csv_release(db->csv);
   free(db->path);
@@ -366,8 +368,10 @@ const char *tt_db_path(const tt_db *db) { return db->path; }
 
 const tt_db_opts *tt_db_get_opts(const tt_db *db) { return &db->opts; }
 
+const char *tt_db_dialect(const tt_db *db) { return db->pg ? "PostgreSQL" : "SQLite"; }
+
 void tt_db_set_opts(tt_db *db, const tt_db_opts *opts) {
-  if (db->opts.double_quoted_strings != opts->double_quoted_strings)
+  if (db->h && db->opts.double_quoted_strings != opts->double_quoted_strings)
     sqlite3_db_config(db->h, SQLITE_DBCONFIG_DQS_DML,
                       opts->double_quoted_strings ? 1 : 0, (int *)NULL);
   db->opts = *opts;

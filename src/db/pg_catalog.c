@@ -1,0 +1,181 @@
+/* pg_catalog.c — what a PostgreSQL database holds, read from pg_catalog
+ * into the same tt_catalog as SQLite's: tables, views, materialized views
+ * and foreign tables of every schema that is not the system's (those on
+ * the search_path first), their columns and types, primary and foreign
+ * keys, comments as descriptions, row estimates from pg_class.reltuples
+ * (never a count), and sample rows and frequent values read under the
+ * catalog's time budget (catalog.c). Names are "schema.table" only when
+ * the tables come from more than one schema. */
+#include "db/db_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static tt_result *tt_pgc_query(tt_db *db, const char *sql, tt_db_error *err) {
+  tt_db_opts o = db->opts;
+  o.timeout_s = 5.0;
+  o.max_rows = 1000000;
+  o.max_bytes = 64 << 20;
+  o.count_rows = 0;
+  db->trusted_text = true;
+  tt_result *r = tt_db_query_opts(db, sql, strlen(sql), &o, err);
+  db->trusted_text = false;
+  return r;
+}
+
+static const char *tt_pgc_text(tt_arena *a, const tt_result *r, size_t row, size_t col) {
+  const tt_value *v = tt_result_cell(r, row, col);
+  if (v->type == TT_VAL_NULL) return NULL;
+  tt_buf b = TT_BUF_INIT;
+  tt_value_to_text(&b, v);
+  const char *s = tt_db_shown_name(a, tt_buf_cstr(&b));
+  tt_buf_free(&b);
+  return s;
+}
+
+static int64_t tt_pgc_int(const tt_result *r, size_t row, size_t col) {
+  const tt_value *v = tt_result_cell(r, row, col);
+  return v->type == TT_VAL_INT ? v->u.i : v->type == TT_VAL_REAL ? (int64_t)v->u.r : 0;
+}
+
+#define TT_PGC_RELS                                                                        \
+  "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "                         \
+  "WHERE c.relkind IN ('r','p','v','m','f') AND NOT c.relispartition "                     \
+  "AND n.nspname NOT IN ('pg_catalog','information_schema') "                              \
+  "AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp\\_%' "           \
+  "AND has_schema_privilege(n.oid, 'USAGE') "
+
+/* Index of the table with this oid; -1 when not listed. */
+static long tt_pgc_find(const int64_t *oids, size_t n, int64_t oid) {
+  for (size_t i = 0; i < n; i++)
+    if (oids[i] == oid) return (long)i;
+  return -1;
+}
+
+tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
+  tt_result *list = tt_pgc_query(
+      db,
+      "SELECT c.oid::bigint, n.nspname, c.relname, c.relkind, c.reltuples::float8, "
+      "obj_description(c.oid, 'pg_class') " TT_PGC_RELS
+      "ORDER BY array_position(current_schemas(false), n.nspname::text) NULLS LAST, "
+      "n.nspname, c.oid",
+      err);
+  if (!list) return NULL;
+  tt_result *cols = tt_pgc_query(
+      db,
+      "SELECT a.attrelid::bigint, a.attname, format_type(a.atttypid, a.atttypmod), "
+      "a.attnotnull, pg_get_expr(d.adbin, d.adrelid), col_description(a.attrelid, a.attnum), "
+      "coalesce((SELECT array_position(k.conkey, a.attnum) FROM pg_constraint k WHERE "
+      "k.conrelid = a.attrelid AND k.contype = 'p'), 0) "
+      "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+      "JOIN pg_namespace n ON n.oid = c.relnamespace "
+      "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+      "WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r','p','v','m','f') "
+      "AND NOT c.relispartition AND n.nspname NOT IN ('pg_catalog','information_schema') "
+      "AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp\\_%' "
+      "ORDER BY a.attrelid, a.attnum",
+      err);
+  tt_result *fks = cols ? tt_pgc_query(
+                              db,
+                              "SELECT k.conrelid::bigint, k.confrelid::bigint, fa.attname, "
+                              "ta.attname, u.i - 1 FROM pg_constraint k "
+                              "CROSS JOIN LATERAL generate_subscripts(k.conkey, 1) AS u(i) "
+                              "JOIN pg_attribute fa ON fa.attrelid = k.conrelid AND "
+                              "fa.attnum = k.conkey[u.i] "
+                              "JOIN pg_attribute ta ON ta.attrelid = k.confrelid AND "
+                              "ta.attnum = k.confkey[u.i] "
+                              "WHERE k.contype = 'f' ORDER BY k.conrelid, k.oid, u.i",
+                              err)
+                        : NULL;
+  if (!cols || !fks) {
+    tt_result_free(list);
+    tt_result_free(cols);
+    return NULL;
+  }
+  tt_catalog *cat = tt_xcalloc(1, sizeof *cat);
+  tt_arena *a = cat->arena = tt_arena_new();
+  size_t n = list->nrows;
+  cat->ntables = n;
+  cat->tables = tt_arena_alloc(a, sizeof(tt_table_info) * (n ? n : 1));
+  memset(cat->tables, 0, sizeof(tt_table_info) * (n ? n : 1));
+  int64_t *oids = tt_xcalloc(n ? n : 1, sizeof *oids);
+  const char **froms = tt_xcalloc(n ? n : 1, sizeof *froms);
+  bool qualify = false;
+  for (size_t i = 1; i < n; i++)
+    if (strcmp(tt_result_cell(list, i, 1)->u.s, tt_result_cell(list, 0, 1)->u.s) != 0)
+      qualify = true;
+  for (size_t i = 0; i < n; i++) {
+    tt_table_info *t = &cat->tables[i];
+    oids[i] = tt_pgc_int(list, i, 0);
+    const char *nsp = tt_pgc_text(a, list, i, 1), *rel = tt_pgc_text(a, list, i, 2);
+    const char *kind = tt_pgc_text(a, list, i, 3);
+    t->name = rel;
+    tt_buf from = TT_BUF_INIT;
+    tt_buf_put_sql_ident(&from, nsp);
+    tt_buf_putc(&from, '.');
+    tt_buf_put_sql_ident(&from, rel);
+    froms[i] = tt_arena_strdup(a, tt_buf_cstr(&from));
+    tt_buf_free(&from);
+    if (qualify) {
+      char *q = tt_xasprintf("%s.%s", nsp, rel);
+      t->name = tt_arena_strdup(a, q);
+      free(q);
+    }
+    t->is_view = kind && (kind[0] == 'v' || kind[0] == 'm');
+    double est = tt_result_cell(list, i, 4)->u.r;
+    t->row_count = est >= 0 && kind && kind[0] != 'v' ? (int64_t)est : -1;
+    /* an estimate, as of the last ANALYZE or VACUUM; none for a view or a
+     * table never analysed (-1), and never counted */
+    t->row_count_kind = t->row_count >= 0 ? TT_ROWS_STAT1 : TT_ROWS_EXACT;
+    t->description = tt_pgc_text(a, list, i, 5);
+  }
+  /* columns: the rows come grouped by table, in column order */
+  for (size_t r = 0, i; r < cols->nrows; r = i) {
+    int64_t oid = tt_pgc_int(cols, r, 0);
+    for (i = r; i < cols->nrows && tt_pgc_int(cols, i, 0) == oid; i++) {}
+    long k = tt_pgc_find(oids, n, oid);
+    if (k < 0) continue;
+    tt_table_info *t = &cat->tables[k];
+    t->ncols = i - r;
+    t->cols = tt_arena_alloc(a, sizeof(tt_column_info) * t->ncols);
+    memset(t->cols, 0, sizeof(tt_column_info) * t->ncols);
+    for (size_t j = r; j < i; j++) {
+      tt_column_info *c = &t->cols[j - r];
+      c->name = tt_pgc_text(a, cols, j, 1);
+      c->type = tt_pgc_text(a, cols, j, 2);
+      if (!c->type) c->type = "";
+      c->not_null = tt_pgc_int(cols, j, 3) != 0;
+      c->default_value = tt_pgc_text(a, cols, j, 4);
+      c->description = tt_pgc_text(a, cols, j, 5);
+      c->pk = (int)tt_pgc_int(cols, j, 6);
+    }
+  }
+  /* foreign keys: the referenced table by its name as shown */
+  for (size_t r = 0, i; r < fks->nrows; r = i) {
+    int64_t oid = tt_pgc_int(fks, r, 0);
+    for (i = r; i < fks->nrows && tt_pgc_int(fks, i, 0) == oid; i++) {}
+    long k = tt_pgc_find(oids, n, oid);
+    if (k < 0) continue;
+    tt_table_info *t = &cat->tables[k];
+    t->fks = tt_arena_alloc(a, sizeof(tt_fk_info) * (i - r));
+    t->nfks = 0;
+    for (size_t j = r; j < i; j++) {
+      long target = tt_pgc_find(oids, n, tt_pgc_int(fks, j, 1));
+      if (target < 0) continue; /* a table in a schema not listed */
+      tt_fk_info *f = &t->fks[t->nfks++];
+      f->from = tt_pgc_text(a, fks, j, 2);
+      f->table = cat->tables[target].name;
+      f->to = tt_pgc_text(a, fks, j, 3);
+      f->pk_seq = (int)tt_pgc_int(fks, j, 4);
+    }
+  }
+  tt_result_free(list);
+  tt_result_free(cols);
+  tt_result_free(fks);
+  double budget_end = tt_now_ms() + TT_PROBE_BUDGET_S * 1000.0;
+  for (size_t i = 0; i < n; i++)
+    tt_catalog_probe(db, a, &cat->tables[i], froms[i], budget_end);
+  free(oids);
+  free(froms);
+  return cat;
+}
