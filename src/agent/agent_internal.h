@@ -58,6 +58,11 @@ char *tt_writer_template_answer(const tt_result *rows);
 /* The system prompt; when the whole schema is over budget it carries a
  * compact index, and *card_budget is what is left for each question's
  * cards (0 when the whole schema is in). */
+/* tt_prompt_system for a database of this dialect: "SQLite" gives the
+ * same bytes; another names itself where SQLite stood in the rules and
+ * headers. */
+char *tt_prompt_system_dialect(const tt_schema *s, size_t budget, int max_failed,
+                               bool *whole_schema, size_t *card_budget, const char *dialect);
 char *tt_prompt_system(const tt_schema *s, size_t budget, int max_failed, bool *whole_schema,
                        size_t *card_budget);
 /* The full cards a question needs when the system prompt carries only the
@@ -73,6 +78,12 @@ char *tt_prompt_turn_answer(const tt_turn *t);
 /* The tools; run_sql's description (which says how many rows the model
  * sees) is written into run_sql_desc, which must outlive out. */
 size_t tt_prompt_tools(tt_tool_spec *out, int rows_shown, char run_sql_desc[TT_PROMPT_DESC_MAX]);
+/* The same for a database of this dialect (tt_db_dialect): "SQLite" gives
+ * exactly tt_prompt_tools's, any other names itself where SQLite stood. */
+size_t tt_prompt_tools_dialect(tt_tool_spec *out, int rows_shown,
+                               char run_sql_desc[TT_PROMPT_DESC_MAX], const char *dialect);
+/* The dialect of a's database ("SQLite" without one). */
+const char *tt_agent_dialect(const tt_agent *a);
 
 /* view.c: what the model reads back from a tool */
 void tt_view_rows(tt_buf *out, const tt_result *r, int max_rows);

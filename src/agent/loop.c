@@ -43,9 +43,11 @@ tt_agent *tt_agent_new(tt_db *db, const tt_schema *schema, tt_llm *llm,
   a->schema = schema;
   a->llm = llm;
   a->o = opts ? *opts : tt_agent_default_opts();
-  a->system_prompt = tt_prompt_system(schema, a->o.schema_budget, a->o.max_failed_sql,
-                                       &a->whole_schema, &a->card_budget);
-  a->ntools = tt_prompt_tools(a->tools, a->o.rows_to_model, a->run_sql_desc);
+  a->system_prompt = tt_prompt_system_dialect(schema, a->o.schema_budget, a->o.max_failed_sql,
+                                               &a->whole_schema, &a->card_budget,
+                                               tt_agent_dialect(a));
+  a->ntools = tt_prompt_tools_dialect(a->tools, a->o.rows_to_model, a->run_sql_desc,
+                                      tt_agent_dialect(a));
   a->writer_style = llm ? tt_llm_sql_style(llm) : TT_SQL_STYLE_NONE;
   if (a->writer_style != TT_SQL_STYLE_NONE && a->whole_schema)
     a->writer_schema = tt_writer_schema(a, NULL, 0);

@@ -41,8 +41,29 @@ static const char tt_rules_fmt[] =
 /* The rules for an agent that allows max_failed failed queries in a row:
  * the same bytes for the same options, so the prompt prefix stays
  * reusable. */
-static char *tt_rules(int max_failed) {
-  return tt_xasprintf(tt_rules_fmt, max_failed, max_failed == 1 ? "" : "s");
+/* text with every "SQLite" naming the engine replaced by dialect (the
+ * texts here are written for SQLite: that prompt stays byte for byte). */
+static void tt_put_dialect(tt_buf *b, const char *text, const char *dialect) {
+  const char *p = text, *hit;
+  while ((hit = strstr(p, "SQLite"))) {
+    tt_buf_append(b, p, (size_t)(hit - p));
+    tt_buf_puts(b, dialect);
+    p = hit + 6;
+  }
+  tt_buf_puts(b, p);
+}
+
+static char *tt_rules(int max_failed, const char *dialect) {
+  char *rules = tt_xasprintf(tt_rules_fmt, max_failed, max_failed == 1 ? "" : "s");
+  if (strcmp(dialect, "SQLite") == 0) return rules;
+  tt_buf b = TT_BUF_INIT;
+  tt_put_dialect(&b, rules, dialect);
+  free(rules);
+  return tt_buf_detach(&b);
+}
+
+const char *tt_agent_dialect(const tt_agent *a) {
+  return a && a->db ? tt_db_dialect(a->db) : "SQLite";
 }
 
 /* The index may take this share of the schema budget (in percent); the
@@ -96,18 +117,23 @@ size_t tt_agent_card_budget(const tt_schema *s, size_t budget, bool *whole_schem
 
 char *tt_prompt_system(const tt_schema *s, size_t budget, int max_failed, bool *whole_schema,
                        size_t *card_budget) {
+  return tt_prompt_system_dialect(s, budget, max_failed, whole_schema, card_budget, "SQLite");
+}
+
+char *tt_prompt_system_dialect(const tt_schema *s, size_t budget, int max_failed,
+                               bool *whole_schema, size_t *card_budget, const char *dialect) {
   tt_buf b = TT_BUF_INIT;
-  char *rules = tt_rules(max_failed);
+  char *rules = tt_rules(max_failed, dialect);
   tt_buf_puts(&b, rules);
   free(rules);
   *whole_schema = tt_whole_fits(s, budget);
   *card_budget = 0;
   if (*whole_schema) {
-    tt_buf_puts(&b, tt_whole_header);
+    tt_put_dialect(&b, tt_whole_header, dialect);
     tt_schema_render_text(s, NULL, 0, &b);
   } else {
     /* everything about the schema counts within the budget */
-    tt_buf_puts(&b, tt_index_header);
+    tt_put_dialect(&b, tt_index_header, dialect);
     *card_budget = tt_split_budget(s, budget, &b);
   }
   return tt_buf_detach(&b);
@@ -210,7 +236,7 @@ void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cos
   out->budget = a->o.schema_budget;
   out->whole_schema = a->whole_schema;
   const char *sys = a->system_prompt;
-  char *rules = tt_rules(a->o.max_failed_sql);
+  char *rules = tt_rules(a->o.max_failed_sql, tt_agent_dialect(a));
   out->rules = tt_text_tokens(rules);
   size_t schema_part = tt_tokens_estimate(sys + strlen(rules), strlen(sys) - strlen(rules));
   free(rules);
@@ -242,15 +268,25 @@ char *tt_prompt_turn_answer(const tt_turn *t) {
 }
 
 size_t tt_prompt_tools(tt_tool_spec *out, int rows_shown, char run_sql_desc[TT_PROMPT_DESC_MAX]) {
+  return tt_prompt_tools_dialect(out, rows_shown, run_sql_desc, "SQLite");
+}
+
+size_t tt_prompt_tools_dialect(tt_tool_spec *out, int rows_shown,
+                               char run_sql_desc[TT_PROMPT_DESC_MAX], const char *dialect) {
+  bool pg = strcmp(dialect, "PostgreSQL") == 0;
   snprintf(run_sql_desc, TT_PROMPT_DESC_MAX,
-           "Run one read-only SQLite SELECT statement on the database and get the rows back "
-           "(at most %d are shown). Use it for every fact you need.", rows_shown);
+           "Run one read-only %s SELECT statement on the database and get the rows back "
+           "(at most %d are shown). Use it for every fact you need.", pg ? dialect : "SQLite",
+           rows_shown);
   out[0] = (tt_tool_spec){
       "run_sql",
       run_sql_desc,
-      "{\"type\":\"object\",\"properties\":{\"sql\":{\"type\":\"string\",\"minLength\":1,"
-      "\"description\":\"One SQLite SELECT statement\"}},\"required\":[\"sql\"],"
-      "\"additionalProperties\":false}"};
+      pg ? "{\"type\":\"object\",\"properties\":{\"sql\":{\"type\":\"string\",\"minLength\":1,"
+           "\"description\":\"One PostgreSQL SELECT statement\"}},\"required\":[\"sql\"],"
+           "\"additionalProperties\":false}"
+         : "{\"type\":\"object\",\"properties\":{\"sql\":{\"type\":\"string\",\"minLength\":1,"
+           "\"description\":\"One SQLite SELECT statement\"}},\"required\":[\"sql\"],"
+           "\"additionalProperties\":false}"};
   out[1] = (tt_tool_spec){
       "ask_user",
       "Ask the user one short clarifying question when the request is ambiguous or "

@@ -402,7 +402,7 @@ void tt_writer_ask(tt_agent *a, const tt_turn *history, size_t nhistory, const c
   }
   char *schema = tt_writer_schema_for(a, question);
   char *context = tt_writer_context(a, history, nhistory);
-  tt_sql_prompt base = {.engine = "SQLite", .schema = schema, .question = question,
+  tt_sql_prompt base = {.engine = tt_agent_dialect(a), .schema = schema, .question = question,
                         .context = context};
   char **notes = NULL;
   size_t nnotes = 0;

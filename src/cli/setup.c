@@ -333,7 +333,9 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
     return tt_exit_for(derr.kind);
   }
   char *real = realpath(db_path, NULL);
-  e->db_path = real ? real : tt_xstrdup(db_path);
+  /* a server's URI is kept without its password (traces and sessions show it) */
+  e->db_path = real ? real : tt_db_path_is_uri(db_path) ? tt_pg_redact_uri(db_path)
+                                                        : tt_xstrdup(db_path);
   /* the value index links names in questions to columns; built once per
    * database file and kept in the cache directory */
   char *cache = tt_default_dir(e->dotenv, "CACHE");

@@ -373,6 +373,26 @@ void tt_catalog_free(tt_catalog *cat) {
   free(cat);
 }
 
+void tt_db_sql_column_values(const tt_db *db, const tt_table_info *t, const tt_column_info *c,
+                             long scan_rows, long max_len, tt_buf *out) {
+  if (db->pg) {
+    tt_buf_puts(out, "SELECT v FROM (SELECT ");
+    tt_buf_put_sql_ident(out, c->raw_name ? c->raw_name : c->name);
+    tt_buf_puts(out, "::text AS v FROM ");
+    if (t->sql_name) tt_buf_puts(out, t->sql_name);
+    else tt_buf_put_sql_ident(out, t->raw_name ? t->raw_name : t->name);
+    tt_buf_printf(out, " LIMIT %ld) AS s WHERE v IS NOT NULL AND octet_length(v) <= %ld GROUP BY v",
+                  scan_rows, max_len);
+    return;
+  }
+  tt_buf_puts(out, "SELECT v FROM (SELECT ");
+  tt_buf_put_sql_ident(out, c->raw_name ? c->raw_name : c->name);
+  tt_buf_puts(out, " AS v FROM ");
+  tt_buf_put_sql_ident(out, t->raw_name ? t->raw_name : t->name);
+  tt_buf_printf(out, " LIMIT %ld) WHERE typeof(v) = 'text' AND length(CAST(v AS BLOB)) <= %ld GROUP BY v",
+                scan_rows, max_len);
+}
+
 const tt_table_info *tt_catalog_find(const tt_catalog *cat, const char *name) {
   for (size_t i = 0; i < cat->ntables; i++)
     if (strcasecmp(cat->tables[i].name, name) == 0) return &cat->tables[i];

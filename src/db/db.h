@@ -297,6 +297,8 @@ typedef struct tt_table_info {
   tt_result *sample;    /* up to 3 rows; NULL when they could not be read */
   const char *note;     /* why something is missing (a slow view), or NULL */
   const char *description; /* a -- comment on the CREATE TABLE line, or NULL */
+  const char *sql_name; /* SQL that names it ("schema"."table"), or NULL: name
+                         * quoted as one identifier */
 } tt_table_info;
 
 typedef struct tt_catalog {
@@ -311,6 +313,12 @@ typedef struct tt_catalog {
  * text columns among the first TT_TOP_VALUES_SCAN rows. */
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err);
 void tt_catalog_free(tt_catalog *cat);
+
+/* Appends to out the SQL that reads the distinct text values of column c
+ * of t among its first scan_rows rows, at most max_len bytes each (one
+ * column, v), in the database's dialect. */
+void tt_db_sql_column_values(const tt_db *db, const tt_table_info *t, const tt_column_info *c,
+                             long scan_rows, long max_len, tt_buf *out);
 
 /* Case-insensitive lookup; NULL when absent. */
 const tt_table_info *tt_catalog_find(const tt_catalog *cat, const char *name);

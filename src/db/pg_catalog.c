@@ -114,7 +114,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
     tt_buf_put_sql_ident(&from, nsp);
     tt_buf_putc(&from, '.');
     tt_buf_put_sql_ident(&from, rel);
-    froms[i] = tt_arena_strdup(a, tt_buf_cstr(&from));
+    froms[i] = t->sql_name = tt_arena_strdup(a, tt_buf_cstr(&from));
     tt_buf_free(&from);
     if (qualify) {
       char *q = tt_xasprintf("%s.%s", nsp, rel);

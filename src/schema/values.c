@@ -139,12 +139,7 @@ tt_values *tt_values_build(tt_db *db, const tt_catalog *cat, const tt_values_opt
       if (!tt_is_text_type(ci->type) || v->n >= d.max_total) continue;
       /* the first scan_rows rows only: a 5,000,000-row table stays fast */
       tt_buf sql = TT_BUF_INIT;
-      tt_buf_puts(&sql, "SELECT v FROM (SELECT ");
-      tt_buf_put_sql_ident(&sql, ci->raw_name ? ci->raw_name : ci->name);
-      tt_buf_puts(&sql, " AS v FROM ");
-      tt_buf_put_sql_ident(&sql, ti->raw_name ? ti->raw_name : ti->name);
-      tt_buf_printf(&sql, " LIMIT %ld) WHERE typeof(v) = 'text' AND length(CAST(v AS BLOB)) <= %ld GROUP BY v",
-                    d.scan_rows, d.max_len);
+      tt_db_sql_column_values(db, ti, ci, d.scan_rows, d.max_len, &sql);
       tt_db_error err = {0};
       tt_cursor *cur = tt_db_cursor_open(db, sql.data, sql.len, d.max_per_column, 0, &err);
       tt_buf_free(&sql);
