@@ -30,6 +30,8 @@ struct tt_pg_run {
   volatile sig_atomic_t *user_cancel;
   double deadline_ms;      /* past it (and a grace), the statement is cancelled */
   bool cancel_sent, by_user, done;
+  double cancel_ms;        /* when the last cancel request went */
+  double cancel_first_ms;  /* ... and the first */
   size_t ncols;
   Oid *types;
   const char **names, **decltypes;
@@ -249,11 +251,15 @@ static size_t tt_pg_value(tt_pg_run *run, PGresult *res, size_t c, tt_value *v) 
 
 /* ---- running one statement -------------------------------------------- */
 
+/* Asks the server to stop the statement; again every 100 ms while it
+ * runs (a request that arrives before the statement starts is lost). */
 static void tt_pg_send_cancel(tt_pg_run *run) {
-  if (run->cancel_sent || !run->cancel) return;
+  if (!run->cancel || (run->cancel_sent && tt_now_ms() - run->cancel_ms < 100)) return;
   char buf[256];
   PQcancel(run->cancel, buf, sizeof buf);
+  if (!run->cancel_sent) run->cancel_first_ms = tt_now_ms();
   run->cancel_sent = true;
+  run->cancel_ms = tt_now_ms();
 }
 
 /* The next result of the statement, waiting for the server within the
@@ -261,16 +267,14 @@ static void tt_pg_send_cancel(tt_pg_run *run) {
  * end, or with *lost when the connection failed. */
 static PGresult *tt_pg_wait(tt_pg_run *run, bool *lost) {
   *lost = false;
-  double hard = run->deadline_ms + TT_PG_GRACE_MS + 10000.0;
   while (PQisBusy(run->conn)) {
-    if (!run->cancel_sent) {
-      if (run->user_cancel && *run->user_cancel) {
-        run->by_user = true;
-        tt_pg_send_cancel(run);
-      } else if (tt_now_ms() > run->deadline_ms + TT_PG_GRACE_MS) {
-        tt_pg_send_cancel(run);
-      }
-    } else if (tt_now_ms() > hard) {
+    if (run->user_cancel && *run->user_cancel) {
+      if (!run->cancel_sent) run->by_user = true;
+      tt_pg_send_cancel(run);
+    } else if (run->cancel_sent || tt_now_ms() > run->deadline_ms + TT_PG_GRACE_MS) {
+      tt_pg_send_cancel(run);
+    }
+    if (run->cancel_sent && tt_now_ms() > run->cancel_first_ms + 10000.0) {
       *lost = true; /* the server does not answer even a cancel */
       return NULL;
     }

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# pg_cli.sh BIN — tabletalk sql and schema on a PostgreSQL URI, against the
+# server whose URI the pg_server fixture writes to $TT_PG_URI_FILE (chinook
+# loaded): a count, JSON of the same shape as SQLite's, a write refused
+# (exit 3) with the data unchanged, the time limit (exit 4), a million rows
+# cut at --max-rows in bounded memory, the schema with keys and row
+# estimates, and no password in any message. Exit 77 (skipped) without a
+# server URI.
+set -u
+BIN=$1
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+if [ -z "${TT_PG_URI_FILE:-}" ] || [ ! -s "$TT_PG_URI_FILE" ]; then
+  echo "skipped: TT_PG_URI_FILE names no file with a server URI (the pg_server fixture writes it)"
+  exit 77
+fi
+URI=$(head -n1 "$TT_PG_URI_FILE")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TABLETALK_STATE_DIR=$work/state TABLETALK_DATA_DIR=$work/data TABLETALK_CACHE_DIR=$work/cache
+export NO_COLOR=1
+
+out=$("$BIN" sql --format csv "$URI" 'SELECT count(*) FROM "Track"') || bad "count failed"
+[ "$(printf '%s\n' "$out" | tail -n1 | tr -d "\r")" = 3503 ] || bad "count of Track: $out"
+
+# --format json: the same keys, in the same order, as for a SQLite file
+pg_keys=$("$BIN" sql --format json "$URI" 'SELECT "Name" FROM "Track" ORDER BY "TrackId" LIMIT 2' |
+  python3 -c 'import json,sys; d=json.load(sys.stdin); print(list(d) if isinstance(d,dict) else type(d).__name__, d if not isinstance(d,dict) else d.get("rows", d))')
+lite_keys=$("$BIN" sql --format json "${TT_CHINOOK}" 'SELECT "Name" FROM "Track" ORDER BY "TrackId" LIMIT 2' |
+  python3 -c 'import json,sys; d=json.load(sys.stdin); print(list(d) if isinstance(d,dict) else type(d).__name__, d if not isinstance(d,dict) else d.get("rows", d))')
+[ "$pg_keys" = "$lite_keys" ] || bad "json differs: pg $pg_keys / sqlite $lite_keys"
+
+# a write is refused (exit 3) and changes nothing
+"$BIN" sql "$URI" 'DELETE FROM "Track"' >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc = 3 ] || bad "DELETE: exit $rc, want 3 ($(cat "$work/err"))"
+grep -q "not allowed" "$work/err" || bad "DELETE: no refusal message: $(cat "$work/err")"
+out=$("$BIN" sql --format csv "$URI" 'SELECT count(*) FROM "Track"')
+[ "$(printf '%s\n' "$out" | tail -n1 | tr -d "\r")" = 3503 ] || bad "Track changed after the refused DELETE: $out"
+
+# the time limit: exit 4 within a second or two
+start=$(date +%s%N)
+"$BIN" sql --timeout 1 "$URI" 'SELECT count(*) FROM generate_series(1, 2000000000)' >/dev/null 2>"$work/err"
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $rc = 4 ] || bad "slow query: exit $rc, want 4 ($(cat "$work/err"))"
+[ $ms -lt 4000 ] || bad "slow query stopped after $ms ms, want about 1000"
+
+# a million rows cut at --max-rows: 10 rows, and memory bounded
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f %M -o "$work/rss" "$BIN" sql --max-rows 10 "$URI" \
+    'SELECT g FROM generate_series(1, 1000000) g' >"$work/out" 2>"$work/err" || bad "max-rows run failed"
+  rss=$(tail -n1 "$work/rss")
+  [ "$rss" -lt 65536 ] || bad "1,000,000 rows with --max-rows 10 used $rss KiB"
+else
+  "$BIN" sql --max-rows 10 "$URI" 'SELECT g FROM generate_series(1, 1000000) g' >"$work/out" 2>"$work/err" ||
+    bad "max-rows run failed"
+fi
+grep -q "more rows exist" "$work/out" || bad "no cut announced: $(tail -n2 "$work/out")"
+[ "$(grep -cE '^ +[0-9]+$' "$work/out")" = 10 ] || bad "not 10 rows: $(cat "$work/out")"
+
+# the schema: 11 tables, keys, row estimates
+"$BIN" schema "$URI" >"$work/schema" 2>"$work/err" || bad "schema failed: $(cat "$work/err")"
+[ "$(grep -c '^# Table' "$work/schema")" = 11 ] || bad "schema: not 11 tables"
+grep -q '^# Table: Track (~3503 rows)' "$work/schema" || bad "schema: no row estimate for Track"
+grep -q 'TrackId: integer, primary key' "$work/schema" || bad "schema: no primary key"
+grep -q 'references Album.AlbumId' "$work/schema" || bad "schema: no foreign key"
+
+# no password in a failed connection's message
+case $URI in
+  *\?*) badpw="$URI&dbname=tt_no_such_db&password=Sw0rdFish" ;;
+  *) badpw="$URI?dbname=tt_no_such_db&password=Sw0rdFish" ;;
+esac
+"$BIN" sql "$badpw" 'SELECT 1' >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc != 0 ] || bad "a missing database connected"
+grep -q Sw0rdFish "$work/out" "$work/err" && bad "the password is in the message: $(cat "$work/err")"
+grep -q "cannot connect" "$work/err" || bad "no connection error: $(cat "$work/err")"
+
+exit $fail
