@@ -59,6 +59,10 @@ static char *tt_rules(int max_failed, const char *dialect) {
   tt_buf b = TT_BUF_INIT;
   tt_put_dialect(&b, rules, dialect);
   free(rules);
+  if (strcmp(dialect, "PostgreSQL") == 0)
+    tt_buf_puts(&b, "- PostgreSQL folds unquoted names to lower case: write a name that has "
+                    "capitals in double quotes (\"Track\".\"Name\"), and a table of another "
+                    "schema as schema.table.\n");
   return tt_buf_detach(&b);
 }
 

@@ -272,6 +272,7 @@ typedef struct tt_fk_info {
   const char *table;    /* referenced table */
   const char *to;       /* referenced column */
   int pk_seq;           /* position within a composite key (0-based) */
+  size_t table_schema_len; /* table is "schema.table": the schema's length */
 } tt_fk_info;
 
 /* How a row count was learnt: start-up never counts a whole table. */
@@ -299,6 +300,9 @@ typedef struct tt_table_info {
   const char *description; /* a -- comment on the CREATE TABLE line, or NULL */
   const char *sql_name; /* SQL that names it ("schema"."table"), or NULL: name
                          * quoted as one identifier */
+  size_t schema_len;    /* PostgreSQL, tables of several schemas: name is
+                         * "schema.table" and its schema is this long (0: a
+                         * name of its own, dots and all) */
 } tt_table_info;
 
 typedef struct tt_catalog {

@@ -119,6 +119,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
     if (qualify) {
       char *q = tt_xasprintf("%s.%s", nsp, rel);
       t->name = tt_arena_strdup(a, q);
+      t->schema_len = strlen(nsp);
       free(q);
     }
     t->is_view = kind && (kind[0] == 'v' || kind[0] == 'm');
@@ -165,6 +166,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
       tt_fk_info *f = &t->fks[t->nfks++];
       f->from = tt_pgc_text(a, fks, j, 2);
       f->table = cat->tables[target].name;
+      f->table_schema_len = cat->tables[target].schema_len;
       f->to = tt_pgc_text(a, fks, j, 3);
       f->pk_seq = (int)tt_pgc_int(fks, j, 4);
     }

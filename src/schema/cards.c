@@ -107,6 +107,20 @@ static void tt_put_name(tt_buf *out, const char *s) {
   tt_buf_free(&q);
 }
 
+/* A table's name: "schema.table" (schema_len > 0) as two names, each
+ * quoted only when it must be (sales.orders, "public"."Track"). */
+static void tt_put_table_name(tt_buf *out, const char *s, size_t schema_len) {
+  if (!schema_len || schema_len >= strlen(s) || s[schema_len] != '.') {
+    tt_put_name(out, s);
+    return;
+  }
+  char *schema = tt_xstrndup(s, schema_len);
+  tt_put_name(out, schema);
+  free(schema);
+  tt_buf_putc(out, '.');
+  tt_put_name(out, s + schema_len + 1);
+}
+
 /* Declared types like INTEGER or NVARCHAR(200) as they are; anything
  * stranger as a JSON string. */
 static void tt_put_type(tt_buf *out, const char *s) {
@@ -170,7 +184,7 @@ static void tt_put_description(tt_buf *out, const char *d) {
 
 static void tt_card_render(const tt_table_info *t, const bool *folded, tt_buf *out) {
   tt_buf_printf(out, "# %s: ", t->is_view ? "View" : "Table");
-  tt_put_name(out, t->name);
+  tt_put_table_name(out, t->name, t->schema_len);
   if (t->row_count >= 0)
     tt_buf_printf(out, " (%s%lld row%s)",
                   t->row_count_kind == TT_ROWS_AT_LEAST ? ">"
@@ -201,7 +215,7 @@ static void tt_card_render(const tt_table_info *t, const bool *folded, tt_buf *o
     const tt_fk_info *fk = tt_fk_of(t, col->name);
     if (fk) {
       tt_buf_puts(out, ", references ");
-      tt_put_name(out, fk->table);
+      tt_put_table_name(out, fk->table, fk->table_schema_len);
       tt_buf_putc(out, '.');
       tt_put_name(out, fk->to ? fk->to : "?");
     }

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libpq-fe.h>
+
 #include "db/db.h"
+#include "schema/schema.h"
 #include "testutil.h"
 
 static void test_uri_detection(void **state) {
@@ -235,6 +238,72 @@ static void test_catalog(void **state) {
   free(uri);
 }
 
+/* Runs sql on uri outside tabletalk (setting up a scratch database). */
+static void admin_exec(const char *uri, const char *sql) {
+  PGconn *c = PQconnectdb(uri);
+  if (PQstatus(c) != CONNECTION_OK) fail_msg("admin connect: %s", PQerrorMessage(c));
+  PGresult *r = PQexec(c, sql);
+  ExecStatusType st = PQresultStatus(r);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) fail_msg("%s: %s", sql, PQerrorMessage(c));
+  PQclear(r);
+  PQfinish(c);
+}
+
+/* Tables of two schemas: names "schema.table", cards with schema.table. */
+static void test_two_schemas(void **state) {
+  (void)state;
+  NEED_SERVER(uri);
+  PGconn *c = PQconnectdb(uri);
+  PGresult *r = PQexec(c, "DROP DATABASE IF EXISTS tt_pg_two_schemas");
+  PQclear(r);
+  r = PQexec(c, "CREATE DATABASE tt_pg_two_schemas");
+  bool made = PQresultStatus(r) == PGRES_COMMAND_OK;
+  PQclear(r);
+  PQfinish(c);
+  if (!made) {
+    print_message("skipped: the fixture's user cannot create a database\n");
+    free(uri);
+    skip();
+  }
+  char *two = tt_xasprintf("%s%sdbname=tt_pg_two_schemas", uri, strchr(uri, '?') ? "&" : "?");
+  admin_exec(two, "CREATE SCHEMA sales; CREATE TABLE public.\"Item\"(id int PRIMARY KEY, "
+                  "name text); CREATE TABLE sales.orders(id int PRIMARY KEY, item int "
+                  "REFERENCES public.\"Item\"(id)); COMMENT ON TABLE sales.orders IS 'one row per "
+                  "order'; INSERT INTO public.\"Item\" VALUES (1, 'lamp'); ANALYZE");
+  tt_db *db = open_ok(two, NULL);
+  tt_db_error err;
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  assert_non_null(cat);
+  assert_int_equal(cat->ntables, 2);
+  assert_string_equal(cat->tables[0].name, "public.Item"); /* the search_path first */
+  assert_int_equal(cat->tables[0].schema_len, 6);
+  const tt_table_info *o = tt_catalog_find(cat, "sales.orders");
+  assert_non_null(o);
+  assert_string_equal(o->description, "one row per order");
+  assert_int_equal(o->nfks, 1);
+  assert_string_equal(o->fks[0].table, "public.Item");
+  tt_catalog_free(cat);
+  tt_schema_load_opts so = {.values = TT_SCHEMA_VALUES_NONE};
+  tt_schema_load_error serr;
+  tt_schema *s = tt_schema_load(db, &so, &serr);
+  assert_non_null(s);
+  tt_buf b = TT_BUF_INIT;
+  tt_schema_render_text(s, NULL, 0, &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "# Table: public.Item"));
+  assert_non_null(strstr(tt_buf_cstr(&b), "# Table: sales.orders"));
+  assert_non_null(strstr(tt_buf_cstr(&b), "references public.Item.id"));
+  tt_buf_free(&b);
+  tt_schema_free(s);
+  /* qualified names in SQL */
+  tt_result *res = query_ok(db, "SELECT count(*) FROM public.\"Item\" JOIN sales.orders o ON "
+                                "o.item = \"Item\".id");
+  assert_int_equal(tt_result_cell(res, 0, 0)->u.i, 0);
+  tt_result_free(res);
+  tt_db_close(db);
+  free(two);
+  free(uri);
+}
+
 /* test_pg: the units that need no server; test_pg server: the others
  * (exit 77, skipped, when no server URI is given). */
 int main(int argc, char **argv) {
@@ -249,7 +318,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_types_and_dialect), cmocka_unit_test(test_caps_and_limits),
         cmocka_unit_test(test_cursor), cmocka_unit_test(test_password_hidden),
-        cmocka_unit_test(test_catalog),
+        cmocka_unit_test(test_catalog), cmocka_unit_test(test_two_schemas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
   }
