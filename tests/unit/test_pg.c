@@ -17,6 +17,7 @@
 
 #include <libpq-fe.h>
 
+#include "agent/agent_internal.h"
 #include "db/db.h"
 #include "schema/schema.h"
 #include "testutil.h"
@@ -52,6 +53,43 @@ static void test_redact(void **state) {
   expect_redacted("postgresql://:pw@/db", "postgresql://:***@/db");
   expect_redacted("host=h password=pw dbname=d", "host=h password=*** dbname=d");
   expect_redacted("data/chinook.sqlite", "data/chinook.sqlite");
+}
+
+/* The prompt names the dialect: the SQLite one is exactly as before, the
+ * PostgreSQL one says PostgreSQL wherever SQLite stood. */
+static void test_prompt_dialect(void **state) {
+  (void)state;
+  const char *path = getenv("TT_CHINOOK");
+  tt_db_error err;
+  tt_db *db = path ? tt_db_open(path, NULL, &err) : NULL;
+  if (!db) skip();
+  assert_string_equal(tt_db_dialect(db), "SQLite");
+  tt_schema_load_opts so = {.values = TT_SCHEMA_VALUES_NONE};
+  tt_schema_load_error serr;
+  tt_schema *s = tt_schema_load(db, &so, &serr);
+  assert_non_null(s);
+  bool whole1, whole2;
+  size_t cards1, cards2;
+  char *plain = tt_prompt_system(s, 2000, 3, &whole1, &cards1);
+  char *lite = tt_prompt_system_dialect(s, 2000, 3, &whole2, &cards2, "SQLite");
+  assert_string_equal(plain, lite);
+  char *pg = tt_prompt_system_dialect(s, 2000, 3, &whole2, &cards2, "PostgreSQL");
+  assert_non_null(strstr(pg, "questions about a PostgreSQL database"));
+  assert_non_null(strstr(pg, "one PostgreSQL SELECT statement"));
+  assert_non_null(strstr(pg, "double quotes"));
+  assert_null(strstr(pg, "SQLite"));
+  tt_tool_spec t1[TT_AGENT_MAX_TOOLS], t2[TT_AGENT_MAX_TOOLS];
+  char d1[TT_PROMPT_DESC_MAX], d2[TT_PROMPT_DESC_MAX];
+  tt_prompt_tools(t1, 20, d1);
+  tt_prompt_tools_dialect(t2, 20, d2, "PostgreSQL");
+  assert_non_null(strstr(t2[0].description, "PostgreSQL SELECT"));
+  assert_non_null(strstr(t2[0].parameters, "One PostgreSQL SELECT"));
+  assert_null(strstr(t2[0].parameters, "SQLite"));
+  free(plain);
+  free(lite);
+  free(pg);
+  tt_schema_free(s);
+  tt_db_close(db);
 }
 
 /* The fixture server's URI, or NULL: the test is skipped. */
@@ -325,6 +363,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_uri_detection),
       cmocka_unit_test(test_redact),
+      cmocka_unit_test(test_prompt_dialect),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
