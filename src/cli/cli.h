@@ -240,7 +240,8 @@ extern const tt_opt_group tt_opts_model;  /* the model and how it is called */
 extern const tt_opt_group tt_opts_limits; /* query time, schema budget, state */
 extern const tt_opt_group tt_opts_db;     /* how the database is read */
 /* "DB is a SQLite file, ...": the sentence each command's about ends with */
-#define TT_DB_IS "DB is a SQLite file, a .csv or .tsv file, or a folder of them."
+#define TT_DB_IS \
+  "DB: a SQLite file, a .csv or .tsv file or a folder, or a postgresql:// URI."
 extern const tt_opt_group tt_opts_chart;  /* charts the agent draws */
 extern const tt_opt_group tt_opts_run;    /* --thread, --show-thinking, --quiet */
 

@@ -1,0 +1,65 @@
+// PostgreSQL as the database, through the real binary and the scripted
+// model server: `ask` on a postgresql:// URI (the pg_server fixture's server,
+// chinook loaded; skipped without TT_PG_URI_FILE) — the model is told it
+// writes PostgreSQL, sees the tables, its SQL runs on the server; a write
+// it tries is refused with exit 3; the password is in no output, trace or
+// thread.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { run, server, tempDir } from './harness.mjs';
+
+const uriFile = process.env.TT_PG_URI_FILE;
+const base = uriFile && fs.existsSync(uriFile) ? fs.readFileSync(uriFile, 'utf8').trim() : '';
+const skip = base ? false : 'TT_PG_URI_FILE names no server URI (the pg_server fixture writes it)';
+const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
+const answer = (text) => ({ tool: 'answer', args: { text } });
+
+/* The fixture's URI with a password that must never be shown. */
+function withPassword(uri) {
+  return uri + (uri.includes('?') ? '&' : '?') + 'password=Sw0rdFish';
+}
+
+/* Every file under dir, as text. */
+function allText(dir) {
+  if (!fs.existsSync(dir)) return '';
+  return fs.readdirSync(dir, { recursive: true }).map((f) => path.join(dir, f))
+    .filter((f) => fs.statSync(f).isFile()).map((f) => fs.readFileSync(f, 'latin1')).join('\n');
+}
+
+test('ask on a PostgreSQL URI: PostgreSQL prompt, SQL runs on the server, no password anywhere', { skip }, async () => {
+  const state = path.join(tempDir('tabletalk-pg-state-'), 'state');
+  const uri = withPassword(base);
+  const srv = await server({ rules: [
+    { when: { step: 0 }, ...sql('SELECT count(*) AS n FROM "Track"') },
+    { when: { step: 1 }, ...answer('There are 3503 tracks.') },
+  ] });
+  const r = await run(['ask', uri, 'How many tracks?', '--base-url', srv.url, '--state-dir', state, '--json']);
+  await srv.close();
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.json.answer, 'There are 3503 tracks.');
+  const prompt = srv.requests[0].body.messages.map((m) => m.content ?? '').join('\n');
+  assert.match(prompt, /questions about a PostgreSQL database/);
+  assert.doesNotMatch(prompt, /SQLite/);
+  assert.match(prompt, /# Table: Track/);
+  const tool = srv.requests[1].body.messages.filter((m) => m.role === 'tool').at(-1).content;
+  assert.match(tool, /3503/);
+  const seen = r.stdout + r.stderr + JSON.stringify(srv.requests) + allText(state);
+  assert.doesNotMatch(seen, /Sw0rdFish/);
+});
+
+test('ask on a PostgreSQL URI: a write the model tries is refused, the data unchanged', { skip }, async () => {
+  const state = path.join(tempDir('tabletalk-pg-state-'), 'state');
+  const srv = await server({ rules: [
+    { when: { step: 0 }, ...sql('DELETE FROM "Track"') },
+    { when: { step: 1 }, ...answer('I cannot change data.') },
+  ] });
+  const r = await run(['ask', base, 'Delete every track', '--base-url', srv.url, '--state-dir', state, '--json']);
+  await srv.close();
+  const tool = srv.requests[1]?.body.messages.filter((m) => m.role === 'tool').at(-1).content ?? '';
+  assert.match(tool + r.stderr + r.stdout, /not allowed/);
+  const c = await run(['sql', base, 'SELECT count(*) FROM "Track"', '--json']);
+  assert.equal(c.code, 0, c.stderr);
+  assert.deepEqual(c.json.rows, [[3503]]);
+});
