@@ -117,6 +117,8 @@ char *tt_pg_redact_uri(const char *uri);
 /* The SQL dialect the handle speaks, as the prompt names it: "SQLite" or
  * "PostgreSQL". */
 const char *tt_db_dialect(const tt_db *db);
+/* The dialect of the database at path, before opening it. */
+const char *tt_db_path_dialect(const char *path);
 /* The path as the user gave it (a URI without its password). */
 const char *tt_db_path(const tt_db *db);
 const tt_db_opts *tt_db_get_opts(const tt_db *db);

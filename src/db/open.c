@@ -370,6 +370,10 @@ const tt_db_opts *tt_db_get_opts(const tt_db *db) { return &db->opts; }
 
 const char *tt_db_dialect(const tt_db *db) { return db->pg ? "PostgreSQL" : "SQLite"; }
 
+const char *tt_db_path_dialect(const char *path) {
+  return tt_db_path_is_uri(path) ? "PostgreSQL" : "SQLite";
+}
+
 void tt_db_set_opts(tt_db *db, const tt_db_opts *opts) {
   if (db->h && db->opts.double_quoted_strings != opts->double_quoted_strings)
     sqlite3_db_config(db->h, SQLITE_DBCONFIG_DQS_DML,

@@ -261,9 +261,9 @@ json_t *tt_mcp_prompts_get(tt_mcp_req *r) {
   if (strcmp(n, "explore_database") == 0) {
     const char *focus = json_string_value(json_object_get(args, "focus"));
     tt_buf_printf(&text,
-                  "Explore the SQLite database %s through the tabletalk tools (all of them are "
+                  "Explore the %s database %s through the tabletalk tools (all of them are "
                   "read-only). Its tables and views (* marks primary keys, -> foreign keys):\n\n",
-                  r->srv->db_name);
+                  r->srv->dialect, r->srv->db_name);
     /* the compact index ask uses: names with key columns, or only names
      * when a large schema would not fit a client's context otherwise */
     tt_schema_render_compact_index(s, TT_EXPLORE_INDEX_TOKENS, &text);
@@ -292,13 +292,13 @@ json_t *tt_mcp_prompts_get(tt_mcp_req *r) {
                          table);
     }
     tt_buf_printf(&text,
-                  "Analyse the %s %s of the SQLite database %s with the tabletalk tools (all "
+                  "Analyse the %s %s of the %s database %s with the tabletalk tools (all "
                   "read-only). Its card:\n\n%s\n"
                   "Use run_sql to find, for each column, the number of distinct values, NULLs, "
                   "and the range or the most common values; then how the %s relates to other "
                   "tables through its keys. Report what you find with the numbers and the SQL "
                   "behind each of them.\n",
-                  c->table->is_view ? "view" : "table", c->table->name, r->srv->db_name, c->text,
+                  c->table->is_view ? "view" : "table", c->table->name, r->srv->dialect, r->srv->db_name, c->text,
                   c->table->is_view ? "view" : "table");
     res = tt_prompt_result("Analyse one table", tt_buf_cstr(&text));
   } else {

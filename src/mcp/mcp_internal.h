@@ -178,6 +178,7 @@ typedef struct tt_sql_cache tt_sql_cache;
 struct tt_mcp_server {
   tt_mcp_config cfg;
   char *db_name;            /* file name, for descriptions */
+  const char *dialect;      /* "SQLite" or "PostgreSQL" (tt_db_path_dialect) */
   pthread_mutex_t schema_mu;
   pthread_cond_t schema_cv;
   pthread_t schema_loader;  /* reads the schema when cfg.schema is NULL */

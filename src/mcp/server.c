@@ -48,8 +48,8 @@ static char *tt_mcp_make_instructions(const tt_mcp_server *s, const tt_schema *s
   tt_escape_terminal(&name, s->db_name, strlen(s->db_name), NULL); /* any bytes in a file name */
   if (schema) {
     size_t n = tt_schema_count(schema);
-    tt_buf_printf(&b, "tabletalk gives read-only access to the SQLite database %s (%zu %s",
-                  tt_buf_cstr(&name), n, n == 1 ? "table or view" : "tables and views");
+    tt_buf_printf(&b, "tabletalk gives read-only access to the %s database %s (%zu %s",
+                  s->dialect, tt_buf_cstr(&name), n, n == 1 ? "table or view" : "tables and views");
     size_t shown = n < 40 ? n : 40;
     for (size_t i = 0; i < shown; i++) {
       const char *t = tt_schema_card(schema, i)->table->name;
@@ -59,16 +59,16 @@ static char *tt_mcp_make_instructions(const tt_mcp_server *s, const tt_schema *s
     if (shown < n) tt_buf_printf(&b, " and %zu more", n - shown);
     tt_buf_puts(&b, ")");
   } else {
-    tt_buf_printf(&b, "tabletalk gives read-only access to the SQLite database %s (describe_schema "
-                      "lists its tables and views)", tt_buf_cstr(&name));
+    tt_buf_printf(&b, "tabletalk gives read-only access to the %s database %s (describe_schema "
+                      "lists its tables and views)", s->dialect, tt_buf_cstr(&name));
   }
-  tt_buf_puts(&b,
+  tt_buf_printf(&b,
               ". Ask questions in plain language with ask_database: tabletalk writes and runs "
               "the SQL itself and answers with the numbers, the SQL it used and the rows; pass "
               "the thread_id it returns to ask follow-up questions. Run your own SQL with "
-              "run_sql (SQLite dialect, one read-only statement). See tables, columns, keys and "
+              "run_sql (%s dialect, one read-only statement). See tables, columns, keys and "
               "example values with describe_schema or the tabletalk://table/{name} resources. "
-              "Nothing can change the database: writes are refused.");
+              "Nothing can change the database: writes are refused.", s->dialect);
   tt_buf_free(&name);
   return tt_buf_detach(&b);
 }
@@ -159,11 +159,15 @@ tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
   /* run_sql shows a preview and counts the rest (within the time limit). */
   s->cfg.db_opts.max_rows = s->cfg.preview_rows;
   s->cfg.db_opts.count_rows = 1000000;
-  const char *slash = strrchr(cfg->db_path, '/');
+  /* a server's URI is named whole, without its password */
+  char *redacted = tt_db_path_is_uri(cfg->db_path) ? tt_pg_redact_uri(cfg->db_path) : NULL;
+  const char *slash = redacted ? NULL : strrchr(cfg->db_path, '/');
+  const char *named = redacted ? redacted : slash ? slash + 1 : cfg->db_path;
   tt_buf name = TT_BUF_INIT; /* a file name may hold any bytes; JSON wants UTF-8 */
-  tt_utf8_escape_invalid(&name, slash ? slash + 1 : cfg->db_path,
-                         strlen(slash ? slash + 1 : cfg->db_path));
+  tt_utf8_escape_invalid(&name, named, strlen(named));
+  free(redacted);
   s->db_name = tt_buf_detach(&name);
+  s->dialect = tt_db_path_dialect(cfg->db_path);
   pthread_mutex_init(&s->schema_mu, NULL);
   pthread_cond_init(&s->schema_cv, NULL);
   if (!s->cfg.schema) {

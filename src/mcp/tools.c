@@ -140,13 +140,14 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
   tt_buf_reset(&d);
   tt_buf_reset(&o);
   tt_buf_printf(&d,
-                "Run one read-only SQL statement (SQLite dialect: SELECT, WITH ... SELECT, "
-                "VALUES, EXPLAIN QUERY PLAN) on the database %s and get up to %d rows, the total "
+                "Run one read-only SQL statement (%s dialect: SELECT, WITH ... SELECT, "
+                "VALUES, %s) on the database %s and get up to %d rows, the total "
                 "row count and whether rows were left out. Use it when you know the SQL you "
                 "want, e.g. after describe_schema; use ask_database to have tabletalk write the "
                 "SQL from a plain-language question. Writes, ATTACH, PRAGMA assignments and "
                 "more than one statement are refused with the reason; each query stops after "
                 "%g s. Read-only: it never changes the database.",
+                s->dialect, strcmp(s->dialect, "SQLite") == 0 ? "EXPLAIN QUERY PLAN" : "TABLE",
                 s->db_name, s->cfg.preview_rows, s->cfg.db_opts.timeout_s);
   tt_buf_printf(&o,
                 "{\"type\":\"object\",\"properties\":{%s,"
@@ -161,13 +162,14 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
                 "\"required\":[\"columns\",\"rows\",\"row_count\",\"total_rows\","
                 "\"truncated\"]}",
                 tt_rows_schema);
-  json_array_append_new(
-      tools, tt_tool("run_sql", "Run read-only SQL", tt_buf_cstr(&d),
-                     "{\"type\":\"object\",\"properties\":{"
-                     "\"sql\":{\"type\":\"string\",\"minLength\":1,\"description\":\"one "
-                     "SQLite statement, e.g. SELECT Name FROM Genre LIMIT 5\"}},"
-                     "\"required\":[\"sql\"],\"additionalProperties\":false}",
-                     tt_buf_cstr(&o), true));
+  char *in = tt_xasprintf("{\"type\":\"object\",\"properties\":{"
+                          "\"sql\":{\"type\":\"string\",\"minLength\":1,\"description\":\"one "
+                          "%s statement, e.g. SELECT Name FROM Genre LIMIT 5\"}},"
+                          "\"required\":[\"sql\"],\"additionalProperties\":false}",
+                          s->dialect);
+  json_array_append_new(tools, tt_tool("run_sql", "Run read-only SQL", tt_buf_cstr(&d), in,
+                                       tt_buf_cstr(&o), true));
+  free(in);
 
   tt_buf_reset(&d);
   tt_buf_printf(&d,
@@ -544,7 +546,9 @@ static tt_session *tt_mcp_session(tt_mcp_server *s, tt_buf *err) {
   }
   const tt_schema *schema = tt_mcp_schema(s, err);
   if (!schema) return NULL;
-  a->session = tt_session_new(s->cfg.state_dir, s->cfg.db_path, a->db, schema, a->llm,
+  /* a server's URI goes to traces and threads without its password */
+  const char *shown = tt_db_path_is_uri(s->cfg.db_path) ? tt_db_path(a->db) : s->cfg.db_path;
+  a->session = tt_session_new(s->cfg.state_dir, shown, a->db, schema, a->llm,
                               &s->cfg.agent_opts, err);
   return a->session;
 }

@@ -77,4 +77,16 @@ rc=$?
 grep -q Sw0rdFish "$work/out" "$work/err" && bad "the password is in the message: $(cat "$work/err")"
 grep -q "cannot connect" "$work/err" || bad "no connection error: $(cat "$work/err")"
 
+# serve-mcp: the dialect in its descriptions, run_sql on the server, no password
+mcp_in='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_sql","arguments":{"sql":"SELECT count(*) FROM \"Track\""}}}'
+case $URI in *\?*) pwuri="$URI&password=Sw0rdFish" ;; *) pwuri="$URI?password=Sw0rdFish" ;; esac
+printf '%s\n' "$mcp_in" | timeout 60 "$BIN" serve-mcp "$pwuri" --state-dir "$work/mcp" \
+  >"$work/mcp.out" 2>"$work/mcp.err"
+grep -q 'PostgreSQL dialect' "$work/mcp.out" || bad "serve-mcp: no PostgreSQL dialect: $(head -c 400 "$work/mcp.out") $(cat "$work/mcp.err")"
+grep -q '\[\[3503\]\]' "$work/mcp.out" || bad "serve-mcp: run_sql did not count 3503 tracks"
+grep -rq Sw0rdFish "$work/mcp.out" "$work/mcp.err" "$work/mcp" && bad "serve-mcp: the password is shown"
+
 exit $fail
