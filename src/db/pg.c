@@ -9,6 +9,7 @@
  * its exact text), bytea as a blob, everything else as text. */
 #define _GNU_SOURCE /* strcasestr */
 #include "db/db_internal.h"
+#include "db/pg_guard.h"
 
 #include <ctype.h>
 #include <libpq-fe.h>
@@ -398,11 +399,9 @@ tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout
                     len, TT_LIMIT_SQL_LENGTH);
     return NULL;
   }
-  /* PENDING MERGE (branch pg-guard): tt_pg_guard_check(sql, len, ..., err)
-   * belongs here, for text that is not tabletalk's own (!db->trusted_text).
-   * Until it is wired, the READ ONLY transaction below is what refuses
-   * writes, and a statement that ends it (COMMIT) is refused after the
-   * fact with the connection made again. */
+  /* the parse-level guard (pg_guard.c) for every text that is not
+   * tabletalk's own; the READ ONLY transaction below is the next layer */
+  if (!db->trusted_text && !tt_pg_guard_check(sql, len, NULL, err)) return NULL;
   tt_pg *pg = db->pg;
   if (PQstatus(pg->conn) != CONNECTION_OK && !tt_pg_connect(db, err)) return NULL;
   long ms = timeout_s > 0 ? (long)ceil(timeout_s * 1000.0) : 5000;
