@@ -44,6 +44,10 @@ typedef struct tt_db_opts {
                                   * client that went away), the running query
                                   * stops within milliseconds */
   tt_csv_header csv_header;      /* CSV files: does the first line name columns */
+  const char *schemas; /* PostgreSQL: which schemas the catalog lists, a comma-
+                        * separated list of names ("sales,hr": only these) and
+                        * !names ("!audit": all but these); NULL: every schema
+                        * but the system's. Borrowed: it must outlive the handle */
 } tt_db_opts;
 
 tt_db_opts tt_db_default_opts(void);

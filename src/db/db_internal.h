@@ -180,6 +180,8 @@ const char *tt_pg_run_decltype(const tt_pg_run *run, size_t col);
 /* Stops the statement if it still runs, ends the transaction (ROLLBACK). */
 void tt_pg_run_close(tt_pg_run *run);
 tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err);
+/* Whether --schemas (opts.schemas, NULL: all) keeps the schema named nsp. */
+bool tt_pg_schema_wanted(const char *list, const char *nsp);
 
 /* catalog.c: a sample of t (SQL that names it: from) and the frequent
  * values of its text columns, within the catalog's budget; the row count

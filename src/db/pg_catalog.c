@@ -4,7 +4,8 @@
  * the search_path first), their columns and types, primary and foreign
  * keys, comments as descriptions, row estimates from pg_class.reltuples
  * (never a count), and sample rows and frequent values read under the
- * catalog's time budget (catalog.c). Names are "schema.table" only when
+ * catalog's time budget (catalog.c). opts.schemas (--schemas) keeps or
+ * leaves out schemas by name. Names are "schema.table" only when
  * the tables come from more than one schema. */
 #include "db/db_internal.h"
 
@@ -44,6 +45,29 @@ static int64_t tt_pgc_int(const tt_result *r, size_t row, size_t col) {
   "AND n.nspname NOT IN ('pg_catalog','information_schema') "                              \
   "AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp\\_%' "           \
   "AND has_schema_privilege(n.oid, 'USAGE') "
+
+/* Whether the schema named nsp is listed under --schemas: names are
+ * matched exactly (as pg_namespace spells them); with any plain name only
+ * the names given are kept, and a name after '!' is left out. */
+bool tt_pg_schema_wanted(const char *list, const char *nsp) {
+  if (!list || !nsp) return true;
+  bool any_include = false, included = false;
+  for (const char *p = list; *p;) {
+    size_t n = strcspn(p, ",");
+    bool exclude = n > 0 && p[0] == '!';
+    const char *name = p + (exclude ? 1 : 0);
+    size_t len = n - (exclude ? 1 : 0);
+    bool same = len > 0 && strlen(nsp) == len && memcmp(nsp, name, len) == 0;
+    if (exclude && same) return false;
+    if (!exclude && len > 0) {
+      any_include = true;
+      if (same) included = true;
+    }
+    p += n;
+    if (*p == ',') p++;
+  }
+  return !any_include || included;
+}
 
 /* Index of the table with this oid; -1 when not listed. */
 static long tt_pgc_find(const int64_t *oids, size_t n, int64_t oid) {
@@ -92,9 +116,12 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
     tt_result_free(cols);
     return NULL;
   }
+  /* the rows of the schemas --schemas keeps (all without it) */
+  size_t *keep = tt_xcalloc(list->nrows ? list->nrows : 1, sizeof *keep), n = 0;
+  for (size_t i = 0; i < list->nrows; i++)
+    if (tt_pg_schema_wanted(db->opts.schemas, tt_result_cell(list, i, 1)->u.s)) keep[n++] = i;
   tt_catalog *cat = tt_xcalloc(1, sizeof *cat);
   tt_arena *a = cat->arena = tt_arena_new();
-  size_t n = list->nrows;
   cat->ntables = n;
   cat->tables = tt_arena_alloc(a, sizeof(tt_table_info) * (n ? n : 1));
   memset(cat->tables, 0, sizeof(tt_table_info) * (n ? n : 1));
@@ -102,11 +129,12 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
   const char **froms = tt_xcalloc(n ? n : 1, sizeof *froms);
   bool qualify = false;
   for (size_t i = 1; i < n; i++)
-    if (strcmp(tt_result_cell(list, i, 1)->u.s, tt_result_cell(list, 0, 1)->u.s) != 0)
+    if (strcmp(tt_result_cell(list, keep[i], 1)->u.s, tt_result_cell(list, keep[0], 1)->u.s) != 0)
       qualify = true;
-  for (size_t i = 0; i < n; i++) {
-    tt_table_info *t = &cat->tables[i];
-    oids[i] = tt_pgc_int(list, i, 0);
+  for (size_t k = 0; k < n; k++) {
+    size_t i = keep[k];
+    tt_table_info *t = &cat->tables[k];
+    oids[k] = tt_pgc_int(list, i, 0);
     const char *nsp = tt_pgc_text(a, list, i, 1), *rel = tt_pgc_text(a, list, i, 2);
     const char *kind = tt_pgc_text(a, list, i, 3);
     t->name = rel;
@@ -114,7 +142,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
     tt_buf_put_sql_ident(&from, nsp);
     tt_buf_putc(&from, '.');
     tt_buf_put_sql_ident(&from, rel);
-    froms[i] = t->sql_name = tt_arena_strdup(a, tt_buf_cstr(&from));
+    froms[k] = t->sql_name = tt_arena_strdup(a, tt_buf_cstr(&from));
     tt_buf_free(&from);
     if (qualify) {
       char *q = tt_xasprintf("%s.%s", nsp, rel);
@@ -171,6 +199,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
       f->pk_seq = (int)tt_pgc_int(fks, j, 4);
     }
   }
+  free(keep);
   tt_result_free(list);
   tt_result_free(cols);
   tt_result_free(fks);

@@ -19,6 +19,7 @@
 
 #include "agent/agent_internal.h"
 #include "db/db.h"
+#include "db/db_internal.h"
 #include "schema/schema.h"
 #include "testutil.h"
 
@@ -342,6 +343,23 @@ static void test_two_schemas(void **state) {
   free(uri);
 }
 
+/* --schemas: plain names keep only those, !names leave those out, names
+ * match exactly. */
+static void test_schema_filter(void **state) {
+  (void)state;
+  assert_true(tt_pg_schema_wanted(NULL, "public"));
+  assert_true(tt_pg_schema_wanted("sales,hr", "hr"));
+  assert_false(tt_pg_schema_wanted("sales,hr", "public"));
+  assert_false(tt_pg_schema_wanted("sales,hr", "sale"));   /* not a prefix match */
+  assert_false(tt_pg_schema_wanted("sales,hr", "Sales"));  /* case matters */
+  assert_true(tt_pg_schema_wanted("!audit", "public"));
+  assert_false(tt_pg_schema_wanted("!audit", "audit"));
+  assert_false(tt_pg_schema_wanted("!audit,sales", "audit"));
+  assert_true(tt_pg_schema_wanted("!audit,sales", "sales"));
+  assert_false(tt_pg_schema_wanted("!audit,sales", "public")); /* a name given: only those */
+  assert_false(tt_pg_schema_wanted("sales,!sales", "sales"));  /* ! wins */
+}
+
 /* test_pg: the units that need no server; test_pg server: the others
  * (exit 77, skipped, when no server URI is given). */
 int main(int argc, char **argv) {
@@ -364,6 +382,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_uri_detection),
       cmocka_unit_test(test_redact),
       cmocka_unit_test(test_prompt_dialect),
+      cmocka_unit_test(test_schema_filter),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
