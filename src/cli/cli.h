@@ -159,6 +159,7 @@ typedef struct tt_cli_agent_opts {
   bool immutable;
   tt_csv_header csv_header; /* --header / --no-header (CSV files) */
   const char *knowledge;   /* --knowledge FILE (NULL: DB.knowledge.json if present) */
+  const char *schemas;     /* --schemas LIST (PostgreSQL; NULL: every schema) */
   bool json, quiet;
   int chart_w, chart_h;    /* --size (0: 1200x700) */
   bool chart_svg;          /* --chart-format svg */
@@ -186,7 +187,7 @@ enum {
   TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED, TT_OPT_PROFILE,
   /* limits, state and the database (tt_opts_limits, tt_opts_db) */
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_KNOWLEDGE, TT_OPT_STATE_DIR,
-  TT_OPT_HEADER, TT_OPT_NO_HEADER,
+  TT_OPT_HEADER, TT_OPT_NO_HEADER, TT_OPT_DB_URL, TT_OPT_SCHEMAS,
   /* charts an agent draws (tt_opts_chart) */
   TT_OPT_SIZE, TT_OPT_CHART_FORMAT, TT_OPT_NO_PREVIEW,
   /* a run of the agent shown to a person (ask, chat) */
@@ -239,6 +240,27 @@ typedef struct tt_opt_group {
 extern const tt_opt_group tt_opts_model;  /* the model and how it is called */
 extern const tt_opt_group tt_opts_limits; /* query time, schema budget, state */
 extern const tt_opt_group tt_opts_db;     /* how the database is read */
+/* --db-url URL: the database as a PostgreSQL URI instead of the DB argument
+ * (main.c puts it where DB goes); --schemas LIST: which PostgreSQL schemas
+ * the catalog lists. Commands with their own tables list the same entries. */
+#define TT_OPT_DB_URL_ENTRY                                                                \
+  {TT_OPT_DB_URL, "db-url", 0, TT_ARG_REQUIRED, "URL", "a postgres:// URI instead of DB",   \
+   TT_COMPLETE_NOTHING, NULL}
+#define TT_OPT_SCHEMAS_ENTRY                                                               \
+  {TT_OPT_SCHEMAS, "schemas", 0, TT_ARG_REQUIRED, "LIST", "PostgreSQL schemas: a,b or !c",  \
+   TT_COMPLETE_NOTHING, NULL}
+/* Checks --schemas LIST (comma-separated names, each possibly after '!'):
+ * 0, or a usage error's exit code after saying why. */
+int tt_cli_schemas_option(const char *cmd, const char *arg);
+/* --schemas is a usage error on a database that is not PostgreSQL's:
+ * 0, or the exit code after saying so. */
+int tt_cli_schemas_apply(const char *cmd, const char *db_path, const char *schemas);
+/* main.c: takes --db-url URL out of a command's arguments and puts URL
+ * first among them (where DB goes), and overwrites any password in a URI
+ * argument so that other users do not see it in the process list. Returns
+ * the arguments to use (argv itself when nothing changed), or NULL after a
+ * usage error (*rc). */
+char **tt_cli_db_url_args(const tt_cmd_spec *spec, int *argc, char **argv, int *rc);
 /* "DB is a SQLite file, ...": the sentence each command's about ends with */
 #define TT_DB_IS \
   "DB: a SQLite file, a .csv or .tsv file or a folder, or a postgresql:// URI."

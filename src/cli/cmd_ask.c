@@ -28,9 +28,9 @@ static const tt_opt_group *const tt_ask_groups[] = {&tt_opts_run, &tt_ask_group,
                                                     &tt_opts_limits, &tt_opts_db, &tt_opts_chart, NULL};
 const tt_cmd_spec tt_cmd_ask = {
     .name = "ask",
-    .usage = "tabletalk ask DB \"question\" [options]\ntabletalk ask DB - [options]   (the question on stdin)",
-    .about = "Answer a question about DB, a SQLite file, a .csv or .tsv file or a folder\n"
-             "of them: a model writes SQL; tabletalk runs it read-only and answers.",
+    .usage = "tabletalk ask DB \"question\"|- [options]   (-: the question on stdin)",
+    .about = "Answer a question about DB, a SQLite file, a .csv or .tsv file, a folder of\n"
+             "them or a postgresql:// URI: a model writes SQL, tabletalk runs it read-only.",
     .groups = tt_ask_groups,
     .footer = "Exit: 0 answered or asked back, 1 failure, 2 usage, 3 refused, 130 Ctrl-C.",
     .args = TT_COMPLETE_FILE,
@@ -94,6 +94,8 @@ int cmd_ask(int argc, char **argv) {
   o.json = out.format != TT_FMT_TABLE || out.sql_only;
 
   tt_cli_env env;
+  int bad = tt_cli_schemas_apply("ask", argv[optind], o.schemas);
+  if (bad) return bad;
   int rc = tt_cli_env_open(&env, argv[optind], &o);
   if (rc) {
     tt_cli_env_close(&env);

@@ -38,6 +38,7 @@ static const tt_opt tt_chart_query[] = {
     {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", NULL, TT_COMPLETE_NOTHING, NULL},
     {TT_OPT_SQL_TIMEOUT, "timeout", 0, TT_ARG_REQUIRED, "SECS", NULL, TT_COMPLETE_NOTHING, NULL},
     {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL},
+    TT_OPT_DB_URL_ENTRY,
     {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL},
     {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL},

@@ -199,6 +199,8 @@ int cmd_chat(int argc, char **argv) {
   if (rc0 != TT_OPTS_GO) return rc0;
   if (argc - optind != 1) return tt_usage_error("chat", "give one database file");
   tt_cli_env env;
+  int bad = tt_cli_schemas_apply("chat", argv[optind], o.schemas);
+  if (bad) return bad;
   int rc = tt_cli_env_open(&env, argv[optind], &o);
   if (rc) {
     tt_cli_env_close(&env);

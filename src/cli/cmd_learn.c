@@ -19,6 +19,7 @@
 
 static const tt_opt tt_learn_own[] = {
     {TT_OPT_KNOWLEDGE, "knowledge", 'k', TT_ARG_REQUIRED, "FILE", "the knowledge file (DB.knowledge.json)", TT_COMPLETE_FILE, NULL},
+    TT_OPT_DB_URL_ENTRY,
     {0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 static const tt_opt_group tt_learn_group = {NULL, false, tt_learn_own};
@@ -76,6 +77,9 @@ int cmd_learn(int argc, char **argv) {
     return tt_usage_error("learn", "give a database file, the question and the SQL that answers it");
   const char *db_path = argv[optind], *question = argv[optind + 1], *sql = argv[optind + 2];
   if (!*question) return tt_usage_error("learn", "the question is empty");
+  if (!given && tt_db_path_is_uri(db_path)) /* no file to keep it beside */
+    return tt_usage_error("learn", "a PostgreSQL database has no file beside it for the "
+                                   "knowledge; name one with --knowledge FILE");
 
   tt_db_opts o = tt_db_default_opts();
   tt_db_error err;

@@ -122,6 +122,11 @@ int cmd_serve_mcp(int argc, char **argv) {
   }
 
   const char *db_arg = argv[optind];
+  int bad_schemas = tt_cli_schemas_apply("serve-mcp", db_arg, o.schemas);
+  if (bad_schemas) {
+    free(origins);
+    return bad_schemas;
+  }
   tt_dotenv *dotenv = tt_config_load(".env");
   int bad_url = tt_cli_check_base_url(dotenv, &o);
   if (bad_url) {
@@ -132,6 +137,7 @@ int cmd_serve_mcp(int argc, char **argv) {
   tt_db_opts dbo = tt_db_default_opts();
   dbo.immutable = o.immutable;
   dbo.csv_header = o.csv_header;
+  dbo.schemas = o.schemas;
   dbo.timeout_s = o.sql_timeout_s;
   tt_db_error derr;
   /* a file that is not a database fails here; the schema is read by the

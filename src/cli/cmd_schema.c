@@ -21,6 +21,8 @@ static const tt_opt tt_schema_own[] = {
     {TT_OPT_SCORES, "scores", 0, TT_ARG_NONE, NULL, "with --question, each table's score", TT_COMPLETE_NOTHING, NULL},
     {TT_OPT_KNOWLEDGE, "knowledge", 0, TT_ARG_REQUIRED, "FILE", "the knowledge file (DB.knowledge.json)", TT_COMPLETE_FILE, NULL},
     {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL},
+    TT_OPT_DB_URL_ENTRY,
+    TT_OPT_SCHEMAS_ENTRY,
     {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL},
     {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL},
@@ -51,6 +53,11 @@ static int tt_schema_option(void *ud, int id, const char *val) {
   switch (id) {
   case TT_OPT_JSON: s->as_json = true; return 0;
   case TT_OPT_IMMUTABLE: s->o.immutable = true; return 0;
+  case TT_OPT_SCHEMAS: {
+    int rc = tt_cli_schemas_option("schema", val);
+    if (!rc) s->o.schemas = val;
+    return rc;
+  }
   case TT_OPT_HEADER: s->o.csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: s->o.csv_header = TT_CSV_HEADER_NO; return 0;
   case TT_OPT_BUDGET: {
@@ -205,6 +212,8 @@ int cmd_schema(int argc, char **argv) {
   long budget = sc.budget;
   if (optind >= argc) return tt_usage_error("schema", "give a database file");
   const char *path = argv[optind++];
+  int bad = tt_cli_schemas_apply("schema", path, o.schemas);
+  if (bad) return bad;
 
   tt_db_error err;
   tt_db *db = tt_db_open(path, &o, &err);

@@ -21,6 +21,7 @@ static const tt_opt tt_sql_own[] = {
     {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", "at most N rows (table: 200; others: all)", TT_COMPLETE_NOTHING, NULL},
     {TT_OPT_MAX_BYTES, "max-bytes", 0, TT_ARG_REQUIRED, "N", "at most N bytes of values (table: 1000000)", TT_COMPLETE_NOTHING, NULL},
     {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL},
+    TT_OPT_DB_URL_ENTRY,
     {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL},
     {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL},

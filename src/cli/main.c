@@ -98,6 +98,87 @@ int tt_usage_error(const char *cmd, const char *fmt, ...) {
   return TT_EXIT_USAGE;
 }
 
+/* A URI with a password in the arguments: a copy is used from now on and
+ * the original is overwritten (the password as "***", NUL-padded), since
+ * /proc/PID/cmdline shows the original to every local user. Other
+ * arguments are used as they are. */
+static char *tt_scrub_arg(char *a) {
+  const char *uri = strncmp(a, "--", 2) == 0 && strchr(a, '=') ? strchr(a, '=') + 1 : a;
+  if (!tt_db_path_is_uri(uri)) return a;
+  char *red = tt_pg_redact_uri(uri);
+  if (strcmp(red, uri) == 0) {
+    free(red);
+    return a;
+  }
+  char *copy = tt_xstrdup(a);
+  char *at = a + (uri - a);
+  strncpy(at, red, strlen(at)); /* every byte of the original rewritten */
+  free(red);
+  return copy;
+}
+
+/* Whether the word after "--" in arg names --db-url as getopt_long reads
+ * it: the whole name or a prefix that no other option of spec shares. */
+static bool tt_is_db_url_opt(const tt_cmd_spec *spec, const char *arg) {
+  if (strncmp(arg, "--", 2) != 0) return false;
+  size_t n = strcspn(arg + 2, "=");
+  if (n < 2 || n > 6 || strncmp(arg + 2, "db-url", n) != 0) return false;
+  for (size_t g = 0; spec->groups[g]; g++)
+    for (const tt_opt *o = spec->groups[g]->opts; o->name; o++)
+      if (o->id != TT_OPT_DB_URL && strncmp(o->name, arg + 2, n) == 0) return false;
+  return true;
+}
+
+char **tt_cli_db_url_args(const tt_cmd_spec *spec, int *argc, char **argv, int *rc) {
+  bool takes = false;
+  for (size_t g = 0; spec && spec->groups[g]; g++)
+    for (const tt_opt *o = spec->groups[g]->opts; o->name; o++)
+      if (o->id == TT_OPT_DB_URL) takes = true;
+  char **out = tt_xcalloc((size_t)*argc + 2, sizeof *out);
+  char *url = NULL;
+  int k = 0;
+  out[k++] = argv[0];
+  k++; /* where the URL goes */
+  bool options = true;
+  for (int i = 1; i < *argc; i++) {
+    char *a = argv[i];
+    if (options && strcmp(a, "--") == 0) options = false;
+    if (!(options && takes && tt_is_db_url_opt(spec, a))) {
+      out[k++] = tt_scrub_arg(a);
+      continue;
+    }
+    char *v = strchr(a, '=') ? tt_scrub_arg(a) : NULL;
+    if (v) v = strchr(v, '=') + 1;
+    else if (i + 1 < *argc) v = tt_scrub_arg(argv[++i]);
+    else {
+      *rc = tt_usage_error(spec->name, "option '%s' needs a value", a);
+      free(out);
+      return NULL;
+    }
+    if (url) {
+      *rc = tt_usage_error(spec->name, "--db-url is given twice; give one database");
+      free(out);
+      return NULL;
+    }
+    if (!tt_db_path_is_uri(v)) {
+      *rc = tt_usage_error(spec->name, "--db-url wants a postgres:// or postgresql:// URI "
+                                       "(postgresql:// alone: libpq's defaults and PGHOST, "
+                                       "PGUSER...); give a SQLite or CSV file as DB instead");
+      free(out);
+      return NULL;
+    }
+    url = v;
+  }
+  if (url) out[1] = url;
+  else {
+    memmove(out + 1, out + 2, (size_t)(k - 2) * sizeof *out);
+    k--;
+  }
+  out[k] = NULL;
+  *argc = k;
+  return out; /* kept for the life of the process, as argv is */
+}
+
 int main(int argc, char **argv) {
   /* Cells are UTF-8 whatever the user's locale; widths need a UTF-8 ctype. */
   if (!setlocale(LC_CTYPE, "C.UTF-8")) setlocale(LC_CTYPE, "");
@@ -123,7 +204,11 @@ int main(int argc, char **argv) {
     return TT_EXIT_OK;
   }
   for (size_t i = 0; i < sizeof tt_commands / sizeof tt_commands[0]; i++)
-    if (strcmp(tt_commands[i].name, name) == 0) return tt_commands[i].run(argc - 1, argv + 1);
+    if (strcmp(tt_commands[i].name, name) == 0) {
+      int n = argc - 1, rc = TT_EXIT_USAGE;
+      char **args = tt_cli_db_url_args(tt_commands[i].spec, &n, argv + 1, &rc);
+      return args ? tt_commands[i].run(n, args) : rc;
+    }
   if (name[0] == '-') return tt_fail(TT_EXIT_USAGE, "unknown option '%s'; see 'tabletalk --help'", name);
   return tt_fail(TT_EXIT_USAGE, "unknown command '%s'; see 'tabletalk --help'", name);
 }

@@ -71,6 +71,11 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
   case TT_OPT_HEADER: o->csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: o->csv_header = TT_CSV_HEADER_NO; return 0;
   case TT_OPT_KNOWLEDGE: o->knowledge = arg; return 0;
+  case TT_OPT_SCHEMAS: {
+    int rc = tt_cli_schemas_option(cmd, arg);
+    if (!rc) o->schemas = arg;
+    return rc;
+  }
   case TT_OPT_MODEL_PATH: o->model_path = arg; return 0;
   case TT_OPT_CTX:
     if (!tt_parse_long(arg, 512, 1048576, &o->ctx))
@@ -311,6 +316,25 @@ int tt_cli_schema_error(const tt_schema_load_error *err) {
   return tt_fail(rc, "%s", err->message);
 }
 
+int tt_cli_schemas_option(const char *cmd, const char *arg) {
+  for (const char *p = arg;; p++) { /* every entry a name, or '!' and a name */
+    size_t n = strcspn(p, ",");
+    if (n == 0 || (n == 1 && p[0] == '!'))
+      return tt_usage_error(cmd, "--schemas wants schema names separated by commas, each "
+                                 "possibly after '!' to leave it out (sales,hr or '!audit'), "
+                                 "not '%s'", arg);
+    p += n;
+    if (!*p) return 0;
+  }
+}
+
+int tt_cli_schemas_apply(const char *cmd, const char *db_path, const char *schemas) {
+  if (schemas && db_path && !tt_db_path_is_uri(db_path))
+    return tt_usage_error(cmd, "--schemas applies to PostgreSQL (a postgres:// URI or "
+                               "--db-url); a SQLite or CSV database has no schemas to choose");
+  return 0;
+}
+
 int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o) {
   double t0 = tt_now_ms();
   memset(e, 0, sizeof *e);
@@ -326,6 +350,7 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   tt_db_opts dbo = tt_db_default_opts();
   dbo.immutable = o->immutable;
   dbo.csv_header = o->csv_header;
+  dbo.schemas = o->schemas;
   tt_db_error derr;
   e->db = tt_db_open(db_path, &dbo, &derr);
   if (!e->db) {
