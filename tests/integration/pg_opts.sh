@@ -4,7 +4,8 @@
 # (postgresql:// alone) and with a whole URI, its usage errors; a password
 # in a URI overwritten in the process's command line and never printed;
 # --schemas include/exclude on a scratch database with three schemas, and
-# a usage error on SQLite for every command that takes it. Exit 77
+# a usage error on SQLite for every command that takes it; the README's
+# read-only role. Exit 77
 # (skipped) without a server URI.
 set -u
 BIN=$1
@@ -134,6 +135,26 @@ EOF
   "$PSQL" -qX -d "$URI" -c 'DROP DATABASE IF EXISTS tt_opts_schemas' >/dev/null 2>&1
 else
   bad "cannot create a scratch database with psql: $(cat "$work/psql")"
+fi
+
+# the README's read-only role (PostgreSQL 14+): it reads everything, and
+# even a transaction begun without READ ONLY cannot write
+if "$PSQL" -qX -v ON_ERROR_STOP=1 -d "$URI" >"$work/psql" 2>&1 <<'EOF'
+DROP ROLE IF EXISTS tabletalk_ro;
+CREATE ROLE tabletalk_ro LOGIN PASSWORD 'choose-one';
+GRANT pg_read_all_data TO tabletalk_ro;
+ALTER ROLE tabletalk_ro SET default_transaction_read_only = on;
+EOF
+then
+  out=$(PGUSER=tabletalk_ro "$BIN" sql --format csv --db-url postgresql:// 'SELECT count(*) FROM "Invoice"' 2>"$work/err") ||
+    bad "sql as tabletalk_ro: $(cat "$work/err")"
+  [ "$(count "$out")" = 412 ] || bad "count of Invoice as tabletalk_ro: $out"
+  PGUSER=tabletalk_ro "$PSQL" -qX -c 'CREATE TEMP TABLE t(a int)' >"$work/psql" 2>&1 &&
+    bad "tabletalk_ro created a table"
+  grep -q "read-only transaction" "$work/psql" || bad "tabletalk_ro's write: $(cat "$work/psql")"
+  "$PSQL" -qX -d "$URI" -c 'DROP ROLE IF EXISTS tabletalk_ro' >/dev/null 2>&1
+else
+  bad "cannot create the read-only role: $(cat "$work/psql")"
 fi
 
 # --schemas: malformed, and on SQLite, a usage error for every command taking it
