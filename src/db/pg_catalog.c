@@ -120,6 +120,25 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
   size_t *keep = tt_xcalloc(list->nrows ? list->nrows : 1, sizeof *keep), n = 0;
   for (size_t i = 0; i < list->nrows; i++)
     if (tt_pg_schema_wanted(db->opts.schemas, tt_result_cell(list, i, 1)->u.s)) keep[n++] = i;
+  if (n == 0 && list->nrows > 0) { /* a mistyped name, most likely */
+    tt_buf names = TT_BUF_INIT;
+    for (size_t i = 0; i < list->nrows; i++) {
+      const char *nsp = tt_result_cell(list, i, 1)->u.s;
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; j++) seen = strcmp(tt_result_cell(list, j, 1)->u.s, nsp) == 0;
+      if (!seen) tt_buf_printf(&names, "%s%s", names.len ? ", " : "", nsp);
+    }
+    tt_db_set_error(err, TT_DB_ERR_SQL,
+                    "--schemas %s keeps no table; the schemas with tables are: %s (names "
+                    "match exactly, case included)",
+                    db->opts.schemas, tt_buf_cstr(&names));
+    tt_buf_free(&names);
+    free(keep);
+    tt_result_free(list);
+    tt_result_free(cols);
+    tt_result_free(fks);
+    return NULL;
+  }
   tt_catalog *cat = tt_xcalloc(1, sizeof *cat);
   tt_arena *a = cat->arena = tt_arena_new();
   cat->ntables = n;

@@ -63,3 +63,41 @@ test('ask on a PostgreSQL URI: a write the model tries is refused, the data unch
   assert.equal(c.code, 0, c.stderr);
   assert.deepEqual(c.json.rows, [[3503]]);
 });
+
+/* The fixture's URI as PG* variables, for `--db-url postgresql://`. */
+function pgEnv(uri) {
+  const m = /^[a-z]+:\/\/(?:([^@/?]*)@)?([^/?:]*)(?::(\d+))?\/?([^?]*)(?:\?(.*))?$/i.exec(uri);
+  const q = new URLSearchParams(m[5] || '');
+  return {
+    PGHOST: q.get('host') || decodeURIComponent(m[2]), PGPORT: q.get('port') || m[3] || '5432',
+    PGUSER: q.get('user') || decodeURIComponent((m[1] || '').split(':')[0]),
+    PGDATABASE: q.get('dbname') || decodeURIComponent(m[4]),
+  };
+}
+
+test('ask --db-url postgresql:// with PG* variables and --schemas: the model sees the kept schema, its SQL runs', { skip }, async () => {
+  const state = path.join(tempDir('tabletalk-pg-state-'), 'state');
+  const srv = await server({ rules: [
+    { when: { step: 0 }, ...sql('SELECT count(*) AS n FROM "Album"') },
+    { when: { step: 1 }, ...answer('There are 347 albums.') },
+  ] });
+  const r = await run(['ask', '--db-url', 'postgresql://', 'How many albums?', '--schemas', 'public',
+    '--base-url', srv.url, '--state-dir', state, '--json'], { env: pgEnv(base) });
+  await srv.close();
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.json.answer, 'There are 347 albums.');
+  const prompt = srv.requests[0].body.messages.map((m) => m.content ?? '').join('\n');
+  assert.match(prompt, /# Table: Album/);
+  const tool = srv.requests[1].body.messages.filter((m) => m.role === 'tool').at(-1).content;
+  assert.match(tool, /347/);
+
+  // a schema list that keeps no table fails before the model is asked,
+  // naming the schemas there are
+  const none = await server({ rules: [{ when: { step: 0 }, ...answer('No tables.') }] });
+  const n = await run(['ask', '--db-url', 'postgresql://', 'How many albums?', '--schemas', '!public',
+    '--base-url', none.url, '--state-dir', state], { env: pgEnv(base) });
+  await none.close();
+  assert.equal(n.code, 1, n.stderr);
+  assert.match(n.stderr, /--schemas !public keeps no table; the schemas with tables are: public/);
+  assert.equal(none.requests.length, 0);
+});

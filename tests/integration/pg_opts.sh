@@ -130,6 +130,11 @@ EOF
   [ "$got" = "hr.staff sales.orders" ] || bad "--schemas '!audit': '$got' $(cat "$work/err")"
   got=$(tables --schemas 'sales,hr,!hr')
   [ "$got" = "sales.orders" -o "$got" = "orders" ] || bad "--schemas 'sales,hr,!hr': '$got'"
+  "$BIN" schema --db-url postgresql:///tt_opts_schemas --schemas Sales,HR >/dev/null 2>"$work/err"
+  rc=$?
+  [ $rc = 1 ] || bad "--schemas Sales,HR (no such schemas): exit $rc, want 1"
+  grep -q "keeps no table; the schemas with tables are: .*audit.*hr.*sales" "$work/err" ||
+    bad "--schemas Sales,HR: $(cat "$work/err")"
   got=$(tables --schemas audit)
   [ "$got" = "log" ] || bad "--schemas audit (one schema, unqualified): '$got' $(cat "$work/err")"
   "$PSQL" -qX -d "$URI" -c 'DROP DATABASE IF EXISTS tt_opts_schemas' >/dev/null 2>&1
