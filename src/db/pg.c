@@ -124,9 +124,9 @@ static bool tt_pg_connect(tt_db *db, tt_db_error *err) {
                     db->path, msg);
     return false;
   }
-  /* belt and braces: even a transaction begun some other way reads only */
-  PGresult *r = PQexec(pg->conn, "SET default_transaction_read_only = on");
-  PQclear(r);
+  /* no session-level SET: every query begins its own READ ONLY
+   * transaction, and a session setting would outlive tabletalk on a
+   * pooled server connection (PgBouncer in transaction mode) */
   return true;
 }
 
