@@ -2,7 +2,11 @@
  * closest names that do exist, so the model can repair its SQL in one step
  * ("no such column: Trak.Name — did you mean Track.Name?"). A wrong column
  * name is looked for first among the tables the query itself names (found
- * by sqlrefs.c, aliases included), then in the whole schema. */
+ * by sqlrefs.c, aliases included), then in the whole schema. SQLite's
+ * messages and PostgreSQL's (relation "x" does not exist, column x does
+ * not exist, column reference "x" is ambiguous) are both read; on
+ * PostgreSQL a name with capitals also needs double quotes, which the hint
+ * says. */
 #include "agent/agent_internal.h"
 
 #include <stdlib.h>
@@ -209,6 +213,49 @@ static void tt_hint_ambiguous(tt_buf *b, const tt_catalog *cat, const tt_sql_tab
   if (listed) tt_buf_puts(b, "; qualify it with its table or alias");
 }
 
+/* The text between start and the first end after it, without double
+ * quotes; NULL when message has no such span. */
+static char *tt_between(const char *message, const char *start, const char *end) {
+  const char *p = strstr(message, start);
+  if (!p) return NULL;
+  p += strlen(start);
+  const char *q = strstr(p, end);
+  if (!q || q == p) return NULL;
+  tt_buf b = TT_BUF_INIT;
+  for (; p < q; p++)
+    if (*p != '"') tt_buf_putc(&b, *p);
+  return tt_buf_detach(&b);
+}
+
+static bool tt_has_upper(const char *s) {
+  for (; *s; s++)
+    if (*s >= 'A' && *s <= 'Z') return true;
+  return false;
+}
+
+/* PostgreSQL's messages for an unknown table or column or an ambiguous
+ * column. It folds unquoted names to lower case, so "track" is often
+ * Track unquoted: the hint then says to quote names with capitals. */
+static void tt_hint_postgres(tt_buf *b, const tt_catalog *cat, const tt_sql_table_refs *refs,
+                             const char *message) {
+  char *name;
+  if ((name = tt_between(message, "relation ", " does not exist"))) {
+    const char *dot = strrchr(name, '.');
+    const char *bare = dot ? dot + 1 : name; /* public.tracks */
+    const tt_table_info *t = tt_catalog_find(cat, bare);
+    if (!t) t = tt_closest_table(cat, bare);
+    if (t) tt_buf_printf(b, tt_has_upper(t->name) ? " — did you mean \"%s\"?" : " — did you mean %s?", t->name);
+  } else if ((name = tt_between(message, "column reference ", " is ambiguous"))) {
+    tt_hint_ambiguous(b, cat, refs, name);
+  } else if ((name = tt_between(message, "column ", " does not exist"))) {
+    tt_hint_column(b, cat, refs, name);
+  }
+  if (b->len && tt_has_upper(b->data))
+    tt_buf_puts(b, " (PostgreSQL folds unquoted names to lower case: write names with capitals in "
+                   "double quotes, as \"Track\".\"Name\")");
+  free(name);
+}
+
 char *tt_hint_for_error(const tt_catalog *cat, const char *sql, const char *message) {
   if (!cat || !message) return NULL;
   tt_sql_table_refs *refs = sql ? tt_sql_table_refs_find(cat, sql) : NULL;
@@ -224,6 +271,8 @@ char *tt_hint_for_error(const tt_catalog *cat, const char *sql, const char *mess
     tt_hint_column(&b, cat, refs, p + 16);
   } else if ((p = strstr(message, "ambiguous column name: "))) {
     tt_hint_ambiguous(&b, cat, refs, p + 23);
+  } else {
+    tt_hint_postgres(&b, cat, refs, message);
   }
   tt_sql_table_refs_free(refs);
   if (!b.len) {

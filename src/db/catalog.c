@@ -339,6 +339,7 @@ tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
   tt_catalog *cat = tt_xcalloc(1, sizeof *cat);
   cat->arena = tt_arena_new();
   cat->ntables = list->nrows;
+  cat->list_tables_sql = "SELECT name FROM sqlite_schema WHERE type = 'table'";
   cat->tables = tt_arena_alloc(cat->arena, sizeof(tt_table_info) * (list->nrows ? list->nrows : 1));
   memset(cat->tables, 0, sizeof(tt_table_info) * list->nrows);
   for (size_t i = 0; i < list->nrows; i++) {

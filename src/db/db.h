@@ -315,6 +315,8 @@ typedef struct tt_catalog {
   size_t ntables;
   tt_table_info *tables;
   tt_arena *arena;
+  const char *list_tables_sql; /* a query listing every table, in the engine's
+                                  dialect (for an index too long to show) */
 } tt_catalog;
 
 /* Reads the schema: every table and view (not sqlite_ internals) in schema

@@ -142,6 +142,8 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
   tt_catalog *cat = tt_xcalloc(1, sizeof *cat);
   tt_arena *a = cat->arena = tt_arena_new();
   cat->ntables = n;
+  cat->list_tables_sql = "SELECT table_schema, table_name FROM information_schema.tables WHERE "
+                         "table_schema NOT IN ('pg_catalog', 'information_schema')";
   cat->tables = tt_arena_alloc(a, sizeof(tt_table_info) * (n ? n : 1));
   memset(cat->tables, 0, sizeof(tt_table_info) * (n ? n : 1));
   int64_t *oids = tt_xcalloc(n ? n : 1, sizeof *oids);

@@ -286,7 +286,8 @@ bool tt_mcp_client_elicits(const tt_mcp_req *r) {
 static json_t *tt_mcp_server_info(void) {
   return json_pack("{s:s, s:s, s:s, s:s}", "name", "tabletalk", "title", "tabletalk",
                    "version", TT_VERSION, "description",
-                   "Questions in plain language over a read-only SQLite database");
+                   "Questions in plain language over a read-only database (SQLite, CSV "
+                   "files or PostgreSQL)");
 }
 
 static json_t *tt_mcp_capabilities(void) {

@@ -362,8 +362,8 @@ static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
   }
   const json_t *sql = json_object_get(args, "sql");
   if (!json_is_string(sql) || json_string_length(sql) == 0)
-    return tt_tool_error("run_sql needs \"sql\": one SQLite statement as a string, e.g. "
-                         "{\"sql\": \"SELECT Name FROM Genre\"}");
+    return tt_tool_error("run_sql needs \"sql\": one %s statement as a string, e.g. "
+                         "{\"sql\": \"SELECT Name FROM Genre\"}", r->srv->dialect);
   tt_buf err = TT_BUF_INIT;
   tt_db *db = tt_mcp_db_acquire(r->srv, &err);
   if (!db) {

@@ -115,10 +115,9 @@ static void tt_index_grouped(const tt_schema *s, size_t max_tokens, tt_buf *out)
     shown += members;
   }
   if (shown < n)
-    tt_buf_printf(out,
-                  "(and %zu more tables: SELECT name FROM sqlite_schema WHERE type = 'table' "
-                  "lists them)\n",
-                  n - shown);
+    tt_buf_printf(out, "(and %zu more tables: %s lists them)\n", n - shown,
+                  tt_schema_catalog(s)->list_tables_sql ? tt_schema_catalog(s)->list_tables_sql
+                                                        : "the database's catalog");
   tt_buf_free(&line);
   free(done);
 }

@@ -49,6 +49,23 @@ test('ask on a PostgreSQL URI: PostgreSQL prompt, SQL runs on the server, no pas
   assert.doesNotMatch(seen, /Sw0rdFish/);
 });
 
+test('ask on a PostgreSQL URI: a name PostgreSQL folded to lower case gets a hint to quote it', { skip }, async () => {
+  const state = path.join(tempDir('tabletalk-pg-state-'), 'state');
+  const srv = await server({ rules: [
+    { when: { step: 0 }, ...sql('SELECT count(*) AS n FROM Track') },
+    { when: { step: 1 }, ...sql('SELECT t.nme FROM "Track" t LIMIT 1') },
+    { when: { step: 2 }, ...answer('Done.') },
+  ] });
+  const r = await run(['ask', base, 'How many tracks?', '--base-url', srv.url, '--state-dir', state, '--json']);
+  await srv.close();
+  assert.equal(r.code, 0, r.stderr);
+  const tools = (i) => srv.requests[i].body.messages.filter((m) => m.role === 'tool').at(-1).content;
+  assert.match(tools(1), /relation "track" does not exist/);
+  assert.match(tools(1), /did you mean "Track"\? \(PostgreSQL folds unquoted names to lower case/);
+  assert.match(tools(2), /column t\.nme does not exist/);
+  assert.match(tools(2), /did you mean t\.Name\?/);
+});
+
 test('ask on a PostgreSQL URI: a write the model tries is refused, the data unchanged', { skip }, async () => {
   const state = path.join(tempDir('tabletalk-pg-state-'), 'state');
   const srv = await server({ rules: [

@@ -263,6 +263,13 @@ static void test_hints(void **state) {
   expect_hint("no such table: Quasar", NULL);
   expect_hint("near \"SELEC\": syntax error", NULL);
   expect_hint("no such column: Nmae", "did you mean Name?"); /* a swap is one edit */
+  /* PostgreSQL's messages; it folds unquoted names to lower case */
+  expect_hint("relation \"track\" does not exist", " — did you mean \"Track\"? (PostgreSQL folds unquoted");
+  expect_hint("ERROR:  relation \"public.tracks\" does not exist\nLINE 1: SELECT", "did you mean \"Track\"?");
+  expect_hint("column \"unitprise\" does not exist", "did you mean UnitPrice? (InvoiceLine.UnitPrice");
+  expect_hint("column reference \"name\" is ambiguous", "it is in Artist.Name, Genre.Name");
+  expect_hint("relation \"quasar\" does not exist", NULL);
+  expect_hint_sql("SELECT t.nme FROM \"Track\" t", "column t.nme does not exist", " — did you mean t.Name?");
 }
 
 /* Unqualified wrong names are looked for in the tables the query names
