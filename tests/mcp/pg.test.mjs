@@ -2,7 +2,8 @@
 // MCP TypeScript SDK client: the same chinook questions through run_sql give
 // the same rows on the pg_server fixture's server (URI in TT_PG_URI_FILE) as
 // on a copy of chinook.sqlite; a write is refused with the same reason on
-// both; describe_schema lists the 11 tables; and a password in the URI
+// both; between calls no transaction stays open and no lock is held;
+// describe_schema lists the 11 tables; and a password in the URI
 // appears in no MCP output, stderr or state file. Skipped (marked so)
 // without the fixture's URI.
 //
@@ -13,6 +14,7 @@
 // everything else must be equal.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { cliSql, connectStdio, killAll, scratch, textOf } from './harness.mjs';
@@ -136,6 +138,12 @@ test('run_sql: the same chinook questions give the same rows on PostgreSQL and S
       assert.equal(b.structuredContent.truncated, a.structuredContent.truncated, `${what}: truncated`);
       assertSameRows(what, a.structuredContent.rows, b.structuredContent.rows);
     }
+    /* between calls the server holds no transaction open and no lock */
+    const psql = (q) => execFileSync('psql', ['-X', '-At', '-d', base, '-c', q]).toString().trim();
+    assert.equal(psql("SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'"), '0',
+      'serve-mcp left a session idle in a transaction');
+    assert.equal(psql('SELECT count(*) FROM pg_locks WHERE pid <> pg_backend_pid()'), '0',
+      'serve-mcp holds a lock between calls');
   });
   assert.doesNotMatch(seen, new RegExp(PASSWORD), 'the password appears in an MCP output');
 });
