@@ -187,6 +187,26 @@ static const char *tt_pg_type_name(Oid t) {
   case 1700: return "numeric";
   case 2950: return "uuid";
   case 3802: return "jsonb";
+  case 1266: return "time with time zone";
+  case 869: return "inet";
+  case 790: return "money";
+  /* arrays of the above (array_agg, ARRAY[...]), named as format_type does */
+  case 1000: return "boolean[]";
+  case 1001: return "bytea[]";
+  case 1005: return "smallint[]";
+  case 1007: return "integer[]";
+  case 1009: return "text[]";
+  case 1014: return "character[]";
+  case 1015: return "character varying[]";
+  case 1016: return "bigint[]";
+  case 1021: return "real[]";
+  case 1022: return "double precision[]";
+  case 1115: return "timestamp[]";
+  case 1182: return "date[]";
+  case 1231: return "numeric[]";
+  case 2951: return "uuid[]";
+  case 199: return "json[]";
+  case 3807: return "jsonb[]";
   default: return "";
   }
 }

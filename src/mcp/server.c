@@ -283,11 +283,13 @@ bool tt_mcp_client_elicits(const tt_mcp_req *r) {
   return tt_mcp_version_at_least(r, "2025-06-18") && r->call->conn && r->call->send;
 }
 
-static json_t *tt_mcp_server_info(void) {
+/* serverInfo, naming the database's dialect ("SQLite" or "PostgreSQL"). */
+static json_t *tt_mcp_server_info(const tt_mcp_server *s) {
+  char desc[96];
+  snprintf(desc, sizeof desc, "Questions in plain language over a read-only %s database",
+           s->dialect ? s->dialect : "SQLite");
   return json_pack("{s:s, s:s, s:s, s:s}", "name", "tabletalk", "title", "tabletalk",
-                   "version", TT_VERSION, "description",
-                   "Questions in plain language over a read-only database (SQLite, CSV "
-                   "files or PostgreSQL)");
+                   "version", TT_VERSION, "description", desc);
 }
 
 static json_t *tt_mcp_capabilities(void) {
@@ -478,7 +480,7 @@ static json_t *m_initialize(tt_mcp_req *r) {
   if (r->call->conn) tt_mcp_conn_set_legacy(r->call->conn, v, caps);
   char *text = tt_mcp_instructions(r->srv);
   json_t *res = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", v, "capabilities",
-                          tt_mcp_capabilities(), "serverInfo", tt_mcp_server_info(),
+                          tt_mcp_capabilities(), "serverInfo", tt_mcp_server_info(r->srv),
                           "instructions", text);
   free(text);
   return res;
@@ -488,7 +490,7 @@ static json_t *m_discover(tt_mcp_req *r) {
   char *text = tt_mcp_instructions(r->srv);
   json_t *res = json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", tt_mcp_supported_versions(),
                           "capabilities", tt_mcp_capabilities(), "serverInfo",
-                          tt_mcp_server_info(), "instructions", text);
+                          tt_mcp_server_info(r->srv), "instructions", text);
   free(text);
   return res;
 }
@@ -592,7 +594,7 @@ static json_t *tt_mcp_dispatch(tt_mcp_req *r, const tt_mcp_method **found) {
 }
 
 /* The 2026-07-28 additions to every result. */
-static void tt_mcp_shape_modern(json_t *res, const tt_mcp_method *m) {
+static void tt_mcp_shape_modern(const tt_mcp_server *s, json_t *res, const tt_mcp_method *m) {
   if (!json_object_get(res, "resultType"))
     json_object_set_new(res, "resultType", json_string("complete"));
   bool complete = strcmp(json_string_value(json_object_get(res, "resultType")), "complete") == 0;
@@ -605,7 +607,7 @@ static void tt_mcp_shape_modern(json_t *res, const tt_mcp_method *m) {
     meta = json_object();
     json_object_set_new(res, "_meta", meta);
   }
-  json_object_set_new(meta, TT_META_SERVER, tt_mcp_server_info());
+  json_object_set_new(meta, TT_META_SERVER, tt_mcp_server_info(s));
 }
 
 static void tt_mcp_notification(tt_mcp_server *s, tt_mcp_call *call, const json_t *msg) {
@@ -636,7 +638,7 @@ static json_t *tt_mcp_request(tt_mcp_server *s, tt_mcp_call *call, const json_t 
   if (call->no_reply) {
     json_decref(res);
   } else if (res) {
-    if (r.modern) tt_mcp_shape_modern(res, m);
+    if (r.modern) tt_mcp_shape_modern(r.srv, res, m);
     reply = tt_rpc_result(r.id, res);
     json_decref(res);
   } else {

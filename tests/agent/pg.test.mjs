@@ -3,12 +3,14 @@
 // chinook loaded; skipped without TT_PG_URI_FILE) — the model is told it
 // writes PostgreSQL, sees the tables, its SQL runs on the server; a write
 // it tries is refused with exit 3; the password is in no output, trace or
-// thread.
+// thread. A thread's follow-up and a make_chart run give the same answer,
+// rows and chart on PostgreSQL as on a scratch copy of chinook.sqlite.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { run, server, tempDir } from './harness.mjs';
+import { run, scratch, server, tempDir } from './harness.mjs';
+import { readPng, runsOnRow } from './png.mjs';
 
 const uriFile = process.env.TT_PG_URI_FILE;
 const base = uriFile && fs.existsSync(uriFile) ? fs.readFileSync(uriFile, 'utf8').trim() : '';
@@ -117,4 +119,99 @@ test('ask --db-url postgresql:// with PG* variables and --schemas: the model see
   assert.equal(n.code, 1, n.stderr);
   assert.match(n.stderr, /--schemas !public keeps no table; the schemas with tables are: public/);
   assert.equal(none.requests.length, 0);
+});
+
+/* The same scripted conversation on SQLite (a scratch copy of chinook) and
+ * on PostgreSQL (the fixture's server, a password in the URI): run(db,
+ * state) for each, with the SQL written once for both (quoted names). */
+async function onBoth(script, fn) {
+  const sc = scratch();
+  const pgState = path.join(tempDir('tabletalk-pg-state-'), 'state');
+  const out = {};
+  for (const [name, db, state] of [['sqlite', sc.db, sc.state], ['pg', withPassword(base), pgState]]) {
+    const srv = await server(script);
+    try {
+      out[name] = await fn(db, state, srv);
+      out[name].requests = srv.requests;
+      out[name].state = state;
+    } finally {
+      await srv.close();
+    }
+  }
+  return out;
+}
+
+const GENRES = 'SELECT g."Name" AS genre, count(*) AS tracks FROM "Track" t JOIN "Genre" g ON g."GenreId" = t."GenreId" ' +
+  'GROUP BY g."GenreId", g."Name" ORDER BY tracks DESC, g."GenreId" LIMIT 3';
+const ROCK_ALBUMS = 'SELECT count(DISTINCT t."AlbumId") AS albums, sum(t."UnitPrice") AS price FROM "Track" t ' +
+  'JOIN "Genre" g ON g."GenreId" = t."GenreId" WHERE g."Name" = \'Rock\'';
+
+test('a thread on PostgreSQL: the follow-up sees the first turn; answers and rows as on SQLite', { skip }, async () => {
+  const script = { rules: [
+    { when: { question: 'genres', step: 0 }, ...sql(GENRES) },
+    { when: { question: 'genres', step: 1 }, ...answer('Rock leads with 1297 tracks.') },
+    { when: { question: 'albums', step: 0 }, ...sql(ROCK_ALBUMS) },
+    { when: { question: 'albums', step: 1 }, ...answer('Rock tracks come from 117 albums.') },
+  ] };
+  const r = await onBoth(script, async (db, state, srv) => {
+    const common = ['--base-url', srv.url, '--state-dir', state, '--json', '--thread', 'rock'];
+    const first = await run(['ask', db, 'Which genres have the most tracks?', ...common]);
+    const second = await run(['ask', db, 'And how many albums does the top one span?', ...common]);
+    return { first, second };
+  });
+  for (const k of ['sqlite', 'pg']) {
+    assert.equal(r[k].first.code, 0, `${k}: ${r[k].first.stderr}`);
+    assert.equal(r[k].second.code, 0, `${k}: ${r[k].second.stderr}`);
+    /* the follow-up request carried the first question and its answer */
+    const follow = JSON.stringify(r[k].requests.find((q) => JSON.stringify(q.body).includes('how many albums')).body.messages);
+    assert.match(follow, /Which genres have the most tracks\?/, `${k}: the follow-up lacks the first question`);
+    assert.match(follow, /Rock leads with 1297 tracks/, `${k}: the follow-up lacks the first answer`);
+  }
+  assert.deepEqual(r.pg.first.json.rows, r.sqlite.first.json.rows);
+  assert.deepEqual(r.pg.first.json.rows, [['Rock', 1297], ['Latin', 579], ['Metal', 374]]);
+  assert.equal(r.pg.second.json.answer, r.sqlite.second.json.answer);
+  assert.equal(r.pg.second.json.rows.length, 1);
+  assert.equal(r.pg.second.json.rows[0][0], r.sqlite.second.json.rows[0][0]);
+  assert.ok(Math.abs(Number(r.pg.second.json.rows[0][1]) - Number(r.sqlite.second.json.rows[0][1])) < 1e-6,
+    `sum of prices: PostgreSQL ${r.pg.second.json.rows[0][1]}, SQLite ${r.sqlite.second.json.rows[0][1]}`);
+  /* the tool result the model saw for the follow-up holds the same count */
+  const tool = (k) => r[k].requests.at(-1).body.messages.filter((m) => m.role === 'tool').at(-1).content;
+  assert.match(tool('pg'), new RegExp(`\\b${r.sqlite.second.json.rows[0][0]}\\b`));
+  const seen = r.pg.first.stdout + r.pg.first.stderr + r.pg.second.stdout + r.pg.second.stderr +
+    JSON.stringify(r.pg.requests) + allText(r.pg.state);
+  assert.ok(fs.readFileSync(r.pg.second.json.trace, 'utf8').length > 0, 'a trace was written');
+  assert.doesNotMatch(seen, /Sw0rdFish/);
+});
+
+const PER_YEAR = 'SELECT substr(CAST("InvoiceDate" AS TEXT), 1, 4) AS year, count(*) AS invoices FROM "Invoice" GROUP BY 1 ORDER BY 1';
+
+test('make_chart on PostgreSQL: the same chart and rows as on SQLite, no password in the trace', { skip }, async () => {
+  const q = 'Plot invoices per year';
+  const script = { rules: [
+    { when: { question: q, step: 0 }, ...sql(PER_YEAR) },
+    { when: { question: q, step: 1 }, tool: 'make_chart', args: { kind: 'bar', x: 'year', y: 'invoices', title: 'Invoices per year' } },
+    { when: { question: q, step: 2 }, ...answer('Invoices per year are shown in the chart.') },
+  ] };
+  const r = await onBoth(script, (db, state, srv) =>
+    run(['ask', db, q, '--base-url', srv.url, '--state-dir', state, '--json']));
+  for (const k of ['sqlite', 'pg']) {
+    assert.equal(r[k].code, 0, `${k}: ${r[k].stderr}`);
+    assert.equal(r[k].json.status, 'answered', k);
+    assert.equal(r[k].json.charts.length, 1, k);
+  }
+  const [a, b] = [r.sqlite.json, r.pg.json];
+  assert.deepEqual(b.rows, a.rows);
+  assert.deepEqual(b.rows.map((row) => row[0]), ['2021', '2022', '2023', '2024', '2025']);
+  assert.equal(b.answer, a.answer);
+  for (const key of ['kind', 'points', 'description', 'sql']) assert.deepEqual(b.charts[0][key], a.charts[0][key], key);
+  assert.equal(b.charts[0].description, 'bar chart, 5 bars: Invoices per year');
+  /* the pictures: five bars crossing the middle row on both */
+  const pa = readPng(a.charts[0].file), pb = readPng(b.charts[0].file);
+  assert.equal(pb.width, pa.width);
+  assert.equal(pb.height, pa.height);
+  assert.equal(runsOnRow(pb, 400, 0x0072b2), 5);
+  assert.equal(runsOnRow(pa, 400, 0x0072b2), 5);
+  const trace = fs.readFileSync(b.trace, 'utf8');
+  assert.match(trace, /make_chart/);
+  assert.doesNotMatch(trace + JSON.stringify(b) + r.pg.stderr + allText(r.pg.state) + JSON.stringify(r.pg.requests), /Sw0rdFish/);
 });

@@ -4,8 +4,8 @@
 # loaded): a count, JSON of the same shape as SQLite's, a write refused
 # (exit 3) with the data unchanged, the time limit (exit 4), a million rows
 # cut at --max-rows in bounded memory, the schema with keys and row
-# estimates, and no password in any message. Exit 77 (skipped) without a
-# server URI.
+# estimates, and no password in any message or in the process title. Exit
+# 77 (skipped) without a server URI.
 set -u
 BIN=$1
 fail=0
@@ -76,6 +76,23 @@ rc=$?
 [ $rc != 0 ] || bad "a missing database connected"
 grep -q Sw0rdFish "$work/out" "$work/err" && bad "the password is in the message: $(cat "$work/err")"
 grep -q "cannot connect" "$work/err" || bad "no connection error: $(cat "$work/err")"
+
+# no password in the process title (ps, /proc/PID/cmdline) while a query runs
+case $URI in *\?*) titleuri="$URI&password=Sw0rdFish" ;; *) titleuri="$URI?password=Sw0rdFish" ;; esac
+"$BIN" sql --timeout 5 "$titleuri" 'SELECT count(*) FROM generate_series(1, 3000000000)' >/dev/null 2>&1 &
+title_pid=$!
+for _ in $(seq 50); do
+  [ "$(psql -X -At -d "$URI" -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%3000000000%' AND pid <> pg_backend_pid()")" = 1 ] && break
+  sleep 0.1
+done
+title=$(tr '\0' ' ' <"/proc/$title_pid/cmdline" 2>/dev/null)
+case $title in
+  *password=\*\*\**) ;;
+  *) bad "process title not read or not redacted: $title" ;;
+esac
+case $title in *Sw0rdFish*) bad "the password is in the process title: $title" ;; esac
+kill "$title_pid" 2>/dev/null
+wait "$title_pid" 2>/dev/null
 
 # serve-mcp: the dialect in its descriptions, run_sql on the server, no password
 mcp_in='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}

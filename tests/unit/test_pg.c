@@ -150,6 +150,15 @@ static void test_types_and_dialect(void **state) {
   assert_int_equal(tt_result_cell(r, 0, 8)->u.i, 1);
   assert_string_equal(r->decltypes[0], "integer");
   tt_result_free(r);
+  /* arrays are named too (they were "": no type for array_agg's column) */
+  r = query_ok(db, "SELECT ARRAY[1, 2], array_agg(\"Name\"), array_agg(\"UnitPrice\"), "
+                   "'12:00+01'::timetz FROM \"Track\" WHERE \"TrackId\" <= 2");
+  assert_string_equal(r->decltypes[0], "integer[]");
+  assert_string_equal(r->decltypes[1], "character varying[]");
+  assert_string_equal(r->decltypes[2], "numeric[]");
+  assert_string_equal(r->decltypes[3], "time with time zone");
+  assert_string_equal(tt_result_cell(r, 0, 0)->u.s, "{1,2}");
+  tt_result_free(r);
   r = query_ok(db, "SELECT count(*) FROM \"Track\"");
   assert_int_equal(tt_result_cell(r, 0, 0)->u.i, 3503);
   tt_result_free(r);
