@@ -196,4 +196,11 @@ static inline const tt_db_opts *tt_db_limits(const tt_db *db) {
   return db->query_opts ? db->query_opts : &db->opts;
 }
 
+/* A result keeps at most this many cells (NULL and empty ones cost memory
+ * though they weigh no bytes): past it the result is cut as by max_bytes. */
+#define TT_MAX_CELLS 2000000
+/* Room for one more row of r (*alloc rows are allocated; doubled when
+ * full): the cells of row r->nrows, for the caller to fill. */
+tt_value *tt_result_grow(tt_result *r, size_t *alloc);
+
 #endif

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TT_MAX_CELLS 2000000
 
 /* SQLite's messages for parse-time limits (SQLITE_ERROR with no own code). */
 static const char *const tt_limit_messages[] = {
@@ -199,11 +198,7 @@ static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
       counting = true;
       continue;
     }
-    if (r->nrows == alloc) {
-      alloc = alloc ? alloc * 2 : 16;
-      r->cells = tt_xrealloc(r->cells, sizeof(tt_value) * alloc * (r->ncols ? r->ncols : 1));
-    }
-    tt_value *row = r->cells + r->nrows * r->ncols;
+    tt_value *row = tt_result_grow(r, &alloc);
     for (int c = 0; c < ncols; c++) tt_copy_value(r->arena, st, c, &row[c]);
     r->bytes += rb;
     r->nrows++;

@@ -579,7 +579,7 @@ tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_db_error *err)
     tt_trunc cut = TT_TRUNC_NONE;
     if (r->nrows >= cap_rows)
       cut = TT_TRUNC_ROWS;
-    else if (r->bytes + rb > cap_bytes || (r->nrows + 1) * r->ncols > 2000000)
+    else if (r->bytes + rb > cap_bytes || (r->nrows + 1) * r->ncols > TT_MAX_CELLS)
       cut = TT_TRUNC_BYTES;
     if (cut != TT_TRUNC_NONE) {
       r->truncated = true;
@@ -588,11 +588,7 @@ tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_db_error *err)
       counting = true;
       continue;
     }
-    if (r->nrows == alloc) {
-      alloc = alloc ? alloc * 2 : 16;
-      r->cells = tt_xrealloc(r->cells, sizeof(tt_value) * alloc * (r->ncols ? r->ncols : 1));
-    }
-    tt_value *out = r->cells + r->nrows * r->ncols;
+    tt_value *out = tt_result_grow(r, &alloc);
     for (size_t c = 0; c < r->ncols; c++) {
       out[c] = row[c];
       if (row[c].type == TT_VAL_TEXT || row[c].type == TT_VAL_BLOB)

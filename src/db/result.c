@@ -125,3 +125,11 @@ json_t *tt_result_to_json(const tt_result *r, size_t max_rows) {
   json_object_set_new(o, "elapsed_ms", json_real(round(r->elapsed_ms * 1000.0) / 1000.0));
   return o;
 }
+
+tt_value *tt_result_grow(tt_result *r, size_t *alloc) {
+  if (r->nrows == *alloc) {
+    *alloc = *alloc ? *alloc * 2 : 16;
+    r->cells = tt_xrealloc(r->cells, sizeof(tt_value) * *alloc * (r->ncols ? r->ncols : 1));
+  }
+  return r->cells + r->nrows * r->ncols;
+}

@@ -8,16 +8,7 @@
 # 77 (skipped) without a server URI.
 set -u
 BIN=$1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-if [ -z "${TT_PG_URI_FILE:-}" ] || [ ! -s "$TT_PG_URI_FILE" ]; then
-  echo "skipped: TT_PG_URI_FILE names no file with a server URI (the pg_server fixture writes it)"
-  exit 77
-fi
-URI=$(head -n1 "$TT_PG_URI_FILE")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export TABLETALK_STATE_DIR=$work/state TABLETALK_DATA_DIR=$work/data TABLETALK_CACHE_DIR=$work/cache
+. "$(dirname "$0")/../support/pg_test.sh"
 export NO_COLOR=1
 
 out=$("$BIN" sql --format csv "$URI" 'SELECT count(*) FROM "Track"') || bad "count failed"

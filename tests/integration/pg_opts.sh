@@ -9,22 +9,10 @@
 # (skipped) without a server URI.
 set -u
 BIN=$1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-if [ -z "${TT_PG_URI_FILE:-}" ] || [ ! -s "$TT_PG_URI_FILE" ]; then
-  echo "skipped: TT_PG_URI_FILE names no file with a server URI (the pg_server fixture writes it)"
-  exit 77
-fi
-URI=$(head -n1 "$TT_PG_URI_FILE")
+. "$(dirname "$0")/../support/pg_test.sh"
 LITE=${TT_CHINOOK:?TT_CHINOOK names the SQLite chinook file}
-work=$(mktemp -d)
 mcp_pid=
-cleanup() {
-  [ -n "$mcp_pid" ] && kill "$mcp_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-export TABLETALK_STATE_DIR=$work/state TABLETALK_DATA_DIR=$work/data TABLETALK_CACHE_DIR=$work/cache
+pg_test_cleanup_extra() { [ -n "$mcp_pid" ] && kill "$mcp_pid" 2>/dev/null; }
 export NO_COLOR=1
 unset PGHOST PGPORT PGUSER PGDATABASE PGPASSWORD PGSERVICE PGHOSTADDR
 
