@@ -206,8 +206,14 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof tt_commands / sizeof tt_commands[0]; i++)
     if (strcmp(tt_commands[i].name, name) == 0) {
       int n = argc - 1, rc = TT_EXIT_USAGE;
-      char **args = tt_cli_db_url_args(tt_commands[i].spec, &n, argv + 1, &rc);
-      return args ? tt_commands[i].run(n, args) : rc;
+      /* kept in a static: a command may exit() (--help) while using it */
+      static char **args;
+      args = tt_cli_db_url_args(tt_commands[i].spec, &n, argv + 1, &rc);
+      if (!args) return rc;
+      rc = tt_commands[i].run(n, args);
+      free(args);
+      args = NULL;
+      return rc;
     }
   if (name[0] == '-') return tt_fail(TT_EXIT_USAGE, "unknown option '%s'; see 'tabletalk --help'", name);
   return tt_fail(TT_EXIT_USAGE, "unknown command '%s'; see 'tabletalk --help'", name);
