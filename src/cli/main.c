@@ -102,6 +102,18 @@ int tt_usage_error(const char *cmd, const char *fmt, ...) {
  * the original is overwritten (the password as "***", NUL-padded), since
  * /proc/PID/cmdline shows the original to every local user. Other
  * arguments are used as they are. */
+/* The copies tt_scrub_arg made, kept reachable until the command is done
+ * (it may exit() while using them). */
+static char **tt_scrubbed;
+static size_t tt_nscrubbed;
+
+static void tt_free_scrubbed(void) {
+  for (size_t i = 0; i < tt_nscrubbed; i++) free(tt_scrubbed[i]);
+  free(tt_scrubbed);
+  tt_scrubbed = NULL;
+  tt_nscrubbed = 0;
+}
+
 static char *tt_scrub_arg(char *a) {
   const char *uri = strncmp(a, "--", 2) == 0 && strchr(a, '=') ? strchr(a, '=') + 1 : a;
   if (!tt_db_path_is_uri(uri)) return a;
@@ -111,6 +123,8 @@ static char *tt_scrub_arg(char *a) {
     return a;
   }
   char *copy = tt_xstrdup(a);
+  tt_scrubbed = tt_xrealloc(tt_scrubbed, (tt_nscrubbed + 1) * sizeof *tt_scrubbed);
+  tt_scrubbed[tt_nscrubbed++] = copy;
   char *at = a + (uri - a);
   strncpy(at, red, strlen(at)); /* every byte of the original rewritten */
   free(red);
@@ -209,10 +223,10 @@ int main(int argc, char **argv) {
       /* kept in a static: a command may exit() (--help) while using it */
       static char **args;
       args = tt_cli_db_url_args(tt_commands[i].spec, &n, argv + 1, &rc);
-      if (!args) return rc;
-      rc = tt_commands[i].run(n, args);
+      if (args) rc = tt_commands[i].run(n, args);
       free(args);
       args = NULL;
+      tt_free_scrubbed();
       return rc;
     }
   if (name[0] == '-') return tt_fail(TT_EXIT_USAGE, "unknown option '%s'; see 'tabletalk --help'", name);

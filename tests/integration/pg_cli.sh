@@ -42,7 +42,8 @@ if [ -x /usr/bin/time ]; then
   /usr/bin/time -f %M -o "$work/rss" "$BIN" sql --max-rows 10 "$URI" \
     'SELECT g FROM generate_series(1, 1000000) g' >"$work/out" 2>"$work/err" || bad "max-rows run failed"
   rss=$(tail -n1 "$work/rss")
-  [ "$rss" -lt 65536 ] || bad "1,000,000 rows with --max-rows 10 used $rss KiB"
+  # the sanitizer build's quarantine keeps freed rows for a while: no cap there
+  [ "${TT_SLOW_BUILD:-0}" = 1 ] || [ "$rss" -lt 65536 ] || bad "1,000,000 rows with --max-rows 10 used $rss KiB"
 else
   "$BIN" sql --max-rows 10 "$URI" 'SELECT g FROM generate_series(1, 1000000) g' >"$work/out" 2>"$work/err" ||
     bad "max-rows run failed"
