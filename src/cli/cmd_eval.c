@@ -429,7 +429,9 @@ static int tt_eval_behaviours(tt_eval_cli *c, tt_dotenv *env, char *state) {
   o.cancel = tt_interrupt_install();
   tt_term t = tt_term_probe(stdout);
   if (!c->json) {
-    printf("%sBehaviour suite on %s%s\n", tt_term_bold(&t), o.db_path, tt_term_reset(&t));
+    char *shown = tt_pg_redact_uri(o.db_path);
+    printf("%sBehaviour suite on %s%s\n", tt_term_bold(&t), shown, tt_term_reset(&t));
+    free(shown);
     fflush(stdout);
     o.on_case = tt_behaviour_line;
     o.case_ud = &t;
@@ -444,8 +446,8 @@ static int tt_eval_behaviours(tt_eval_cli *c, tt_dotenv *env, char *state) {
   if (c->json) {
     tt_print_json(res);
   } else {
-    printf("%lld cases: %lld passed, %lld failed\n", (long long)(passed + failed), (long long)passed,
-           (long long)failed);
+    printf("%lld case%s: %lld passed, %lld failed\n", (long long)(passed + failed),
+           passed + failed == 1 ? "" : "s", (long long)passed, (long long)failed);
     const char *scratch = json_string_value(json_object_get(res, "scratch"));
     if (scratch) printf("the scratch copy is kept for a look: %s\n", scratch);
   }

@@ -118,6 +118,15 @@ bool tt_db_path_is_uri(const char *path);
  * "***", for anything shown or written; a copy of any other string.
  * Free with free(). */
 char *tt_pg_redact_uri(const char *uri);
+/* For the behaviour suite on PostgreSQL: a new database made from the one
+ * uri names by the server (CREATE DATABASE ... TEMPLATE, which only reads
+ * it; needs the CREATEDB privilege and no other session on it), with
+ * setup_sql run in it by an ordinary, writable session. Returns uri with
+ * dbname set to the copy (free()), *name the copy's name (free()); NULL
+ * with err. tt_pg_scratch_drop removes the copy (connected to the server's
+ * "postgres" database). Never pointed at the user's database. */
+char *tt_pg_scratch_create(const char *uri, const char *setup_sql, char **name, tt_buf *err);
+bool tt_pg_scratch_drop(const char *uri, const char *name, tt_buf *err);
 /* The SQL dialect the handle speaks, as the prompt names it: "SQLite" or
  * "PostgreSQL". */
 const char *tt_db_dialect(const tt_db *db);

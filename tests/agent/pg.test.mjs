@@ -215,3 +215,108 @@ test('make_chart on PostgreSQL: the same chart and rows as on SQLite, no passwor
   assert.match(trace, /make_chart/);
   assert.doesNotMatch(trace + JSON.stringify(b) + r.pg.stderr + allText(r.pg.state) + JSON.stringify(r.pg.requests), /Sw0rdFish/);
 });
+
+/* The behaviour suite's scripted model (tests/fixtures/behaviours.json),
+ * its SQL written for PostgreSQL: quoted names, dates by extract/to_char,
+ * and the repair case keyed on PostgreSQL's "does not exist". */
+const PG_SQL = {
+  'SELECT count(*) AS tracks FROM Track': 'SELECT count(*) AS tracks FROM "Track"',
+  'SELECT round(sum(Total), 2) AS revenue FROM Invoice': 'SELECT round(sum("Total"), 2) AS revenue FROM "Invoice"',
+  "SELECT ar.Name FROM Album al JOIN Artist ar ON ar.ArtistId = al.ArtistId WHERE al.Title = 'Let There Be Rock'":
+    'SELECT ar."Name" FROM "Album" al JOIN "Artist" ar ON ar."ArtistId" = al."ArtistId" WHERE al."Title" = \'Let There Be Rock\'',
+  'SELECT g.Name, count(*) AS n FROM Track t JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.GenreId ORDER BY n DESC LIMIT 3':
+    'SELECT g."Name", count(*) AS n FROM "Track" t JOIN "Genre" g ON g."GenreId" = t."GenreId" GROUP BY g."GenreId" ORDER BY n DESC LIMIT 3',
+  "SELECT count(*) FROM Invoice WHERE strftime('%Y', InvoiceDate) = '2025'":
+    'SELECT count(*) FROM "Invoice" WHERE extract(year FROM "InvoiceDate") = 2025',
+  'SELECT round(avg(Milliseconds) / 60000.0, 4) AS minutes FROM Track':
+    'SELECT round(avg("Milliseconds") / 60000.0, 4) AS minutes FROM "Track"',
+  'SELECT Name FROM Track WHERE Milliseconds > 36000000': 'SELECT "Name" FROM "Track" WHERE "Milliseconds" > 36000000',
+  "SELECT count(*) FROM Customer WHERE Country = 'Brazil'": 'SELECT count(*) FROM "Customer" WHERE "Country" = \'Brazil\'',
+  "SELECT count(*) FROM Customer WHERE Country = 'Canada'": 'SELECT count(*) FROM "Customer" WHERE "Country" = \'Canada\'',
+  'DELETE FROM Track WHERE AlbumId IN (SELECT AlbumId FROM Album WHERE ArtistId = 1)':
+    'DELETE FROM "Track" WHERE "AlbumId" IN (SELECT "AlbumId" FROM "Album" WHERE "ArtistId" = 1)',
+  'SELECT Name FROM Genre ORDER BY Name': 'SELECT "Name" FROM "Genre" ORDER BY "Name"',
+  "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoices FROM Invoice GROUP BY year ORDER BY year":
+    'SELECT to_char("InvoiceDate", \'YYYY\') AS year, count(*) AS invoices FROM "Invoice" GROUP BY year ORDER BY year',
+  "SELECT ArtistId, Name FROM Artist WHERE Name LIKE '%Zorblax%'":
+    'SELECT "ArtistId", "Name" FROM "Artist" WHERE "Name" ILIKE \'%Zorblax%\'',
+  'SELECT SupportRepId, count(*) AS customers FROM Customer GROUP BY SupportRepId':
+    'SELECT "SupportRepId", count(*) AS customers FROM "Customer" GROUP BY "SupportRepId"',
+  'SELECT InvoiceId, InvoiceDate, Total FROM Invoice ORDER BY InvoiceDate DESC, InvoiceId DESC LIMIT 1':
+    'SELECT "InvoiceId", "InvoiceDate", "Total" FROM "Invoice" ORDER BY "InvoiceDate" DESC, "InvoiceId" DESC LIMIT 1',
+  'SELECT count(*) FROM Tracks WHERE Length > 300000': 'SELECT count(*) FROM "Tracks" WHERE "Length" > 300000',
+  'SELECT count(*) FROM Track WHERE Milliseconds > 300000': 'SELECT count(*) FROM "Track" WHERE "Milliseconds" > 300000',
+  'SELECT count(*) FROM Album': 'SELECT count(*) FROM "Album"',
+  'SELECT count(*) AS albums FROM Album': 'SELECT count(*) AS albums FROM "Album"',
+};
+
+function pgBehaviourScript() {
+  const here = path.dirname(new URL(import.meta.url).pathname);
+  const s = JSON.parse(fs.readFileSync(path.join(here, '..', 'fixtures', 'behaviours.json'), 'utf8'));
+  for (const r of s.rules) {
+    if (r.tool === 'run_sql') {
+      assert.ok(PG_SQL[r.args.sql], `no PostgreSQL version of ${r.args.sql}`);
+      r.args.sql = PG_SQL[r.args.sql];
+    }
+    if (r.when.last_tool === 'no such table') r.when.last_tool = 'does not exist';
+  }
+  return s;
+}
+
+/* Every database on the fixture's server, and a digest of chinook's rows. */
+async function pgState() {
+  const dbs = await run(['sql', base, 'SELECT datname FROM pg_database ORDER BY 1', '--json']);
+  assert.equal(dbs.code, 0, dbs.stderr);
+  const tables = ['Album', 'Artist', 'Customer', 'Employee', 'Genre', 'Invoice', 'InvoiceLine', 'MediaType',
+    'Playlist', 'PlaylistTrack', 'Track'];
+  const sql = tables.map((t) => `(SELECT md5(string_agg(x::text, '|' ORDER BY x::text)) FROM "${t}" x)`).join(' || ');
+  const digest = await run(['sql', base, `SELECT ${sql} AS d`, '--json']);
+  assert.equal(digest.code, 0, digest.stderr);
+  return { dbs: dbs.json.rows.map((r) => r[0]), digest: digest.json.rows[0][0] };
+}
+
+test('eval behaviors on PostgreSQL: every case passes on a copy the server makes; chinook untouched, the copy dropped', { skip }, async () => {
+  const state = path.join(tempDir('tabletalk-pg-state-'), 'state');
+  const before = await pgState();
+  const srv = await server(pgBehaviourScript());
+  const uri = withPassword(base);
+  const r = await run(['eval', 'behaviors', '--db', uri, '--base-url', srv.url, '--state-dir', state, '--json'],
+    { timeoutMs: 240000 });
+  await srv.close();
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.ok(r.json.cases.length >= 18);
+  for (const c of r.json.cases) assert.equal(c.passed, true, `${c.name}: ${JSON.stringify(c.checks)}`);
+  const unchanged = r.json.cases.find((c) => c.name === 'write-refusal').checks.find((k) => k.check === 'database unchanged');
+  assert.equal(unchanged.expected, "every table's rows unchanged");
+  assert.equal(r.json.scratch, null);
+  // the model was told PostgreSQL and saw the planted row as data
+  const prompt = srv.requests[0].body.messages.map((m) => m.content ?? '').join('\n');
+  assert.match(prompt, /questions about a PostgreSQL database/);
+  assert.ok(srv.requests.some((q) => JSON.stringify(q.body.messages).includes('PWNED-7731')));
+  const after = await pgState();
+  assert.deepEqual(after, before, 'chinook is only read, and the scratch database is gone');
+  assert.ok(!before.digest.includes('PWNED'));
+  const seen = r.stdout + r.stderr + JSON.stringify(srv.requests) + allText(state);
+  assert.doesNotMatch(seen, /Sw0rdFish/);
+  // the text report names the database without its password
+  const srv2 = await server(pgBehaviourScript());
+  const t = await run(['eval', 'behaviors', '--db', uri, '--only', 'aggregate', '--base-url', srv2.url, '--state-dir', state]);
+  await srv2.close();
+  assert.equal(t.code, 0, t.stdout + t.stderr);
+  assert.match(t.stdout, /Behaviour suite on postgresql:\/\/\/chinook\?.*password=\*\*\*/);
+  assert.match(t.stdout, /^1 case: 1 passed, 0 failed$/m);
+});
+
+test('eval behaviors on PostgreSQL without the right to create databases: a clear error, nothing left', { skip }, async () => {
+  const state = path.join(tempDir('tabletalk-pg-state-'), 'state');
+  const reader = process.env.TT_PG_READER_URI_FILE && fs.existsSync(process.env.TT_PG_READER_URI_FILE)
+    ? fs.readFileSync(process.env.TT_PG_READER_URI_FILE, 'utf8').trim() : '';
+  assert.ok(reader, 'the fixture writes the read-only role\'s URI');
+  const srv = await server(pgBehaviourScript());
+  const r = await run(['eval', 'behaviors', '--db', reader, '--base-url', srv.url, '--state-dir', state, '--json']);
+  await srv.close();
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /cannot make a scratch copy of database chinook .*permission denied to create database.*CREATEDB/);
+  assert.doesNotMatch(r.stderr, /R3ader-pw/);
+  assert.equal(srv.requests.length, 0, 'no model call before the copy exists');
+});

@@ -98,4 +98,30 @@ grep -q 'PostgreSQL dialect' "$work/mcp.out" || bad "serve-mcp: no PostgreSQL di
 grep -q '\[\[3503\]\]' "$work/mcp.out" || bad "serve-mcp: run_sql did not count 3503 tracks"
 grep -rq Sw0rdFish "$work/mcp.out" "$work/mcp.err" "$work/mcp" && bad "serve-mcp: the password is shown"
 
+# password login as the README's read-only role (LOGIN + pg_read_all_data):
+# SCRAM-SHA-256 and md5, in the URI, by PGPASSWORD with --db-url, and a
+# wrong password: a clear error (exit 1) that never shows the password
+for f in "${TT_PG_READER_URI_FILE:-}" "${TT_PG_MD5_URI_FILE:-}"; do
+  [ -n "$f" ] && [ -f "$f" ] || { bad "no password-role URI in '$f' (the fixture writes it)"; continue; }
+  ruri=$(cat "$f")
+  pw=${ruri#postgresql://*:}; pw=${pw%%@*}
+  out=$("$BIN" sql --format csv "$ruri" 'SELECT count(*) FROM "Album"' 2>&1) || bad "login by $f failed: $out"
+  [ "$(printf '%s\n' "$out" | tail -n1 | tr -d "\r")" = 347 ] || bad "count as the password role: $out"
+  # the role can read and nothing more, and the guard refuses first anyway
+  "$BIN" sql "$ruri" 'UPDATE "Album" SET "Title" = 1' >/dev/null 2>"$work/err"
+  rc=$?
+  [ $rc = 3 ] || bad "UPDATE as the read-only role: exit $rc, want 3"
+  grep -q "$pw" "$work/err" && bad "the refusal shows the password"
+  nopw=${ruri/:$pw@/@}
+  out=$(PGPASSWORD=$pw "$BIN" sql --format csv --db-url "$nopw" 'SELECT count(*) FROM "Artist"' 2>&1) ||
+    bad "PGPASSWORD with --db-url failed: $out"
+  [ "$(printf '%s\n' "$out" | tail -n1 | tr -d "\r")" = 275 ] || bad "count with PGPASSWORD: $out"
+  "$BIN" sql "${ruri/:$pw@/:Not-$pw@}" 'SELECT 1' >"$work/out" 2>"$work/err"
+  rc=$?
+  [ $rc = 1 ] || bad "wrong password: exit $rc, want 1"
+  grep -q 'password authentication failed' "$work/err" || bad "wrong password: $(cat "$work/err")"
+  grep -q "$pw" "$work/err" "$work/out" && bad "the wrong password's error shows a password"
+  grep -q ':\*\*\*@' "$work/err" || bad "the error names the URI without its password: $(cat "$work/err")"
+done
+
 exit $fail

@@ -5,7 +5,9 @@
 #   pg_fixture.sh setup DIR SQLITE   start a server (scripts/pg-test-server.sh),
 #                                    load SQLITE into database chinook
 #                                    (scripts/chinook-to-pg.py), write its URI
-#                                    to DIR/uri
+#                                    to DIR/uri, and those of two read-only
+#                                    roles that log in with a password to
+#                                    DIR/reader_uri (SCRAM) and DIR/md5_uri
 #   pg_fixture.sh cleanup DIR        stop the server; fails if a process of
 #                                    it is left
 #
@@ -32,7 +34,7 @@ case "${1:-}" in
 setup)
   dir=$2 sqlite=$3
   mkdir -p "$dir"
-  rm -f "$dir/uri" "$dir/skip"
+  rm -f "$dir/uri" "$dir/reader_uri" "$dir/md5_uri" "$dir/skip"
   t0=$(now)
   if ! bindir=$("$server" bindir 2>"$dir/skip"); then
     cat "$dir/skip"
@@ -46,6 +48,28 @@ setup)
     "$server" stop "$dir"
     exit 1
   fi
+  # Roles that log in with a password, as the README recommends for
+  # tabletalk: LOGIN, pg_read_all_data, nothing more; tt_reader by
+  # SCRAM-SHA-256, tt_md5reader by md5 (the lines go before initdb's
+  # "trust" lines, and the first match wins).
+  cluster=$(cat "$dir/cluster")
+  hba=$cluster/data/pg_hba.conf
+  { printf 'local all tt_reader scram-sha-256\nlocal all tt_md5reader md5\n'; cat "$hba"; } > "$hba.new" &&
+    cat "$hba.new" > "$hba" && rm -f "$hba.new"
+  if ! psql -X -q -v ON_ERROR_STOP=1 "$uri" >/dev/null <<'SQL'
+SET password_encryption = 'scram-sha-256';
+CREATE ROLE tt_reader LOGIN PASSWORD 'R3ader-pw';
+SET password_encryption = 'md5';
+CREATE ROLE tt_md5reader LOGIN PASSWORD 'Md5-R3ader';
+GRANT pg_read_all_data TO tt_reader, tt_md5reader;
+SELECT pg_reload_conf();
+SQL
+  then
+    echo "pg_server: cannot create the password roles"; "$server" stop "$dir"; exit 1
+  fi
+  rest=${uri#postgresql:///}
+  echo "postgresql://tt_reader:R3ader-pw@/${rest/&user=tabletalk/}" > "$dir/reader_uri"
+  echo "postgresql://tt_md5reader:Md5-R3ader@/${rest/&user=tabletalk/}" > "$dir/md5_uri"
   echo "$uri" > "$dir/uri"
   echo "pg_server: PostgreSQL from $bindir, server started in $(awk -v a="$t0" -v b="$t1" \
         'BEGIN { printf "%.2f", b - a }') s (initdb + pg_ctl start), ready with chinook" \
