@@ -364,8 +364,9 @@ json_t *tt_card_to_json(const tt_card *c) {
   json_object_set_new(o, "type", json_string(t->is_view ? "view" : "table"));
   json_object_set_new(o, "row_count",
                       t->row_count >= 0 ? json_integer(t->row_count) : json_null());
-  /* exact; at_least (counting stopped there); stat1 (ANALYZE's figure) */
-  static const char *const kinds[] = {"exact", "at_least", "stat1"};
+  /* exact; at_least (counting stopped there); estimate (the statistics of
+   * ANALYZE: sqlite_stat1, PostgreSQL's reltuples) */
+  static const char *const kinds[] = {"exact", "at_least", "estimate"};
   json_object_set_new(o, "row_count_kind",
                       t->row_count >= 0 ? json_string(kinds[t->row_count_kind]) : json_null());
   json_t *cols = json_array();

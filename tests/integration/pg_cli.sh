@@ -57,6 +57,8 @@ grep -q "more rows exist" "$work/out" || bad "no cut announced: $(tail -n2 "$wor
 grep -q '^# Table: Track (~3503 rows)' "$work/schema" || bad "schema: no row estimate for Track"
 grep -q 'TrackId: integer, primary key' "$work/schema" || bad "schema: no primary key"
 grep -q 'references Album.AlbumId' "$work/schema" || bad "schema: no foreign key"
+kind=$("$BIN" schema "$URI" --json | python3 -c 'import json,sys; print({t["name"]: t["row_count_kind"] for t in json.load(sys.stdin)["tables"]}["Track"])')
+[ "$kind" = estimate ] || bad "schema --json: Track's row_count_kind is '$kind', want estimate (reltuples)"
 
 # no password in a failed connection's message
 case $URI in
