@@ -14,8 +14,9 @@ if [ "${1:-build}" = test ]; then
   # Jinja2 to render the official chat templates the prompts are checked
   # against; zsh and fish to check that their completion scripts parse.
   # PostgreSQL (server and psql) for the tests' own throw-away servers
-  # (scripts/pg-test-server.sh).
-  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish postgresql)
+  # (scripts/pg-test-server.sh); PgBouncer to test tabletalk through a
+  # pooler in transaction mode.
+  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish postgresql pgbouncer)
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
