@@ -31,6 +31,9 @@ struct tt_pg_run {
   volatile sig_atomic_t *user_cancel;
   double deadline_ms;      /* past it (and a grace), the statement is cancelled */
   bool cancel_sent, by_user, done;
+  bool abandoned;          /* the server did not stop when asked: the
+                            * connection was closed (the next query makes
+                            * a new one) */
   double cancel_ms;        /* when the last cancel request went */
   double cancel_first_ms;  /* ... and the first */
   size_t ncols;
@@ -45,6 +48,10 @@ struct tt_pg_run {
 };
 
 #define TT_PG_GRACE_MS 1000.0 /* the server's statement_timeout fires first */
+/* A statement still running this long after the first cancel request is
+ * one the server does not interrupt (a huge value being built or sent):
+ * its connection is closed, which stops it when it next writes. */
+#define TT_PG_ABANDON_MS 2000.0
 
 bool tt_db_path_is_uri(const char *path) {
   return path && (strncasecmp(path, "postgres://", 11) == 0 ||
@@ -287,7 +294,8 @@ static void tt_pg_send_cancel(tt_pg_run *run) {
  * time limit (cancelling past it, or when the user cancels); NULL at the
  * end, or with *lost when the connection failed. */
 static PGresult *tt_pg_wait(tt_pg_run *run, bool *lost) {
-  *lost = false;
+  *lost = run->abandoned;
+  if (run->abandoned) return NULL;
   while (PQisBusy(run->conn)) {
     if (run->user_cancel && *run->user_cancel) {
       if (!run->cancel_sent) run->by_user = true;
@@ -295,8 +303,14 @@ static PGresult *tt_pg_wait(tt_pg_run *run, bool *lost) {
     } else if (run->cancel_sent || tt_now_ms() > run->deadline_ms + TT_PG_GRACE_MS) {
       tt_pg_send_cancel(run);
     }
-    if (run->cancel_sent && tt_now_ms() > run->cancel_first_ms + 10000.0) {
-      *lost = true; /* the server does not answer even a cancel */
+    if (run->cancel_sent && tt_now_ms() > run->cancel_first_ms + TT_PG_ABANDON_MS) {
+      /* the server does not answer even a cancel: waiting for it would
+       * hold the caller (and the rows it sends, memory) far past the limit */
+      PQfinish(run->conn);
+      run->conn = NULL;
+      run->db->pg->conn = NULL;
+      run->abandoned = true;
+      *lost = true;
       return NULL;
     }
     struct pollfd p = {.fd = PQsocket(run->conn), .events = POLLIN};
@@ -351,6 +365,19 @@ static void tt_pg_fail(tt_pg_run *run, const PGresult *res, tt_db_error *err) {
 }
 
 static void tt_pg_lost(tt_pg_run *run, tt_db_error *err) {
+  if (run->abandoned) {
+    if (run->by_user)
+      tt_db_set_error(err, TT_DB_ERR_CANCELLED,
+                      "query cancelled (the server did not stop it at once, so its connection "
+                      "was closed; the next query connects again)");
+    else
+      tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
+                      "query stopped after the %.3g s time limit; the server did not stop it "
+                      "when asked, so its connection was closed; narrow it (WHERE, LIMIT, "
+                      "smaller values) or raise --timeout",
+                      tt_db_limits(run->db)->timeout_s);
+    return;
+  }
   char msg[400];
   tt_pg_message(msg, sizeof msg, PQerrorMessage(run->conn));
   tt_db_set_error(err, TT_DB_ERR_IO,
@@ -399,12 +426,14 @@ void tt_pg_run_close(tt_pg_run *run) {
     PGresult *r;
     while ((r = tt_pg_wait(run, &lost))) PQclear(r);
   }
-  switch (PQtransactionStatus(run->conn)) {
-  case PQTRANS_INTRANS: case PQTRANS_INERROR: {
-    char msg[200];
-    tt_pg_exec(run->conn, "ROLLBACK", msg, sizeof msg);
+  switch (run->abandoned ? PQTRANS_UNKNOWN : PQtransactionStatus(run->conn)) {
+  case PQTRANS_INTRANS: case PQTRANS_INERROR:
+    /* ROLLBACK undoes all the statement did but session advisory locks,
+     * which a function the guard cannot see may take (a function of the
+     * database reached through column notation, x.f for f(x), or through
+     * an overload): they go too, in the same round trip */
+    PQclear(PQexec(run->conn, "ROLLBACK; SELECT pg_catalog.pg_advisory_unlock_all()"));
     break;
-  }
   default: break;
   }
   tt_pg_run_free(run);

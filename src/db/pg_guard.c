@@ -514,6 +514,22 @@ static void tt_pg_check_field_names(tt_pg_walk *w, json_t *list, size_t first) {
   }
 }
 
+/* An operator's name as written: OPERATOR(schema.op) runs whatever that
+ * schema defines, so only pg_catalog's (or an unqualified one) may. Where
+ * an operator is named: A_Expr's name, SubLink's operName (x OPERATOR(s.=)
+ * ANY (SELECT ...)), SortBy's useOp (ORDER BY x USING OPERATOR(s.<), also
+ * in aggregates and windows). */
+static void tt_pg_check_opname(tt_pg_walk *w, json_t *name) {
+  if (json_array_size(name) <= 1) return;
+  const char *s = tt_pg_string_node(json_array_get(name, 0));
+  const char *op = tt_pg_string_node(json_array_get(name, json_array_size(name) - 1));
+  if (!s || strcmp(s, "pg_catalog") != 0 || json_array_size(name) > 2)
+    tt_pg_refuse(w, TT_REFUSE_FUNCTION,
+                 "OPERATOR(%s.%s) is not allowed: only built-in operators run; write the "
+                 "operator without a schema",
+                 s ? s : "?", op ? op : "?");
+}
+
 /* One node {"Kind": {...}} or a plain object of fields: checks what it is,
  * then everything below it. */
 static void tt_pg_walk_object(tt_pg_walk *w, json_t *obj) {
@@ -546,16 +562,20 @@ static void tt_pg_walk_object(tt_pg_walk *w, json_t *obj) {
                      "TABLESAMPLE %s is not allowed: use TABLESAMPLE BERNOULLI or SYSTEM",
                      name ? name : "(qualified)");
     } else if (strcmp(key, "A_Expr") == 0) {
-      json_t *name = json_object_get(v, "name");
-      if (json_array_size(name) > 1) {
-        const char *s = tt_pg_string_node(json_array_get(name, 0));
-        const char *op = tt_pg_string_node(json_array_get(name, json_array_size(name) - 1));
-        if (!s || strcmp(s, "pg_catalog") != 0 || json_array_size(name) > 2)
-          tt_pg_refuse(w, TT_REFUSE_FUNCTION,
-                       "OPERATOR(%s.%s) is not allowed: only built-in operators run; write the "
-                       "operator without a schema",
-                       s ? s : "?", op ? op : "?");
-      }
+      tt_pg_check_opname(w, json_object_get(v, "name"));
+    } else if (strcmp(key, "SubLink") == 0) {
+      tt_pg_check_opname(w, json_object_get(v, "operName"));
+    } else if (strcmp(key, "SortBy") == 0) {
+      tt_pg_check_opname(w, json_object_get(v, "useOp"));
+    } else if (strcmp(key, "ParamRef") == 0) {
+      /* $1 has no value: tabletalk sends none (the server would fail it as
+       * a protocol error, which reads like a lost connection) */
+      w->refused = true;
+      if (w->err)
+        tt_db_set_error(w->err, TT_DB_ERR_SQL,
+                        "$%lld is a parameter, and a query here has no parameter values: write "
+                        "the value into the SQL",
+                        (long long)json_integer_value(json_object_get(v, "number")));
     } else if (strcmp(key, "ColumnRef") == 0) {
       tt_pg_check_field_names(w, json_object_get(v, "fields"), 1);
     } else if (strcmp(key, "A_Indirection") == 0) {

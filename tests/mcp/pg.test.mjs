@@ -206,3 +206,62 @@ test('describe_schema on PostgreSQL lists the 11 chinook tables; no password any
   });
   assert.doesNotMatch(seen, new RegExp(PASSWORD));
 });
+
+/* A database whose own functions the guard cannot see: t.f is PostgreSQL's
+ * column notation for f(t), and an overload in public is chosen over a
+ * built-in when its argument type fits better (CVE-2018-1058). Each here
+ * takes a session advisory lock, which ROLLBACK does not release; after
+ * every query the engine releases them, so serve-mcp's pooled connection
+ * holds none between calls. */
+test('run_sql on PostgreSQL: a function of the database the guard cannot see leaves no advisory lock behind', { skip }, async () => {
+  const psql = (uri, q) => execFileSync('psql', ['-X', '-At', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c', q]).toString().trim();
+  const planted = `${base}&dbname=tt_planted`;
+  psql(base, 'DROP DATABASE IF EXISTS tt_planted');
+  psql(base, 'CREATE DATABASE tt_planted');
+  try {
+    psql(planted, `CREATE TABLE g (x int); INSERT INTO g VALUES (1);
+      CREATE FUNCTION tt_lock(g) RETURNS int LANGUAGE sql AS $$ SELECT 1 FROM (SELECT pg_advisory_lock(4242)) s $$;
+      CREATE FUNCTION public.lower(integer) RETURNS text LANGUAGE sql AS $$ SELECT pg_advisory_lock(4343)::text || 'x' $$`);
+    const sc = scratch();
+    const pg = await connectStdio({ dir: sc.dir, db: planted, state: path.join(sc.dir, 'pg-state') });
+    try {
+      const locks = () => psql(base, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'");
+      const a = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT t.tt_lock FROM g t' } });
+      assert.notEqual(a.isError, true, textOf(a));
+      assert.match(textOf(a), /\[\[1\]\]/, 'the function ran (the guard saw a column)');
+      assert.equal(locks(), '0', 'the column-notation call left its advisory lock');
+      const b = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT lower(x) FROM g' } });
+      assert.notEqual(b.isError, true, textOf(b));
+      assert.equal(locks(), '0', 'the overload left its advisory lock');
+      /* the connection still works, and reads only */
+      const c = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT count(*) FROM g' } });
+      assert.match(textOf(c), /\[\[1\]\]/);
+    } finally {
+      await pg.close();
+    }
+  } finally {
+    psql(base, 'DROP DATABASE IF EXISTS tt_planted WITH (FORCE)');
+  }
+});
+
+/* A statement the server does not interrupt while it builds one huge value
+ * (array_fill of 100 million elements ignores the cancel request until it
+ * is done): the engine closes the connection two seconds after its first
+ * cancel, answers "timeout", and the next call connects again. */
+test('run_sql on PostgreSQL: a statement that ignores the cancel is abandoned soon after the time limit', { skip }, async () => {
+  const sc = scratch();
+  const pg = await connectStdio({ dir: sc.dir, db: base, state: path.join(sc.dir, 'pg-state') }, { extra: ['--timeout', '2'] });
+  try {
+    const t0 = Date.now();
+    const r = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT array_fill(1, ARRAY[100000000])' } },
+      undefined, { timeout: 60000 });
+    const s = (Date.now() - t0) / 1000;
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /^timeout: query stopped after the 2 s time limit/);
+    assert.ok(s < 8, `answered after ${s} s (2 s limit, 1 s grace, 2 s for the cancel)`);
+    const n = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT count(*) FROM "Album"' } });
+    assert.match(textOf(n), /\[\[347\]\]/, 'the next call connects again');
+  } finally {
+    await pg.close();
+  }
+});
