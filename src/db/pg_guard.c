@@ -530,6 +530,31 @@ static void tt_pg_check_opname(tt_pg_walk *w, json_t *name) {
                  s ? s : "?", op ? op : "?");
 }
 
+/* Catalog relations that hold secrets or read server files, refused
+ * though only a superuser can read most of them: a superuser's URI should
+ * not let a question show password hashes or pg_hba.conf. */
+static const struct {
+  const char *name, *why;
+} TT_PG_SECRET_RELS[] = {
+    {"pg_authid", "it holds the roles' password hashes"},
+    {"pg_shadow", "it holds the roles' password hashes"},
+    {"pg_user_mapping", "it holds passwords for foreign servers"},
+    {"pg_user_mappings", "it holds passwords for foreign servers"},
+    {"pg_subscription", "its connection strings can hold passwords"},
+    {"pg_file_settings", "it reads the server's configuration files"},
+    {"pg_hba_file_rules", "it reads the server's pg_hba.conf"},
+    {"pg_ident_file_mappings", "it reads the server's pg_ident.conf"},
+};
+
+static void tt_pg_check_relation(tt_pg_walk *w, json_t *rangevar) {
+  const char *rel = json_string_value(json_object_get(rangevar, "relname"));
+  const char *sch = json_string_value(json_object_get(rangevar, "schemaname"));
+  if (!rel || (sch && strcmp(sch, "pg_catalog") != 0)) return;
+  for (size_t i = 0; i < sizeof TT_PG_SECRET_RELS / sizeof TT_PG_SECRET_RELS[0]; i++)
+    if (strcmp(rel, TT_PG_SECRET_RELS[i].name) == 0)
+      tt_pg_refuse(w, TT_REFUSE_INTERNALS, "%s is not readable here: %s", rel, TT_PG_SECRET_RELS[i].why);
+}
+
 /* One node {"Kind": {...}} or a plain object of fields: checks what it is,
  * then everything below it. */
 static void tt_pg_walk_object(tt_pg_walk *w, json_t *obj) {
@@ -563,6 +588,8 @@ static void tt_pg_walk_object(tt_pg_walk *w, json_t *obj) {
                      name ? name : "(qualified)");
     } else if (strcmp(key, "A_Expr") == 0) {
       tt_pg_check_opname(w, json_object_get(v, "name"));
+    } else if (strcmp(key, "RangeVar") == 0) {
+      tt_pg_check_relation(w, v);
     } else if (strcmp(key, "SubLink") == 0) {
       tt_pg_check_opname(w, json_object_get(v, "operName"));
     } else if (strcmp(key, "SortBy") == 0) {
