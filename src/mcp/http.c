@@ -15,13 +15,9 @@
  * 120 s), and one address holds at most 64. A client that goes away
  * cancels its request: streams notice it themselves, and the main thread
  * looks at the sockets of requests answered in one piece every 50 ms. */
-#define _GNU_SOURCE /* POLLRDHUP: a client that closed its stream is seen at once */
 #include "mcp/mcp_internal.h"
-#include "mcp/mhd_api.h"
+#include "util/httpd.h"
 
-#include <netdb.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,22 +162,12 @@ static void tt_hsession_end(tt_http *h, tt_http_session *s) {
 
 /* ---- checks --------------------------------------------------------------------- */
 
-/* The host part of "host:port", "[v6]:port" or "host". */
-static size_t tt_host_part(const char *s) {
-  if (*s == '[') {
-    const char *e = strchr(s, ']');
-    return e ? (size_t)(e - s + 1) : strlen(s);
-  }
-  const char *colon = strchr(s, ':');
-  return colon ? (size_t)(colon - s) : strlen(s);
-}
-
 /* DNS rebinding: a page on evil.example resolving to 127.0.0.1 still sends
  * Host: evil.example. */
 static bool tt_host_ok(const tt_http *h, const char *host) {
   if (!h->loopback) return true;
   if (!host) return false;
-  return tt_host_is_loopback(host, tt_host_part(host));
+  return tt_host_is_loopback(host, tt_httpd_host_part(host));
 }
 
 static bool tt_origin_ok(const tt_http *h, const char *origin) {
@@ -192,18 +178,14 @@ static bool tt_origin_ok(const tt_http *h, const char *origin) {
   if (strncmp(origin, "http://", 7) == 0) rest = origin + 7;
   else if (strncmp(origin, "https://", 8) == 0) rest = origin + 8;
   if (!rest) return false;
-  return tt_host_is_loopback(rest, tt_host_part(rest));
+  return tt_host_is_loopback(rest, tt_httpd_host_part(rest));
 }
 
 static bool tt_token_ok(const tt_http *h, const char *auth) {
   const char *token = h->o->token;
   if (!token || !*token) return true;
   if (!auth || strncasecmp(auth, "Bearer ", 7) != 0) return false;
-  const char *given = auth + 7;
-  size_t n = strlen(token), m = strlen(given);
-  unsigned diff = (unsigned)(n ^ m); /* constant time in the token */
-  for (size_t i = 0; i < n; i++) diff |= (unsigned)(token[i] ^ (i < m ? given[i] : 0));
-  return diff == 0;
+  return tt_httpd_secret_equal(token, auth + 7);
 }
 
 /* Whether a header value mentions what (case-insensitive). */
@@ -328,17 +310,6 @@ static bool tt_sse_send(void *ud, const json_t *msg) {
   return open;
 }
 
-static bool tt_peer_gone(int fd) {
-  if (fd < 0) return false;
-#ifdef POLLRDHUP
-  short ev = POLLRDHUP;
-#else
-  short ev = 0;
-#endif
-  struct pollfd p = {.fd = fd, .events = ev};
-  return poll(&p, 1, 0) > 0 && (p.revents & (ev | POLLHUP | POLLERR | POLLNVAL));
-}
-
 static ssize_t tt_sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
   tt_sse *s = cls;
@@ -361,7 +332,7 @@ static ssize_t tt_sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
       pthread_mutex_unlock(&s->mu);
       return MHD_CONTENT_READER_END_OF_STREAM;
     }
-    if (s->h->stopping || tt_peer_gone(s->fd)) {
+    if (s->h->stopping || tt_httpd_peer_gone(s->fd)) {
       s->call.cancel = 1; /* closing the stream cancels the request */
       pthread_mutex_unlock(&s->mu);
       return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -535,7 +506,7 @@ static void tt_watch_remove(tt_http *h, tt_watch *w) {
 static void tt_watch_check(tt_http *h) {
   pthread_mutex_lock(&h->mu);
   for (tt_watch *w = h->watches; w; w = w->next) {
-    if (w->fired || !tt_peer_gone(w->fd)) continue;
+    if (w->fired || !tt_httpd_peer_gone(w->fd)) continue;
     w->fired = true;
     *w->cancel = 1;
     size_t i;
@@ -720,76 +691,34 @@ static void tt_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   *con_cls = NULL;
 }
 
-static void tt_mhd_log(void *cls, const char *fmt, va_list ap) TT_PRINTF(2, 0);
-static void tt_mhd_log(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
-  tt_buf b = TT_BUF_INIT;
-  tt_buf_vprintf(&b, fmt, ap);
-  fprintf(stderr, "tabletalk: http: %s%s", tt_buf_cstr(&b),
-          b.len && b.data[b.len - 1] == '\n' ? "" : "\n");
-  tt_buf_free(&b);
-}
-
 /* ---- the server ---------------------------------------------------------------------------- */
 
 int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_atomic_t *stop,
                       tt_buf *err) {
   const tt_mhd_api *mhd = tt_mhd_api_get(err);
   if (!mhd) return 1;
-  const char *host = o->host && *o->host ? o->host : "127.0.0.1";
-  char hostbuf[256];
-  size_t hl = strlen(host);
-  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']' && hl - 2 < sizeof hostbuf) {
-    memcpy(hostbuf, host + 1, hl - 2);
-    hostbuf[hl - 2] = '\0';
-    host = hostbuf;
-  }
-  char port[16];
-  snprintf(port, sizeof port, "%d", o->port);
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                           .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-  struct addrinfo *ai = NULL;
-  int gai = getaddrinfo(host, port, &hints, &ai);
-  if (gai != 0 || !ai) {
-    tt_buf_printf(err, "cannot use the address %s: %s", host, gai_strerror(gai));
-    return 1;
-  }
   tt_http h;
   memset(&h, 0, sizeof h);
   h.srv = s;
   h.mhd = mhd;
   h.o = o;
-  bool v6 = ai->ai_family == AF_INET6;
-  if (v6) {
-    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)(const void *)ai->ai_addr;
-    h.loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
-  } else {
-    const struct sockaddr_in *a = (const struct sockaddr_in *)(const void *)ai->ai_addr;
-    h.loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
-  }
   pthread_mutex_init(&h.mu, NULL);
   pthread_cond_init(&h.cv, NULL);
-  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-                   MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
-  struct MHD_Daemon *d = mhd->start_daemon(
-      flags, (uint16_t)o->port, NULL, NULL, tt_access, &h, MHD_OPTION_EXTERNAL_LOGGER, tt_mhd_log,
-      NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, tt_completed, NULL,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)64,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)TT_UNAUTHENTICATED_S, MHD_OPTION_END);
-  freeaddrinfo(ai);
+  tt_httpd_bound bound;
+  struct MHD_Daemon *d = tt_httpd_start(mhd, o->host, o->port, tt_access, &h, tt_completed,
+                                        (unsigned)TT_UNAUTHENTICATED_S, &bound, err);
   if (!d) {
-    tt_buf_printf(err, "cannot listen on %s port %d (in use, or not an address of this machine)",
-                  host, o->port);
     pthread_cond_destroy(&h.cv);
     pthread_mutex_destroy(&h.mu);
     return 1;
   }
-  const union MHD_DaemonInfo *di = mhd->get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-  int bound = di ? di->port : o->port;
+  h.loopback = bound.loopback;
   if (o->on_listen) {
-    char url[320];
-    snprintf(url, sizeof url, v6 ? "http://[%s]:%d/mcp" : "http://%s:%d/mcp", host, bound);
-    o->on_listen(o->ud, url);
+    tt_buf url = TT_BUF_INIT;
+    tt_httpd_base_url(&bound, &url);
+    tt_buf_puts(&url, "/mcp");
+    o->on_listen(o->ud, tt_buf_cstr(&url));
+    tt_buf_free(&url);
   }
   while (!*stop) {
     struct timespec ts = {0, TT_WATCH_MS * 1000000L};
