@@ -17,9 +17,15 @@ struct tt_session {
   double startup_ms; /* not yet traced */
   tt_chart_files charts;
   char *charts_out;  /* owned copy of charts.out */
+  char *next_run_id; /* tt_session_set_run_id */
 };
 
 void tt_session_note_startup(tt_session *s, double ms) { s->startup_ms = ms; }
+
+void tt_session_set_run_id(tt_session *s, const char *run_id) {
+  free(s->next_run_id);
+  s->next_run_id = run_id ? tt_xstrdup(run_id) : NULL;
+}
 
 tt_session *tt_session_new(const char *state_dir, const char *db_path, tt_db *db,
                            const tt_schema *schema, tt_llm *llm,
@@ -40,6 +46,7 @@ void tt_session_free(tt_session *s) {
   tt_agent_free(s->agent);
   tt_store_close(s->store);
   free(s->charts_out);
+  free(s->next_run_id);
   free(s->state_dir);
   free(s->db_path);
   free(s);
@@ -209,6 +216,15 @@ static bool tt_tracer_chart(void *ud, const tt_chart *chart, size_t index, tt_bu
   bool ok = tt_chart_write_file(chart, file, f->width ? f->width : TT_CHART_DEFAULT_WIDTH,
                                 f->height ? f->height : TT_CHART_DEFAULT_HEIGHT, err);
   if (ok) tt_buf_puts(path, file);
+  if (ok && f->both) { /* the other format beside it; a failure is not the chart's */
+    size_t n = strlen(file);
+    char *other = tt_xasprintf("%.*s.%s", (int)(n > 4 ? n - 4 : n), file, svg ? "png" : "svg");
+    tt_buf ignored = TT_BUF_INIT;
+    tt_chart_write_file(chart, other, f->width ? f->width : TT_CHART_DEFAULT_WIDTH,
+                        f->height ? f->height : TT_CHART_DEFAULT_HEIGHT, &ignored);
+    tt_buf_free(&ignored);
+    free(other);
+  }
   free(file);
   return ok;
 }
@@ -237,7 +253,8 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
                     const tt_agent_hooks *ui, tt_run *run, tt_ask_result *info) {
   double t0 = tt_now_ms();
   memset(info, 0, sizeof *info);
-  char *run_id = tt_new_run_id();
+  char *run_id = s->next_run_id ? s->next_run_id : tt_new_run_id();
+  s->next_run_id = NULL;
   snprintf(info->run_id, sizeof info->run_id, "%s", run_id);
   tt_buf err = TT_BUF_INIT;
   tt_trace *trace = tt_trace_open(s->state_dir, run_id, &err);

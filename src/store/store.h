@@ -28,6 +28,7 @@ typedef struct tt_turn_rec {
 
 typedef struct tt_thread {
   char *name;
+  char *title;        /* given with tt_store_rename_thread, or NULL */
   char *db_path;
   size_t nturns;
   tt_turn_rec *turns; /* oldest first */
@@ -44,6 +45,29 @@ void tt_thread_free(tt_thread *t);
 bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
                         const char *run_id, const char *question, const tt_run *run,
                         bool resumed, tt_buf *err);
+
+/* A thread in a listing. */
+typedef struct tt_thread_summary {
+  char *name;     /* the thread id */
+  char *title;    /* the title it was given, else its first question */
+  double updated; /* seconds since the epoch of its last turn */
+  size_t turns;
+} tt_thread_summary;
+
+/* The threads on db_path, most recently updated first (*n may be 0).
+ * False with the reason in err. Free with tt_thread_summaries_free. */
+bool tt_store_list_threads(tt_store *s, const char *db_path, tt_thread_summary **out, size_t *n,
+                           tt_buf *err);
+void tt_thread_summaries_free(tt_thread_summary *v, size_t n);
+/* Gives thread name on db_path a title (its turns are kept). *found is
+ * false, and nothing changes, when the thread has no turns. False with the
+ * reason in err when the store cannot be written. */
+bool tt_store_rename_thread(tt_store *s, const char *name, const char *db_path, const char *title,
+                            bool *found, tt_buf *err);
+/* Removes the thread's turns and title (its traces stay, for tabletalk
+ * trace and gc). *found and the result as for renaming. */
+bool tt_store_delete_thread(tt_store *s, const char *name, const char *db_path, bool *found,
+                            tt_buf *err);
 
 /* ---- traces --------------------------------------------------------------- */
 
@@ -74,6 +98,8 @@ char *tt_chart_file_path(const char *state_dir, const char *run_id, size_t index
 typedef struct tt_chart_files {
   bool svg;          /* SVG instead of PNG */
   int width, height; /* pixels; 0: 1200x700 */
+  bool both;         /* also the other format beside each file (tabletalk web:
+                      * SVG to show, PNG to download) */
   const char *out;   /* a run's first chart goes here (its second to NAME-2.EXT,
                       * ...); NULL: the state folder */
 } tt_chart_files;
@@ -92,6 +118,10 @@ void tt_session_free(tt_session *s);
  * database, reading the schema, connecting): traced with that question so
  * the per-question cost is complete. */
 void tt_session_note_startup(tt_session *s, double ms);
+/* The run id the next question gets (copied), for a front end that names
+ * the run before it starts (tabletalk web streams it first); without it
+ * each question gets a fresh one. */
+void tt_session_set_run_id(tt_session *s, const char *run_id);
 /* Sets where the charts of later questions go (copied). */
 void tt_session_set_chart_files(tt_session *s, const tt_chart_files *f);
 

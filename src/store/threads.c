@@ -18,7 +18,11 @@ static const char tt_store_schema[] =
     "  thread TEXT NOT NULL, db_path TEXT NOT NULL, seq INTEGER NOT NULL,"
     "  run_id TEXT, question TEXT NOT NULL, answer TEXT, sql TEXT, summary TEXT,"
     "  status TEXT NOT NULL, pending TEXT, created REAL NOT NULL, numbers TEXT,"
-    "  PRIMARY KEY(thread, db_path, seq));";
+    "  PRIMARY KEY(thread, db_path, seq));"
+    /* a title given to a thread (tabletalk web renames threads) */
+    "CREATE TABLE IF NOT EXISTS titles("
+    "  thread TEXT NOT NULL, db_path TEXT NOT NULL, title TEXT NOT NULL,"
+    "  PRIMARY KEY(thread, db_path));";
 
 /* Stores made before a column existed get it. */
 static int tt_store_migrate(sqlite3 *h) {
@@ -124,6 +128,13 @@ bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
     tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
     return false;
   }
+  if (sqlite3_prepare_v2(s->h, "SELECT title FROM titles WHERE thread = ?1 AND db_path = ?2", -1,
+                         &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, db_path, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) out->title = tt_col_dup(st, 0);
+    sqlite3_finalize(st);
+  }
   return true;
 }
 
@@ -139,6 +150,7 @@ void tt_thread_free(tt_thread *t) {
     free(r->numbers);
   }
   free(t->turns);
+  free(t->title);
   free(t->name);
   free(t->db_path);
   memset(t, 0, sizeof *t);
@@ -195,4 +207,109 @@ bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
   free(summary);
   free(pending);
   return ok;
+}
+
+/* ---- listing, renaming, deleting (tabletalk web's sidebar) --------------------- */
+
+bool tt_store_list_threads(tt_store *s, const char *db_path, tt_thread_summary **out, size_t *n,
+                           tt_buf *err) {
+  *out = NULL;
+  *n = 0;
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(
+      s->h,
+      "SELECT t.thread, coalesce(ti.title, (SELECT question FROM turns f WHERE f.thread = t.thread"
+      " AND f.db_path = t.db_path ORDER BY seq LIMIT 1)), max(t.created), count(*)"
+      " FROM turns t LEFT JOIN titles ti ON ti.thread = t.thread AND ti.db_path = t.db_path"
+      " WHERE t.db_path = ?1 GROUP BY t.thread ORDER BY max(t.created) DESC, t.thread",
+      -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
+    return false;
+  }
+  sqlite3_bind_text(st, 1, db_path, -1, SQLITE_STATIC);
+  size_t cap = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 16;
+      *out = tt_xrealloc(*out, cap * sizeof **out);
+    }
+    tt_thread_summary *t = &(*out)[(*n)++];
+    t->name = tt_col_dup(st, 0);
+    t->title = tt_col_dup(st, 1);
+    t->updated = sqlite3_column_double(st, 2);
+    t->turns = (size_t)sqlite3_column_int64(st, 3);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
+    tt_thread_summaries_free(*out, *n);
+    *out = NULL;
+    *n = 0;
+    return false;
+  }
+  return true;
+}
+
+void tt_thread_summaries_free(tt_thread_summary *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].name);
+    free(v[i].title);
+  }
+  free(v);
+}
+
+/* Runs sql (binding ?1 name, ?2 db_path, ?3 extra) in a transaction after
+ * checking that the thread has turns; *found says whether it had. */
+static bool tt_store_thread_write(tt_store *s, const char *sql, const char *sql2,
+                                  const char *name, const char *db_path, const char *extra,
+                                  bool *found, tt_buf *err) {
+  *found = false;
+  bool ok = sqlite3_exec(s->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+  sqlite3_stmt *st = NULL;
+  if (ok) ok = sqlite3_prepare_v2(s->h, "SELECT 1 FROM turns WHERE thread = ?1 AND db_path = ?2 LIMIT 1",
+                                  -1, &st, NULL) == SQLITE_OK;
+  if (ok) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, db_path, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    ok = rc == SQLITE_ROW || rc == SQLITE_DONE;
+    *found = rc == SQLITE_ROW;
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  const char *stmts[] = {sql, sql2};
+  for (size_t i = 0; ok && *found && i < 2 && stmts[i]; i++) {
+    ok = sqlite3_prepare_v2(s->h, stmts[i], -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+      sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+      sqlite3_bind_text(st, 2, db_path, -1, SQLITE_STATIC);
+      if (extra && sqlite3_bind_parameter_count(st) >= 3)
+        sqlite3_bind_text(st, 3, extra, -1, SQLITE_STATIC);
+      ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+  }
+  if (ok) ok = sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+  if (!ok) {
+    tt_buf_printf(err, "cannot change the thread store: %s", sqlite3_errmsg(s->h));
+    sqlite3_exec(s->h, "ROLLBACK", NULL, NULL, NULL);
+  }
+  return ok;
+}
+
+bool tt_store_rename_thread(tt_store *s, const char *name, const char *db_path, const char *title,
+                            bool *found, tt_buf *err) {
+  return tt_store_thread_write(s,
+                               "INSERT INTO titles(thread, db_path, title) VALUES (?1, ?2, ?3)"
+                               " ON CONFLICT(thread, db_path) DO UPDATE SET title = excluded.title",
+                               NULL, name, db_path, title, found, err);
+}
+
+bool tt_store_delete_thread(tt_store *s, const char *name, const char *db_path, bool *found,
+                            tt_buf *err) {
+  return tt_store_thread_write(s, "DELETE FROM turns WHERE thread = ?1 AND db_path = ?2",
+                               "DELETE FROM titles WHERE thread = ?1 AND db_path = ?2", name,
+                               db_path, NULL, found, err);
 }
