@@ -46,6 +46,7 @@ int cmd_chart(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_web(int argc, char **argv);
 
 /* Retention (cmd_gc.c): traces and charts older than TABLETALK_KEEP (an
  * age, "never"; default 90 days) go. *bad when its value is no age. */
@@ -58,7 +59,7 @@ int cmd_completion(int argc, char **argv);
 
 extern const tt_cmd_spec tt_cmd_ask, tt_cmd_chat, tt_cmd_sql, tt_cmd_chart, tt_cmd_schema,
     tt_cmd_learn, tt_cmd_mcp, tt_cmd_eval, tt_cmd_trace, tt_cmd_pull, tt_cmd_models,
-    tt_cmd_bench, tt_cmd_doctor, tt_cmd_gc, tt_cmd_completion;
+    tt_cmd_bench, tt_cmd_doctor, tt_cmd_gc, tt_cmd_completion, tt_cmd_web;
 
 /* Exit code for a db error kind. */
 int tt_exit_for(tt_db_errkind kind);
@@ -204,6 +205,7 @@ enum {
   TT_OPT_LIST, TT_OPT_NO_DEFAULT, TT_OPT_WHICH,
   TT_OPT_NO_REUSE, TT_OPT_COLD, TT_OPT_GRAMMAR_OVERHEAD,
   TT_OPT_OLDER_THAN, TT_OPT_DRY_RUN,
+  TT_OPT_PORT, TT_OPT_HOST, TT_OPT_OPEN, TT_OPT_TOKEN,
 };
 
 typedef enum tt_opt_arg { TT_ARG_NONE, TT_ARG_REQUIRED, TT_ARG_OPTIONAL } tt_opt_arg;

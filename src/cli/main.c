@@ -18,6 +18,7 @@ static const tt_command tt_commands[] = {
     {"chart", "draw a chart of one query's rows (PNG, SVG, terminal)", cmd_chart, &tt_cmd_chart},
     {"schema", "show tables, columns, keys and sample rows (the model's view)", cmd_schema, &tt_cmd_schema},
     {"learn", "add an example question and its SQL to the knowledge file", cmd_learn, &tt_cmd_learn},
+    {"web", "serve a page in the browser to ask questions (local)", cmd_web, &tt_cmd_web},
     {"serve-mcp", "serve the database to MCP clients over stdio or HTTP", cmd_serve_mcp, &tt_cmd_mcp},
     {"eval", "measure accuracy (Spider), behaviours and cost with a model", cmd_eval, &tt_cmd_eval},
     {"trace", "show the steps of a run (latest, list, RUN_ID)", cmd_trace, &tt_cmd_trace},

@@ -1,0 +1,197 @@
+/* cmd_web.c — `tabletalk web DB`: the agent in a browser. Opens the
+ * database, its schema and the model as `ask` does, then serves the page
+ * and its API (src/web) on loopback until Ctrl-C, printing the URL with
+ * the access token. A non-loopback --host needs a token the user chose. */
+#include "cli/cli.h"
+#include "web/web.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TT_WEB_DEFAULT_PORT 8765
+
+typedef struct tt_web_cli {
+  tt_cli_agent_opts o;
+  const char *host;
+  long port;
+  bool open;
+  const char *token;
+} tt_web_cli;
+
+static const tt_opt tt_web_own[] = {
+    {TT_OPT_PORT, "port", 0, TT_ARG_REQUIRED, "N", "port (8765; 0: any free port)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_HOST, "host", 0, TT_ARG_REQUIRED, "H", "address to listen on (127.0.0.1)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_OPEN, "open", 0, TT_ARG_NONE, NULL, "open the page in the browser (xdg-open)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_TOKEN, "token", 0, TT_ARG_REQUIRED, "T", "access token (TABLETALK_WEB_TOKEN; random)", TT_COMPLETE_NOTHING, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+static const tt_opt_group tt_web_group = {NULL, false, tt_web_own};
+static const tt_opt_group *const tt_web_groups[] = {&tt_web_group, &tt_opts_model, &tt_opts_limits,
+                                                    &tt_opts_db, &tt_opts_chart, NULL};
+const tt_cmd_spec tt_cmd_web = {
+    .name = "web",
+    .usage = "tabletalk web DB [options]",
+    .about = "Serve a page to ask questions about DB in a browser: answers stream in, with\n"
+             "the SQL, tables, charts, threads, traces and the schema. Read-only.\n" TT_DB_IS,
+    .groups = tt_web_groups,
+    .footer = "Exit codes: 0 after Ctrl-C or SIGTERM, 1 failure, 2 usage.",
+    .args = TT_COMPLETE_FILE,
+};
+
+static int tt_web_option(void *ud, int id, const char *arg) {
+  tt_web_cli *w = ud;
+  int r = tt_cli_agent_option(id, arg, &w->o, "web");
+  if (r >= 0) return r;
+  switch (id) {
+  case TT_OPT_PORT:
+    if (!tt_parse_long(arg, 0, 65535, &w->port))
+      return tt_usage_error("web", "--port wants a number from 0 to 65535, not '%s'", arg);
+    return 0;
+  case TT_OPT_HOST: w->host = arg; return 0;
+  case TT_OPT_OPEN: w->open = true; return 0;
+  case TT_OPT_TOKEN: w->token = arg; return 0;
+  }
+  return 0;
+}
+
+/* A token goes into a URL: at least 8 characters, URL-safe ones only. */
+static bool tt_web_token_ok(const char *t) {
+  if (strlen(t) < 8 || strlen(t) > 200) return false;
+  for (const char *p = t; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          *p == '-' || *p == '_' || *p == '.' || *p == '~'))
+      return false;
+  return true;
+}
+
+typedef struct tt_web_listen {
+  const char *db;
+  bool open;
+} tt_web_listen;
+
+/* xdg-open URL in the background; a missing xdg-open is only a note. */
+static void tt_web_open_browser(const char *url) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
+    }
+    execlp("xdg-open", "xdg-open", url, (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 127))
+    fprintf(stderr, "tabletalk web: note: cannot run xdg-open (not installed?); open the URL "
+                    "above yourself\n");
+}
+
+static void tt_web_on_listen(void *ud, const char *url) {
+  tt_web_listen *l = ud;
+  printf("tabletalk web: serving %s at %s\n", l->db, url);
+  fflush(stdout);
+  fprintf(stderr, "Press Ctrl-C to stop.\n");
+  if (l->open) tt_web_open_browser(url);
+}
+
+/* host (maybe "[v6]") is a loopback address. */
+static bool tt_web_loopback(const char *host) {
+  size_t n = strlen(host);
+  return tt_host_is_loopback(host, n);
+}
+
+static tt_llm *tt_web_make_llm(void *ud, tt_buf *err) {
+  const tt_cli_env *e = ((void **)ud)[0];
+  const tt_cli_agent_opts *o = ((void **)ud)[1];
+  return tt_cli_make_llm(e->dotenv, o, err);
+}
+
+int cmd_web(int argc, char **argv) {
+  tt_web_cli w = {.host = "127.0.0.1", .port = TT_WEB_DEFAULT_PORT};
+  tt_cli_agent_defaults(&w.o);
+  w.o.quiet = true; /* no progress bars from the model on a server */
+  int rc0 = tt_opts_parse(&tt_cmd_web, argc, argv, 1, tt_web_option, &w);
+  if (rc0 != TT_OPTS_GO) return rc0;
+  if (argc - optind != 1)
+    return tt_usage_error("web", argc - optind < 1 ? "give a database file"
+                                                   : "too many arguments: one database");
+  const char *db_arg = argv[optind];
+  int bad = tt_cli_schemas_apply("web", db_arg, w.o.schemas);
+  if (bad) return bad;
+  tt_dotenv *dotenv = tt_config_load(".env");
+  const char *token = w.token ? w.token : tt_config_get(dotenv, "TABLETALK_WEB_TOKEN");
+  bool chosen = token != NULL;
+  char random_token[33];
+  if (token && !tt_web_token_ok(token)) {
+    tt_dotenv_free(dotenv);
+    return tt_usage_error("web", "the token (%s) must be 8 to 200 letters, digits, '-', '_', '.' "
+                                 "or '~' (it goes into a URL)",
+                          w.token ? "--token" : "TABLETALK_WEB_TOKEN");
+  }
+  if (!token) {
+    tt_random_hex(random_token, 16);
+    token = random_token;
+  }
+  if (!tt_web_loopback(w.host) && !chosen) {
+    tt_dotenv_free(dotenv);
+    fprintf(stderr,
+            "tabletalk web: --host %s makes the page reachable from other machines, so it "
+            "needs a token you chose and share on purpose: set --token or TABLETALK_WEB_TOKEN "
+            "(or leave --host out to stay on this machine)\n",
+            w.host);
+    return TT_EXIT_USAGE;
+  }
+  if (!tt_web_loopback(w.host))
+    fprintf(stderr, "tabletalk web: warning: listening on %s: anyone on the network who has the "
+                    "token can read %s through this page\n", w.host, db_arg);
+
+  tt_cli_env env;
+  int rc = tt_cli_env_open(&env, db_arg, &w.o);
+  if (rc) {
+    tt_cli_env_close(&env);
+    tt_dotenv_free(dotenv);
+    return rc;
+  }
+  void *llm_ctx[2] = {&env, &w.o};
+  bool per_question = strcmp(tt_llm_backend(env.llm), "openai-http") == 0;
+  tt_agent_opts ao = tt_agent_default_opts();
+  ao.sql.timeout_s = w.o.sql_timeout_s;
+  ao.sql.immutable = w.o.immutable;
+  ao.sql.csv_header = w.o.csv_header;
+  ao.sql.schemas = w.o.schemas;
+  ao.schema_budget = (size_t)w.o.schema_budget;
+  tt_web_listen listen = {.db = db_arg, .open = w.open};
+  tt_web_config cfg = {
+      .db_path = db_arg,
+      .db_shown = env.db_path,
+      .schema = env.schema,
+      .agent_opts = ao,
+      .state_dir = env.state_dir,
+      .charts = {.svg = w.o.chart_svg, .width = w.o.chart_w, .height = w.o.chart_h},
+      .make_llm = per_question ? tt_web_make_llm : NULL,
+      .llm_ud = llm_ctx,
+      .llm = env.llm,
+      .model_name = tt_llm_model(env.llm),
+      .host = w.host,
+      .port = (int)w.port,
+      .token = token,
+      .on_listen = tt_web_on_listen,
+      .ud = &listen,
+  };
+  volatile sig_atomic_t *stop = tt_interrupt_install_server();
+  tt_buf err = TT_BUF_INIT;
+  if (tt_web_serve(&cfg, stop, &err) != 0) {
+    rc = tt_fail(TT_EXIT_FAIL, "web: %s", tt_buf_cstr(&err));
+  } else {
+    fprintf(stderr, "tabletalk web: stopped\n");
+    rc = TT_EXIT_OK;
+  }
+  tt_buf_free(&err);
+  tt_cli_env_close(&env);
+  tt_dotenv_free(dotenv);
+  return rc;
+}

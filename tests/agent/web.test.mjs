@@ -1,0 +1,450 @@
+// `tabletalk web` through its HTTP API, without a browser: the real binary
+// against the scripted model server on scratch copies of chinook. The
+// token, cookie, Host/Origin and CSRF guards; questions streamed as
+// server-sent events (steps, text, the run); follow-ups, a clarification,
+// a chart, refused writes; /api/sql, threads, schema, runs; concurrency;
+// Ctrl-C. What is asserted comes from the responses, the files and the
+// thread store, never from the script's own words alone.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { BIN, run, scratch, server, sha256 } from './harness.mjs';
+
+const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
+const answer = (text) => ({ tool: 'answer', args: { text } });
+
+/* Starts `tabletalk web` on a free port; resolves once it printed its URL. */
+export function startWeb(sc, srv, extra = [], env = {}) {
+  return new Promise((resolve, reject) => {
+    const args = ['web', sc.db, '--port', '0', '--state-dir', sc.state, ...extra];
+    if (srv) args.push('--base-url', srv.url);
+    const proc = spawn(BIN, args, {
+      env: { ...process.env, NO_COLOR: '1', TABLETALK_BASE_URL: '', TABLETALK_MODEL: '',
+        TABLETALK_MODEL_PATH: '', TABLETALK_WEB_TOKEN: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '', stderr = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`no URL: ${stderr}`)); }, 30000);
+    proc.stderr.on('data', (d) => { stderr += d; });
+    proc.stdout.on('data', (d) => {
+      stdout += d;
+      const m = stdout.match(/^tabletalk web: serving (.*) at (http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-zA-Z._~-]+))\n/);
+      if (m) {
+        clearTimeout(timer);
+        const exited = new Promise((res) => proc.on('close', (code, signal) => res({ code, signal, stdout, stderr: () => stderr })));
+        resolve({ proc, line: m[0], url: m[2], port: Number(m[3]), token: m[4],
+          base: `http://127.0.0.1:${m[3]}`, stderr: () => stderr, exited });
+      }
+    });
+    proc.on('close', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${stderr}`)); });
+  });
+}
+
+/* One HTTP request with full control of the headers (Host included). */
+export function request(w, method, path, { headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const req = http.request({ host: '127.0.0.1', port: w.port, method, path,
+      headers: { Host: `127.0.0.1:${w.port}`, ...(data ? { 'Content-Type': 'application/json' } : {}), ...headers } },
+    (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const buf = Buffer.concat(chunks);
+        const text = buf.toString('utf8');
+        let json = null;
+        try { json = JSON.parse(text); } catch { /* not JSON */ }
+        resolve({ status: res.statusCode, headers: res.headers, text, json, buf });
+      });
+    });
+    req.on('error', reject);
+    if (data) req.write(data);
+    req.end();
+  });
+}
+
+/* Logs in as a browser does: the token for a cookie, then the CSRF token. */
+export async function login(w) {
+  const r = await request(w, 'GET', `/?token=${w.token}`);
+  assert.equal(r.status, 303);
+  const cookie = r.headers['set-cookie'][0].split(';')[0];
+  const s = await request(w, 'GET', '/api/session', { headers: { Cookie: cookie } });
+  assert.equal(s.status, 200, s.text);
+  return { Cookie: cookie, 'X-CSRF-Token': s.json.csrf, session: s.json, setCookie: r.headers['set-cookie'][0] };
+}
+
+const auth = (a) => ({ Cookie: a.Cookie, 'X-CSRF-Token': a['X-CSRF-Token'] });
+
+/* The events of an event-stream text: [{event, data}]. */
+export function parseEvents(text) {
+  return text.split('\n\n').filter((b) => b.trim() && !b.startsWith(':')).map((b) => {
+    const ev = /^event: (.*)$/m.exec(b)?.[1];
+    const data = /^data: (.*)$/m.exec(b)?.[1];
+    return { event: ev, data: data ? JSON.parse(data) : null };
+  });
+}
+
+async function askWeb(w, a, question, thread_id = null) {
+  const r = await request(w, 'POST', '/api/ask', { headers: auth(a), body: { question, thread_id } });
+  assert.equal(r.status, 200, r.text);
+  assert.match(r.headers['content-type'], /^text\/event-stream/);
+  const events = parseEvents(r.text);
+  return { events, run: events.at(-1).event === 'run' ? events.at(-1).data : null };
+}
+
+async function stop(w) {
+  w.proc.kill('SIGINT');
+  return w.exited;
+}
+
+const COUNT = 'SELECT count(*) AS n FROM Customer';
+
+test('the URL, the token for an HttpOnly SameSite=Strict cookie, 401 without it, the page and its headers', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [] });
+  const w = await startWeb(sc, srv);
+  assert.match(w.line, /^tabletalk web: serving .*chinook\.sqlite at http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32}\n$/);
+  const a = await login(w);
+  assert.match(a.setCookie, /^tt_web=[0-9a-f]{32}; HttpOnly; SameSite=Strict; Path=\/$/);
+  assert.equal(a.session.dialect, 'SQLite');
+  assert.match(a.session.db, /chinook\.sqlite$/);
+  assert.match(a.session.csrf, /^[0-9a-f]{32}$/);
+  // the redirect goes to the page without the token
+  const redirect = await request(w, 'GET', `/?token=${w.token}`);
+  assert.equal(redirect.headers.location, '/');
+  // no cookie: 401, as JSON for the API and as a page for the rest
+  const api = await request(w, 'GET', '/api/session');
+  assert.equal(api.status, 401);
+  assert.match(api.json.error, /token/);
+  const page = await request(w, 'GET', '/');
+  assert.equal(page.status, 401);
+  assert.match(page.headers['content-type'], /text\/html/);
+  assert.match(page.text, /URL/);
+  // a wrong token and a made-up cookie are refused too
+  assert.equal((await request(w, 'GET', '/?token=0123456789abcdef0123456789abcdef')).status, 401);
+  assert.equal((await request(w, 'GET', '/api/threads', { headers: { Cookie: 'tt_web=0123456789abcdef0123456789abcdef' } })).status, 401);
+  // a bearer token works for scripts, without CSRF
+  const bearer = await request(w, 'GET', '/api/threads', { headers: { Authorization: `Bearer ${w.token}` } });
+  assert.equal(bearer.status, 200);
+  // the embedded page with its security headers
+  const index = await request(w, 'GET', '/', { headers: { Cookie: a.Cookie } });
+  assert.equal(index.status, 200);
+  assert.match(index.headers['content-type'], /^text\/html/);
+  assert.match(index.text, /<html/i);
+  assert.equal(index.headers['cache-control'], 'no-cache');
+  assert.equal(index.headers['x-content-type-options'], 'nosniff');
+  assert.equal(index.headers['referrer-policy'], 'no-referrer');
+  assert.match(index.headers['content-security-policy'], /default-src 'self'.*script-src 'self'.*frame-ancestors 'none'/);
+  assert.equal((await request(w, 'GET', '/no-such-file.js', { headers: { Cookie: a.Cookie } })).status, 404);
+  const r = await stop(w);
+  assert.equal(r.code, 0, r.stderr());
+  assert.match(r.stderr(), /Press Ctrl-C to stop\.\n[\s\S]*stopped/);
+  await srv.close();
+});
+
+test('403 for a foreign Host or Origin, and for a POST without the CSRF token', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [] });
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  const host = await request(w, 'GET', '/api/session', { headers: { Cookie: a.Cookie, Host: `evil.example:${w.port}` } });
+  assert.equal(host.status, 403);
+  assert.match(host.json.error, /Host/);
+  const port = await request(w, 'GET', '/api/session', { headers: { Cookie: a.Cookie, Host: '127.0.0.1:1' } });
+  assert.equal(port.status, 403);
+  // localhost names of this port are this server
+  assert.equal((await request(w, 'GET', '/api/session', { headers: { Cookie: a.Cookie, Host: `localhost:${w.port}` } })).status, 200);
+  const origin = await request(w, 'POST', '/api/sql', { headers: { ...auth(a), Origin: 'http://evil.example' }, body: { sql: COUNT } });
+  assert.equal(origin.status, 403);
+  assert.match(origin.json.error, /Origin/);
+  const ok = await request(w, 'POST', '/api/sql', { headers: { ...auth(a), Origin: `http://127.0.0.1:${w.port}` }, body: { sql: COUNT } });
+  assert.equal(ok.status, 200, ok.text);
+  const nocsrf = await request(w, 'POST', '/api/sql', { headers: { Cookie: a.Cookie }, body: { sql: COUNT } });
+  assert.equal(nocsrf.status, 403);
+  assert.equal(nocsrf.json.error, 'missing or wrong CSRF token; reload the page');
+  const wrong = await request(w, 'POST', '/api/ask', { headers: { Cookie: a.Cookie, 'X-CSRF-Token': 'x'.repeat(32) }, body: { question: 'hi' } });
+  assert.equal(wrong.status, 403);
+  assert.equal((await stop(w)).code, 0);
+  await srv.close();
+});
+
+test('a non-loopback --host without a chosen token is refused with what to set', async () => {
+  const sc = scratch();
+  const r = await run(['web', sc.db, '--host', '0.0.0.0', '--port', '0', '--state-dir', sc.state], { env: { TABLETALK_WEB_TOKEN: '' } });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--token or TABLETALK_WEB_TOKEN/);
+});
+
+test('ask streams start, steps with the SQL, the text and the run; a follow-up continues the thread', async () => {
+  const sc = scratch();
+  const q1 = 'How many customers are there?';
+  const q2 = 'And how many employees?';
+  const srv = await server({ rules: [
+    { when: { question: q1, step: 0 }, ...sql(COUNT) },
+    { when: { question: q1, step: 1 }, ...answer('There are 59 customers.') },
+    { when: { question: q2, step: 0 }, ...sql('SELECT count(*) AS n FROM Employee') },
+    { when: { question: q2, step: 1 }, ...answer('There are 8 employees.') },
+  ] });
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  const { events, run: r1 } = await askWeb(w, a, q1);
+  assert.equal(events[0].event, 'start');
+  assert.match(events[0].data.run_id, /^\d{8}-\d{6}-[0-9a-f]{6}$/);
+  const thread = events[0].data.thread_id;
+  assert.ok(thread);
+  const steps = events.filter((e) => e.event === 'step').map((e) => e.data);
+  assert.ok(steps.some((s) => s.kind === 'model_wait'));
+  assert.ok(steps.some((s) => s.kind === 'model' && s.completion_tokens > 0 && s.ms >= 0));
+  const sqlStep = steps.find((s) => s.kind === 'sql');
+  assert.equal(sqlStep.sql, COUNT);
+  assert.equal(sqlStep.ok, true);
+  assert.equal(sqlStep.rows, 1);
+  const text = events.filter((e) => e.event === 'text').map((e) => e.data.piece).join('');
+  assert.equal(text, 'There are 59 customers.');
+  assert.ok(events.filter((e) => e.event === 'text').length > 1, 'the answer arrives in pieces');
+  assert.equal(r1.status, 'answered');
+  assert.equal(r1.answer, 'There are 59 customers.');
+  assert.equal(r1.sql, COUNT);
+  assert.deepEqual(r1.rows, [[59]]);
+  assert.equal(r1.run_id, events[0].data.run_id);
+  assert.equal(r1.thread_id, thread);
+  // the follow-up sees the first turn
+  const { run: r2 } = await askWeb(w, a, q2, thread);
+  assert.equal(r2.status, 'answered');
+  assert.deepEqual(r2.rows, [[8]]);
+  const second = srv.requests.filter((q) => JSON.stringify(q.body.messages).includes(q2));
+  assert.ok(JSON.stringify(second[0].body.messages).includes('There are 59 customers.'));
+  // the thread in the store, as the CLI sees it
+  const t = await request(w, 'GET', `/api/threads/${thread}`, { headers: { Cookie: a.Cookie } });
+  assert.equal(t.status, 200);
+  assert.deepEqual(t.json.turns.map((x) => x.question), [q1, q2]);
+  assert.equal(t.json.turns[0].run_id, r1.run_id);
+  // the trace of the run, as events
+  const tr = await request(w, 'GET', `/api/runs/${r1.run_id}`, { headers: { Cookie: a.Cookie } });
+  assert.equal(tr.status, 200);
+  assert.equal(tr.json.events[0].event, 'run_start');
+  assert.equal(tr.json.events.at(-1).event, 'run_end');
+  assert.ok(tr.json.events.some((e) => e.event === 'tool_call' && e.sql === COUNT));
+  assert.equal((await request(w, 'GET', '/api/runs/nope', { headers: { Cookie: a.Cookie } })).status, 404);
+  assert.equal((await request(w, 'GET', '/api/runs/..%2Fthreads', { headers: { Cookie: a.Cookie } })).status, 400);
+  await srv.close();
+  assert.equal((await stop(w)).code, 0);
+});
+
+test('a clarifying question, answered in place, resumes the question', async () => {
+  const sc = scratch();
+  const q = 'Who are the top customers?';
+  const reply = 'By revenue';
+  const top = 'SELECT CustomerId, round(sum(Total), 2) AS revenue FROM Invoice GROUP BY CustomerId ORDER BY revenue DESC LIMIT 1';
+  const srv = await server({ rules: [
+    { when: { question: q, step: 0 }, tool: 'ask_user', args: { question: 'By revenue or by purchases?' } },
+    { when: { question: q, step: 1, last_tool: reply }, ...sql(top) },
+    { when: { question: q, step: 2 }, ...answer('Customer 6 spent the most: 49.62.') },
+  ] });
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  const first = await askWeb(w, a, q);
+  assert.equal(first.run.status, 'clarify');
+  assert.equal(first.run.clarification, 'By revenue or by purchases?');
+  const thread = first.run.thread_id;
+  const second = await askWeb(w, a, reply, thread);
+  assert.equal(second.run.status, 'answered', JSON.stringify(second.run));
+  assert.equal(second.run.resumed, true);
+  assert.deepEqual(second.run.rows, [[6, 49.62]]);
+  const t = await request(w, 'GET', `/api/threads/${thread}`, { headers: { Cookie: a.Cookie } });
+  assert.equal(t.json.turns.length, 1);
+  assert.equal(t.json.turns[0].status, 'answered');
+  await srv.close();
+  assert.equal((await stop(w)).code, 0);
+});
+
+test('a chart: the run links its SVG and PNG, both served', async () => {
+  const sc = scratch();
+  const q = 'Plot invoices per year';
+  const PER_YEAR = "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoices FROM Invoice GROUP BY year ORDER BY year";
+  const srv = await server({ rules: [
+    { when: { question: q, step: 0 }, ...sql(PER_YEAR) },
+    { when: { question: q, step: 1 }, tool: 'make_chart', args: { kind: 'bar', x: 'year', y: 'invoices', title: 'Invoices per year' } },
+    { when: { question: q, step: 2 }, ...answer('Invoices per year are in the chart.') },
+  ] });
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  const { events, run: r } = await askWeb(w, a, q);
+  assert.ok(events.some((e) => e.event === 'step' && e.data.kind === 'chart' && e.data.ok));
+  assert.equal(r.charts.length, 1);
+  assert.equal(r.charts[0].url, `/api/charts/${r.run_id}/1.svg`);
+  assert.equal(r.charts[0].png_url, `/api/charts/${r.run_id}/1.png`);
+  const svg = await request(w, 'GET', r.charts[0].url, { headers: { Cookie: a.Cookie } });
+  assert.equal(svg.status, 200);
+  assert.equal(svg.headers['content-type'], 'image/svg+xml');
+  assert.match(svg.text, /<svg[\s\S]*Invoices per year[\s\S]*<\/svg>/);
+  const png = await request(w, 'GET', r.charts[0].png_url, { headers: { Cookie: a.Cookie } });
+  assert.equal(png.status, 200);
+  assert.equal(png.headers['content-type'], 'image/png');
+  assert.deepEqual([...png.buf.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  assert.match(png.headers['content-disposition'], /attachment/);
+  assert.equal((await request(w, 'GET', `/api/charts/${r.run_id}/2.svg`, { headers: { Cookie: a.Cookie } })).status, 404);
+  await srv.close();
+  assert.equal((await stop(w)).code, 0);
+});
+
+test('refused writes, through ask and /api/sql: 422 refused, the file unchanged; edit and run SQL', async () => {
+  const sc = scratch();
+  const before = sha256(sc.db);
+  const q = 'Delete every customer';
+  const srv = await server({ rules: [
+    { when: { question: q, step: 0 }, ...sql('DELETE FROM Customer') },
+    { when: { question: q }, ...answer('I cannot change the database.') },
+  ] });
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  const { events, run: r } = await askWeb(w, a, q);
+  assert.equal(r.status, 'refused');
+  assert.ok(r.refusal);
+  assert.ok(events.some((e) => e.event === 'step' && e.data.kind === 'sql' && e.data.ok === false));
+  for (const bad of ['DELETE FROM Customer', 'DROP TABLE Invoice', "UPDATE Customer SET FirstName = 'x'", 'ATTACH DATABASE \'/tmp/x.db\' AS x']) {
+    const s = await request(w, 'POST', '/api/sql', { headers: auth(a), body: { sql: bad } });
+    assert.equal(s.status, 422, bad);
+    assert.equal(s.json.refused, true, bad);
+    assert.ok(s.json.error.length > 10);
+  }
+  const failed = await request(w, 'POST', '/api/sql', { headers: auth(a), body: { sql: 'SELECT nope FROM Customer' } });
+  assert.equal(failed.status, 422);
+  assert.equal(failed.json.refused, false);
+  assert.equal(sha256(sc.db), before);
+  // edit and run: the rows, the columns, the cut
+  const ok = await request(w, 'POST', '/api/sql', { headers: auth(a), body: { sql: 'SELECT CustomerId, FirstName FROM Customer ORDER BY CustomerId', max_rows: 5 } });
+  assert.equal(ok.status, 200);
+  assert.deepEqual(ok.json.columns, ['CustomerId', 'FirstName']);
+  assert.equal(ok.json.rows.length, 5);
+  assert.deepEqual(ok.json.rows[0], [1, 'Luís']);
+  assert.equal(ok.json.truncated, true);
+  assert.ok(ok.json.elapsed_ms >= 0);
+  assert.ok(Array.isArray(ok.json.column_types));
+  assert.equal((await request(w, 'POST', '/api/sql', { headers: auth(a), body: '{"sql": 1}' })).status, 400);
+  assert.equal((await request(w, 'POST', '/api/sql', { headers: auth(a), body: 'not json' })).status, 400);
+  await srv.close();
+  assert.equal((await stop(w)).code, 0);
+});
+
+test('threads: listed newest first, renamed, deleted, the same store as tabletalk ask --thread', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [{ when: { step: 0 }, ...sql(COUNT) }, answer('There are 59 customers.')] });
+  // a thread made by the CLI
+  const cli = await run(['ask', sc.db, 'Customers from the CLI?', '--thread', 'from-cli', '--base-url', srv.url, '--state-dir', sc.state, '--json']);
+  assert.equal(cli.code, 0, cli.stderr);
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  const { run: r } = await askWeb(w, a, 'Customers from the web?');
+  const list = await request(w, 'GET', '/api/threads', { headers: { Cookie: a.Cookie } });
+  assert.equal(list.status, 200);
+  assert.deepEqual(list.json.threads.map((t) => t.thread_id), [r.thread_id, 'from-cli']);
+  assert.equal(list.json.threads[1].title, 'Customers from the CLI?');
+  assert.equal(list.json.threads[1].turns, 1);
+  assert.match(list.json.threads[0].updated, /^\d{4}-\d\d-\d\dT/);
+  // the web's thread continues in the CLI
+  const more = await run(['ask', sc.db, 'And now?', '--thread', r.thread_id, '--base-url', srv.url, '--state-dir', sc.state, '--json']);
+  assert.equal(more.code, 0, more.stderr);
+  const t = await request(w, 'GET', `/api/threads/${r.thread_id}`, { headers: { Cookie: a.Cookie } });
+  assert.deepEqual(t.json.turns.map((x) => x.question), ['Customers from the web?', 'And now?']);
+  // rename
+  const ren = await request(w, 'PATCH', '/api/threads/from-cli', { headers: auth(a), body: { title: 'Customer count' } });
+  assert.equal(ren.status, 200, ren.text);
+  const after = await request(w, 'GET', '/api/threads', { headers: { Cookie: a.Cookie } });
+  assert.equal(after.json.threads.find((x) => x.thread_id === 'from-cli').title, 'Customer count');
+  assert.equal((await request(w, 'PATCH', '/api/threads/from-cli', { headers: { Cookie: a.Cookie }, body: { title: 'x' } })).status, 403);
+  assert.equal((await request(w, 'PATCH', '/api/threads/none', { headers: auth(a), body: { title: 'x' } })).status, 404);
+  // delete
+  const del = await request(w, 'DELETE', '/api/threads/from-cli', { headers: auth(a) });
+  assert.equal(del.status, 204);
+  assert.equal((await request(w, 'GET', '/api/threads/from-cli', { headers: { Cookie: a.Cookie } })).status, 404);
+  const last = await request(w, 'GET', '/api/threads', { headers: { Cookie: a.Cookie } });
+  assert.deepEqual(last.json.threads.map((x) => x.thread_id), [r.thread_id]);
+  assert.equal((await request(w, 'DELETE', '/api/threads/from-cli', { headers: auth(a) })).status, 404);
+  await srv.close();
+  assert.equal((await stop(w)).code, 0);
+});
+
+test('schema: tables with kinds, row counts, keys, descriptions and sample values', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [] });
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  const s = await request(w, 'GET', '/api/schema', { headers: { Cookie: a.Cookie } });
+  assert.equal(s.status, 200);
+  assert.equal(s.json.dialect, 'SQLite');
+  assert.equal(s.json.tables.length, 11);
+  const inv = s.json.tables.find((t) => t.name === 'Invoice');
+  assert.equal(inv.kind, 'table');
+  assert.equal(inv.rows, 412);
+  const id = inv.columns.find((c) => c.name === 'InvoiceId');
+  assert.equal(id.pk, true);
+  const cust = inv.columns.find((c) => c.name === 'CustomerId');
+  assert.deepEqual(cust.fk, { table: 'Customer', column: 'CustomerId' });
+  const country = inv.columns.find((c) => c.name === 'BillingCountry');
+  assert.ok(country.samples.includes('USA'), JSON.stringify(country.samples));
+  assert.ok('description' in country);
+  assert.equal((await stop(w)).code, 0);
+  await srv.close();
+});
+
+test('two questions at once both finish; SIGINT during a question stops with exit 0', async () => {
+  const sc = scratch();
+  const slow = 'Slow question one';
+  const slow2 = 'Slow question two';
+  const srv = await server({ rules: [
+    { when: { question: slow, step: 0 }, hang_ms: 800, ...sql(COUNT) },
+    { when: { question: slow2, step: 0 }, hang_ms: 800, ...sql('SELECT count(*) AS n FROM Employee') },
+    { when: { question: 'Never answered' }, hang_ms: 60000, text: 'late' },
+    { when: { step: 1 }, ...answer('Done.') },
+  ] });
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  const t0 = Date.now();
+  const [x, y] = await Promise.all([askWeb(w, a, slow), askWeb(w, a, slow2)]);
+  const ms = Date.now() - t0;
+  assert.deepEqual(x.run.rows, [[59]]);
+  assert.deepEqual(y.run.rows, [[8]]);
+  assert.notEqual(x.run.thread_id, y.run.thread_id);
+  assert.ok(ms < 1500, `two 800 ms model calls ran side by side (${ms} ms)`);
+  // a question in flight when Ctrl-C comes is cancelled, and the server exits 0
+  const pending = request(w, 'POST', '/api/ask', { headers: auth(a), body: { question: 'Never answered' } }).catch((e) => e);
+  await new Promise((r) => setTimeout(r, 500));
+  const t1 = Date.now();
+  const r = await stop(w);
+  assert.equal(r.code, 0, r.stderr());
+  assert.ok(Date.now() - t1 < 5000, 'stopped promptly');
+  await pending;
+  await srv.close();
+});
+
+test('a client that disconnects cancels its question', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [{ hang_ms: 30000, text: 'late' }] });
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  await new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port: w.port, method: 'POST', path: '/api/ask',
+      headers: { Host: `127.0.0.1:${w.port}`, 'Content-Type': 'application/json', ...auth(a) } }, (res) => {
+      res.once('data', () => { req.destroy(); resolve(); });
+    });
+    req.on('error', () => {});
+    req.end(JSON.stringify({ question: 'Hang please' }));
+  });
+  // the run ends as cancelled in its trace within a few seconds
+  const deadline = Date.now() + 8000;
+  let status = null;
+  while (Date.now() < deadline && !status) {
+    await new Promise((r) => setTimeout(r, 200));
+    const list = await request(w, 'GET', '/api/threads', { headers: { Cookie: a.Cookie } });
+    const t = list.json.threads[0];
+    if (t) {
+      const th = await request(w, 'GET', `/api/threads/${t.thread_id}`, { headers: { Cookie: a.Cookie } });
+      status = th.json.turns[0].status;
+    }
+  }
+  assert.equal(status, 'cancelled');
+  await srv.close();
+  assert.equal((await stop(w)).code, 0);
+});
