@@ -270,7 +270,8 @@ enum MHD_Result tt_web_api_ask(tt_web_req *r) {
   free(run_id);
   const union MHD_ConnectionInfo *ci =
       r->w->mhd->get_connection_info(r->c, MHD_CONNECTION_INFO_CONNECTION_FD);
-  a->st = tt_httpd_stream_new(ci ? ci->connect_fd : -1, &a->cancel, &r->w->stopping,
+  /* stopping cancels the question, which still ends its stream with the run */
+  a->st = tt_httpd_stream_new(ci ? ci->connect_fd : -1, &a->cancel, NULL,
                               tt_web_ask_free, a);
   tt_httpd_stream_event(a->st, "start", json_pack("{s:s,s:s}", "run_id", a->run_id,
                                                   "thread_id", a->thread));
