@@ -49,8 +49,7 @@ static void tt_print_help(FILE *f) {
     fprintf(f, "  %-*s  %s\n", (int)width, tt_commands[i].name, tt_commands[i].summary);
   fprintf(f,
           "\n"
-          "  -h, --help     this help; tabletalk COMMAND --help for one command\n"
-          "      --version  print the version\n"
+          "  -h, --help  this help (COMMAND --help: one command)   --version  the version\n"
           "Queries run read-only: SQLite refuses writes, ATTACH, PRAGMA, extensions.\n"
           "Exit codes: 0 ok, 1 failure, 2 usage, 3 refused, 4 stopped by a limit.\n");
 }

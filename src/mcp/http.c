@@ -16,7 +16,7 @@
  * cancels its request: streams notice it themselves, and the main thread
  * looks at the sockets of requests answered in one piece every 50 ms. */
 #include "mcp/mcp_internal.h"
-#include "util/httpd.h"
+#include "httpd/httpd.h"
 
 #include <stdio.h>
 #include <stdlib.h>

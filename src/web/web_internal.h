@@ -6,7 +6,7 @@
 
 #include <pthread.h>
 
-#include "util/httpd.h"
+#include "httpd/httpd.h"
 #include "web/web.h"
 
 #define TT_WEB_MAX_BODY (1u << 20) /* bytes of a request body */

@@ -177,6 +177,27 @@ test('a non-loopback --host without a chosen token is refused with what to set',
   assert.match(r.stderr, /--token or TABLETALK_WEB_TOKEN/);
 });
 
+test('a chosen token (--token, TABLETALK_WEB_TOKEN); 0.0.0.0 warns and takes any Host; --open without xdg-open is a note', async () => {
+  const sc = scratch();
+  const srv = await server({ rules: [] });
+  const bad = await run(['web', sc.db, '--token', 'short', '--port', '0', '--base-url', srv.url, '--state-dir', sc.state]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /8 to 200/);
+  const w = await startWeb(sc, srv, ['--host', '0.0.0.0', '--open'], { TABLETALK_WEB_TOKEN: 'chosen-token-1', PATH: '/nonexistent' });
+  assert.equal(w.token, 'chosen-token-1');
+  const anyHost = await request(w, 'GET', '/api/session', { headers: { Host: `192.0.2.7:${w.port}`, Authorization: 'Bearer chosen-token-1' } });
+  assert.equal(anyHost.status, 200);
+  assert.equal((await request(w, 'GET', '/api/session', { headers: { Authorization: 'Bearer wrong-token-1' } })).status, 401);
+  const r = await stop(w);
+  assert.equal(r.code, 0);
+  assert.match(r.stderr(), /warning: listening on 0\.0\.0\.0/);
+  assert.match(r.stderr(), /cannot run xdg-open/);
+  const w2 = await startWeb(sc, srv, ['--token', 'flag-token-22']);
+  assert.equal(w2.token, 'flag-token-22');
+  assert.equal((await stop(w2)).code, 0);
+  await srv.close();
+});
+
 test('ask streams start, steps with the SQL, the text and the run; a follow-up continues the thread', async () => {
   const sc = scratch();
   const q1 = 'How many customers are there?';

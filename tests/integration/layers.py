@@ -14,9 +14,11 @@ import sys
 # Lowest first. Layers on one rank do not include each other. chart/ sits
 # low although DESIGN.md lists it after the session: it knows no LLM, and
 # the agent draws charts (make_chart), so the agent is above it. eval/ is a
-# front end like mcp/ (the CLI runs evals).
+# front end like mcp/ (the CLI runs evals). httpd/ (libmicrohttpd and what
+# the two HTTP servers, mcp/ and web/, share) knows only util/.
 RANKS = {
     "util": 0,
+    "httpd": 1,
     "db": 1,
     "schema": 2,
     "chart": 2,

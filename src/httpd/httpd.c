@@ -2,7 +2,7 @@
  * --http and tabletalk web share (see httpd.h): binding, checks, and the
  * event stream a worker fills. */
 #define _GNU_SOURCE /* POLLRDHUP: a client that closed its stream is seen at once */
-#include "util/httpd.h"
+#include "httpd/httpd.h"
 
 #include <netdb.h>
 #include <netinet/in.h>

@@ -1,6 +1,6 @@
 /* mhd_api.c — loading libmicrohttpd on first use with dlopen (see
  * mhd_api.h), once per process. */
-#include "util/mhd_api.h"
+#include "httpd/mhd_api.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 
 #include <signal.h>
 
-#include "util/mhd_api.h"
+#include "httpd/mhd_api.h"
 
 /* ---- listening ---------------------------------------------------------- */
 
