@@ -1,0 +1,147 @@
+/* test_store.c — units of the thread store's listing, renaming and
+ * deleting (what tabletalk web's sidebar uses), in a private state folder:
+ * newest first, per database, titles over first questions, a rename or
+ * delete of an unknown thread changes nothing and says so, and a deleted
+ * thread starts afresh when asked again. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "testutil.h"
+
+static const char *DB = "/data/shop.sqlite";
+static const char *OTHER = "/data/other.sqlite";
+
+static void save(tt_store *st, const char *thread, const char *db, const char *question) {
+  tt_run run;
+  memset(&run, 0, sizeof run);
+  run.status = TT_RUN_ANSWERED;
+  run.answer = (char *)"an answer";
+  tt_buf err = TT_BUF_INIT;
+  assert_true(tt_store_save_turn(st, thread, db, "20261203-100000-000abc", question, &run, false, &err));
+  tt_buf_free(&err);
+  usleep(2000); /* distinct times: the listing is ordered by them */
+}
+
+static tt_store *open_store(char **dir) {
+  *dir = tu_mkdtemp();
+  tt_buf err = TT_BUF_INIT;
+  tt_store *st = tt_store_open(*dir, &err);
+  assert_non_null(st);
+  tt_buf_free(&err);
+  return st;
+}
+
+static void test_list_newest_first_per_database(void **state) {
+  (void)state;
+  char *dir;
+  tt_store *st = open_store(&dir);
+  save(st, "a", DB, "first of a");
+  save(st, "b", DB, "first of b");
+  save(st, "c", OTHER, "elsewhere");
+  save(st, "a", DB, "second of a");
+  tt_thread_summary *v;
+  size_t n;
+  tt_buf err = TT_BUF_INIT;
+  assert_true(tt_store_list_threads(st, DB, &v, &n, &err));
+  assert_int_equal(n, 2);
+  assert_string_equal(v[0].name, "a"); /* its last turn is the newest */
+  assert_string_equal(v[0].title, "first of a");
+  assert_int_equal(v[0].turns, 2);
+  assert_string_equal(v[1].name, "b");
+  assert_int_equal(v[1].turns, 1);
+  assert_true(v[0].updated >= v[1].updated);
+  tt_thread_summaries_free(v, n);
+  /* a database with no threads lists none */
+  assert_true(tt_store_list_threads(st, "/none", &v, &n, &err));
+  assert_int_equal(n, 0);
+  tt_thread_summaries_free(v, n);
+  tt_buf_free(&err);
+  tt_store_close(st);
+  free(dir);
+}
+
+static void test_rename(void **state) {
+  (void)state;
+  char *dir;
+  tt_store *st = open_store(&dir);
+  save(st, "a", DB, "first of a");
+  save(st, "a", OTHER, "the same name on another database");
+  bool found = false;
+  tt_buf err = TT_BUF_INIT;
+  assert_true(tt_store_rename_thread(st, "a", DB, "Sales by year", &found, &err));
+  assert_true(found);
+  assert_true(tt_store_rename_thread(st, "a", DB, "Sales by month", &found, &err)); /* again */
+  assert_true(tt_store_rename_thread(st, "nope", DB, "x", &found, &err));
+  assert_false(found);
+  tt_thread_summary *v;
+  size_t n;
+  assert_true(tt_store_list_threads(st, DB, &v, &n, &err));
+  assert_int_equal(n, 1);
+  assert_string_equal(v[0].title, "Sales by month");
+  tt_thread_summaries_free(v, n);
+  /* the other database's thread of the same name keeps its question */
+  assert_true(tt_store_list_threads(st, OTHER, &v, &n, &err));
+  assert_string_equal(v[0].title, "the same name on another database");
+  tt_thread_summaries_free(v, n);
+  /* the title comes with the thread, the turns are kept */
+  tt_thread t;
+  assert_true(tt_store_load_thread(st, "a", DB, &t, &err));
+  assert_string_equal(t.title, "Sales by month");
+  assert_int_equal(t.nturns, 1);
+  tt_thread_free(&t);
+  tt_buf_free(&err);
+  tt_store_close(st);
+  free(dir);
+}
+
+static void test_delete(void **state) {
+  (void)state;
+  char *dir;
+  tt_store *st = open_store(&dir);
+  save(st, "a", DB, "one");
+  save(st, "a", DB, "two");
+  save(st, "a", OTHER, "kept");
+  bool found = false;
+  tt_buf err = TT_BUF_INIT;
+  assert_true(tt_store_rename_thread(st, "a", DB, "titled", &found, &err));
+  assert_true(tt_store_delete_thread(st, "a", DB, &found, &err));
+  assert_true(found);
+  assert_true(tt_store_delete_thread(st, "a", DB, &found, &err));
+  assert_false(found);
+  tt_thread t;
+  assert_true(tt_store_load_thread(st, "a", DB, &t, &err));
+  assert_int_equal(t.nturns, 0);
+  assert_null(t.title);
+  tt_thread_free(&t);
+  assert_true(tt_store_load_thread(st, "a", OTHER, &t, &err));
+  assert_int_equal(t.nturns, 1);
+  tt_thread_free(&t);
+  /* asked again, the name starts a new thread without the old title */
+  save(st, "a", DB, "fresh");
+  tt_thread_summary *v;
+  size_t n;
+  assert_true(tt_store_list_threads(st, DB, &v, &n, &err));
+  assert_int_equal(n, 1);
+  assert_string_equal(v[0].title, "fresh");
+  assert_int_equal(v[0].turns, 1);
+  tt_thread_summaries_free(v, n);
+  tt_buf_free(&err);
+  tt_store_close(st);
+  free(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_list_newest_first_per_database),
+      cmocka_unit_test(test_rename),
+      cmocka_unit_test(test_delete),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
