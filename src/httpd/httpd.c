@@ -22,6 +22,11 @@ static void tt_httpd_log(void *cls, const char *fmt, va_list ap) {
   (void)cls;
   tt_buf b = TT_BUF_INIT;
   tt_buf_vprintf(&b, fmt, ap);
+  /* a client that went away mid-stream (a closed tab) is no news */
+  if (strstr(tt_buf_cstr(&b), "application error generating response")) {
+    tt_buf_free(&b);
+    return;
+  }
   fprintf(stderr, "tabletalk: http: %s%s", tt_buf_cstr(&b),
           b.len && b.data[b.len - 1] == '\n' ? "" : "\n");
   tt_buf_free(&b);
