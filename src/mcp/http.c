@@ -27,7 +27,6 @@
 
 #define TT_SESSION_IDLE_S 3600
 #define TT_SESSIONS_MAX 1000
-#define TT_KEEPALIVE_MS 15000
 #define TT_UNAUTHENTICATED_S 10 /* a connection's time to show its token */
 #define TT_IDLE_S 120           /* an authenticated connection's idle time */
 #define TT_WATCH_MS 50
@@ -265,99 +264,33 @@ static enum MHD_Result tt_send_error(tt_http *h, struct MHD_Connection *c, unsig
 
 /* ---- event streams ------------------------------------------------------------------- */
 
+/* A request answered as an event stream (util: tt_httpd_stream): what the
+ * worker needs, freed with the stream. */
 typedef struct tt_sse {
   tt_http *h;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  tt_buf pending;       /* bytes not yet handed to MHD */
-  size_t off;
-  bool done;            /* the response is in pending */
-  int refs;             /* the worker and MHD */
-  int fd;               /* the client's socket, to notice it hang up */
-  double last_ms;
+  tt_httpd_stream *st;
   tt_mcp_call call;
   tt_http_fields fields;  /* what call's header pointers point into */
   json_t *msg;
   tt_http_session *session;
 } tt_sse;
 
-static void tt_sse_unref(tt_sse *s) {
-  pthread_mutex_lock(&s->mu);
-  bool gone = --s->refs == 0;
-  pthread_mutex_unlock(&s->mu);
-  if (!gone) return;
+static void tt_sse_free(void *ud) {
+  tt_sse *s = ud;
   tt_http_fields_free(&s->fields);
-  tt_buf_free(&s->pending);
-  pthread_cond_destroy(&s->cv);
-  pthread_mutex_destroy(&s->mu);
   free(s);
 }
 
 static bool tt_sse_send(void *ud, const json_t *msg) {
   tt_sse *s = ud;
+  if (s->call.cancel) return false;
   tt_buf line = TT_BUF_INIT;
+  tt_buf_puts(&line, "event: message\ndata: ");
   tt_rpc_dump(&line, msg);
-  pthread_mutex_lock(&s->mu);
-  bool open = s->refs == 2 && !s->call.cancel;
-  if (open) {
-    tt_buf_puts(&s->pending, "event: message\ndata: ");
-    tt_buf_append(&s->pending, line.data, line.len);
-    tt_buf_puts(&s->pending, "\n\n");
-    pthread_cond_broadcast(&s->cv);
-  }
-  pthread_mutex_unlock(&s->mu);
+  tt_buf_puts(&line, "\n\n");
+  bool open = tt_httpd_stream_push(s->st, line.data, line.len);
   tt_buf_free(&line);
   return open;
-}
-
-static ssize_t tt_sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
-  (void)pos;
-  tt_sse *s = cls;
-  pthread_mutex_lock(&s->mu);
-  for (;;) {
-    if (s->off < s->pending.len) {
-      size_t n = s->pending.len - s->off;
-      if (n > max) n = max;
-      memcpy(buf, s->pending.data + s->off, n);
-      s->off += n;
-      if (s->off == s->pending.len) {
-        tt_buf_reset(&s->pending);
-        s->off = 0;
-      }
-      s->last_ms = tt_now_ms();
-      pthread_mutex_unlock(&s->mu);
-      return (ssize_t)n;
-    }
-    if (s->done) {
-      pthread_mutex_unlock(&s->mu);
-      return MHD_CONTENT_READER_END_OF_STREAM;
-    }
-    if (s->h->stopping || tt_httpd_peer_gone(s->fd)) {
-      s->call.cancel = 1; /* closing the stream cancels the request */
-      pthread_mutex_unlock(&s->mu);
-      return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    if (tt_now_ms() - s->last_ms > TT_KEEPALIVE_MS) {
-      tt_buf_puts(&s->pending, ": keep-alive\n\n");
-      continue;
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 100 * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-  }
-}
-
-static void tt_sse_closed(void *cls) {
-  tt_sse *s = cls;
-  pthread_mutex_lock(&s->mu);
-  if (!s->done) s->call.cancel = 1;
-  pthread_mutex_unlock(&s->mu);
-  tt_sse_unref(s);
 }
 
 /* Joins the stream workers that have finished. They are not detached: a
@@ -384,13 +317,9 @@ static void *tt_sse_worker(void *arg) {
   if (reply && !s->call.no_reply) tt_sse_send(s, reply);
   json_decref(reply);
   if (s->session) tt_mcp_conn_untrack(s->session->conn, tracked);
-  pthread_mutex_lock(&s->mu);
-  s->done = true;
-  pthread_cond_broadcast(&s->cv);
-  pthread_mutex_unlock(&s->mu);
   tt_hsession_unref(h, s->session);
   json_decref(s->msg);
-  tt_sse_unref(s);
+  tt_httpd_stream_finish(s->st); /* may free s */
   pthread_mutex_lock(&h->mu);
   if (h->nended == h->ended_cap) {
     h->ended_cap = h->ended_cap ? h->ended_cap * 2 : 8;
@@ -442,22 +371,18 @@ static enum MHD_Result tt_post_stream(tt_http *h, struct MHD_Connection *c, json
   }
   tt_sse *s = tt_xcalloc(1, sizeof *s);
   s->h = h;
-  pthread_mutex_init(&s->mu, NULL);
-  pthread_cond_init(&s->cv, NULL);
-  s->refs = 2;
-  s->last_ms = tt_now_ms();
   s->fields = *fields; /* call's header pointers stay valid: the strings move */
   memset(fields, 0, sizeof *fields);
   s->call = call;
   const union MHD_ConnectionInfo *ci =
       h->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-  s->fd = ci ? ci->connect_fd : -1;
+  /* closing the stream (or the server stopping) cancels the request */
+  s->st = tt_httpd_stream_new(ci ? ci->connect_fd : -1, &s->call.cancel, &h->stopping, tt_sse_free, s);
   s->call.send = tt_sse_send;
   s->call.send_ud = s;
   s->msg = msg;
   s->session = session;
-  struct MHD_Response *r =
-      h->mhd->create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, tt_sse_read, s, tt_sse_closed);
+  struct MHD_Response *r = tt_httpd_stream_response(h->mhd, s->st);
   tt_http_reap(h);
   pthread_t t;
   pthread_mutex_lock(&h->mu);
@@ -465,9 +390,10 @@ static enum MHD_Result tt_post_stream(tt_http *h, struct MHD_Connection *c, json
   if (started) h->streams++;
   pthread_mutex_unlock(&h->mu);
   if (!started) {
-    if (r) h->mhd->destroy_response(r); /* frees s through tt_sse_closed: one ref */
-    else tt_sse_unref(s);
-    tt_sse_unref(s);
+    tt_httpd_stream *st = s->st;
+    if (r) h->mhd->destroy_response(r); /* drops the stream's MHD reference */
+    else tt_httpd_stream_unref(st);
+    tt_httpd_stream_unref(st); /* and the worker's: frees s */
     tt_hsession_unref(h, session);
     json_decref(msg);
     return tt_send_error(h, c, 503, TT_RPC_INTERNAL_ERROR,
