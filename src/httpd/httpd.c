@@ -242,3 +242,89 @@ void tt_httpd_stream_finish(tt_httpd_stream *s) {
   pthread_mutex_unlock(&s->mu);
   tt_httpd_stream_unref(s);
 }
+
+/* ---- request bodies ------------------------------------------------------------ */
+
+tt_httpd_body *tt_httpd_body_collect(void **con_cls, const char *upload, size_t *upload_size,
+                                     size_t max) {
+  tt_httpd_body *b = *con_cls;
+  if (!b) {
+    *con_cls = tt_xcalloc(1, sizeof *b);
+    return NULL;
+  }
+  if (*upload_size) {
+    b->received += *upload_size;
+    if (b->received > max) {
+      b->too_large = true;
+      tt_buf_free(&b->data);
+    } else {
+      tt_buf_append(&b->data, upload, *upload_size);
+    }
+    *upload_size = 0;
+    return NULL;
+  }
+  if (b->data.data) tt_buf_cstr(&b->data);
+  return b;
+}
+
+void tt_httpd_body_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                        enum MHD_RequestTerminationCode code) {
+  (void)cls;
+  (void)c;
+  (void)code;
+  tt_httpd_body *b = *con_cls;
+  if (!b) return;
+  tt_buf_free(&b->data);
+  free(b);
+  *con_cls = NULL;
+}
+
+/* ---- worker threads --------------------------------------------------------------- */
+
+void tt_httpd_workers_init(tt_httpd_workers *w) {
+  memset(w, 0, sizeof *w);
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_cond_init(&w->cv, NULL);
+}
+
+bool tt_httpd_workers_start(tt_httpd_workers *w, void *(*fn)(void *), void *arg) {
+  tt_httpd_workers_reap(w);
+  pthread_t t;
+  pthread_mutex_lock(&w->mu);
+  bool started = pthread_create(&t, NULL, fn, arg) == 0;
+  if (started) w->running++;
+  pthread_mutex_unlock(&w->mu);
+  return started;
+}
+
+void tt_httpd_workers_done(tt_httpd_workers *w) {
+  pthread_mutex_lock(&w->mu);
+  if (w->nended == w->cap) {
+    w->cap = w->cap ? w->cap * 2 : 8;
+    w->ended = tt_xrealloc(w->ended, w->cap * sizeof *w->ended);
+  }
+  w->ended[w->nended++] = pthread_self();
+  w->running--;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+void tt_httpd_workers_reap(tt_httpd_workers *w) {
+  pthread_mutex_lock(&w->mu);
+  pthread_t *ended = w->ended;
+  size_t n = w->nended;
+  w->ended = NULL;
+  w->nended = w->cap = 0;
+  pthread_mutex_unlock(&w->mu);
+  for (size_t i = 0; i < n; i++) pthread_join(ended[i], NULL);
+  free(ended);
+}
+
+void tt_httpd_workers_finish(tt_httpd_workers *w) {
+  pthread_mutex_lock(&w->mu);
+  while (w->running > 0) pthread_cond_wait(&w->cv, &w->mu);
+  pthread_mutex_unlock(&w->mu);
+  tt_httpd_workers_reap(w);
+  pthread_cond_destroy(&w->cv);
+  pthread_mutex_destroy(&w->mu);
+}

@@ -6,6 +6,7 @@
 #ifndef TT_HTTPD_H
 #define TT_HTTPD_H
 
+#include <pthread.h>
 #include <signal.h>
 
 #include "httpd/mhd_api.h"
@@ -39,6 +40,47 @@ size_t tt_httpd_host_part(const char *s);
 bool tt_httpd_secret_equal(const char *want, const char *given);
 /* The client of socket fd has closed its end. */
 bool tt_httpd_peer_gone(int fd);
+
+/* ---- request bodies ------------------------------------------------------- */
+
+typedef struct tt_httpd_body {
+  tt_buf data;     /* NUL-terminated once whole */
+  size_t received;
+  bool too_large;  /* more than max bytes came: data was dropped */
+} tt_httpd_body;
+
+/* For an access handler's first lines: gathers the body in *con_cls.
+ * Returns NULL while MHD is still receiving (return MHD_YES then), else
+ * the whole body (the handler answers; too_large says to answer 413).
+ * tt_httpd_body_done, as MHD's request-completed callback, frees it. */
+tt_httpd_body *tt_httpd_body_collect(void **con_cls, const char *upload, size_t *upload_size,
+                                     size_t max);
+void tt_httpd_body_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                        enum MHD_RequestTerminationCode code);
+
+/* ---- worker threads --------------------------------------------------------- */
+
+/* Threads that answer requests while MHD streams them. They are not
+ * detached: a thread that has said it is done still runs its thread-exit
+ * handlers (libcurl's, OpenSSL's), and the process must not end, nor the
+ * server go, under one. */
+typedef struct tt_httpd_workers {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int running;
+  pthread_t *ended; /* finished, to be joined */
+  size_t nended, cap;
+} tt_httpd_workers;
+
+void tt_httpd_workers_init(tt_httpd_workers *w);
+/* Starts fn(arg) on a thread; false when none could be made. */
+bool tt_httpd_workers_start(tt_httpd_workers *w, void *(*fn)(void *), void *arg);
+/* The last thing a worker calls. */
+void tt_httpd_workers_done(tt_httpd_workers *w);
+/* Joins the workers that have finished. */
+void tt_httpd_workers_reap(tt_httpd_workers *w);
+/* Waits for every worker, joins them and frees what w holds. */
+void tt_httpd_workers_finish(tt_httpd_workers *w);
 
 /* ---- event streams --------------------------------------------------------- */
 

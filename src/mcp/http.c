@@ -54,22 +54,15 @@ typedef struct tt_http {
   const tt_mcp_http_opts *o;
   bool loopback;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
   tt_http_session *sessions;
   size_t nsessions;
-  int streams;            /* stream workers still running */
-  pthread_t *ended;       /* stream workers that have finished, to be joined */
-  size_t nended, ended_cap;
+  tt_httpd_workers streams; /* the workers of event streams */
   volatile sig_atomic_t stopping;
   tt_watch *watches;      /* under mu */
 } tt_http;
 
 /* What MHD keeps per request while the body arrives. */
-typedef struct tt_http_req {
-  tt_buf body;
-  size_t received;
-  bool too_large;
-} tt_http_req;
+typedef tt_httpd_body tt_http_req;
 
 /* ---- sessions ------------------------------------------------------------- */
 
@@ -293,21 +286,6 @@ static bool tt_sse_send(void *ud, const json_t *msg) {
   return open;
 }
 
-/* Joins the stream workers that have finished. They are not detached: a
- * thread that has said it is done still runs its thread-exit handlers
- * (libcurl's and OpenSSL's per-thread state), and the process must not
- * end, nor the server go, while one does. */
-static void tt_http_reap(tt_http *h) {
-  pthread_mutex_lock(&h->mu);
-  pthread_t *ended = h->ended;
-  size_t n = h->nended;
-  h->ended = NULL;
-  h->nended = h->ended_cap = 0;
-  pthread_mutex_unlock(&h->mu);
-  for (size_t i = 0; i < n; i++) pthread_join(ended[i], NULL);
-  free(ended);
-}
-
 static void *tt_sse_worker(void *arg) {
   tt_sse *s = arg;
   tt_http *h = s->h;
@@ -320,15 +298,7 @@ static void *tt_sse_worker(void *arg) {
   tt_hsession_unref(h, s->session);
   json_decref(s->msg);
   tt_httpd_stream_finish(s->st); /* may free s */
-  pthread_mutex_lock(&h->mu);
-  if (h->nended == h->ended_cap) {
-    h->ended_cap = h->ended_cap ? h->ended_cap * 2 : 8;
-    h->ended = tt_xrealloc(h->ended, h->ended_cap * sizeof *h->ended);
-  }
-  h->ended[h->nended++] = pthread_self();
-  h->streams--;
-  pthread_cond_broadcast(&h->cv);
-  pthread_mutex_unlock(&h->mu);
+  tt_httpd_workers_done(&h->streams);
   return NULL;
 }
 
@@ -383,12 +353,7 @@ static enum MHD_Result tt_post_stream(tt_http *h, struct MHD_Connection *c, json
   s->msg = msg;
   s->session = session;
   struct MHD_Response *r = tt_httpd_stream_response(h->mhd, s->st);
-  tt_http_reap(h);
-  pthread_t t;
-  pthread_mutex_lock(&h->mu);
-  bool started = r && pthread_create(&t, NULL, tt_sse_worker, s) == 0;
-  if (started) h->streams++;
-  pthread_mutex_unlock(&h->mu);
+  bool started = r && tt_httpd_workers_start(&h->streams, tt_sse_worker, s);
   if (!started) {
     tt_httpd_stream *st = s->st;
     if (r) h->mhd->destroy_response(r); /* drops the stream's MHD reference */
@@ -463,7 +428,7 @@ static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req
     return tt_send_error(h, c, 406, TT_RPC_INVALID_REQUEST,
                          "Not Acceptable: accept application/json and text/event-stream", origin);
   json_error_t e;
-  json_t *msg = tt_mcp_load(rq->body.data ? rq->body.data : "", rq->body.len, &e);
+  json_t *msg = tt_mcp_load(rq->data.data ? rq->data.data : "", rq->data.len, &e);
   if (!msg) return tt_send_json(h, c, 400, tt_mcp_parse_error(&e), origin, NULL);
 
   const char *sid = tt_header(h, c, "Mcp-Session-Id");
@@ -586,35 +551,9 @@ static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char
                                  size_t *upload_size, void **con_cls) {
   (void)version;
   tt_http *h = cls;
-  tt_http_req *rq = *con_cls;
-  if (!rq) {
-    *con_cls = tt_xcalloc(1, sizeof *rq);
-    return MHD_YES;
-  }
-  if (*upload_size) {
-    rq->received += *upload_size;
-    if (rq->received > tt_mcp_max_message(h->srv)) {
-      rq->too_large = true;
-      tt_buf_free(&rq->body);
-    } else {
-      tt_buf_append(&rq->body, upload, *upload_size);
-    }
-    *upload_size = 0;
-    return MHD_YES;
-  }
+  tt_http_req *rq = tt_httpd_body_collect(con_cls, upload, upload_size, tt_mcp_max_message(h->srv));
+  if (!rq) return MHD_YES;
   return tt_serve(h, c, url, method, rq);
-}
-
-static void tt_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                         enum MHD_RequestTerminationCode code) {
-  (void)cls;
-  (void)c;
-  (void)code;
-  tt_http_req *rq = *con_cls;
-  if (!rq) return;
-  tt_buf_free(&rq->body);
-  free(rq);
-  *con_cls = NULL;
 }
 
 /* ---- the server ---------------------------------------------------------------------------- */
@@ -629,12 +568,12 @@ int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_
   h.mhd = mhd;
   h.o = o;
   pthread_mutex_init(&h.mu, NULL);
-  pthread_cond_init(&h.cv, NULL);
+  tt_httpd_workers_init(&h.streams);
   tt_httpd_bound bound;
-  struct MHD_Daemon *d = tt_httpd_start(mhd, o->host, o->port, tt_access, &h, tt_completed,
+  struct MHD_Daemon *d = tt_httpd_start(mhd, o->host, o->port, tt_access, &h, tt_httpd_body_done,
                                         (unsigned)TT_UNAUTHENTICATED_S, &bound, err);
   if (!d) {
-    pthread_cond_destroy(&h.cv);
+    tt_httpd_workers_finish(&h.streams);
     pthread_mutex_destroy(&h.mu);
     return 1;
   }
@@ -658,17 +597,13 @@ int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_
   for (tt_http_session *p = h.sessions; p; p = p->next) tt_mcp_conn_cancel_all(p->conn);
   pthread_mutex_unlock(&h.mu);
   mhd->stop_daemon(d);
-  pthread_mutex_lock(&h.mu);
-  while (h.streams > 0) pthread_cond_wait(&h.cv, &h.mu);
-  pthread_mutex_unlock(&h.mu);
-  tt_http_reap(&h);
+  tt_httpd_workers_finish(&h.streams);
   while (h.sessions) {
     tt_http_session *n = h.sessions->next;
     tt_mcp_conn_free(h.sessions->conn);
     free(h.sessions);
     h.sessions = n;
   }
-  pthread_cond_destroy(&h.cv);
   pthread_mutex_destroy(&h.mu);
   return 0;
 }

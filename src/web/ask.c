@@ -203,38 +203,14 @@ static void *tt_web_ask_worker(void *arg) {
     }
   pthread_mutex_unlock(&w->mu);
   tt_httpd_stream_finish(a->st); /* may free a */
-  pthread_mutex_lock(&w->mu);
-  if (w->nended == w->ended_cap) {
-    w->ended_cap = w->ended_cap ? w->ended_cap * 2 : 8;
-    w->ended = tt_xrealloc(w->ended, w->ended_cap * sizeof *w->ended);
-  }
-  w->ended[w->nended++] = pthread_self();
-  w->workers--;
-  pthread_cond_broadcast(&w->cv);
-  pthread_mutex_unlock(&w->mu);
+  tt_httpd_workers_done(&w->workers);
   return NULL;
 }
 
-/* Joins finished workers (not detached: a thread that said it is done
- * still runs libcurl's thread-exit handlers, and the process must not end
- * under it). */
-void tt_web_reap(tt_web *w) {
-  pthread_mutex_lock(&w->mu);
-  pthread_t *ended = w->ended;
-  size_t n = w->nended;
-  w->ended = NULL;
-  w->nended = w->ended_cap = 0;
-  pthread_mutex_unlock(&w->mu);
-  for (size_t i = 0; i < n; i++) pthread_join(ended[i], NULL);
-  free(ended);
-}
-
-void tt_web_asks_stop(tt_web *w) {
+void tt_web_asks_cancel(tt_web *w) {
   pthread_mutex_lock(&w->mu);
   for (tt_web_ask *a = w->asks; a; a = a->next) a->cancel = 1;
-  while (w->workers > 0) pthread_cond_wait(&w->cv, &w->mu);
   pthread_mutex_unlock(&w->mu);
-  tt_web_reap(w);
 }
 
 /* ---- the request ------------------------------------------------------------------------- */
@@ -276,16 +252,24 @@ enum MHD_Result tt_web_api_ask(tt_web_req *r) {
   tt_httpd_stream_event(a->st, "start", json_pack("{s:s,s:s}", "run_id", a->run_id,
                                                   "thread_id", a->thread));
   struct MHD_Response *resp = tt_httpd_stream_response(r->w->mhd, a->st);
-  tt_web_reap(r->w);
-  pthread_t t;
+  /* listed before it starts: the worker unlists itself when done */
   pthread_mutex_lock(&r->w->mu);
-  bool started = resp && !r->w->stopping && pthread_create(&t, NULL, tt_web_ask_worker, a) == 0;
+  bool started = resp && !r->w->stopping;
   if (started) {
-    r->w->workers++;
     a->next = r->w->asks;
     r->w->asks = a;
   }
   pthread_mutex_unlock(&r->w->mu);
+  if (started && !tt_httpd_workers_start(&r->w->workers, tt_web_ask_worker, a)) {
+    started = false;
+    pthread_mutex_lock(&r->w->mu);
+    for (tt_web_ask **p = &r->w->asks; *p; p = &(*p)->next)
+      if (*p == a) {
+        *p = a->next;
+        break;
+      }
+    pthread_mutex_unlock(&r->w->mu);
+  }
   if (!started) {
     if (resp) r->w->mhd->destroy_response(resp); /* drops MHD's reference */
     else tt_httpd_stream_unref(a->st);

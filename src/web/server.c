@@ -16,13 +16,6 @@
 
 #define TT_WEB_FIRST_TIMEOUT_S 30 /* idle limit of a connection */
 
-/* What MHD keeps per request while the body arrives. */
-typedef struct tt_web_body {
-  tt_buf data;
-  size_t received;
-  bool too_large;
-} tt_web_body;
-
 /* ---- responses -------------------------------------------------------------- */
 
 void tt_web_security_headers(tt_web *w, struct MHD_Response *resp, bool asset) {
@@ -239,7 +232,7 @@ static enum MHD_Result tt_web_api(tt_web_req *r) {
 }
 
 static enum MHD_Result tt_web_route(tt_web *w, struct MHD_Connection *c, const char *url,
-                                    const char *method, tt_web_body *b) {
+                                    const char *method, tt_httpd_body *b) {
   tt_web_req r = {.w = w, .c = c, .method = method, .path = url,
                   .body = b->data.data ? b->data.data : "", .body_len = b->data.len};
   bool api = strncmp(url, "/api/", 5) == 0 || tt_is(url, "/api");
@@ -297,36 +290,9 @@ static enum MHD_Result tt_web_access(void *cls, struct MHD_Connection *c, const 
                                      size_t *upload_size, void **con_cls) {
   (void)version;
   tt_web *w = cls;
-  tt_web_body *b = *con_cls;
-  if (!b) {
-    *con_cls = tt_xcalloc(1, sizeof *b);
-    return MHD_YES;
-  }
-  if (*upload_size) {
-    b->received += *upload_size;
-    if (b->received > TT_WEB_MAX_BODY) {
-      b->too_large = true;
-      tt_buf_free(&b->data);
-    } else {
-      tt_buf_append(&b->data, upload, *upload_size);
-    }
-    *upload_size = 0;
-    return MHD_YES;
-  }
-  if (b->data.data) tt_buf_cstr(&b->data); /* NUL-terminated */
+  tt_httpd_body *b = tt_httpd_body_collect(con_cls, upload, upload_size, TT_WEB_MAX_BODY);
+  if (!b) return MHD_YES;
   return tt_web_route(w, c, url, method, b);
-}
-
-static void tt_web_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                             enum MHD_RequestTerminationCode code) {
-  (void)cls;
-  (void)c;
-  (void)code;
-  tt_web_body *b = *con_cls;
-  if (!b) return;
-  tt_buf_free(&b->data);
-  free(b);
-  *con_cls = NULL;
 }
 
 /* ---- the server ------------------------------------------------------------------- */
@@ -354,13 +320,13 @@ int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_buf *
   else
     snprintf(w.host_arg, sizeof w.host_arg, "%s", h);
   pthread_mutex_init(&w.mu, NULL);
-  pthread_cond_init(&w.cv, NULL);
   pthread_mutex_init(&w.llm_mu, NULL);
+  tt_httpd_workers_init(&w.workers);
   struct MHD_Daemon *d = tt_httpd_start(mhd, cfg->host, cfg->port, tt_web_access, &w,
-                                        tt_web_completed, TT_WEB_FIRST_TIMEOUT_S, &w.bound, err);
+                                        tt_httpd_body_done, TT_WEB_FIRST_TIMEOUT_S, &w.bound, err);
   if (!d) {
+    tt_httpd_workers_finish(&w.workers);
     pthread_mutex_destroy(&w.llm_mu);
-    pthread_cond_destroy(&w.cv);
     pthread_mutex_destroy(&w.mu);
     return 1;
   }
@@ -378,21 +344,22 @@ int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_buf *
   while (!*stop) {
     struct timespec ts = {0, 50 * 1000000L};
     nanosleep(&ts, NULL);
-    tt_web_reap(&w);
+    tt_httpd_workers_reap(&w.workers);
   }
-  /* stop: questions are cancelled, then the connections close */
+  /* stop: questions are cancelled and end their streams, then the
+   * connections close */
+  pthread_mutex_lock(&w.mu);
   w.stopping = 1;
-  tt_web_asks_stop(&w);
+  pthread_mutex_unlock(&w.mu);
+  tt_web_asks_cancel(&w);
+  tt_httpd_workers_finish(&w.workers);
   mhd->stop_daemon(d);
-  tt_web_reap(&w);
   while (w.logins) {
     tt_web_login *n = w.logins->next;
     free(w.logins);
     w.logins = n;
   }
-  free(w.ended);
   pthread_mutex_destroy(&w.llm_mu);
-  pthread_cond_destroy(&w.cv);
   pthread_mutex_destroy(&w.mu);
   return 0;
 }

@@ -29,14 +29,11 @@ typedef struct tt_web {
   tt_httpd_bound bound;
   bool any_host;             /* bound to every address: any Host (the token guards) */
   char host_arg[256];        /* --host as given, the Host it may be reached by */
-  pthread_mutex_t mu;        /* logins, asks, workers */
-  pthread_cond_t cv;
+  pthread_mutex_t mu;        /* logins, asks */
   tt_web_login *logins;
   size_t nlogins;
   tt_web_ask *asks;          /* questions running */
-  int workers;               /* question threads still running */
-  pthread_t *ended;          /* finished ones, to join */
-  size_t nended, ended_cap;
+  tt_httpd_workers workers;  /* their threads */
   pthread_mutex_t llm_mu;    /* the shared model answers one question at a time */
   volatile sig_atomic_t stopping;
 } tt_web;
@@ -78,9 +75,8 @@ bool tt_web_id_ok(const char *id);
 
 /* ---- questions (ask.c) ---- */
 enum MHD_Result tt_web_api_ask(tt_web_req *r);
-/* Stop: cancels every running question and waits for their threads. */
-void tt_web_asks_stop(tt_web *w);
-/* Joins the question threads that have finished. */
-void tt_web_reap(tt_web *w);
+/* Stop: cancels every running question (then wait with
+ * tt_httpd_workers_finish). */
+void tt_web_asks_cancel(tt_web *w);
 
 #endif
