@@ -481,3 +481,23 @@ test('a client that disconnects cancels its question', async () => {
   await srv.close();
   assert.equal((await stop(w)).code, 0);
 });
+
+// The in-process engine: one model in memory answers one question at a
+// time; a second tab's question waits (a `queued` step) and then runs.
+const TINY = process.env.TT_TINY_MODEL;
+test('the in-process model takes questions one at a time: the second is queued, both finish', { skip: !TINY && 'no tiny model' }, async () => {
+  const sc = scratch();
+  const w = await startWeb(sc, null, ['--model-path', TINY, '--max-tokens', '60'],
+    { TABLETALK_CACHE_DIR: `${sc.dir}/cache` });
+  const a = await login(w);
+  assert.equal(a.session.model !== null, true);
+  const [x, y] = await Promise.all([askWeb(w, a, 'Which genres have the most tracks?'),
+    askWeb(w, a, 'How many albums are there?')]);
+  for (const r of [x, y]) {
+    assert.ok(r.run, JSON.stringify(r.events.at(-1)));
+    assert.ok(['answered', 'clarify', 'budget', 'failed', 'refused'].includes(r.run.status));
+  }
+  const queued = [x, y].filter((r) => r.events.some((e) => e.event === 'step' && e.data.kind === 'queued'));
+  assert.equal(queued.length, 1, 'exactly one question waited for the model');
+  assert.equal((await stop(w)).code, 0);
+});
