@@ -117,7 +117,12 @@ static void tt_web_ask_error(tt_web_ask *a, const char *what) {
 static tt_llm *tt_web_take_llm(tt_web_ask *a, bool *shared, tt_buf *err) {
   const tt_web_config *cfg = a->w->cfg;
   *shared = false;
-  if (cfg->make_llm) return cfg->make_llm(cfg->llm_ud, err);
+  if (cfg->make_llm) {
+    pthread_mutex_lock(&a->w->make_mu);
+    tt_llm *llm = cfg->make_llm(cfg->llm_ud, err);
+    pthread_mutex_unlock(&a->w->make_mu);
+    return llm;
+  }
   *shared = true;
   bool told = false;
   while (pthread_mutex_trylock(&a->w->llm_mu) != 0) {

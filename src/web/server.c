@@ -321,11 +321,13 @@ int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_buf *
     snprintf(w.host_arg, sizeof w.host_arg, "%s", h);
   pthread_mutex_init(&w.mu, NULL);
   pthread_mutex_init(&w.llm_mu, NULL);
+  pthread_mutex_init(&w.make_mu, NULL);
   tt_httpd_workers_init(&w.workers);
   struct MHD_Daemon *d = tt_httpd_start(mhd, cfg->host, cfg->port, tt_web_access, &w,
                                         tt_httpd_body_done, TT_WEB_FIRST_TIMEOUT_S, &w.bound, err);
   if (!d) {
     tt_httpd_workers_finish(&w.workers);
+    pthread_mutex_destroy(&w.make_mu);
     pthread_mutex_destroy(&w.llm_mu);
     pthread_mutex_destroy(&w.mu);
     return 1;
@@ -359,6 +361,7 @@ int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_buf *
     free(w.logins);
     w.logins = n;
   }
+  pthread_mutex_destroy(&w.make_mu);
   pthread_mutex_destroy(&w.llm_mu);
   pthread_mutex_destroy(&w.mu);
   return 0;
