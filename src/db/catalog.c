@@ -174,6 +174,7 @@ static bool tt_load_fks(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_error *e
   t->fks = tt_arena_alloc(a, sizeof(tt_fk_info) * (r->nrows ? r->nrows : 1));
   for (size_t i = 0; i < r->nrows; i++) {
     tt_fk_info *f = &t->fks[i];
+    *f = (tt_fk_info){0}; /* table_schema_len and the rest stay 0 on SQLite */
     const char *from = tt_cell_text(a, r, i, 0), *table = tt_cell_text(a, r, i, 1);
     const char *to = tt_cell_text(a, r, i, 2);
     f->from = tt_db_shown_name(a, from ? from : "");

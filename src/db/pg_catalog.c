@@ -213,6 +213,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
       long target = tt_pgc_find(oids, n, tt_pgc_int(fks, j, 1));
       if (target < 0) continue; /* a table in a schema not listed */
       tt_fk_info *f = &t->fks[t->nfks++];
+      *f = (tt_fk_info){0};
       f->from = tt_pgc_text(a, fks, j, 2);
       f->table = cat->tables[target].name;
       f->table_schema_len = cat->tables[target].schema_len;
