@@ -15,8 +15,10 @@ if [ "${1:-build}" = test ]; then
   # against; zsh and fish to check that their completion scripts parse.
   # PostgreSQL (server and psql) for the tests' own throw-away servers
   # (scripts/pg-test-server.sh); PgBouncer to test tabletalk through a
-  # pooler in transaction mode.
-  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish postgresql pgbouncer)
+  # pooler in transaction mode. Debian's chromium for the browser tests of
+  # `tabletalk web` (tests/web drives it headless with puppeteer-core).
+  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish postgresql pgbouncer
+         chromium)
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

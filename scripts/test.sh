@@ -20,6 +20,13 @@ if [ ! -f tests/mcp/node_modules/.package-lock.json ] ||
   (cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
+# The browser tests' driver: puppeteer-core, pinned by
+# tests/web/package-lock.json (it drives Debian's chromium; never downloads one).
+if [ ! -f tests/web/node_modules/.package-lock.json ] ||
+   [ tests/web/package-lock.json -nt tests/web/node_modules/.package-lock.json ]; then
+  (cd tests/web && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
 passed=0 failed=0 skipped=0
 run_tree() { # run_tree DIR -- cmake args...
   local dir=$1; shift
