@@ -239,7 +239,8 @@ async function ask(question) {
   const steps = el('ol.steps', { 'aria-label': 'Progress' });
   const clock = el('p.clock.muted', { 'aria-hidden': 'true' });
   const answer = el('div.answer', { 'aria-live': 'polite', 'aria-busy': 'true', 'aria-label': 'Answer' });
-  const details = el('details.progress', { open: true }, el('summary', null, 'Steps'), steps, clock);
+  const summary = el('summary', null, 'Steps');
+  const details = el('details.progress', { open: true }, summary, steps, clock);
   turn.body.append(details, answer);
   turn.art.scrollIntoView({ block: 'end' });
 
@@ -288,6 +289,7 @@ async function ask(question) {
         const s = d.totals;
         clock.textContent = s ? `${ms(s.wall_ms)} in all: ${plural(s.llm_calls || 0, 'model call')} (${ms(s.llm_ms)}), ${plural(s.sql_calls || 0, 'query', 'queries')}, ${s.prompt_tokens || 0} prompt + ${s.completion_tokens || 0} completion tokens`
           : `${ms(performance.now() - t0)} in all`;
+        summary.textContent = `Steps: ${clock.textContent}`;
         announce(d.status === 'clarify' ? 'tabletalk asks you a question' : `Answer ready (${d.status})`);
       } else if (name === 'error') {
         settle();
@@ -520,12 +522,12 @@ function resultTable(res, note) {
   const info = el('span.page-info', { 'aria-live': 'polite' });
   const prev = button('Previous', () => { page--; draw(); }, 'small');
   const next = button('Next', () => { page++; draw(); }, 'small');
+  const numeric = columns.map((_, i) => rows.length > 0 && rows.every((r) => r[i] === null || typeof r[i] === 'number'));
   const heads = columns.map((c, i) => {
     const b = button(c, () => sortBy(i), 'sort', { title: types[i] ? `${c} (${types[i]})` : c });
-    return el('th', { scope: 'col', 'aria-sort': 'none' }, b);
+    return el('th' + (numeric[i] ? '.num' : ''), { scope: 'col', 'aria-sort': 'none' }, b);
   });
   thead.append(el('tr', null, heads));
-  const numeric = columns.map((_, i) => rows.length > 0 && rows.every((r) => r[i] === null || typeof r[i] === 'number'));
 
   function sortBy(i) {
     asc = sortCol === i ? !asc : true;

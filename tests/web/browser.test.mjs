@@ -56,8 +56,9 @@ const RULES = [
   { when: { question: Q.fewest, step: 0 }, ...sql(FEWEST) },
   { when: { question: Q.fewest, step: 1 }, ...answer('Opera has the fewest, with 1 track.') },
   { when: { question: Q.top, step: 0 }, tool: 'ask_user', args: { question: 'Top by total spending or by number of purchases?' } },
-  { when: { question: Q.reply, step: 0 }, ...sql(TOP_SPENDER) },
-  { when: { question: Q.reply, step: 1 }, ...answer('Helena Holý spent the most: 49.62.') },
+  // the reply resumes the clarified question: the model sees it as ask_user's result
+  { when: { question: Q.top, step: 1, last_tool: Q.reply }, ...sql(TOP_SPENDER) },
+  { when: { question: Q.top, step: 2 }, ...answer('Helena Holý spent the most: 49.62.') },
   { when: { question: Q.chart, step: 0 }, ...sql(PER_YEAR) },
   { when: { question: Q.chart, step: 1 }, tool: 'make_chart', args: { kind: 'bar', x: 'year', y: 'invoices', title: 'Invoices per year' } },
   { when: { question: Q.chart, step: 2 }, ...answer('Invoices per year are shown in the chart.') },
@@ -107,6 +108,8 @@ function raw(method, pathname, headers = {}) {
 
 const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
 const lastTurn = '#conversation .turn:last-of-type';
+/* The sidebar is redrawn after each run: click in one step, not find-then-click. */
+const clickNow = (sel) => page.$eval(sel, (e) => e.click());
 const texts = (sel) => page.$$eval(sel, (els) => els.map((e) => e.textContent));
 
 /* Types a question, presses Enter, waits for the run to finish. */
@@ -165,6 +168,20 @@ test('the token URL sets the cookie and opens the page without the token in the 
   // the question box has focus and a label
   assert.equal(await page.evaluate(() => document.activeElement.id), 'question');
   assert.match(await page.$eval('label[for=question]', (l) => l.textContent), /Ask a question/);
+});
+
+test('the keyboard: Shift+Enter is a new line, Tab reaches the Ask button with a visible focus ring', async () => {
+  await page.focus('#question');
+  await page.keyboard.type('first line');
+  await page.keyboard.down('Shift'); await page.keyboard.press('Enter'); await page.keyboard.up('Shift');
+  await page.keyboard.type('second line');
+  assert.equal(await page.$eval('#question', (q) => q.value), 'first line\nsecond line');
+  assert.equal(await page.$$eval('#conversation .turn', (t) => t.length), 0, 'nothing was sent');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'send');
+  const ring = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(ring, 'none');
+  await page.$eval('#question', (q) => { q.value = ''; });
 });
 
 test('a question: the answer streams in, the steps, the SQL and the table appear', async () => {
@@ -241,7 +258,7 @@ test('edit the SQL and run it again; a write there is refused plainly', async ()
   assert.match(await page.$eval(`${turn} .sql-result .page-info`, (p) => p.textContent), /Rows 26–50 of 275, page 2 of 11/);
   // hostile cells stay text, and the CSV is RFC 4180
   await page.$eval(editor, (t) => { t.value = ''; });
-  await page.type(editor, `SELECT '<img src=x id=pwned>' AS html, 'a,b' AS comma, 'say "hi"' AS quote, 'two' || char(10) || 'lines' AS nl, NULL AS nothing`);
+  await page.type(editor, `SELECT '<img src=x id=pwned>' AS html, 'a,b' AS comma, 'say "hi"' AS quote, 'two' || char(10) || 'lines' AS nl, NULL AS empty`);
   await page.keyboard.down('Control'); await page.keyboard.press('Enter'); await page.keyboard.up('Control');
   await page.waitForFunction((t) => document.querySelector(`${t} .sql-result`).textContent.includes('1 row in'), {}, turn);
   assert.equal(await page.$('#pwned'), null);
@@ -250,7 +267,7 @@ test('edit the SQL and run it again; a write there is refused plainly', async ()
   const csvFile = path.join(downloads, 'tabletalk-result.csv');
   for (let i = 0; i < 50 && !fs.existsSync(csvFile); i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(fs.readFileSync(csvFile, 'utf8'),
-    'html,comma,quote,nl,nothing\r\n<img src=x id=pwned>,"a,b","say ""hi""","two\nlines",\r\n');
+    'html,comma,quote,nl,empty\r\n<img src=x id=pwned>,"a,b","say ""hi""","two\nlines",\r\n');
   await page.$eval(editor, (t) => { t.value = ''; });
   await page.type(editor, 'DELETE FROM Genre');
   await page.click(`${turn} .run-sql`);
@@ -320,13 +337,13 @@ test('a refused write and an unbacked number are shown as plainly as in the CLI'
 test('threads in the sidebar: resume, rename, delete', async () => {
   await page.waitForFunction(() => document.querySelectorAll('#thread-list li.thread').length === 2);
   // the older thread (the genres) is second: resume it
-  await page.click('#thread-list li.thread:nth-child(2) .thread-open');
+  await clickNow('#thread-list li.thread:nth-child(2) .thread-open');
   await page.waitForFunction(() => document.querySelectorAll('#conversation .turn').length === 2);
   assert.deepEqual(await texts('#conversation .q-text'), [Q.genres, Q.fewest]);
   assert.equal(await page.$eval(`${lastTurn} .answer.final`, (a) => a.textContent), 'Opera has the fewest, with 1 track.');
   const id = await page.$eval('#thread-list li.current', (li) => li.dataset.thread);
   // rename: the button, a field, Enter
-  await page.click('#thread-list li.current button[aria-label^="Rename"]');
+  await clickNow('#thread-list li.current button[aria-label^="Rename"]');
   await page.waitForSelector('#thread-list form.rename input');
   await page.$eval('#thread-list form.rename input', (i) => { i.value = ''; });
   await page.type('#thread-list form.rename input', 'Genres <b>by</b> tracks');
@@ -336,10 +353,10 @@ test('threads in the sidebar: resume, rename, delete', async () => {
   assert.equal(listed.find((t) => t.thread_id === id).title, 'Genres <b>by</b> tracks');
   await shot('08-threads');
   // a follow-up in the resumed thread goes to it
-  await page.click('#thread-list li.current .thread-open');
+  await clickNow('#thread-list li.current .thread-open');
   await page.waitForFunction(() => document.querySelectorAll('#conversation .turn').length === 2);
   // delete (the confirmation is accepted)
-  await page.click(`#thread-list li[data-thread="${id}"] button[aria-label^="Delete"]`);
+  await clickNow(`#thread-list li[data-thread="${id}"] button[aria-label^="Delete"]`);
   await page.waitForFunction(() => document.querySelectorAll('#thread-list li.thread').length === 1);
   assert.equal(await page.$$eval('#conversation .turn', (t) => t.length), 0, 'the open thread was deleted: a new one starts');
   const left = await page.evaluate(async () => (await (await fetch('/api/threads')).json()).threads);
@@ -416,9 +433,6 @@ test('another origin and a foreign Host are refused', async () => {
   await p.evaluate((t) => fetch(t, { method: 'POST', mode: 'no-cors', credentials: 'include',
     headers: { 'Content-Type': 'text/plain' }, body: '{"sql":"SELECT 1"}' }).catch(() => null), target);
   assert.equal((await seen).status(), 403);
-  const seenGet = p.waitForResponse((r) => r.url() === `${origin}/api/threads`);
-  await p.evaluate((t) => fetch(t, { credentials: 'include' }).catch(() => null), `${origin}/api/threads`);
-  assert.equal((await seenGet).status(), 403);
   await p.close();
   await new Promise((r) => evil.close(r));
   // a foreign Host (DNS rebinding), even with the bearer token; a foreign Origin to a script
