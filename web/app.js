@@ -321,7 +321,9 @@ function setBusy(on) {
 /* One line of progress per agent event. */
 function stepItem(d) {
   const li = el('li.step.' + (d.kind || 'tool'));
-  if (d.kind === 'model') {
+  if (d.kind === 'model' && d.error) {
+    li.append(el('strong', null, 'Model call'), ' ', el('span.bad', null, `failed: ${d.error}`));
+  } else if (d.kind === 'model') {
     li.append(el('strong', null, 'Model call'), ` ${ms(d.ms)}`,
       (d.prompt_tokens !== undefined ? `, ${d.prompt_tokens} prompt + ${d.completion_tokens ?? 0} completion tokens` : ''),
       d.tool ? `: ${d.tool}` : '');
@@ -332,6 +334,13 @@ function stepItem(d) {
     if (!d.ok) li.classList.add('failed');
   } else if (d.kind === 'chart') {
     li.append(el('strong', null, 'Chart'), ' ', d.ok === false ? `failed: ${d.error || ''}` : (d.chart || d.description || 'drawn'));
+  } else if (d.kind === 'queued') {
+    li.append(el('strong', null, 'Queued'), ' behind another question that is using the model');
+  } else if (d.kind === 'schema') {
+    const names = (d.tables || []).map((t) => (typeof t === 'string' ? t : t.name || t.table || '')).filter(Boolean);
+    li.append(el('strong', null, 'Schema'), ` ${plural(names.length, 'table')} for the model${names.length ? ': ' + names.join(', ') : ''}`);
+  } else if (d.kind === 'context') {
+    li.append(el('strong', null, 'Context'), ` ${d.action || ''}${d.error ? ': ' + d.error : ''}`);
   } else if (d.kind === 'verify') {
     li.append(el('strong', null, 'Check'), ' ', d.decision || '', d.reason ? `: ${d.reason}` : '');
   } else {
