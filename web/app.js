@@ -201,15 +201,18 @@ async function resumeThread(id) {
   setThread(r.body.thread_id || id);
   const conv = $('conversation');
   conv.replaceChildren();
-  for (const turn of r.body.turns || []) {
+  const turns = r.body.turns || [];
+  for (const [i, turn] of turns.entries()) {
     const t = newTurn(turn.question || '');
+    /* a clarification left unanswered at the end of the thread can still be answered */
+    const open = i === turns.length - 1 && turn.status === 'clarify';
     showRun(t, { status: turn.status, answer: turn.answer, sql: turn.sql, run_id: turn.run_id,
-      clarification: turn.clarification ?? (turn.status === 'clarify' ? turn.answer : null),
+      clarification: turn.clarification || (turn.status === 'clarify' ? turn.answer || turn.summary : null),
       verified: turn.verified, unbacked_numbers: turn.unbacked_numbers, refusal: turn.refusal,
       charts: turn.charts, columns: turn.columns, rows: turn.rows, error: turn.error, totals: turn.totals,
-      truncated: turn.truncated }, true);
+      truncated: turn.truncated }, !open);
   }
-  announce(`Thread ${r.body.title || id} opened, ${plural((r.body.turns || []).length, 'turn')}`);
+  announce(`Thread ${r.body.title || id} opened, ${plural(turns.length, 'turn')}`);
   await loadThreads();
   closeThreadsOnPhone();
   $('question').focus();
