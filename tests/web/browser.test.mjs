@@ -190,7 +190,9 @@ test('a question: the answer streams in, the steps, the SQL and the table appear
     window.__pieces = 0;
     new MutationObserver((recs) => {
       for (const r of recs) {
-        if (r.target.classList && r.target.classList.contains('streaming')) window.__pieces += r.addedNodes.length;
+        // a piece appended to the live answer (the final text replaces them all at once)
+        if (r.target.classList && r.target.classList.contains('answer') && !r.removedNodes.length &&
+            [...r.addedNodes].every((n) => n.nodeType === Node.TEXT_NODE)) window.__pieces += r.addedNodes.length;
       }
     }).observe(document.getElementById('conversation'), { childList: true, subtree: true });
   });
@@ -305,7 +307,7 @@ test('a chart appears in the page as SVG, with a PNG download', async () => {
   const img = `${lastTurn} figure.chart img`;
   await page.waitForFunction((s) => { const i = document.querySelector(s); return i && i.complete && i.naturalWidth > 0; }, {}, img);
   const src = await page.$eval(img, (i) => i.getAttribute('src'));
-  assert.match(src, /^\/api\/charts\/[^/]+\/0\.svg$/);
+  assert.match(src, /^\/api\/charts\/[^/]+\/[0-9]+\.svg$/);
   assert.equal(await page.$eval(img, (i) => i.alt), 'bar chart, 5 bars: Invoices per year');
   const svg = await page.evaluate(async (s) => { const r = await fetch(s); return { type: r.headers.get('Content-Type'), text: await r.text() }; }, src);
   assert.match(svg.type, /^image\/svg\+xml/);
