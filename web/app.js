@@ -289,6 +289,7 @@ async function ask(question) {
         answer.remove();
         details.open = false;
         showRun(turn, d, false, answer);
+        turn.art.scrollIntoView({ block: 'start' });
         const s = d.totals;
         clock.textContent = s ? `${ms(s.wall_ms)} in all: ${plural(s.llm_calls || 0, 'model call')} (${ms(s.llm_ms)}), ${plural(s.sql_calls || 0, 'query', 'queries')}, ${s.prompt_tokens || 0} prompt + ${s.completion_tokens || 0} completion tokens`
           : `${ms(performance.now() - t0)} in all`;
