@@ -49,6 +49,7 @@ const Q = {
   chart: 'Plot invoices per year',
   write: 'Delete all tracks',
   albums: 'How many albums are there?',
+  slow: 'Take your time',
 };
 const RULES = [
   { when: { question: Q.genres, step: 0 }, ...sql(GENRES) },
@@ -66,6 +67,7 @@ const RULES = [
   { when: { question: Q.write, step: 1 }, ...answer('Done, all tracks are deleted.') },
   { when: { question: Q.albums, step: 0 }, ...sql('SELECT count(*) AS albums FROM Album') },
   { when: { question: Q.albums, step: 1 }, ...answer('There are 348 albums.') },
+  { when: { question: Q.slow }, hang_ms: 60000, ...answer('Too late.') },
 ];
 
 let sc, model, web, url, origin, browser, page, before_sha;
@@ -182,6 +184,11 @@ test('the keyboard: Shift+Enter is a new line, Tab reaches the Ask button with a
   const ring = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
   assert.notEqual(ring, 'none');
   await page.$eval('#question', (q) => { q.value = ''; });
+  // the skip link comes first in the focus order and leads to the question box
+  assert.equal(await page.evaluate(() => document.body.querySelector('a[href], button, input, textarea').className), 'skip');
+  await page.focus('a.skip');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.activeElement.id === 'question');
 });
 
 test('a question: the answer streams in, the steps, the SQL and the table appear', async () => {
@@ -201,6 +208,7 @@ test('a question: the answer streams in, the steps, the SQL and the table appear
   assert.equal(await page.$eval(`${turn} .answer.final`, (a) => a.textContent), 'Rock has the most tracks: 1297.');
   assert.equal(await page.$eval(`${turn} .answer.final`, (a) => a.getAttribute('aria-live')), 'polite');
   assert.ok(await page.evaluate(() => window.__pieces) > 1, 'the answer arrived in several pieces');
+  assert.equal(await page.$eval('#status', (s) => s.textContent), 'Answer ready (answered)');
   const steps = await texts(`${turn} .steps li`);
   assert.ok(steps.some((s) => /^Model call/.test(s)), steps.join('\n'));
   assert.ok(steps.some((s) => s.startsWith('SQL 25 rows in') && s.includes(GENRES)), steps.join('\n'));
@@ -383,6 +391,20 @@ test('the schema browser shows tables, columns, keys and samples, and searches t
   assert.match(track, /AlbumId.*Album/);
   await shot('09-schema');
   await page.keyboard.press('Escape');
+});
+
+test('Stop cancels a question the model is slow to answer', async () => {
+  await page.click('#new-thread');
+  await page.focus('#question');
+  await page.keyboard.type(Q.slow);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => !document.getElementById('stop').hidden &&
+    document.querySelector('#conversation .turn:last-of-type .step.wait'));
+  await page.click('#stop');
+  await page.waitForSelector(`${lastTurn} p.error`);
+  assert.equal(await page.$eval(`${lastTurn} p.error`, (p) => p.textContent), 'Stopped: the question was cancelled.');
+  assert.equal(await page.$eval('#stop', (b) => b.hidden), true);
+  assert.equal(await page.$eval('#status', (s) => s.textContent), 'Question cancelled');
 });
 
 test('phone width and dark colours: the page still works at 375 px', async () => {
