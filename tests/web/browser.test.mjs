@@ -30,7 +30,9 @@ if (!fs.existsSync(PUPPETEER)) {
 const { test, before, after } = await import('node:test');
 const assert = (await import('node:assert/strict')).default;
 const { default: puppeteer } = await import('puppeteer-core');
-const { BIN, scratch, server, sha256, tempDir } = await import('../agent/harness.mjs');
+const { BIN, SLOW, scratch, server, sha256, tempDir } = await import('../agent/harness.mjs');
+/* the sanitizer build answers several times slower */
+const WAIT_MS = SLOW ? 120000 : 30000;
 
 const SHOTS = process.env.TT_WEB_SCREENSHOTS || path.join(here, '../../build/tests/web-screenshots');
 fs.mkdirSync(SHOTS, { recursive: true });
@@ -83,7 +85,7 @@ function startWeb(args) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '', err = '';
-    const timer = setTimeout(() => reject(new Error(`tabletalk web printed no URL in 30 s: ${out}${err}`)), 30000);
+    const timer = setTimeout(() => reject(new Error(`tabletalk web printed no URL in ${WAIT_MS / 1000} s: ${out}${err}`)), WAIT_MS);
     child.stdout.on('data', (d) => {
       out += d;
       const m = out.match(/serving .* at (http:\/\/\S+\?token=([0-9A-Za-z]+))/);
@@ -123,7 +125,7 @@ async function askInPage(question) {
   await page.waitForFunction((k) => {
     const turns = document.querySelectorAll('#conversation .turn');
     return turns.length > k && turns[turns.length - 1].querySelector('.run, .error');
-  }, { timeout: 30000 }, n);
+  }, { timeout: WAIT_MS }, n);
   await page.waitForFunction(() => !document.getElementById('send').disabled);
 }
 
@@ -142,6 +144,7 @@ before(async () => {
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage'],
   });
   page = await browser.newPage();
+  page.setDefaultTimeout(WAIT_MS);
   await page.setViewport({ width: 1280, height: 900 });
   page.on('dialog', (d) => d.accept()); // the delete confirmation
   page.on('pageerror', (e) => pageErrors.push(e.message));
