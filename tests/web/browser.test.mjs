@@ -461,6 +461,7 @@ test('another origin and a foreign Host are refused', async () => {
     headers: { 'Content-Type': 'text/plain' }, body: '{"sql":"SELECT 1"}' }).catch(() => null), target);
   assert.equal((await seen).status(), 403);
   await p.close();
+  evil.closeAllConnections(); // the browser keeps its connection alive
   await new Promise((r) => evil.close(r));
   // a foreign Host (DNS rebinding), even with the bearer token; a foreign Origin to a script
   const port = new URL(url).port;
