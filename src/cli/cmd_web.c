@@ -5,11 +5,15 @@
 #include "cli/cli.h"
 #include "web/web.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define TT_WEB_DEFAULT_PORT 8765
 
@@ -70,24 +74,34 @@ static bool tt_web_token_ok(const char *t) {
 typedef struct tt_web_listen {
   const char *db;
   bool open;
+  pid_t opener; /* xdg-open, while it may still run; else -1 */
 } tt_web_listen;
 
-/* xdg-open URL in the background; a missing xdg-open is only a note. */
-static void tt_web_open_browser(const char *url) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-      dup2(null, STDOUT_FILENO);
-      dup2(null, STDERR_FILENO);
-    }
-    execlp("xdg-open", "xdg-open", url, (char *)NULL);
-    _exit(127);
+/* Starts xdg-open URL in its own process group, its output to /dev/null, and
+ * does not wait for it (it may run the browser in the foreground);
+ * posix_spawnp reports a missing xdg-open itself, which is only a note.
+ * The child is reaped when the server stops. */
+static pid_t tt_web_open_browser(const char *url) {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP); /* Ctrl-C stops us, not it */
+  posix_spawnattr_setpgroup(&attr, 0);
+  char *args[] = {"xdg-open", (char *)url, NULL};
+  pid_t pid = -1;
+  int e = posix_spawnp(&pid, "xdg-open", &fa, &attr, args, environ);
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&fa);
+  if (e != 0) {
+    fprintf(stderr, "tabletalk web: note: cannot run xdg-open (%s); open the URL above yourself\n",
+            e == ENOENT ? "not installed?" : strerror(e));
+    return -1;
   }
-  int status = 0;
-  if (pid < 0 || (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 127))
-    fprintf(stderr, "tabletalk web: note: cannot run xdg-open (not installed?); open the URL "
-                    "above yourself\n");
+  return pid;
 }
 
 static void tt_web_on_listen(void *ud, const char *url) {
@@ -95,7 +109,7 @@ static void tt_web_on_listen(void *ud, const char *url) {
   printf("tabletalk web: serving %s at %s\n", l->db, url);
   fflush(stdout);
   fprintf(stderr, "Press Ctrl-C to stop.\n");
-  if (l->open) tt_web_open_browser(url);
+  if (l->open) l->opener = tt_web_open_browser(url);
 }
 
 /* host (maybe "[v6]") is a loopback address. */
@@ -164,7 +178,7 @@ int cmd_web(int argc, char **argv) {
   ao.sql.csv_header = w.o.csv_header;
   ao.sql.schemas = w.o.schemas;
   ao.schema_budget = (size_t)w.o.schema_budget;
-  tt_web_listen listen = {.db = db_arg, .open = w.open};
+  tt_web_listen listen = {.db = db_arg, .open = w.open, .opener = -1};
   tt_web_config cfg = {
       .db_path = db_arg,
       .db_shown = env.db_path,
@@ -190,6 +204,7 @@ int cmd_web(int argc, char **argv) {
     fprintf(stderr, "tabletalk web: stopped\n");
     rc = TT_EXIT_OK;
   }
+  if (listen.opener > 0) waitpid(listen.opener, NULL, WNOHANG); /* no zombie if it is done */
   tt_buf_free(&err);
   tt_cli_env_close(&env);
   tt_dotenv_free(dotenv);

@@ -1,6 +1,7 @@
 // Helpers for the agent tests: run the real tabletalk binary against the
 // scripted model server on loopback, on scratch copies of chinook, each test
 // with its own state directory. TT_BIN and TT_CHINOOK come from CTest.
+import { after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -33,8 +34,24 @@ export function sha256(file) {
   return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
 
+/* What a test that failed half-way left running (servers, processes): */
+/* closed after the file's last test, so that one failure cannot keep the */
+/* file alive until CTest's timeout. */
+const leftOpen = new Set();
+after(async () => { for (const closeIt of leftOpen) await closeIt(); });
+
+/* Registers closeIt to run after the last test unless forget() is called. */
+export function closeAtEnd(closeIt) {
+  leftOpen.add(closeIt);
+  return () => leftOpen.delete(closeIt);
+}
+
 export async function server(script) {
-  return startModelServer(script);
+  const srv = await startModelServer(script);
+  const close = srv.close;
+  const forget = closeAtEnd(close);
+  srv.close = () => { forget(); return close(); };
+  return srv;
 }
 
 /* Runs tabletalk; resolves with {code, signal, stdout, stderr, json, ms}. */

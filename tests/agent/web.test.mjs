@@ -7,9 +7,11 @@
 // thread store, never from the script's own words alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { BIN, run, scratch, server, sha256 } from './harness.mjs';
+import { BIN, closeAtEnd, run, scratch, server, sha256 } from './harness.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
 const answer = (text) => ({ tool: 'answer', args: { text } });
@@ -24,6 +26,8 @@ export function startWeb(sc, srv, extra = [], env = {}) {
         TABLETALK_MODEL_PATH: '', TABLETALK_WEB_TOKEN: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const forget = closeAtEnd(() => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); });
+    proc.on('close', forget);
     let stdout = '', stderr = '';
     const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`no URL: ${stderr}`)); }, 30000);
     proc.stderr.on('data', (d) => { stderr += d; });
@@ -185,7 +189,7 @@ test('a non-loopback --host without a chosen token is refused with what to set',
   assert.match(r.stderr, /--token or TABLETALK_WEB_TOKEN/);
 });
 
-test('a chosen token (--token, TABLETALK_WEB_TOKEN); 0.0.0.0 warns and takes any Host; --open without xdg-open is a note', async () => {
+test('a chosen token (--token, TABLETALK_WEB_TOKEN); 0.0.0.0 warns and takes any Host; --open runs xdg-open without waiting, a missing one is a note', async () => {
   const sc = scratch();
   const srv = await server({ rules: [] });
   const bad = await run(['web', sc.db, '--token', 'short', '--port', '0', '--base-url', srv.url, '--state-dir', sc.state]);
@@ -200,9 +204,20 @@ test('a chosen token (--token, TABLETALK_WEB_TOKEN); 0.0.0.0 warns and takes any
   assert.equal(r.code, 0);
   assert.match(r.stderr(), /warning: listening on 0\.0\.0\.0/);
   assert.match(r.stderr(), /cannot run xdg-open/);
-  const w2 = await startWeb(sc, srv, ['--token', 'flag-token-22']);
+  // An xdg-open that stays (as a browser run in the foreground does): it
+  // gets the URL, the server does not wait for it and stops at once.
+  const bin = path.join(sc.dir, 'bin');
+  fs.mkdirSync(bin);
+  fs.writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\necho "$1" > '${sc.dir}/opened'\nexec sleep 5\n`, { mode: 0o755 });
+  const w2 = await startWeb(sc, srv, ['--token', 'flag-token-22', '--open'], { PATH: `${bin}:${process.env.PATH}` });
   assert.equal(w2.token, 'flag-token-22');
-  assert.equal((await stop(w2)).code, 0);
+  for (let i = 0; i < 100 && !fs.existsSync(path.join(sc.dir, 'opened')); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(fs.readFileSync(path.join(sc.dir, 'opened'), 'utf8'), `${w2.url}\n`);
+  const t0 = Date.now();
+  const r2 = await stop(w2);
+  assert.equal(r2.code, 0);
+  assert.ok(Date.now() - t0 < 4000, `stopping took ${Date.now() - t0} ms: it waited for xdg-open`);
+  assert.doesNotMatch(r2.stderr(), /xdg-open/);
   await srv.close();
 });
 
