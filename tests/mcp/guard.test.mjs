@@ -41,11 +41,17 @@ function mcpOutcome(result) {
 }
 
 /* Same outcome: equal kinds; for `dos` cases every way of being stopped
- * (refused, timeout, limit, sql) counts as one (the corpus README). */
-function same(category, a, b) {
+ * (refused, timeout, limit, sql) counts as one (the corpus README). A case
+ * the corpus expects to time out may also finish on one side: X009 takes
+ * 1.9 to 2.2 s here against the 2 s limit, so which side wins is the
+ * machine's speed (the time each call took is still checked below, and
+ * test_guard_corpus checks the timeout itself at 0.5 s). */
+function same(c, a, b) {
   if (a === b) return true;
   const stopped = (k) => ['refused', 'timeout', 'limit', 'sql'].includes(k);
-  return category === 'dos' && stopped(a) && stopped(b);
+  if (c.category !== 'dos') return false;
+  if (stopped(a) && stopped(b)) return true;
+  return c.expect === 'timeout' && [a, b].every((k) => k === 'ok' || k === 'timeout');
 }
 
 /* A JSON string literal holding these bytes; bytes that are not valid
@@ -110,7 +116,7 @@ describe('the guard corpus through run_sql', { timeout: SUITE_TIMEOUT }, () => {
         continue;
       }
       const got = reply.error ? `protocol error ${reply.error.code}` : mcpOutcome(reply.result);
-      if (!same(c.category, got, want)) failures.push(`${c.id} (${c.category}, corpus: ${c.expect}): run_sql ${got}, tabletalk sql ${want}${reply.result ? ` — ${textOf(reply.result).slice(0, 160)}` : ''}`);
+      if (!same(c, got, want)) failures.push(`${c.id} (${c.category}, corpus: ${c.expect}): run_sql ${got}, tabletalk sql ${want}${reply.result ? ` — ${textOf(reply.result).slice(0, 160)}` : ''}`);
       if (took > ms(2000) + 1000 * Number(TIMEOUT_S) + (c.category === 'dos' ? 1000 : 0)) failures.push(`${c.id}: took ${took} ms (time limit ${TIMEOUT_S} s)`);
       /* the rows themselves, where they are deterministic */
       if (got === 'ok' && want === 'ok' && !c.expect.startsWith('capped') && c.category !== 'dos' && !/random/i.test(c.sql)) {
@@ -149,7 +155,7 @@ describe('the guard corpus through run_sql', { timeout: SUITE_TIMEOUT }, () => {
           const want = cliOutcome(cli[i]);
           const res = await postModern(srv.url, c.id, 'tools/call', { name: 'run_sql', arguments: { sql: c.sqlBytes.toString('utf8') } });
           const got = res.status !== 200 ? `HTTP ${res.status}` : res.json?.error ? `protocol error ${res.json.error.code}` : mcpOutcome(res.json?.result);
-          if (!same(c.category, got, want)) failures.push(`${c.id} (${c.category}): run_sql ${got}, tabletalk sql ${want}`);
+          if (!same(c, got, want)) failures.push(`${c.id} (${c.category}): run_sql ${got}, tabletalk sql ${want}`);
         }
       };
       await Promise.all([worker(), worker()]);
