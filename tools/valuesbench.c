@@ -31,7 +31,7 @@ static void match_each(const tt_values *v, char **questions, int nq) {
 
 static double open_once(const char *path, const char *cache, size_t *n, bool *cached,
                         char **questions, int nq) {
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   if (!db) {
     fprintf(stderr, "%s\n", err.message);

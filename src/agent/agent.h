@@ -70,7 +70,7 @@ typedef struct tt_event {
   int step;                        /* model calls so far in this question */
   /* TT_EV_LLM_CALL */
   const tt_llm_reply *reply;       /* NULL when the call failed */
-  const tt_llm_error *llm_error;   /* set when it failed */
+  const tt_error *llm_error;   /* set when it failed */
   /* TT_EV_TOOL_CALL */
   const char *tool;
   const char *args;                /* as the model wrote them */

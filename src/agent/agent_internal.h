@@ -33,7 +33,7 @@ struct tt_agent {
 /* loop.c: one guarded query under the agent's limits, keeping at most
  * max_rows; cancel (may be NULL) stops it. */
 tt_result *tt_agent_guarded_query(tt_agent *a, volatile sig_atomic_t *cancel, const char *sql,
-                                  long max_rows, tt_db_error *err);
+                                  long max_rows, tt_error *err);
 
 /* A chart built for the run: described into desc, handed to the caller
  * (hooks->on_chart saves or previews it; path receives its file) and kept
@@ -98,7 +98,7 @@ size_t tt_view_rows_within(tt_buf *out, const tt_result *r, int max_rows, tt_llm
  * count, columns and first row. Freshly allocated; NULL when view is not a
  * view of rows (or is one already shortened). */
 char *tt_view_stub(const char *view);
-void tt_view_sql_failure(tt_buf *out, const tt_db_error *err, const char *hint);
+void tt_view_sql_failure(tt_buf *out, const tt_error *err, const char *hint);
 bool tt_looks_like_instruction(const char *s, size_t n);
 
 /* room.c: every call within the model's context */

@@ -193,8 +193,8 @@ static void tt_note_result(tt_step_state *st, const char *sql, const tt_result *
 }
 
 /* The first write the model tried, for the final output. */
-static void tt_note_refused_write(tt_step_state *st, const char *sql, const tt_db_error *err) {
-  if (err->kind != TT_DB_ERR_REFUSED || !tt_db_refusal_is_write(err->refusal)) return;
+static void tt_note_refused_write(tt_step_state *st, const char *sql, const tt_error *err) {
+  if (err->kind != TT_ERR_REFUSED || !tt_db_refusal_is_write(err->reason)) return;
   st->write_refused = true;
   if (st->out->refusal) return;
   st->out->refusal = tt_xstrdup(err->message);
@@ -202,7 +202,7 @@ static void tt_note_refused_write(tt_step_state *st, const char *sql, const tt_d
 }
 
 tt_result *tt_agent_guarded_query(tt_agent *a, volatile sig_atomic_t *cancel, const char *sql,
-                                  long max_rows, tt_db_error *err) {
+                                  long max_rows, tt_error *err) {
   tt_db_opts o = a->o.sql; /* the agent's limits, for this query only */
   o.cancel = cancel;        /* Ctrl-C or a client that left */
   o.max_rows = max_rows;
@@ -211,7 +211,7 @@ tt_result *tt_agent_guarded_query(tt_agent *a, volatile sig_atomic_t *cancel, co
 }
 
 static tt_result *tt_agent_query(const tt_step_state *st, const char *sql, long max_rows,
-                                 tt_db_error *err) {
+                                 tt_error *err) {
   return tt_agent_guarded_query(st->a, st->hooks ? st->hooks->cancel : NULL, sql, max_rows, err);
 }
 
@@ -249,7 +249,7 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
     free(sql);
     return;
   }
-  tt_db_error err;
+  tt_error err;
   double t0 = tt_now_ms();
   tt_result *res = tt_agent_query(st, sql, a->o.sql.max_rows, &err);
   ev.ms = tt_now_ms() - t0;
@@ -267,7 +267,7 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
   } else {
     st->failed_in_row++;
     tt_note_refused_write(st, sql, &err);
-    char *hint = err.kind == TT_DB_ERR_SQL ? tt_hint_for_error(tt_schema_catalog(a->schema), sql, err.message) : NULL;
+    char *hint = err.kind == TT_ERR_SQL ? tt_hint_for_error(tt_schema_catalog(a->schema), sql, err.message) : NULL;
     tt_view_sql_failure(&view, &err, hint);
     tt_buf err_text = TT_BUF_INIT;
     tt_buf_printf(&err_text, "%s%s", err.message, hint ? hint : "");
@@ -306,7 +306,7 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
   tt_agent *a = st->a;
   tt_run *out = st->out;
   *owned = false;
-  tt_db_error err;
+  tt_error err;
   if (!out->rows && !st->thread_sql) {
     tt_buf_puts(why, "there are no rows to draw yet: call run_sql first with a query whose "
                      "columns are what the chart shows (one row per bar or point), then "
@@ -704,7 +704,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     tt_event wait = {.kind = TT_EV_LLM_WAIT};
     tt_emit(&st, &wait);
     tt_llm_reply r;
-    tt_llm_error lerr;
+    tt_error lerr;
     bool ok = tt_llm_chat(a->llm, &st.chat, &call, &r, &lerr);
     st.llm_calls++;
     reply_bytes += r.bytes;
@@ -713,7 +713,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     tt_event ev = {.kind = TT_EV_LLM_CALL, .reply = ok ? &r : NULL, .llm_error = ok ? NULL : &lerr};
     tt_emit(&st, &ev);
     if (!ok) {
-      out->status = lerr.kind == TT_LLM_ERR_CANCELLED ? TT_RUN_CANCELLED : TT_RUN_FAILED;
+      out->status = lerr.kind == TT_ERR_CANCELLED ? TT_RUN_CANCELLED : TT_RUN_FAILED;
       out->error = tt_xstrdup(lerr.message);
       tt_llm_reply_free(&r);
       break;

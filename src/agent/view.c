@@ -207,21 +207,21 @@ char *tt_view_stub(const char *view) {
   return tt_buf_detach(&b);
 }
 
-void tt_view_sql_failure(tt_buf *out, const tt_db_error *err, const char *hint) {
+void tt_view_sql_failure(tt_buf *out, const tt_error *err, const char *hint) {
   switch (err->kind) {
-  case TT_DB_ERR_REFUSED:
+  case TT_ERR_REFUSED:
     tt_buf_printf(out, "The query was refused: %s. tabletalk only reads the database. ", err->message);
-    if (tt_db_refusal_is_write(err->refusal))
+    if (tt_db_refusal_is_write(err->reason))
       tt_buf_puts(out, "Do not try again: tell the user that changing data or the schema is not "
                        "possible here.");
     else
       tt_buf_puts(out, "Use a single SELECT statement.");
     break;
-  case TT_DB_ERR_TIMEOUT:
+  case TT_ERR_TIMEOUT:
     tt_buf_printf(out, "The query was stopped: %s. Make it cheaper: filter with WHERE, aggregate, "
                        "or add LIMIT.", err->message);
     break;
-  case TT_DB_ERR_LIMIT:
+  case TT_ERR_LIMIT:
     tt_buf_printf(out, "The query was stopped by a limit: %s. Make it smaller.", err->message);
     break;
   default:

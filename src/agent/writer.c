@@ -88,7 +88,7 @@ static char *tt_writer_context(const tt_agent *a, const tt_turn *history, size_t
 
 /* One free-text model call on a single user message. */
 static bool tt_writer_call(tt_writer_state *st, const char *prompt, size_t stable,
-                           tt_llm_reply *r, tt_llm_error *err) {
+                           tt_llm_reply *r, tt_error *err) {
   tt_chat chat = {0};
   tt_chat_add(&chat, TT_ROLE_USER, prompt);
   tt_llm_call call = {
@@ -148,11 +148,11 @@ static tt_try_result tt_writer_try(tt_writer_state *st, const tt_sql_prompt *bas
   size_t stable = 0;
   char *prompt = tt_sql_prompt_render(a->writer_style, &p, &stable);
   tt_llm_reply r;
-  tt_llm_error lerr;
+  tt_error lerr;
   bool ok = tt_writer_call(st, prompt, stable, &r, &lerr);
   free(prompt);
   if (!ok) {
-    out->status = lerr.kind == TT_LLM_ERR_CANCELLED ? TT_RUN_CANCELLED : TT_RUN_FAILED;
+    out->status = lerr.kind == TT_ERR_CANCELLED ? TT_RUN_CANCELLED : TT_RUN_FAILED;
     free(out->error);
     out->error = tt_xstrdup(lerr.message);
     tt_llm_reply_free(&r);
@@ -178,7 +178,7 @@ static tt_try_result tt_writer_try(tt_writer_state *st, const tt_sql_prompt *bas
     out->totals.sql_calls++;
     char *args = tt_sql_args(sql);
     tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "run_sql", .args = args, .sql = sql};
-    tt_db_error err;
+    tt_error err;
     double t0 = tt_now_ms();
     tt_result *rows = tt_agent_guarded_query(a, st->hooks ? st->hooks->cancel : NULL, sql,
                                              a->o.sql.max_rows, &err);
@@ -197,19 +197,19 @@ static tt_try_result tt_writer_try(tt_writer_state *st, const tt_sql_prompt *bas
       free(out->sql);
       out->sql = tt_xstrdup(sql);
       res = TT_TRY_RAN;
-    } else if (err.kind == TT_DB_ERR_REFUSED && tt_db_refusal_is_write(err.refusal)) {
+    } else if (err.kind == TT_ERR_REFUSED && tt_db_refusal_is_write(err.reason)) {
       ev.error = err.message;
       out->refusal = tt_xstrdup(err.message);
       out->refused_sql = tt_xstrdup(sql);
       res = TT_TRY_REFUSED;
-    } else if (err.kind == TT_DB_ERR_CANCELLED) {
+    } else if (err.kind == TT_ERR_CANCELLED) {
       ev.error = err.message;
       out->status = TT_RUN_CANCELLED;
       free(out->error);
       out->error = tt_xstrdup("cancelled");
       res = TT_TRY_STOP;
     } else {
-      char *hint = err.kind == TT_DB_ERR_SQL
+      char *hint = err.kind == TT_ERR_SQL
                        ? tt_hint_for_error(tt_schema_catalog(a->schema), sql, err.message)
                        : NULL;
       char *text = tt_xasprintf("%s%s", err.message, hint ? hint : "");
@@ -353,7 +353,7 @@ static void tt_writer_answer(tt_writer_state *st, bool chart_drawn, const char *
   tt_run *out = st->out;
   char *prompt = tt_writer_answer_prompt(st->question, out->sql, out->rows, chart_drawn);
   tt_llm_reply r;
-  tt_llm_error lerr;
+  tt_error lerr;
   bool ok = tt_writer_call(st, prompt, 0, &r, &lerr);
   free(prompt);
   const char *why = ok ? tt_answer_unusable(st, &r) : lerr.message;

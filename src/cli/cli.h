@@ -62,7 +62,7 @@ extern const tt_cmd_spec tt_cmd_ask, tt_cmd_chat, tt_cmd_sql, tt_cmd_chart, tt_c
     tt_cmd_bench, tt_cmd_doctor, tt_cmd_gc, tt_cmd_completion, tt_cmd_web;
 
 /* Exit code for a db error kind. */
-int tt_exit_for(tt_db_errkind kind);
+int tt_exit_for(tt_errkind kind);
 /* Prints "tabletalk: <msg>" on stderr (escaped) and returns code. */
 int tt_fail(int code, const char *fmt, ...) TT_PRINTF(2, 3);
 /* Prints "tabletalk CMD: <msg>\n<hint>" for a usage error; returns 2. */
@@ -138,7 +138,7 @@ typedef struct tt_export_opts {
  * Returns an exit code after printing any problem, or -1 with err filled
  * in when the query could not start (nothing was written). */
 int tt_export_query(tt_db *db, const char *sql, size_t len, const tt_export_opts *o,
-                    tt_db_error *err);
+                    tt_error *err);
 /* The same for rows already read. */
 int tt_export_result(const tt_result *r, const tt_export_opts *o);
 
@@ -174,7 +174,7 @@ void tt_cli_agent_defaults(tt_cli_agent_opts *o);
 
 /* Says why tt_schema_load failed and returns the exit code: a bad
  * knowledge file the user named is a usage error (2). */
-int tt_cli_schema_error(const tt_schema_load_error *err);
+int tt_cli_schema_error(const tt_error *err);
 
 /* ---- options: one table per command, built from shared groups (opts.c) -- */
 

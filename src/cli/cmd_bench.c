@@ -256,12 +256,12 @@ int cmd_bench(int argc, char **argv) {
     free(copy);
   }
   int rc = TT_EXIT_OK;
-  tt_db_error derr;
+  tt_error derr;
   tt_db *db = tt_db_open(db_path, NULL, &derr);
   /* the schema as ask reads it: knowledge file and value index included */
   char *vcache = tt_default_dir(env, "CACHE");
   tt_schema_load_opts so = {.db_path = db_path, .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = vcache};
-  tt_schema_load_error serr;
+  tt_error serr;
   tt_schema *schema = db ? tt_schema_load(db, &so, &serr) : NULL;
   free(vcache);
   tt_llm *engine = NULL;
@@ -276,7 +276,7 @@ int cmd_bench(int argc, char **argv) {
     char *cache = tt_default_dir(env, "CACHE");
     lo.cache_dir = reuse ? cache : NULL;
     lo.cold = cold; /* computes and saves the prefix, so a warm run after it restores it */
-    tt_llm_error lerr;
+    tt_error lerr;
     engine = tt_llm_llama_new(&lo, &lerr);
     free(cache);
     if (!engine) rc = tt_fail(TT_EXIT_FAIL, "%s", lerr.message);

@@ -224,11 +224,11 @@ int cmd_chart(int argc, char **argv) {
     rc = tt_usage_error("chart", "%s", tt_buf_cstr(&err));
     goto done;
   }
-  tt_db_error dberr;
+  tt_error dberr;
   db = tt_db_open(argv[optind], &c.db, &dberr);
   if (db) r = tt_db_query(db, argv[optind + 1], strlen(argv[optind + 1]), &dberr);
   if (!r) {
-    rc = tt_fail(tt_exit_for(dberr.kind), "%s%s", dberr.kind == TT_DB_ERR_REFUSED ? "refused: " : "",
+    rc = tt_fail(tt_exit_for(dberr.kind), "%s%s", dberr.kind == TT_ERR_REFUSED ? "refused: " : "",
                  dberr.message);
     goto done;
   }

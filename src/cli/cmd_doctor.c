@@ -60,7 +60,7 @@ typedef struct tt_probe_out {
   bool ok;          /* the call returned */
   bool is_tool, from_text, args_ok, thinking, usage;
   char name[64];
-  char why[640];    /* arguments that do not fit, or the error */
+  char why[1024];    /* arguments that do not fit, or the error */
   char text[160];   /* the start of a text reply */
   double ms;
 } tt_probe_out;
@@ -72,7 +72,7 @@ static void tt_doctor_chat(tt_llm *llm, const char *question, const char *force,
   tt_chat_add(&chat, TT_ROLE_USER, question);
   tt_llm_call call = {.tools = tt_doctor_tools, .ntools = 2, .force_tool = force};
   tt_llm_reply r;
-  tt_llm_error err;
+  tt_error err;
   p->ok = tt_llm_chat(llm, &chat, &call, &r, &err);
   p->ms = r.latency_ms;
   if (!p->ok) {

@@ -82,15 +82,15 @@ int cmd_learn(int argc, char **argv) {
                                    "knowledge; name one with --knowledge FILE");
 
   tt_db_opts o = tt_db_default_opts();
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(db_path, &o, &err);
   if (!db) return tt_fail(tt_exit_for(err.kind), "%s", err.message);
   tt_result *r = tt_db_query(db, sql, strlen(sql), &err);
   tt_db_close(db);
   if (!r) {
-    const char *what = err.kind == TT_DB_ERR_REFUSED ? "refused: " : err.kind == TT_DB_ERR_SQL ? "SQL error: " : "";
+    const char *what = err.kind == TT_ERR_REFUSED ? "refused: " : err.kind == TT_ERR_SQL ? "SQL error: " : "";
     int rc = tt_exit_for(err.kind);
-    if (err.kind == TT_DB_ERR_REFUSED && err.refusal == TT_REFUSE_EMPTY) rc = TT_EXIT_USAGE;
+    if (err.kind == TT_ERR_REFUSED && err.reason == TT_REFUSE_EMPTY) rc = TT_EXIT_USAGE;
     tt_fail(rc, "%s%s (the example was not added)", what, err.message);
     return rc;
   }
@@ -105,7 +105,7 @@ int cmd_learn(int argc, char **argv) {
   int rc = TT_EXIT_OK;
   tt_knowledge *k = NULL;
   if (access(path, F_OK) == 0) {
-    tt_knowledge_error ke;
+    tt_error ke;
     k = tt_knowledge_load(path, &ke);
     if (!k) {
       char where[32] = "";

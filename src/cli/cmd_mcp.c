@@ -139,7 +139,7 @@ int cmd_serve_mcp(int argc, char **argv) {
   dbo.csv_header = o.csv_header;
   dbo.schemas = o.schemas;
   dbo.timeout_s = o.sql_timeout_s;
-  tt_db_error derr;
+  tt_error derr;
   /* a file that is not a database fails here; the schema is read by the
    * server in the background, so that it answers its client at once */
   tt_db *db = tt_db_open(db_arg, &dbo, &derr);
@@ -150,7 +150,7 @@ int cmd_serve_mcp(int argc, char **argv) {
   }
   tt_db_close(db);
   if (o.knowledge) { /* a bad file the user named stops the start, not a later read */
-    tt_knowledge_error ke;
+    tt_error ke;
     tt_knowledge *kn = tt_knowledge_load(o.knowledge, &ke);
     if (!kn) {
       tt_dotenv_free(dotenv);

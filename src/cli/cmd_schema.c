@@ -215,7 +215,7 @@ int cmd_schema(int argc, char **argv) {
   int bad = tt_cli_schemas_apply("schema", path, o.schemas);
   if (bad) return bad;
 
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, &o, &err);
   if (!db) return tt_fail(tt_exit_for(err.kind), "%s", err.message);
   /* the tables a question gets, as ask chooses them: values linked too */
@@ -225,14 +225,14 @@ int cmd_schema(int argc, char **argv) {
   tt_schema_load_opts so = {.db_path = path, .knowledge = knowledge,
                             .values = question ? TT_SCHEMA_VALUES_CACHED : TT_SCHEMA_VALUES_NONE,
                             .cache_dir = cache, .progress = isatty(STDERR_FILENO)};
-  tt_schema_load_error serr;
+  tt_error serr;
   tt_schema *s = tt_schema_load(db, &so, &serr);
   free(cache);
   if (!s) {
     tt_db_close(db);
     return tt_cli_schema_error(&serr);
   }
-  if (serr.warning[0]) fprintf(stderr, "tabletalk: warning: %s\n", serr.warning);
+  if (tt_schema_warning(s)) fprintf(stderr, "tabletalk: warning: %s\n", tt_schema_warning(s));
   if (cost) {
     int rc = tt_show_cost(s, db, (size_t)budget, question, scores, as_json);
     tt_schema_free(s);

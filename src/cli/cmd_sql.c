@@ -147,12 +147,12 @@ static void tt_print_json_error(json_t *e) {
   json_decref(o);
 }
 
-static int tt_print_error(tt_format fmt, const tt_db_error *err) {
+static int tt_print_error(tt_format fmt, const tt_error *err) {
   if (fmt == TT_FMT_JSON) {
     tt_print_json_error(tt_db_error_to_json(err));
   } else {
     static const char *const prefix[] = {
-        [TT_DB_ERR_REFUSED] = "refused: ", [TT_DB_ERR_SQL] = "SQL error: "};
+        [TT_ERR_REFUSED] = "refused: ", [TT_ERR_SQL] = "SQL error: "};
     const char *p = (size_t)err->kind < sizeof prefix / sizeof prefix[0] ? prefix[err->kind] : NULL;
     tt_fail(0, "%s%s", p ? p : "", err->message);
   }
@@ -161,8 +161,8 @@ static int tt_print_error(tt_format fmt, const tt_db_error *err) {
 
 /* A query that did not run: SQL that is empty (or only comments) is a
  * usage error; everything else is reported in the output's format. */
-static int tt_sql_failed(tt_format fmt, const tt_db_error *err) {
-  if (err->kind != TT_DB_ERR_REFUSED || err->refusal != TT_REFUSE_EMPTY)
+static int tt_sql_failed(tt_format fmt, const tt_error *err) {
+  if (err->kind != TT_ERR_REFUSED || err->reason != TT_REFUSE_EMPTY)
     return tt_print_error(fmt, err);
   static const char msg[] = "the SQL is empty (or only comments): give one SELECT statement";
   if (fmt == TT_FMT_JSON) /* scripts reading stdout learn it too */
@@ -203,9 +203,9 @@ int cmd_sql(int argc, char **argv) {
     if (!sql) return tt_fail(TT_EXIT_FAIL, "cannot read the SQL from standard input");
     if (too_long) {
       free(sql);
-      tt_db_error big = {.kind = TT_DB_ERR_LIMIT};
-      snprintf(big.message, sizeof big.message,
-               "the SQL text is longer than the limit of 100,000 bytes; shorten it");
+      tt_error big;
+      tt_error_set(&big, TT_ERR_LIMIT,
+                   "the SQL text is longer than the limit of 100,000 bytes; shorten it");
       return tt_print_error(fmt, &big);
     }
   } else {
@@ -213,7 +213,7 @@ int cmd_sql(int argc, char **argv) {
     len = strlen(sql);
   }
 
-  tt_db_error err;
+  tt_error err;
   /* loading a CSV file is not the query: the time limit starts after it */
   bool csv = tt_db_path_is_csv(path);
   if (!csv) tt_watchdog_arm(o.timeout_s, fmt);

@@ -44,7 +44,7 @@ static const char *tt_src_type(const tt_rows_src *s, size_t c) {
   return s->cur ? tt_cursor_decltype(s->cur, c) : s->res->decltypes[c];
 }
 
-static int tt_src_next(tt_rows_src *s, const tt_value **row, tt_db_error *err) {
+static int tt_src_next(tt_rows_src *s, const tt_value **row, tt_error *err) {
   if (s->cur) return tt_cursor_next(s->cur, row, err);
   if (s->next >= s->limit) return 0;
   *row = tt_result_cell(s->res, s->next++, 0);
@@ -128,7 +128,7 @@ static void tt_json_row(tt_buf *b, const tt_value *row, size_t ncols, bool first
   tt_json_put(b, arr);
 }
 
-static void tt_json_close(tt_buf *b, long rows, tt_trunc cut, double ms, const tt_db_error *err) {
+static void tt_json_close(tt_buf *b, long rows, tt_trunc cut, double ms, const tt_error *err) {
   tt_buf_printf(b, "%s],\"row_count\":%ld,\"truncated\":%s", rows ? "\n" : "", rows,
                 cut || err ? "true" : "false");
   if (err) tt_buf_puts(b, ",\"truncated_by\":\"error\"");
@@ -159,7 +159,7 @@ static int tt_export(tt_rows_src *src, const tt_export_opts *o) {
   default: tt_render_delimited_header(&out.buf, names, ncols, &t, o->fmt == TT_FMT_CSV); break;
   }
   free(names);
-  tt_db_error err = {0};
+  tt_error err = {0};
   const tt_value *row;
   long rows = 0;
   int rc;
@@ -186,7 +186,7 @@ static int tt_export(tt_rows_src *src, const tt_export_opts *o) {
     return tt_fail(TT_EXIT_FAIL, "cannot write the output: %s (is the disk full?)",
                    strerror(out.error));
   if (failed) {
-    const char *what = err.kind == TT_DB_ERR_TIMEOUT ? "timeout: " : "";
+    const char *what = err.kind == TT_ERR_TIMEOUT ? "timeout: " : "";
     return tt_fail(tt_exit_for(err.kind), "%s%s (%ld row%s written before it stopped)", what,
                    err.message, rows, rows == 1 ? "" : "s");
   }
@@ -205,7 +205,7 @@ static int tt_export(tt_rows_src *src, const tt_export_opts *o) {
 }
 
 int tt_export_query(tt_db *db, const char *sql, size_t len, const tt_export_opts *o,
-                    tt_db_error *err) {
+                    tt_error *err) {
   tt_cursor *cur = tt_db_cursor_open(db, sql, len, o->max_rows, o->max_bytes, err);
   if (!cur) return -1;
   tt_rows_src src = {.cur = cur};

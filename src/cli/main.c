@@ -54,16 +54,20 @@ static void tt_print_help(FILE *f) {
           "Exit codes: 0 ok, 1 failure, 2 usage, 3 refused, 4 stopped by a limit.\n");
 }
 
-int tt_exit_for(tt_db_errkind kind) {
+int tt_exit_for(tt_errkind kind) {
   switch (kind) {
-  case TT_DB_OK: return TT_EXIT_OK;
-  case TT_DB_ERR_REFUSED: return TT_EXIT_REFUSED;
-  case TT_DB_ERR_TIMEOUT:
-  case TT_DB_ERR_LIMIT:
-  case TT_DB_ERR_BUSY: return TT_EXIT_LIMIT;
-  case TT_DB_ERR_CANCELLED: return 130;
-  case TT_DB_ERR_SQL:
-  case TT_DB_ERR_IO: return TT_EXIT_FAIL;
+  case TT_OK: return TT_EXIT_OK;
+  case TT_ERR_REFUSED: return TT_EXIT_REFUSED;
+  case TT_ERR_TIMEOUT:
+  case TT_ERR_LIMIT:
+  case TT_ERR_BUSY: return TT_EXIT_LIMIT;
+  case TT_ERR_CANCELLED: return 130;
+  case TT_ERR_CONFIG: return TT_EXIT_USAGE;
+  case TT_ERR_SQL:
+  case TT_ERR_IO:
+  case TT_ERR_CONNECT:
+  case TT_ERR_HTTP:
+  case TT_ERR_PROTOCOL: return TT_EXIT_FAIL;
   }
   return TT_EXIT_FAIL;
 }

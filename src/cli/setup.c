@@ -239,7 +239,7 @@ static tt_llm *tt_cli_llama(const tt_dotenv *d, const tt_cli_agent_opts *o, cons
   char *cache = tt_default_dir(d, "CACHE");
   lo.cache_dir = cache;
   lo.show_progress = !o->quiet && isatty(STDERR_FILENO);
-  tt_llm_error err;
+  tt_error err;
   tt_llm *llm = tt_llm_llama_new(&lo, &err);
   free(cache);
   free(path);
@@ -305,15 +305,14 @@ tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *
   }
   tt_llm_http_opts h;
   if (!tt_cli_http_opts(d, o, base_url, &h, err)) return NULL;
-  tt_llm_error lerr;
+  tt_error lerr;
   tt_llm *llm = tt_llm_http_new(&h, &lerr);
   if (!llm) tt_buf_puts(err, lerr.message);
   return llm;
 }
 
-int tt_cli_schema_error(const tt_schema_load_error *err) {
-  int rc = err->knowledge ? TT_EXIT_USAGE : tt_exit_for(err->db.kind);
-  return tt_fail(rc, "%s", err->message);
+int tt_cli_schema_error(const tt_error *err) {
+  return tt_fail(tt_exit_for(err->kind), "%s", tt_error_text(err));
 }
 
 int tt_cli_schemas_option(const char *cmd, const char *arg) {
@@ -351,7 +350,7 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   dbo.immutable = o->immutable;
   dbo.csv_header = o->csv_header;
   dbo.schemas = o->schemas;
-  tt_db_error derr;
+  tt_error derr;
   e->db = tt_db_open(db_path, &dbo, &derr);
   if (!e->db) {
     tt_fail(tt_exit_for(derr.kind), "%s", derr.message);
@@ -367,11 +366,11 @@ int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts 
   tt_schema_load_opts so = {.db_path = db_path, .knowledge = o->knowledge,
                             .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = cache,
                             .progress = !o->quiet && isatty(STDERR_FILENO)};
-  tt_schema_load_error serr;
+  tt_error serr;
   e->schema = tt_schema_load(e->db, &so, &serr);
   free(cache);
   if (!e->schema) return tt_cli_schema_error(&serr);
-  if (serr.warning[0]) fprintf(stderr, "tabletalk: warning: %s\n", serr.warning);
+  if (tt_schema_warning(e->schema)) fprintf(stderr, "tabletalk: warning: %s\n", tt_schema_warning(e->schema));
   tt_buf lerr = TT_BUF_INIT;
   e->llm = tt_cli_make_llm(e->dotenv, o, &lerr);
   if (!e->llm) {

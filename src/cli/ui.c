@@ -653,7 +653,7 @@ static const tt_result *tt_rows_for_output(const tt_run *run, const tt_ui_out *o
   more.max_bytes = 1L << 40;
   more.count_rows = want > 0 ? 100000000 : 0; /* to say how many exist */
   if (o->timeout_s > 0) more.timeout_s = o->timeout_s;
-  tt_db_error err;
+  tt_error err;
   tt_result *again = tt_db_query_opts(o->db, run->sql, strlen(run->sql), &more, &err);
   if (!again) {
     *cut_note = "the query could not be read again in full; these are the rows the answer was "

@@ -22,7 +22,7 @@
 /* Runs an internal query with its own limits; NULL (err set) on failure.
  * Its text may hold a name's raw bytes. */
 static tt_result *tt_catalog_query(tt_db *db, const char *sql, double timeout_s,
-                                   long max_rows, long max_bytes, tt_db_error *err) {
+                                   long max_rows, long max_bytes, tt_error *err) {
   tt_db_opts o = db->opts;
   o.timeout_s = timeout_s;
   o.max_rows = max_rows;
@@ -137,7 +137,7 @@ static int64_t tt_cell_int(const tt_result *r, size_t row, size_t col) {
   return v->type == TT_VAL_INT ? v->u.i : 0;
 }
 
-static bool tt_load_columns(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_error *err) {
+static bool tt_load_columns(tt_db *db, tt_arena *a, tt_table_info *t, tt_error *err) {
   tt_buf q = TT_BUF_INIT;
   tt_buf_puts(&q, "SELECT name, type, \"notnull\", dflt_value, pk, hidden "
                   "FROM pragma_table_xinfo(");
@@ -162,7 +162,7 @@ static bool tt_load_columns(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_erro
   return true;
 }
 
-static bool tt_load_fks(tt_db *db, tt_arena *a, tt_table_info *t, tt_db_error *err) {
+static bool tt_load_fks(tt_db *db, tt_arena *a, tt_table_info *t, tt_error *err) {
   tt_buf q = TT_BUF_INIT;
   tt_buf_puts(&q, "SELECT \"from\", \"table\", \"to\", seq FROM pragma_foreign_key_list(");
   tt_buf_put_sql_string(&q, t->raw_name ? t->raw_name : t->name);
@@ -230,7 +230,7 @@ static void tt_load_top_values(tt_db *db, tt_arena *a, tt_table_info *t, const c
                   "IS NOT NULL AND c%zu <> '' GROUP BY c%zu ORDER BY 3 DESC, 2 LIMIT %d)",
                   c, c, c, c, c, TT_TOP_VALUES);
   }
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), limit, (long)(nread * TT_TOP_VALUES),
                                   256 * 1024, &err);
   tt_buf_free(&q);
@@ -260,7 +260,7 @@ void tt_catalog_probe(tt_db *db, tt_arena *a, tt_table_info *t, const char *from
     return;
   }
   double limit = left_s < TT_PROBE_TIMEOUT_S ? left_s : TT_PROBE_TIMEOUT_S;
-  tt_db_error err;
+  tt_error err;
   tt_buf q = TT_BUF_INIT;
   if (!t->is_view && t->row_count_kind != TT_ROWS_STAT1) {
     tt_buf_printf(&q, "SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) AS c", from,
@@ -278,7 +278,7 @@ void tt_catalog_probe(tt_db *db, tt_arena *a, tt_table_info *t, const char *from
   tt_buf_printf(&q, "SELECT * FROM %s LIMIT %d", from, TT_SAMPLE_ROWS);
   t->sample = tt_catalog_query(db, tt_buf_cstr(&q), limit, TT_SAMPLE_ROWS, 256 * 1024, &err);
   if (t->sample) tt_load_top_values(db, a, t, from, limit);
-  if (!t->sample && err.kind == TT_DB_ERR_TIMEOUT)
+  if (!t->sample && err.kind == TT_ERR_TIMEOUT)
     t->note = tt_arena_strdup(a, t->is_view ? "no example values: the view took too long to read"
                                             : "no example values: the table took too long to read");
   tt_buf_free(&q);
@@ -287,7 +287,7 @@ void tt_catalog_probe(tt_db *db, tt_arena *a, tt_table_info *t, const char *from
 /* Row counts ANALYZE left in sqlite_stat1 (the first number of a stat is
  * the table's rows), when the file has one; read, never written. */
 static void tt_load_stat1(tt_db *db, tt_catalog *cat) {
-  tt_db_error err;
+  tt_error err;
   tt_result *has = tt_catalog_query(
       db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sqlite_stat1'", 1.0, 1,
       1024, &err);
@@ -328,7 +328,7 @@ static void tt_resolve_fk_targets(tt_catalog *cat) {
   }
 }
 
-tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
+tt_catalog *tt_db_catalog_load(tt_db *db, tt_error *err) {
   if (db->pg) return tt_pg_catalog_load(db, err);
   tt_result *list = tt_catalog_query(
       db,
@@ -355,7 +355,7 @@ tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err) {
     /* A broken view (it names a table that is gone) or a virtual table
      * whose module is not available is listed without columns rather than
      * making the whole schema unreadable. */
-    tt_db_error ignored;
+    tt_error ignored;
     if (tt_load_columns(db, cat->arena, t, &ignored)) tt_load_fks(db, cat->arena, t, &ignored);
     tt_catalog_read_comments(cat->arena, t, tt_cell_text(cat->arena, list, i, 2));
     tt_buf from = TT_BUF_INIT;

@@ -61,16 +61,16 @@ static int tt_cmp_str(const void *a, const void *b) {
 
 /* The files to load: path itself, or the *.csv and *.tsv files of a
  * folder, sorted by name. */
-static char **tt_csv_files(const char *path, const char *real, size_t *n, tt_db_error *err) {
+static char **tt_csv_files(const char *path, const char *real, size_t *n, tt_error *err) {
   struct stat st;
   *n = 0;
   if (stat(real, &st) != 0) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    tt_db_set_error(err, TT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     return NULL;
   }
   if (!S_ISDIR(st.st_mode)) {
     if (!S_ISREG(st.st_mode)) {
-      tt_db_set_error(err, TT_DB_ERR_IO, "%s is not a regular file; give a CSV file or a folder of them",
+      tt_db_set_error(err, TT_ERR_IO, "%s is not a regular file; give a CSV file or a folder of them",
                       path);
       return NULL;
     }
@@ -81,7 +81,7 @@ static char **tt_csv_files(const char *path, const char *real, size_t *n, tt_db_
   }
   DIR *d = opendir(real);
   if (!d) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot read the folder %s: %s", path, strerror(errno));
+    tt_db_set_error(err, TT_ERR_IO, "cannot read the folder %s: %s", path, strerror(errno));
     return NULL;
   }
   char **v = NULL;
@@ -99,7 +99,7 @@ static char **tt_csv_files(const char *path, const char *real, size_t *n, tt_db_
   }
   closedir(d);
   if (*n == 0) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s is a directory with no .csv or .tsv file in it; give a SQLite database "
                     "file, a CSV file, or a directory of CSV files",
                     path);
@@ -185,10 +185,10 @@ typedef struct tt_csv_progress {
   bool on;
 } tt_csv_progress;
 
-static bool tt_csv_open_file(const char *file, const char *shown, FILE **f, tt_db_error *err) {
+static bool tt_csv_open_file(const char *file, const char *shown, FILE **f, tt_error *err) {
   *f = fopen(file, "rb");
   if (!*f) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot read %s: %s (check the file's permissions)", shown,
+    tt_db_set_error(err, TT_ERR_IO, "cannot read %s: %s (check the file's permissions)", shown,
                     strerror(errno));
     return false;
   }
@@ -196,11 +196,11 @@ static bool tt_csv_open_file(const char *file, const char *shown, FILE **f, tt_d
 }
 
 static void tt_csv_ragged(const char *shown, long line, size_t got, size_t want, char delim,
-                          tt_db_error *err) {
+                          tt_error *err) {
   char d[8];
   if (delim == '\t') snprintf(d, sizeof d, "tab");
   else snprintf(d, sizeof d, "'%c'", delim);
-  tt_db_set_error(err, TT_DB_ERR_IO,
+  tt_db_set_error(err, TT_ERR_IO,
                   "%s:%ld: %zu fields, but the first line has %zu; put the fields that hold "
                   "the delimiter %s in double quotes, or remove the extra fields",
                   shown, line, got, want, d);
@@ -208,7 +208,7 @@ static void tt_csv_ragged(const char *shown, long line, size_t got, size_t want,
 
 /* Loads one file as table tname. */
 static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, const char *tname,
-                             tt_csv_header header, tt_csv_progress *prog, tt_db_error *err) {
+                             tt_csv_header header, tt_csv_progress *prog, tt_error *err) {
   FILE *f;
   if (!tt_csv_open_file(file, shown, &f, err)) return false;
   struct stat fst;
@@ -263,7 +263,7 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
   }
   if (rc < 0) goto done;
   if (!row1) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s: the file is empty; a CSV file needs at least a line naming its columns",
                     shown);
     goto done;
@@ -312,7 +312,7 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
   tt_buf_puts(&sql, ")");
   char *msg = NULL;
   if (sqlite3_exec(h, tt_buf_cstr(&sql), NULL, NULL, &msg) != SQLITE_OK) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "%s: cannot make its table: %s", shown, msg ? msg : "?");
+    tt_db_set_error(err, TT_ERR_IO, "%s: cannot make its table: %s", shown, msg ? msg : "?");
     sqlite3_free(msg);
     goto done;
   }
@@ -323,7 +323,7 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
   for (size_t c = 0; c < ncols; c++) tt_buf_puts(&sql, c ? ",?" : "?");
   tt_buf_puts(&sql, ")");
   if (sqlite3_prepare_v2(h, tt_buf_cstr(&sql), -1, &ins, NULL) != SQLITE_OK) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "%s: cannot fill its table: %s", shown, sqlite3_errmsg(h));
+    tt_db_set_error(err, TT_ERR_IO, "%s: cannot fill its table: %s", shown, sqlite3_errmsg(h));
     goto done;
   }
 
@@ -362,12 +362,12 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
     sqlite3_reset(ins);
     if (src != SQLITE_DONE) {
       if ((src & 0xff) == SQLITE_FULL)
-        tt_db_set_error(err, TT_DB_ERR_IO,
+        tt_db_set_error(err, TT_ERR_IO,
                         "%s:%ld: the data does not fit in the memory set aside for it; load "
                         "fewer or smaller files",
                         shown, tt_csv_record_line(r));
       else
-        tt_db_set_error(err, TT_DB_ERR_IO, "%s:%ld: cannot store the row: %s", shown,
+        tt_db_set_error(err, TT_ERR_IO, "%s:%ld: cannot store the row: %s", shown,
                         tt_csv_record_line(r), sqlite3_errmsg(h));
       goto done;
     }
@@ -380,7 +380,7 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
   }
   if (rc < 0) goto done;
   if (ferror(f)) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot read %s: %s", shown, strerror(errno));
+    tt_db_set_error(err, TT_ERR_IO, "cannot read %s: %s", shown, strerror(errno));
     goto done;
   }
   ok = true;
@@ -402,7 +402,7 @@ static void tt_csv_unmap(tt_csv_data *d) {
 
 /* Builds the database of files[0..n) in d's image. */
 static bool tt_csv_build(tt_csv_data *d, const char *path, char **files, size_t n,
-                         long long total, tt_csv_header header, tt_db_error *err) {
+                         long long total, tt_csv_header header, tt_error *err) {
   /* room for the database: SQLite stores a CSV file in about its size;
    * only the pages written take memory */
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -410,7 +410,7 @@ static bool tt_csv_build(tt_csv_data *d, const char *path, char **files, size_t 
   void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
   if (m == MAP_FAILED) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot set aside %zu MB of memory for %s: %s",
+    tt_db_set_error(err, TT_ERR_IO, "cannot set aside %zu MB of memory for %s: %s",
                     cap >> 20, path, strerror(errno));
     return false;
   }
@@ -423,7 +423,7 @@ static bool tt_csv_build(tt_csv_data *d, const char *path, char **files, size_t 
       sqlite3_deserialize(h, "main", d->image, 0, (sqlite3_int64)cap, 0) != SQLITE_OK ||
       sqlite3_exec(h, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;", NULL, NULL,
                    NULL) != SQLITE_OK) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot make an in-memory database for %s: %s", path,
+    tt_db_set_error(err, TT_ERR_IO, "cannot make an in-memory database for %s: %s", path,
                     h ? sqlite3_errmsg(h) : "out of memory");
     goto done;
   }
@@ -451,7 +451,7 @@ static bool tt_csv_build(tt_csv_data *d, const char *path, char **files, size_t 
   if (prog.on) fputs("\r\033[K", stderr);
   if (!loaded) goto done;
   if (sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot finish the in-memory database of %s: %s", path,
+    tt_db_set_error(err, TT_ERR_IO, "cannot finish the in-memory database of %s: %s", path,
                     sqlite3_errmsg(h));
     goto done;
   }
@@ -466,7 +466,7 @@ static bool tt_csv_build(tt_csv_data *d, const char *path, char **files, size_t 
   sqlite3_finalize(st);
   d->size = (size_t)(pages * psize);
   ok = d->size > 0;
-  if (!ok) tt_db_set_error(err, TT_DB_ERR_IO, "cannot measure the in-memory database of %s", path);
+  if (!ok) tt_db_set_error(err, TT_ERR_IO, "cannot measure the in-memory database of %s", path);
 done:
   sqlite3_close(h);
   if (!ok) {
@@ -500,7 +500,7 @@ static void tt_csv_drop_unused(void) {
 }
 
 tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
-                            tt_db_error *err) {
+                            tt_error *err) {
   size_t n;
   char **files = tt_csv_files(path, real, &n, err);
   if (!files) return NULL;
@@ -542,7 +542,7 @@ void tt_csv_release(tt_csv_data *d) {
   pthread_mutex_unlock(&tt_csv_mu);
 }
 
-sqlite3 *tt_csv_connect(tt_csv_data *d, const char *path, tt_db_error *err) {
+sqlite3 *tt_csv_connect(tt_csv_data *d, const char *path, tt_error *err) {
   sqlite3 *h = NULL;
   int rc = sqlite3_open_v2(":memory:", &h,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
@@ -551,7 +551,7 @@ sqlite3 *tt_csv_connect(tt_csv_data *d, const char *path, tt_db_error *err) {
     rc = sqlite3_deserialize(h, "main", d->image, (sqlite3_int64)d->size,
                              (sqlite3_int64)d->size, SQLITE_DESERIALIZE_READONLY);
   if (rc != SQLITE_OK) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot open the in-memory database of %s: %s", path,
+    tt_db_set_error(err, TT_ERR_IO, "cannot open the in-memory database of %s: %s", path,
                     h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
     sqlite3_close(h);
     return NULL;

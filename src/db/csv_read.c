@@ -71,13 +71,13 @@ static inline int tt_csv_peek(tt_csv_reader *r) {
   return r->buf[r->pos];
 }
 
-bool tt_csv_reader_skip_bom(tt_csv_reader *r, tt_db_error *err) {
+bool tt_csv_reader_skip_bom(tt_csv_reader *r, tt_error *err) {
   if (!tt_csv_fill(r)) return true;
   if (r->len >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) {
     r->pos = 3;
     r->consumed = 3;
   } else if (r->len >= 2 && (memcmp(r->buf, "\xFF\xFE", 2) == 0 || memcmp(r->buf, "\xFE\xFF", 2) == 0)) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s:1: the file is UTF-16; save it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)",
                     r->name);
     return false;
@@ -95,10 +95,10 @@ const char *tt_csv_field(const tt_csv_reader *r, size_t i, size_t *len) {
 
 /* Closes the field that began at byte start of the record (at line
  * field_line): checks its size and its UTF-8. */
-static bool tt_csv_end_field(tt_csv_reader *r, size_t start, long field_line, tt_db_error *err) {
+static bool tt_csv_end_field(tt_csv_reader *r, size_t start, long field_line, tt_error *err) {
   size_t n = r->rec.len - start;
   if (r->nfields == TT_CSV_MAX_COLUMNS) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s:%ld: more than %d fields on one line; tabletalk reads at most %d "
                     "columns (keep the columns you need, e.g. with cut or csvcut)",
                     r->name, r->rec_line, TT_CSV_MAX_COLUMNS, TT_CSV_MAX_COLUMNS);
@@ -112,7 +112,7 @@ static bool tt_csv_end_field(tt_csv_reader *r, size_t start, long field_line, tt
     long line = field_line;
     for (size_t i = 0; i < bad; i++)
       if (r->rec.data[start + i] == '\n') line++;
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s:%ld: byte 0x%02X in field %zu is not UTF-8; save the file as UTF-8 "
                     "(e.g. iconv -f latin1 -t utf-8)",
                     r->name, line, (unsigned char)r->rec.data[start + bad], r->nfields + 1);
@@ -130,8 +130,8 @@ static bool tt_csv_end_field(tt_csv_reader *r, size_t start, long field_line, tt
   return true;
 }
 
-static int tt_csv_too_long(tt_csv_reader *r, tt_db_error *err) {
-  tt_db_set_error(err, TT_DB_ERR_IO,
+static int tt_csv_too_long(tt_csv_reader *r, tt_error *err) {
+  tt_db_set_error(err, TT_ERR_IO,
                   "%s:%ld: a field longer than %d bytes (a quote that is never closed?); "
                   "check the quotes on that line",
                   r->name, r->rec_line, TT_CSV_MAX_FIELD);
@@ -158,8 +158,8 @@ static int tt_csv_run(tt_csv_reader *r, int stop, size_t start) {
   }
 }
 
-static int tt_csv_nul(tt_csv_reader *r, long line, tt_db_error *err) {
-  tt_db_set_error(err, TT_DB_ERR_IO,
+static int tt_csv_nul(tt_csv_reader *r, long line, tt_error *err) {
+  tt_db_set_error(err, TT_ERR_IO,
                   "%s:%ld: a NUL byte; this is not a text file (or is UTF-16: save it as UTF-8)",
                   r->name, line);
   return -1;
@@ -171,7 +171,7 @@ static void tt_csv_line_end(tt_csv_reader *r, int c) {
   r->line++;
 }
 
-int tt_csv_next(tt_csv_reader *r, tt_db_error *err) {
+int tt_csv_next(tt_csv_reader *r, tt_error *err) {
 again:
   tt_buf_reset(&r->rec);
   r->nfields = 0;
@@ -189,7 +189,7 @@ again:
         c = tt_csv_run(r, '"', start);
         if (c == -2) return tt_csv_too_long(r, err);
         if (c == -1) {
-          tt_db_set_error(err, TT_DB_ERR_IO,
+          tt_db_set_error(err, TT_ERR_IO,
                           "%s:%ld: a quoted field is never closed; close it with \" (a quote "
                           "inside a field is written \"\")",
                           r->name, qline);
@@ -211,7 +211,7 @@ again:
       }
       c = tt_csv_get(r);
       if (c != r->delim && c != '\n' && c != '\r' && c != -1) {
-        tt_db_set_error(err, TT_DB_ERR_IO,
+        tt_db_set_error(err, TT_ERR_IO,
                         "%s:%ld: text after the closing quote of field %zu; a quote inside a "
                         "quoted field is written \"\"",
                         r->name, r->line, r->nfields + 1);

@@ -27,7 +27,7 @@ struct tt_cursor {
 
 /* A cursor over a PostgreSQL statement: the same caps, rows from pg.c. */
 static tt_cursor *tt_pg_cursor_open(tt_db *db, const char *sql, size_t len, long max_rows,
-                                    long max_bytes, tt_db_error *err) {
+                                    long max_bytes, tt_error *err) {
   double t0 = tt_now_ms();
   tt_pg_run *run = tt_pg_run_open(db, sql, len, db->opts.timeout_s, err);
   if (!run) return NULL;
@@ -47,7 +47,7 @@ static tt_cursor *tt_pg_cursor_open(tt_db *db, const char *sql, size_t len, long
   return c;
 }
 
-static int tt_pg_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err) {
+static int tt_pg_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err) {
   double t0 = tt_now_ms();
   size_t rb = 0;
   int rc = tt_pg_run_next(c->pg, row, &rb, err);
@@ -70,7 +70,7 @@ static int tt_pg_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *er
 }
 
 tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_rows,
-                             long max_bytes, tt_db_error *err) {
+                             long max_bytes, tt_error *err) {
   if (db->pg) return tt_pg_cursor_open(db, sql, len, max_rows, max_bytes, err);
   double t0 = tt_now_ms();
   if (!tt_db_refresh(db, err)) return NULL;
@@ -104,7 +104,7 @@ long tt_cursor_rows(const tt_cursor *c) { return c->rows; }
 tt_trunc tt_cursor_truncated(const tt_cursor *c) { return c->truncated; }
 double tt_cursor_elapsed_ms(const tt_cursor *c) { return c->sqlite_ms; }
 
-int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err) {
+int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err) {
   *row = NULL;
   if (c->done) return 0;
   if (c->pg) return tt_pg_cursor_next(c, row, err);
@@ -119,7 +119,7 @@ int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err) {
   if (rc == SQLITE_DONE) {
     c->done = true;
     if (!tt_db_unchanged(db)) { /* read without locks while a writer changed the file */
-      tt_db_set_error(err, TT_DB_ERR_BUSY,
+      tt_db_set_error(err, TT_ERR_BUSY,
                       "another program changed %s while it was read, so these rows may mix two "
                       "versions of it; run the query again", db->path);
       return -1;

@@ -52,19 +52,7 @@ typedef struct tt_db_opts {
 
 tt_db_opts tt_db_default_opts(void);
 
-typedef enum tt_db_errkind {
-  TT_DB_OK = 0,
-  TT_DB_ERR_REFUSED, /* the guard refused the statement */
-  TT_DB_ERR_TIMEOUT, /* stopped by the wall-clock limit */
-  TT_DB_ERR_LIMIT,   /* stopped by a size, depth or memory limit */
-  TT_DB_ERR_SQL,     /* SQLite rejected or failed the statement */
-  TT_DB_ERR_IO,      /* the file could not be opened or read */
-  TT_DB_ERR_BUSY,    /* another program kept it locked for the whole time limit,
-                      * or kept changing it while it was read */
-  TT_DB_ERR_CANCELLED, /* stopped by opts.cancel */
-} tt_db_errkind;
-
-/* Why the guard refused a statement (TT_DB_ERR_REFUSED), so that callers
+/* Why the guard refused a statement (TT_ERR_REFUSED), so that callers
  * act on a code, never on the wording of the message. */
 typedef enum tt_db_refusal {
   TT_REFUSE_NONE = 0,
@@ -82,14 +70,6 @@ typedef enum tt_db_refusal {
   TT_REFUSE_OTHER,       /* anything else that is not a read */
 } tt_db_refusal;
 
-typedef struct tt_db_error {
-  tt_db_errkind kind;
-  tt_db_refusal refusal; /* TT_DB_ERR_REFUSED: why; else TT_REFUSE_NONE */
-  char message[512];
-} tt_db_error;
-
-/* "refused", "timeout", "limit", "sql", "io", "busy", "cancelled" (or "ok"). */
-const char *tt_db_errkind_name(tt_db_errkind kind);
 /* "write", "schema", "attach", "transaction", "pragma", "function",
  * "internals", "multiple", "explain", "text", "empty", "other" ("none"). */
 const char *tt_db_refusal_name(tt_db_refusal r);
@@ -98,14 +78,14 @@ const char *tt_db_refusal_name(tt_db_refusal r);
 bool tt_db_refusal_is_write(tt_db_refusal r);
 
 /* Opens path read-only. A missing, unreadable or non-SQLite file is a
- * TT_DB_ERR_IO error; no file is ever created. Returns NULL on error.
+ * TT_ERR_IO error; no file is ever created. Returns NULL on error.
  * A path ending in .csv or .tsv, or a folder (its *.csv and *.tsv files),
  * is loaded into an in-memory database, one table per file, once per
  * contents: every handle on it shares that one copy and reads it under the
  * same guard and limits as a file, and follows the files as it follows a
  * SQLite file (changed files are loaded again before the next query). Nothing is written beside the files; a
- * malformed file is a TT_DB_ERR_IO error naming its line. */
-tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err);
+ * malformed file is a TT_ERR_IO error naming its line. */
+tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_error *err);
 void tt_db_close(tt_db *db);
 /* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
  * (any case), or a folder. */
@@ -141,7 +121,7 @@ const tt_db_opts *tt_db_get_opts(const tt_db *db);
  * snapshot's with the same version (another connection's commit, another
  * file at the path, another connection); queries until tt_db_snapshot_end
  * see exactly that data. For caching results of repeatable queries. */
-bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_db_error *err);
+bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err);
 void tt_db_snapshot_end(tt_db *db);
 void tt_db_set_opts(tt_db *db, const tt_db_opts *opts);
 
@@ -210,20 +190,20 @@ json_t *tt_result_to_json(const tt_result *r, size_t max_rows);
 
 /* {"kind":"refused","reason":"write","message":"..."} (reason only for
  * refusals). */
-json_t *tt_db_error_to_json(const tt_db_error *err);
+json_t *tt_db_error_to_json(const tt_error *err);
 
 /* ---- queries ---------------------------------------------------------- */
 
 /* Runs one guarded, read-only statement. sql need not be NUL-terminated and
  * may contain any bytes (they are checked). Returns the result, or NULL with
  * err filled in. */
-tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err);
+tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_error *err);
 /* tt_db_query under this query's own limits (timeout_s, max_rows,
  * max_bytes, count_rows, cancel) instead of the handle's, which stay as
  * they are: for a caller that borrows the handle. immutable and
  * double_quoted_strings remain the handle's. */
 tt_result *tt_db_query_opts(tt_db *db, const char *sql, size_t len, const tt_db_opts *opts,
-                            tt_db_error *err);
+                            tt_error *err);
 
 /* ---- cursors: rows one at a time ------------------------------------- */
 
@@ -236,11 +216,11 @@ typedef struct tt_cursor tt_cursor;
  * apply). NULL with err filled in. The handle serves no other query until
  * the cursor is closed. */
 tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_rows,
-                             long max_bytes, tt_db_error *err);
+                             long max_bytes, tt_error *err);
 /* 1 with *row (ncols values, valid until the next call; text is
  * NUL-terminated, blobs are not), 0 at the end or at the row cap, -1 with
  * err filled in (the time limit, SQLite's own errors). */
-int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_db_error *err);
+int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err);
 size_t tt_cursor_ncols(const tt_cursor *c);
 const char *tt_cursor_name(const tt_cursor *c, size_t col);
 const char *tt_cursor_decltype(const tt_cursor *c, size_t col);
@@ -332,7 +312,7 @@ typedef struct tt_catalog {
  * order, with columns, foreign keys, descriptions (SQL comments), row counts
  * (never a whole-table scan), three sample rows and the frequent values of
  * text columns among the first TT_TOP_VALUES_SCAN rows. */
-tt_catalog *tt_db_catalog_load(tt_db *db, tt_db_error *err);
+tt_catalog *tt_db_catalog_load(tt_db *db, tt_error *err);
 void tt_catalog_free(tt_catalog *cat);
 
 /* Appends to out the SQL that reads the distinct text values of column c

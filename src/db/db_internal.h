@@ -59,10 +59,10 @@ struct tt_db {
                        * NULL. NULL for SQLite */
 };
 
-void tt_db_set_error(tt_db_error *err, tt_db_errkind kind, const char *fmt, ...)
+void tt_db_set_error(tt_error *err, tt_errkind kind, const char *fmt, ...)
     TT_PRINTF(3, 4);
-/* A TT_DB_ERR_REFUSED error with its reason code. */
-void tt_db_refuse(tt_db_error *err, tt_db_refusal reason, const char *fmt, ...) TT_PRINTF(3, 4);
+/* A TT_ERR_REFUSED error with its reason code. */
+void tt_db_refuse(tt_error *err, tt_db_refusal reason, const char *fmt, ...) TT_PRINTF(3, 4);
 
 /* Installs authorizer, progress handler, module pruning and the checked
  * printf on a freshly opened connection. */
@@ -70,7 +70,7 @@ void tt_guard_install(tt_db *db);
 /* Clears per-query guard state and arms the deadline (tt_now_ms time). */
 void tt_guard_arm(tt_db *db, double deadline_ms);
 /* Checks the raw SQL text before SQLite sees it (UTF-8, NUL, empty). */
-bool tt_guard_check_text(const char *sql, size_t len, bool trusted, tt_db_error *err);
+bool tt_guard_check_text(const char *sql, size_t len, bool trusted, tt_error *err);
 /* True when the statement is a PRAGMA statement (its first keyword). */
 bool tt_guard_is_pragma_statement(const char *sql, size_t len);
 /* True when what follows the first statement holds only whitespace,
@@ -90,27 +90,27 @@ char *tt_db_raw_names(tt_db *db, const char *sql, size_t len, size_t *out_len);
 
 /* open.c: (re)connects db->h to db->real, choosing how to open it from
  * what lies beside the file now. */
-bool tt_db_connect(tt_db *db, tt_db_error *err);
+bool tt_db_connect(tt_db *db, tt_error *err);
 bool tt_db_file_id_read(const char *path, tt_file_id *id);
 
 /* live.c: before a query, follows the file (a replaced file, a writer that
  * came or went); after an unlocked read, says whether it still holds. */
-bool tt_db_refresh(tt_db *db, tt_db_error *err);
+bool tt_db_refresh(tt_db *db, tt_error *err);
 bool tt_db_unchanged(tt_db *db);
 
 /* exec.c: turns a failed call (rc, SQLite's message) into an error a user
  * can act on. */
-void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_db_error *err);
+void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_error *err);
 
 /* exec.c: the statement of sql once every check before running it has
  * passed (text, size, exactly one statement, no plain EXPLAIN, read-only),
  * with the guard armed; NULL with err filled in. */
 sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, double deadline_ms,
-                                    tt_db_error *err);
+                                    tt_error *err);
 /* Bytes of the current row as max_bytes counts them (8 per number). */
 size_t tt_row_bytes(sqlite3_stmt *st, int ncols);
 /* Turns a failed prepare or step into an error a user can act on. */
-void tt_db_fail(tt_db *db, int rc, tt_db_error *err);
+void tt_db_fail(tt_db *db, int rc, tt_error *err);
 /* Column c of the current row into v; text and blobs are copied into a
  * (or point into SQLite's memory, valid until the next step, when a is
  * NULL). */
@@ -133,10 +133,10 @@ typedef struct tt_csv_reader tt_csv_reader;
 tt_csv_reader *tt_csv_reader_new(FILE *f, const char *name, char delim);
 void tt_csv_reader_free(tt_csv_reader *r);
 /* Skips a UTF-8 byte order mark; a UTF-16 one is an error. */
-bool tt_csv_reader_skip_bom(tt_csv_reader *r, tt_db_error *err);
+bool tt_csv_reader_skip_bom(tt_csv_reader *r, tt_error *err);
 /* 1: a record (its fields until the next call), 0: the end, -1: err
  * names the file and line. Lines with nothing on them are skipped. */
-int tt_csv_next(tt_csv_reader *r, tt_db_error *err);
+int tt_csv_next(tt_csv_reader *r, tt_error *err);
 size_t tt_csv_nfields(const tt_csv_reader *r);
 const char *tt_csv_field(const tt_csv_reader *r, size_t i, size_t *len);
 long tt_csv_record_line(const tt_csv_reader *r);
@@ -154,32 +154,32 @@ tt_csv_kind tt_csv_value_kind(const char *s, size_t n);
  * resolved path), loaded once per process and file contents and shared;
  * NULL with err filled in. */
 tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
-                            tt_db_error *err);
+                            tt_error *err);
 void tt_csv_release(tt_csv_data *d);
 /* A fresh connection reading d, read-only (sqlite3_deserialize of the one
  * shared image: no copy); NULL with err filled in. */
-sqlite3 *tt_csv_connect(tt_csv_data *d, const char *path, tt_db_error *err);
+sqlite3 *tt_csv_connect(tt_csv_data *d, const char *path, tt_error *err);
 
 /* ---- PostgreSQL (pg.c, pg_catalog.c) ---------------------------------- */
 
 /* Connects to the server at uri (db->path is set to its redacted form);
  * NULL with err filled in (never the password). */
-tt_db *tt_pg_open(const char *uri, const tt_db_opts *opts, tt_db_error *err);
+tt_db *tt_pg_open(const char *uri, const tt_db_opts *opts, tt_error *err);
 void tt_pg_close(tt_pg *pg);
-tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_db_error *err);
-bool tt_pg_snapshot_begin(tt_db *db, uint64_t *version, tt_db_error *err);
+tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_error *err);
+bool tt_pg_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err);
 /* One statement's rows one at a time (cursor.c wraps it). */
 typedef struct tt_pg_run tt_pg_run;
 tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout_s,
-                          tt_db_error *err);
+                          tt_error *err);
 /* 1: a row (values valid until the next call), 0: the end, -1: err. */
-int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_db_error *err);
+int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_error *err);
 size_t tt_pg_run_ncols(const tt_pg_run *run);
 const char *tt_pg_run_name(const tt_pg_run *run, size_t col);
 const char *tt_pg_run_decltype(const tt_pg_run *run, size_t col);
 /* Stops the statement if it still runs, ends the transaction (ROLLBACK). */
 void tt_pg_run_close(tt_pg_run *run);
-tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err);
+tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err);
 /* Whether --schemas (opts.schemas, NULL: all) keeps the schema named nsp. */
 bool tt_pg_schema_wanted(const char *list, const char *nsp);
 

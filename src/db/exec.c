@@ -23,66 +23,66 @@ static bool tt_is_limit_message(const char *msg) {
   return false;
 }
 
-void tt_db_fail(tt_db *db, int rc, tt_db_error *err) {
+void tt_db_fail(tt_db *db, int rc, tt_error *err) {
   tt_db_explain_failure(db, rc, sqlite3_errmsg(db->h), err);
 }
 
-void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_db_error *err) {
+void tt_db_explain_failure(tt_db *db, int rc, const char *msg, tt_error *err) {
   int primary = rc & 0xff;
   if (db->cancelled) {
-    tt_db_set_error(err, TT_DB_ERR_CANCELLED, "the query was cancelled");
+    tt_db_set_error(err, TT_ERR_CANCELLED, "the query was cancelled");
   } else if (primary == SQLITE_BUSY) {
-    tt_db_set_error(err, TT_DB_ERR_BUSY,
+    tt_db_set_error(err, TT_ERR_BUSY,
                     "the database stayed locked by another program for the whole %.3g s time "
                     "limit; try again, or raise --timeout", tt_db_limits(db)->timeout_s);
   } else if (rc == SQLITE_READONLY_ROLLBACK) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s has a hot journal (%s-journal): a program stopped in the middle of a "
                     "write, and the file must be rolled back before it can be read. tabletalk "
                     "only reads: open it once with a program that may write to it (for example "
                     "sqlite3 '%s' 'PRAGMA quick_check'), or pass --immutable to read it as it is, "
                     "half-written pages included", db->path, db->real, db->real);
   } else if (rc == SQLITE_READONLY_RECOVERY || rc == SQLITE_READONLY_CANTINIT) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s's write-ahead log needs recovery after a program stopped while writing, "
                     "and tabletalk only reads: open it once with a program that may write to it "
                     "(for example sqlite3 '%s' 'PRAGMA quick_check')", db->path, db->real);
   } else if (rc == SQLITE_READONLY_DBMOVED) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "%s was moved or deleted while it was open; run again",
+    tt_db_set_error(err, TT_ERR_IO, "%s was moved or deleted while it was open; run again",
                     db->path);
   } else if (db->denied && !db->deny_weak) {
     tt_db_refuse(err, db->deny_reason, "%s", db->deny);
   } else if (db->timed_out || primary == SQLITE_INTERRUPT) {
-    tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
+    tt_db_set_error(err, TT_ERR_TIMEOUT,
                     "query stopped after the %.3g s time limit; narrow it "
                     "(WHERE, LIMIT) or raise --timeout", tt_db_limits(db)->timeout_s);
   } else if (primary == SQLITE_NOMEM && db->preparing &&
              sqlite3_memory_used() < TT_HEAP_LIMIT / 2) {
     /* SQLite reports a program over SQLITE_LIMIT_VDBE_OP as out of memory */
-    tt_db_set_error(err, TT_DB_ERR_LIMIT,
+    tt_db_set_error(err, TT_ERR_LIMIT,
                     "query refused: it compiles to more than %d virtual-machine "
                     "instructions (the limit on the size of one query); a long IN list or "
                     "many OR terms do this: use a subquery, a join or a range instead",
                     TT_LIMIT_VDBE_OP);
   } else if (primary == SQLITE_NOMEM) {
-    tt_db_set_error(err, TT_DB_ERR_LIMIT,
+    tt_db_set_error(err, TT_ERR_LIMIT,
                     "query stopped: the %lld MiB of memory SQLite may use in this process "
                     "(shared by the queries running at the same time) ran out; aggregate or "
                     "narrow the query, or try again",
                     TT_HEAP_LIMIT / (1024 * 1024));
   } else if (primary == SQLITE_TOOBIG) {
     if (tt_has_prefix(msg, "printf"))
-      tt_db_set_error(err, TT_DB_ERR_LIMIT, "query stopped: %s", msg);
+      tt_db_set_error(err, TT_ERR_LIMIT, "query stopped: %s", msg);
     else
-      tt_db_set_error(err, TT_DB_ERR_LIMIT,
+      tt_db_set_error(err, TT_ERR_LIMIT,
                       "query stopped: a string or blob would exceed the "
                       "%d-byte length limit", TT_LIMIT_LENGTH);
   } else if (strstr(msg, "may not be modified")) { /* sqlite_master and friends */
     tt_db_refuse(err, TT_REFUSE_WRITE, "writes are not allowed: %s", msg);
   } else if (tt_is_limit_message(msg)) {
-    tt_db_set_error(err, TT_DB_ERR_LIMIT, "query is over a size limit: %s", msg);
+    tt_db_set_error(err, TT_ERR_LIMIT, "query is over a size limit: %s", msg);
   } else {
-    tt_db_set_error(err, TT_DB_ERR_SQL, "%s", msg);
+    tt_db_set_error(err, TT_ERR_SQL, "%s", msg);
   }
 }
 
@@ -222,7 +222,7 @@ static int tt_collect_rows(tt_db *db, sqlite3_stmt *st, tt_result *r) {
 
 /* The statement of sql (text already checked), past the guard's checks. */
 static sqlite3_stmt *tt_prepare_checked(tt_db *db, const char *sql, size_t len, double deadline_ms,
-                                        tt_db_error *err) {
+                                        tt_error *err) {
   tt_guard_arm(db, deadline_ms);
   sqlite3_stmt *st = NULL;
   const char *tail = NULL;
@@ -264,15 +264,15 @@ static sqlite3_stmt *tt_prepare_checked(tt_db *db, const char *sql, size_t len, 
 }
 
 sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, double deadline_ms,
-                                    tt_db_error *err) {
+                                    tt_error *err) {
   if (err) {
-    err->kind = TT_DB_OK;
-    err->refusal = TT_REFUSE_NONE;
+    err->kind = TT_OK;
+    err->reason = TT_REFUSE_NONE;
     err->message[0] = '\0';
   }
   if (!tt_guard_check_text(sql, len, db->trusted_text, err)) return NULL;
   if (len > TT_LIMIT_SQL_LENGTH) {
-    tt_db_set_error(err, TT_DB_ERR_LIMIT,
+    tt_db_set_error(err, TT_ERR_LIMIT,
                     "the SQL text is %zu bytes; the limit is %d bytes", len,
                     TT_LIMIT_SQL_LENGTH);
     return NULL;
@@ -287,7 +287,7 @@ sqlite3_stmt *tt_db_prepare_guarded(tt_db *db, const char *sql, size_t len, doub
 
 /* Failures another program causes for a moment (a writer holding its lock,
  * a journal it is about to delete): worth trying again while time is left. */
-static bool tt_transient(const tt_db *db, const tt_db_error *err, int rc) {
+static bool tt_transient(const tt_db *db, const tt_error *err, int rc) {
   (void)err;
   return (rc == SQLITE_READONLY_ROLLBACK || (rc & 0xff) == SQLITE_BUSY) && !db->cancelled &&
          tt_now_ms() + 5 < db->deadline_ms;
@@ -295,7 +295,7 @@ static bool tt_transient(const tt_db *db, const tt_db_error *err, int rc) {
 
 /* One attempt: NULL with err (and *rc, SQLite's code) on failure. */
 static tt_result *tt_db_query_once(tt_db *db, const char *sql, size_t len, double deadline_ms,
-                                   int *rc, tt_db_error *err) {
+                                   int *rc, tt_error *err) {
   double t0 = tt_now_ms();
   *rc = SQLITE_OK;
   sqlite3_stmt *st = tt_db_prepare_guarded(db, sql, len, deadline_ms, err);
@@ -320,14 +320,14 @@ static tt_result *tt_db_query_once(tt_db *db, const char *sql, size_t len, doubl
 }
 
 tt_result *tt_db_query_opts(tt_db *db, const char *sql, size_t len, const tt_db_opts *opts,
-                            tt_db_error *err) {
+                            tt_error *err) {
   db->query_opts = opts;
   tt_result *r = tt_db_query(db, sql, len, err);
   db->query_opts = NULL;
   return r;
 }
 
-tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
+tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_error *err) {
   if (db->pg) return tt_pg_query(db, sql, len, err);
   double t0 = tt_now_ms(), deadline = t0 + tt_db_limits(db)->timeout_s * 1000.0;
   for (int attempt = 0;; attempt++) {
@@ -342,7 +342,7 @@ tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_db_error *err)
     tt_result_free(r); /* read without locks while a writer changed the file */
     if (tt_now_ms() + 5 >= deadline) {
       if (r || rc == SQLITE_OK)
-        tt_db_set_error(err, TT_DB_ERR_BUSY,
+        tt_db_set_error(err, TT_ERR_BUSY,
                         "another program kept changing %s while it was read, for the whole "
                         "%.3g s time limit; try again, or raise --timeout", db->path,
                         tt_db_limits(db)->timeout_s);

@@ -295,7 +295,7 @@ void tt_guard_arm(tt_db *db, double deadline_ms) {
   db->deadline_ms = deadline_ms;
 }
 
-bool tt_guard_check_text(const char *sql, size_t len, bool trusted, tt_db_error *err) {
+bool tt_guard_check_text(const char *sql, size_t len, bool trusted, tt_error *err) {
   const char *nul = memchr(sql, '\0', len);
   if (nul) {
     tt_db_refuse(err, TT_REFUSE_TEXT,

@@ -28,7 +28,7 @@ static bool tt_no_writer(const tt_db *db) {
   return quiet;
 }
 
-bool tt_db_refresh(tt_db *db, tt_db_error *err) {
+bool tt_db_refresh(tt_db *db, tt_error *err) {
   if (db->in_snapshot) return true;
   if (db->csv) {
     /* the files as they are now: the same image when nothing changed, else
@@ -45,7 +45,7 @@ bool tt_db_refresh(tt_db *db, tt_db_error *err) {
   }
   tt_file_id now;
   if (!tt_db_file_id_read(db->real, &now)) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s is gone (deleted or renamed while tabletalk had it open); check the path",
                     db->path);
     return false;
@@ -78,7 +78,7 @@ static int tt_db_internal_exec(tt_db *db, const char *sql) {
   return rc;
 }
 
-bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_db_error *err) {
+bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
   if (db->pg) return tt_pg_snapshot_begin(db, version, err);
   if (db->in_snapshot) tt_db_snapshot_end(db);
   if (!tt_db_refresh(db, err)) return false;

@@ -26,38 +26,20 @@ tt_db_opts tt_db_default_opts(void) {
   };
 }
 
-const char *tt_db_errkind_name(tt_db_errkind kind) {
-  switch (kind) {
-  case TT_DB_OK: return "ok";
-  case TT_DB_ERR_REFUSED: return "refused";
-  case TT_DB_ERR_TIMEOUT: return "timeout";
-  case TT_DB_ERR_LIMIT: return "limit";
-  case TT_DB_ERR_SQL: return "sql";
-  case TT_DB_ERR_IO: return "io";
-  case TT_DB_ERR_BUSY: return "busy";
-  case TT_DB_ERR_CANCELLED: return "cancelled";
-  }
-  return "unknown";
-}
-
-void tt_db_set_error(tt_db_error *err, tt_db_errkind kind, const char *fmt, ...) {
-  if (!err) return;
-  err->kind = kind;
-  err->refusal = TT_REFUSE_NONE;
+void tt_db_set_error(tt_error *err, tt_errkind kind, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  tt_error_vset(err, kind, fmt, ap);
   va_end(ap);
 }
 
-void tt_db_refuse(tt_db_error *err, tt_db_refusal reason, const char *fmt, ...) {
+void tt_db_refuse(tt_error *err, tt_db_refusal reason, const char *fmt, ...) {
   if (!err) return;
-  err->kind = TT_DB_ERR_REFUSED;
-  err->refusal = reason;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  tt_error_vset(err, TT_ERR_REFUSED, fmt, ap);
   va_end(ap);
+  err->reason = (int)reason;
 }
 
 const char *tt_db_refusal_name(tt_db_refusal r) {
@@ -93,31 +75,31 @@ static char *tt_db_uri(const char *path, bool immutable) {
   return tt_buf_detach(&b);
 }
 
-static bool tt_db_check_file(const char *path, tt_db_error *err) {
+static bool tt_db_check_file(const char *path, tt_error *err) {
   struct stat st;
   if (stat(path, &st) != 0) {
     if (errno == ENOENT)
-      tt_db_set_error(err, TT_DB_ERR_IO,
+      tt_db_set_error(err, TT_ERR_IO,
                       "no such file: %s (tabletalk only opens existing SQLite "
                       "files and never creates one; check the path)", path);
     else
-      tt_db_set_error(err, TT_DB_ERR_IO, "cannot open %s: %s", path,
+      tt_db_set_error(err, TT_ERR_IO, "cannot open %s: %s", path,
                       strerror(errno));
     return false;
   }
   if (S_ISDIR(st.st_mode)) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s is a directory; give the path of a SQLite database file",
                     path);
     return false;
   }
   if (!S_ISREG(st.st_mode)) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s is not a regular file; give the path of a SQLite database file", path);
     return false;
   }
   if (access(path, R_OK) != 0) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "cannot read %s: %s (check the file's permissions)", path,
                     strerror(errno));
     return false;
@@ -194,7 +176,7 @@ static uint64_t tt_db_next_serial(void) {
 /* The settings every connection gets, the first read of its schema, the
  * limits and the guard; then h becomes db's connection. Closes h on
  * failure. */
-static bool tt_db_setup(tt_db *db, sqlite3 *h, tt_db_error *err) {
+static bool tt_db_setup(tt_db *db, sqlite3 *h, tt_error *err) {
   sqlite3_db_config(h, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
   sqlite3_db_config(h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
   sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
@@ -220,13 +202,13 @@ static bool tt_db_setup(tt_db *db, sqlite3 *h, tt_db_error *err) {
       sqlite3_sleep(5);
     }
   if (rc != SQLITE_OK) {
-    tt_db_error e;
+    tt_error e;
     tt_db_explain_failure(db, rc, msg ? msg : sqlite3_errstr(rc), &e);
     if ((rc & 0xff) == SQLITE_NOTADB)
-      tt_db_set_error(err, TT_DB_ERR_IO, "%s is not a SQLite database (%s)", db->path,
+      tt_db_set_error(err, TT_ERR_IO, "%s is not a SQLite database (%s)", db->path,
                       msg ? msg : sqlite3_errstr(rc));
     else
-      tt_db_set_error(err, e.kind == TT_DB_ERR_SQL ? TT_DB_ERR_IO : e.kind, "cannot read %s: %s",
+      tt_db_set_error(err, e.kind == TT_ERR_SQL ? TT_ERR_IO : e.kind, "cannot read %s: %s",
                       db->path, e.message);
     sqlite3_free(msg);
     sqlite3_close(h);
@@ -244,7 +226,7 @@ static bool tt_db_setup(tt_db *db, sqlite3 *h, tt_db_error *err) {
   return true;
 }
 
-bool tt_db_connect(tt_db *db, tt_db_error *err) {
+bool tt_db_connect(tt_db *db, tt_error *err) {
   if (db->csv) {
     /* the in-memory image of CSV files: read-only, no file, no locks */
     sqlite3 *h = tt_csv_connect(db->csv, db->path, err);
@@ -261,7 +243,7 @@ bool tt_db_connect(tt_db *db, tt_db_error *err) {
   bool immutable = db->opts.immutable, automatic = false;
   if (!immutable && is_wal && !has_wal) immutable = automatic = true;
   if (!immutable && is_wal && !has_shm) {
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "%s is in WAL mode and has a -wal file but no -shm file; reading it would "
                     "create %s-shm. Let the program that writes it finish, or pass --immutable "
                     "to read the file as it is (without the commits in its -wal)",
@@ -270,7 +252,7 @@ bool tt_db_connect(tt_db *db, tt_db_error *err) {
   }
   tt_file_id before;
   if (!tt_db_file_id_read(db->real, &before)) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot read %s: %s", db->path, strerror(errno));
+    tt_db_set_error(err, TT_ERR_IO, "cannot read %s: %s", db->path, strerror(errno));
     return false;
   }
   char *uri = tt_db_uri(db->real, immutable);
@@ -287,7 +269,7 @@ bool tt_db_connect(tt_db *db, tt_db_error *err) {
                            NULL);
   free(uri);
   if (rc != SQLITE_OK) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot open %s: %s", db->path,
+    tt_db_set_error(err, TT_ERR_IO, "cannot open %s: %s", db->path,
                     h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
     sqlite3_close(h);
     return false;
@@ -300,18 +282,18 @@ bool tt_db_connect(tt_db *db, tt_db_error *err) {
 }
 
 /* A CSV file or folder: loaded (or found loaded) in memory. */
-static tt_db *tt_db_open_csv(const char *path, const tt_db_opts *opts, tt_db_error *err) {
+static tt_db *tt_db_open_csv(const char *path, const tt_db_opts *opts, tt_error *err) {
   struct stat st;
   if (stat(path, &st) != 0) {
     if (errno == ENOENT)
-      tt_db_set_error(err, TT_DB_ERR_IO, "no such file: %s (check the path)", path);
+      tt_db_set_error(err, TT_ERR_IO, "no such file: %s (check the path)", path);
     else
-      tt_db_set_error(err, TT_DB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+      tt_db_set_error(err, TT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     return NULL;
   }
   char *real = realpath(path, NULL);
   if (!real) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot resolve %s: %s", path, strerror(errno));
+    tt_db_set_error(err, TT_ERR_IO, "cannot resolve %s: %s", path, strerror(errno));
     return NULL;
   }
   tt_db *db = tt_xcalloc(1, sizeof *db);
@@ -330,7 +312,7 @@ static tt_db *tt_db_open_csv(const char *path, const tt_db_opts *opts, tt_db_err
   return db;
 }
 
-tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
+tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_error *err) {
   if (tt_db_path_is_uri(path)) return tt_pg_open(path, opts, err);
   if (tt_db_path_is_csv(path)) return tt_db_open_csv(path, opts, err);
   if (!tt_db_check_file(path, err)) return NULL;
@@ -338,7 +320,7 @@ tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_db_error *err) {
    * actually checked rather than refusing a user's symlinked path. */
   char *real = realpath(path, NULL);
   if (!real) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "cannot resolve %s: %s", path,
+    tt_db_set_error(err, TT_ERR_IO, "cannot resolve %s: %s", path,
                     strerror(errno));
     return NULL;
   }

@@ -111,7 +111,7 @@ static void tt_pg_message(char *out, size_t n, const char *msg) {
     if (*p == '\n') *p = ' ';
 }
 
-static bool tt_pg_connect(tt_db *db, tt_db_error *err) {
+static bool tt_pg_connect(tt_db *db, tt_error *err) {
   tt_pg *pg = db->pg;
   char timeout[32];
   double t = db->opts.timeout_s > 0 ? ceil(db->opts.timeout_s) : 5;
@@ -124,7 +124,7 @@ static bool tt_pg_connect(tt_db *db, tt_db_error *err) {
   if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
     char msg[400];
     tt_pg_message(msg, sizeof msg, pg->conn ? PQerrorMessage(pg->conn) : "out of memory");
-    tt_db_set_error(err, TT_DB_ERR_IO,
+    tt_db_set_error(err, TT_ERR_IO,
                     "cannot connect to %s: %s (check the URI, that the server runs and lets "
                     "this user in; PGHOST, PGUSER, PGPASSWORD and the other PG* variables fill "
                     "in what the URI leaves out)",
@@ -137,7 +137,7 @@ static bool tt_pg_connect(tt_db *db, tt_db_error *err) {
   return true;
 }
 
-tt_db *tt_pg_open(const char *uri, const tt_db_opts *opts, tt_db_error *err) {
+tt_db *tt_pg_open(const char *uri, const tt_db_opts *opts, tt_error *err) {
   tt_db *db = tt_xcalloc(1, sizeof *db);
   db->path = tt_pg_redact_uri(uri);
   db->opts = opts ? *opts : tt_db_default_opts();
@@ -158,7 +158,7 @@ void tt_pg_close(tt_pg *pg) {
   free(pg);
 }
 
-bool tt_pg_snapshot_begin(tt_db *db, uint64_t *version, tt_db_error *err) {
+bool tt_pg_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
   (void)err;
   /* No cheap data version on a server that others write: every snapshot is
    * new, so nothing is served from a cache (results are not repeatable). */
@@ -328,7 +328,7 @@ static PGresult *tt_pg_wait(tt_pg_run *run, bool *lost) {
 }
 
 /* What a failed result means for the user. */
-static void tt_pg_fail(tt_pg_run *run, const PGresult *res, tt_db_error *err) {
+static void tt_pg_fail(tt_pg_run *run, const PGresult *res, tt_error *err) {
   const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
   char msg[400];
   const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
@@ -337,13 +337,13 @@ static void tt_pg_fail(tt_pg_run *run, const PGresult *res, tt_db_error *err) {
   const tt_db_opts *o = tt_db_limits(run->db);
   if (strcmp(state, "57014") == 0) {
     if (run->by_user)
-      tt_db_set_error(err, TT_DB_ERR_CANCELLED, "query cancelled");
+      tt_db_set_error(err, TT_ERR_CANCELLED, "query cancelled");
     else
-      tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
+      tt_db_set_error(err, TT_ERR_TIMEOUT,
                       "query stopped after the %.3g s time limit; narrow it (WHERE, LIMIT) or "
                       "raise --timeout", o->timeout_s);
   } else if (strcmp(state, "55P03") == 0) {
-    tt_db_set_error(err, TT_DB_ERR_BUSY,
+    tt_db_set_error(err, TT_ERR_BUSY,
                     "another session kept a lock on what the query reads for the whole "
                     "%.3g s time limit; try again, or raise --timeout", o->timeout_s);
   } else if (strcmp(state, "25006") == 0) {
@@ -356,22 +356,22 @@ static void tt_pg_fail(tt_pg_run *run, const PGresult *res, tt_db_error *err) {
                  "only one statement per query is allowed; remove what follows the first "
                  "statement");
   } else if (strncmp(state, "53", 2) == 0 || strncmp(state, "54", 2) == 0) {
-    tt_db_set_error(err, TT_DB_ERR_LIMIT, "query is over a server limit: %s", msg);
+    tt_db_set_error(err, TT_ERR_LIMIT, "query is over a server limit: %s", msg);
   } else if (strncmp(state, "08", 2) == 0) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "the connection to %s failed: %s", run->db->path, msg);
+    tt_db_set_error(err, TT_ERR_IO, "the connection to %s failed: %s", run->db->path, msg);
   } else {
-    tt_db_set_error(err, TT_DB_ERR_SQL, "%s", msg);
+    tt_db_set_error(err, TT_ERR_SQL, "%s", msg);
   }
 }
 
-static void tt_pg_lost(tt_pg_run *run, tt_db_error *err) {
+static void tt_pg_lost(tt_pg_run *run, tt_error *err) {
   if (run->abandoned) {
     if (run->by_user)
-      tt_db_set_error(err, TT_DB_ERR_CANCELLED,
+      tt_db_set_error(err, TT_ERR_CANCELLED,
                       "query cancelled (the server did not stop it at once, so its connection "
                       "was closed; the next query connects again)");
     else
-      tt_db_set_error(err, TT_DB_ERR_TIMEOUT,
+      tt_db_set_error(err, TT_ERR_TIMEOUT,
                       "query stopped after the %.3g s time limit; the server did not stop it "
                       "when asked, so its connection was closed; narrow it (WHERE, LIMIT, "
                       "smaller values) or raise --timeout",
@@ -380,7 +380,7 @@ static void tt_pg_lost(tt_pg_run *run, tt_db_error *err) {
   }
   char msg[400];
   tt_pg_message(msg, sizeof msg, PQerrorMessage(run->conn));
-  tt_db_set_error(err, TT_DB_ERR_IO,
+  tt_db_set_error(err, TT_ERR_IO,
                   "the connection to %s was lost: %s (check that the server runs; the next "
                   "query connects again)", run->db->path, msg);
 }
@@ -440,11 +440,11 @@ void tt_pg_run_close(tt_pg_run *run) {
 }
 
 tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout_s,
-                          tt_db_error *err) {
-  if (err) *err = (tt_db_error){0};
+                          tt_error *err) {
+  if (err) *err = (tt_error){0};
   if (!tt_guard_check_text(sql, len, db->trusted_text, err)) return NULL;
   if (len > TT_LIMIT_SQL_LENGTH) {
-    tt_db_set_error(err, TT_DB_ERR_LIMIT, "the SQL text is %zu bytes; the limit is %d bytes",
+    tt_db_set_error(err, TT_ERR_LIMIT, "the SQL text is %zu bytes; the limit is %d bytes",
                     len, TT_LIMIT_SQL_LENGTH);
     return NULL;
   }
@@ -467,8 +467,8 @@ tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout
     /* a server that restarted, a connection that timed out: once more */
     if (PQstatus(pg->conn) == CONNECTION_OK || !tt_pg_connect(db, err) ||
         !tt_pg_exec(pg->conn, setup, msg, sizeof msg)) {
-      if (PQstatus(pg->conn) == CONNECTION_OK || err->kind == TT_DB_OK)
-        tt_db_set_error(err, TT_DB_ERR_IO, "cannot start a read-only transaction on %s: %s",
+      if (PQstatus(pg->conn) == CONNECTION_OK || err->kind == TT_OK)
+        tt_db_set_error(err, TT_ERR_IO, "cannot start a read-only transaction on %s: %s",
                         db->path, msg);
       return NULL;
     }
@@ -515,7 +515,7 @@ tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout
                    "transaction control (COMMIT, END, ROLLBACK...) is not allowed");
       PQfinish(pg->conn);
       pg->conn = NULL;
-      tt_db_error ignored;
+      tt_error ignored;
       tt_pg_connect(db, &ignored);
     }
     tt_pg_run_close(run);
@@ -541,7 +541,7 @@ size_t tt_pg_run_ncols(const tt_pg_run *run) { return run->ncols; }
 const char *tt_pg_run_name(const tt_pg_run *run, size_t col) { return run->names[col]; }
 const char *tt_pg_run_decltype(const tt_pg_run *run, size_t col) { return run->decltypes[col]; }
 
-int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_db_error *err) {
+int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_error *err) {
   *row = NULL;
   *row_bytes = 0;
   if (run->done) return 0;
@@ -576,7 +576,7 @@ int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_d
 
 /* ---- whole results ------------------------------------------------------ */
 
-tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_db_error *err) {
+tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_error *err) {
   double t0 = tt_now_ms();
   const tt_db_opts *o = tt_db_limits(db);
   tt_pg_run *run = tt_pg_run_open(db, sql, len, o->timeout_s, err);
@@ -627,13 +627,13 @@ tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_db_error *err)
     r->nrows++;
   }
   /* counting past the cut is a courtesy: a timeout there keeps the rows */
-  bool counted_out = rc < 0 && counting && err->kind == TT_DB_ERR_TIMEOUT;
+  bool counted_out = rc < 0 && counting && err->kind == TT_ERR_TIMEOUT;
   if (rc < 0 && !counted_out) {
     tt_pg_run_close(run);
     tt_result_free(r);
     return NULL;
   }
-  if (err) *err = (tt_db_error){0};
+  if (err) *err = (tt_error){0};
   r->total_rows = seen;
   r->total_exact = rc == 0 && !counted_out;
   r->repeatable = false; /* another session may change the data at any time */

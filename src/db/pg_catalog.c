@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tt_result *tt_pgc_query(tt_db *db, const char *sql, tt_db_error *err) {
+static tt_result *tt_pgc_query(tt_db *db, const char *sql, tt_error *err) {
   tt_db_opts o = db->opts;
   o.timeout_s = 5.0;
   o.max_rows = 1000000;
@@ -76,7 +76,7 @@ static long tt_pgc_find(const int64_t *oids, size_t n, int64_t oid) {
   return -1;
 }
 
-tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
+tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
   tt_result *list = tt_pgc_query(
       db,
       "SELECT c.oid::bigint, n.nspname, c.relname, c.relkind, c.reltuples::float8, "
@@ -128,7 +128,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_db_error *err) {
       for (size_t j = 0; j < i && !seen; j++) seen = strcmp(tt_result_cell(list, j, 1)->u.s, nsp) == 0;
       if (!seen) tt_buf_printf(&names, "%s%s", names.len ? ", " : "", nsp);
     }
-    tt_db_set_error(err, TT_DB_ERR_SQL,
+    tt_db_set_error(err, TT_ERR_SQL,
                     "--schemas %s keeps no table; the schemas with tables are: %s (names "
                     "match exactly, case included)",
                     db->opts.schemas, tt_buf_cstr(&names));

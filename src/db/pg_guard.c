@@ -250,7 +250,7 @@ static bool tt_pg_configured(const tt_pg_guard_opts *o, const char *qualified) {
 
 typedef struct tt_pg_walk {
   const tt_pg_guard_opts *opts;
-  tt_db_error *err;
+  tt_error *err;
   bool refused;
 } tt_pg_walk;
 
@@ -259,12 +259,11 @@ static void tt_pg_refuse(tt_pg_walk *w, tt_db_refusal r, const char *fmt, ...) {
   if (w->refused) return; /* the first reason found is the one given */
   w->refused = true;
   if (!w->err) return;
-  w->err->kind = TT_DB_ERR_REFUSED;
-  w->err->refusal = r;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(w->err->message, sizeof w->err->message, fmt, ap);
+  tt_error_vset(w->err, TT_ERR_REFUSED, fmt, ap);
   va_end(ap);
+  w->err->reason = (int)r;
 }
 
 /* The sval of a {"String":{"sval":...}} node, or NULL. */
@@ -599,7 +598,7 @@ static void tt_pg_walk_object(tt_pg_walk *w, json_t *obj) {
        * a protocol error, which reads like a lost connection) */
       w->refused = true;
       if (w->err)
-        tt_db_set_error(w->err, TT_DB_ERR_SQL,
+        tt_db_set_error(w->err, TT_ERR_SQL,
                         "$%lld is a parameter, and a query here has no parameter values: write "
                         "the value into the SQL",
                         (long long)json_integer_value(json_object_get(v, "number")));
@@ -632,27 +631,27 @@ static void tt_pg_walk_value(tt_pg_walk *w, json_t *v) {
 /* ---- the check ------------------------------------------------------------ */
 
 bool tt_pg_guard_check(const char *sql, size_t len, const tt_pg_guard_opts *opts,
-                       tt_db_error *err) {
+                       tt_error *err) {
   if (err) {
-    err->kind = TT_DB_OK;
-    err->refusal = TT_REFUSE_NONE;
+    err->kind = TT_OK;
+    err->reason = TT_REFUSE_NONE;
     err->message[0] = '\0';
   }
   if (!tt_guard_check_text(sql, len, false, err)) return false;
   if (len > TT_LIMIT_SQL_LENGTH) {
-    tt_db_set_error(err, TT_DB_ERR_LIMIT,
+    tt_db_set_error(err, TT_ERR_LIMIT,
                     "the SQL text is %zu bytes, over the limit of %d; write a shorter query", len,
                     TT_LIMIT_SQL_LENGTH);
     return false;
   }
   pthread_once(&tt_pgq_once, tt_pgq_load);
   if (!tt_pgq_ready) {
-    tt_db_set_error(err, TT_DB_ERR_IO, "%s", tt_pgq_error);
+    tt_db_set_error(err, TT_ERR_IO, "%s", tt_pgq_error);
     return false;
   }
   char *text = malloc(len + 1);
   if (!text) {
-    tt_db_set_error(err, TT_DB_ERR_LIMIT, "out of memory while checking the SQL");
+    tt_db_set_error(err, TT_ERR_LIMIT, "out of memory while checking the SQL");
     return false;
   }
   memcpy(text, sql, len);
@@ -662,12 +661,12 @@ bool tt_pg_guard_check(const char *sql, size_t len, const tt_pg_guard_opts *opts
   if (pr.error) {
     const char *m = pr.error->message ? pr.error->message : "syntax error";
     if (strstr(m, "stack depth") || strstr(m, "too deeply") || strstr(m, "memory exhausted"))
-      tt_db_set_error(err, TT_DB_ERR_LIMIT, "the SQL is nested too deeply to check (%s); "
+      tt_db_set_error(err, TT_ERR_LIMIT, "the SQL is nested too deeply to check (%s); "
                                             "write it with fewer nested parts", m);
     else if (pr.error->cursorpos > 0)
-      tt_db_set_error(err, TT_DB_ERR_SQL, "%s (at character %d)", m, pr.error->cursorpos);
+      tt_db_set_error(err, TT_ERR_SQL, "%s (at character %d)", m, pr.error->cursorpos);
     else
-      tt_db_set_error(err, TT_DB_ERR_SQL, "%s", m);
+      tt_db_set_error(err, TT_ERR_SQL, "%s", m);
     tt_pgq_ready->free_parse_result(pr);
     return false;
   }
@@ -675,7 +674,7 @@ bool tt_pg_guard_check(const char *sql, size_t len, const tt_pg_guard_opts *opts
   json_t *tree = pr.parse_tree ? json_loads(pr.parse_tree, 0, &jerr) : NULL;
   tt_pgq_ready->free_parse_result(pr);
   if (!tree) {
-    tt_db_set_error(err, TT_DB_ERR_LIMIT,
+    tt_db_set_error(err, TT_ERR_LIMIT,
                     "the SQL is nested too deeply to check (%s); write it with fewer nested "
                     "parts",
                     jerr.text);

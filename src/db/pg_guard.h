@@ -29,17 +29,17 @@ typedef struct tt_pg_guard_opts {
 /* Checks sql (len bytes, need not be NUL-terminated) before it is sent to
  * the server. Returns true when it is one allowed read. Otherwise returns
  * false with err filled in:
- *  - TT_DB_ERR_REFUSED with err->refusal = TEXT (NUL byte, invalid UTF-8),
+ *  - TT_ERR_REFUSED with err->reason = TEXT (NUL byte, invalid UTF-8),
  *    EMPTY (only comments or blanks), MULTIPLE (a second statement),
  *    WRITE, SCHEMA, TRANSACTION, FUNCTION, EXPLAIN or OTHER, and a message
  *    that names what was refused and what to do instead;
- *  - TT_DB_ERR_SQL for a syntax error, with the parser's message and the
+ *  - TT_ERR_SQL for a syntax error, with the parser's message and the
  *    character position;
- *  - TT_DB_ERR_LIMIT for text over the length limit or nested too deeply;
- *  - TT_DB_ERR_IO when libpg_query cannot be loaded (it is loaded with
+ *  - TT_ERR_LIMIT for text over the length limit or nested too deeply;
+ *  - TT_ERR_IO when libpg_query cannot be loaded (it is loaded with
  *    dlopen on first use, once per process).
  * Thread-safe; keeps no state between calls. */
 bool tt_pg_guard_check(const char *sql, size_t len, const tt_pg_guard_opts *opts,
-                       tt_db_error *err);
+                       tt_error *err);
 
 #endif

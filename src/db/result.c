@@ -92,10 +92,10 @@ json_t *tt_value_to_json(const tt_value *v, bool blob_hex) {
   return json_null();
 }
 
-json_t *tt_db_error_to_json(const tt_db_error *err) {
-  json_t *e = json_pack("{s:s}", "kind", tt_db_errkind_name(err->kind));
-  if (err->kind == TT_DB_ERR_REFUSED)
-    json_object_set_new(e, "reason", json_string(tt_db_refusal_name(err->refusal)));
+json_t *tt_db_error_to_json(const tt_error *err) {
+  json_t *e = json_pack("{s:s}", "kind", tt_errkind_name(err->kind));
+  if (err->kind == TT_ERR_REFUSED)
+    json_object_set_new(e, "reason", json_string(tt_db_refusal_name(err->reason)));
   json_object_set_new(e, "message", tt_json_stringn(err->message, strlen(err->message)));
   return e;
 }

@@ -147,7 +147,7 @@ static char *tt_found_status(const tt_run *r) {
 /* ---- facts the suite looks up itself ------------------------------------------------- */
 
 static tt_result *tt_ref(tt_suite *s, const char *sql) {
-  tt_db_error err;
+  tt_error err;
   return tt_db_query(s->ref, sql, strlen(sql), &err);
 }
 
@@ -576,14 +576,14 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
     s.bytes = fd >= 0 ? tt_read_stream(fd, 1u << 30, &s.nbytes, &too_long) : NULL;
     if (fd >= 0) close(fd);
   }
-  tt_db_error derr;
+  tt_error derr;
   tt_db_opts ro = o->agent.sql;
   ro.max_rows = 100000;
   tt_db *db = tt_db_open(scratch, &o->agent.sql, &derr);
   s.ref = db ? tt_db_open(scratch, &ro, &derr) : NULL;
   if (pg && s.ref) s.bytes = tt_pg_digest(&s);
   tt_schema_load_opts so = {.db_path = scratch};
-  tt_schema_load_error serr;
+  tt_error serr;
   tt_schema *schema = s.ref ? tt_schema_load(s.ref, &so, &serr) : NULL;
   tt_llm *llm = schema ? o->make_llm(o->llm_ud, err) : NULL;
   if (!schema) tt_buf_printf(err, "%s: %s", shown, s.ref ? serr.message : derr.message);

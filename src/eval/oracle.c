@@ -15,7 +15,7 @@ static void tt_oracle_call(tt_llm_reply *out, const char *name, json_t *args) {
 }
 
 static bool tt_oracle_reply(void *ud, const tt_chat *chat, const tt_llm_call *call,
-                            tt_llm_reply *out, tt_llm_error *err) {
+                            tt_llm_reply *out, tt_error *err) {
   (void)err;
   const json_t *answers = ud;
   size_t u = chat->n;

@@ -148,7 +148,7 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err) {
   tt_schema *s = NULL;
   if (!qs) goto done;
   tt_db_opts dbo = tt_db_default_opts();
-  tt_db_error dberr;
+  tt_error dberr;
   tt_db *db = tt_db_open(dbpath, &dbo, &dberr);
   if (!db) {
     tt_buf_printf(err, "%s", dberr.message);
@@ -158,7 +158,7 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err) {
    * index linking values the questions name to their tables (built here,
    * not cached, so its cost is measured) */
   tt_schema_load_opts so = {.db_path = dbpath, .values = TT_SCHEMA_VALUES_BUILT};
-  tt_schema_load_error serr;
+  tt_error serr;
   double t0 = tt_now_ms();
   s = tt_schema_load(db, &so, &serr);
   double values_ms = tt_now_ms() - t0;
@@ -167,7 +167,7 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err) {
     tt_buf_puts(err, serr.message);
     goto done;
   }
-  if (serr.warning[0]) fprintf(stderr, "tabletalk: warning: %s\n", serr.warning);
+  if (tt_schema_warning(s)) fprintf(stderr, "tabletalk: warning: %s\n", tt_schema_warning(s));
   json_t *budgets = json_array();
   for (size_t b = 0; b < o->nbudgets; b++)
     json_array_append_new(budgets, tt_bench_budget(s, qs, o->budgets[b], o->details));

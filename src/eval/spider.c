@@ -144,7 +144,7 @@ static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
   const tt_spider_opts *o = w->rs->o;
   char *path = tt_xasprintf("%s/databases/%s.sqlite", o->data_dir, db_id);
   tt_dbctx c = {.db_id = tt_xstrdup(db_id)};
-  tt_db_error derr;
+  tt_error derr;
   tt_db_opts eo = o->agent.sql;
   eo.max_rows = 100000;
   eo.max_bytes = 256L << 20;
@@ -154,7 +154,7 @@ static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
   if (c.db) c.eval = tt_db_open(path, &eo, &derr);
   /* value hints as ask gives them (Spider's databases are small: built, not cached) */
   tt_schema_load_opts so = {.db_path = path, .values = TT_SCHEMA_VALUES_BUILT};
-  tt_schema_load_error serr;
+  tt_error serr;
   c.schema = c.eval ? tt_schema_load(c.eval, &so, &serr) : NULL;
   if (c.schema) c.session = tt_session_new(o->state_dir, path, c.db, c.schema, w->llm, &o->agent, err);
   else tt_buf_printf(err, "%s: %s", path, c.eval ? serr.message : derr.message);
@@ -199,7 +199,7 @@ static void tt_count_sql(void *ud, const tt_event *ev) {
 /* Runs gold and prediction and compares them. */
 static tt_spider_outcome tt_judge(tt_dbctx *c, const char *gold_sql, const char *pred_sql,
                                   tt_buf *detail) {
-  tt_db_error err;
+  tt_error err;
   tt_result *pred = tt_db_query(c->eval, pred_sql, strlen(pred_sql), &err);
   if (!pred) {
     tt_buf_printf(detail, "the final SQL fails when run again: %s", err.message);

@@ -19,7 +19,7 @@ typedef struct tt_func_llm {
 } tt_func_llm;
 
 static bool tt_func_chat(void *impl, const tt_chat *chat, const tt_llm_call *call,
-                         tt_llm_reply *out, tt_llm_error *err) {
+                         tt_llm_reply *out, tt_error *err) {
   tt_func_llm *f = impl;
   double t0 = tt_now_ms();
   bool ok = f->fn(f->ud, chat, call, out, err);

@@ -493,9 +493,9 @@ static void tt_html_title(const tt_buf *body, tt_buf *out) {
 /* A 200 reply that is not an API's JSON: an HTML page (a proxy's error or
  * sign-in page, a web server at the wrong path) or other content; also
  * JSON that is not a chat completion. False when it is none of those. */
-static bool tt_reply_not_api(const tt_http *h, tt_xfer *x, tt_llm_error *err) {
+static bool tt_reply_not_api(const tt_http *h, tt_xfer *x, tt_error *err) {
   if (x->encoding[0]) { /* tabletalk asks for none: the bytes are not text */
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, (int)x->status,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, (int)x->status,
                      "the model endpoint %s answered with %s-compressed content (Content-Encoding: "
                      "%s) that it was not asked for; a proxy in between may be rewriting replies: "
                      "check the URL or the proxy", h->url, x->encoding, x->encoding);
@@ -506,7 +506,7 @@ static bool tt_reply_not_api(const tt_http *h, tt_xfer *x, tt_llm_error *err) {
   if (tt_body_is_html(x)) {
     tt_buf title = TT_BUF_INIT;
     tt_html_title(&x->body, &title);
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, (int)x->status,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, (int)x->status,
                      "the model endpoint %s answered with an HTML page%s (HTTP %ld, %s), not an "
                      "OpenAI-compatible API: check the URL, it usually ends in /v1",
                      h->url, tt_buf_cstr(&title), x->status, type);
@@ -518,14 +518,14 @@ static bool tt_reply_not_api(const tt_http *h, tt_xfer *x, tt_llm_error *err) {
   json_decref(doc);
   size_t bad;
   if (!doc && x->body.len && !tt_utf8_valid(x->body.data, x->body.len, &bad)) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, (int)x->status,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, (int)x->status,
                      "the model endpoint %s answered with bytes that are not valid UTF-8 (0x%02X "
                      "at offset %zu; HTTP %ld, %s), so not with an API's JSON: check the URL",
                      h->url, (unsigned)(unsigned char)x->body.data[bad], bad, x->status, type);
     return true;
   }
   if (!doc) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, (int)x->status,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, (int)x->status,
                      "the model endpoint %s answered with %s (HTTP %ld, %s), not the JSON of an "
                      "OpenAI-compatible API: check the URL, it usually ends in /v1",
                      h->url, x->body.len ? "content that is not JSON" : "an empty body", x->status, type);
@@ -580,7 +580,7 @@ static bool tt_error_is_context(const char *detail) {
 }
 
 /* What to do about an HTTP error, matched to what it says. */
-static const char *tt_error_hint(long status, const char *detail) {
+static const char *tt_http_status_hint(long status, const char *detail) {
   if (tt_has(detail, "--jinja"))
     return "; start llama-server with --jinja (without it, it takes no tools)";
   if (tt_has(detail, "tool-call-parser") || tt_has(detail, "enable-auto-tool-choice"))
@@ -608,7 +608,7 @@ static const char *tt_error_hint(long status, const char *detail) {
 }
 
 static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
-                              const tt_llm_call *call, tt_xfer *x, tt_llm_error *err) {
+                              const tt_llm_call *call, tt_xfer *x, tt_error *err) {
   CURL *c = h->curl;
   h->curl_api->easy_reset(c);
   struct curl_slist *headers = NULL;
@@ -648,7 +648,7 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
   }
 
   if (rc == CURLE_ABORTED_BY_CALLBACK && x->idle) {
-    tt_llm_set_error(err, TT_LLM_ERR_TIMEOUT, 0,
+    tt_llm_set_error(err, TT_ERR_TIMEOUT, 0,
                      x->status ? "the model endpoint %s stopped sending for %g s (the --llm-timeout; "
                                  "raise it if the model is slow)"
                                : "the model endpoint %s did not answer within %g s (the --llm-timeout; "
@@ -657,32 +657,32 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
     return TT_TRY_FAIL;
   }
   if (rc == CURLE_ABORTED_BY_CALLBACK && x->overdue) {
-    tt_llm_set_error(err, TT_LLM_ERR_TIMEOUT, 0,
+    tt_llm_set_error(err, TT_ERR_TIMEOUT, 0,
                      "the model endpoint %s did not finish its reply within %g s (the "
                      "--llm-deadline for one model call; raise it if the model is that slow)",
                      h->url, h->o.deadline_s);
     return TT_TRY_FAIL;
   }
   if (rc == CURLE_ABORTED_BY_CALLBACK) {
-    tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
+    tt_llm_set_error(err, TT_ERR_CANCELLED, 0, "cancelled");
     return TT_TRY_FAIL;
   }
   if (rc == CURLE_OPERATION_TIMEDOUT) { /* the connect timeout */
-    tt_llm_set_error(err, TT_LLM_ERR_CONNECT, 0,
+    tt_llm_set_error(err, TT_ERR_CONNECT, 0,
                      "cannot reach the model endpoint %s: no connection within %g s; check "
                      "--base-url or TABLETALK_BASE_URL and that the server is running",
                      h->url, h->o.connect_timeout_s);
     return TT_TRY_RETRY;
   }
   if (x->too_big) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 0,
                      "the reply from %s passed the %.1f MiB the model's replies may still take "
                      "(an endless or runaway stream); lower --max-tokens, or check the endpoint",
                      h->url, (double)x->budget / (1 << 20));
     return TT_TRY_FAIL;
   }
   if (rc != CURLE_OK && x->status == 0) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONNECT, 0,
+    tt_llm_set_error(err, TT_ERR_CONNECT, 0,
                      "cannot reach the model endpoint %s (%s); check --base-url or "
                      "TABLETALK_BASE_URL and that the server is running",
                      h->url, h->curl_api->easy_strerror(rc));
@@ -691,8 +691,8 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
   if (x->status != 200) {
     char detail[400];
     tt_error_detail(&x->body, detail, sizeof detail);
-    tt_llm_set_error(err, TT_LLM_ERR_HTTP, (int)x->status, "the model endpoint answered HTTP %ld: %s%s",
-                     x->status, detail, tt_error_hint(x->status, detail));
+    tt_llm_set_error(err, TT_ERR_HTTP, (int)x->status, "the model endpoint answered HTTP %ld: %s%s",
+                     x->status, detail, tt_http_status_hint(x->status, detail));
     bool retry = (x->status == 429 || x->status == 408 || x->status >= 500) && !tt_error_is_setup(detail) &&
                  !tt_error_is_context(detail);
     return retry ? TT_TRY_RETRY : TT_TRY_FAIL;
@@ -700,30 +700,30 @@ static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
   if (tt_reply_not_api(h, x, err)) return TT_TRY_FAIL;
   if (!x->sse) tt_xfer_parse_body(x);
   if (x->bad_event) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200, "the model endpoint %s sent %s", h->url,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 200, "the model endpoint %s sent %s", h->url,
                      x->bad_event);
     return TT_TRY_RETRY;
   }
   if (x->stream_error) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200, "the model endpoint reported an error: %s",
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 200, "the model endpoint reported an error: %s",
                      x->stream_error);
     return TT_TRY_RETRY;
   }
   if (x->not_completion) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 200,
                      "the model endpoint %s answered with JSON that is not a chat completion (no "
                      "\"choices\"): check the URL, it usually ends in /v1", h->url);
     return TT_TRY_FAIL;
   }
   if (rc != CURLE_OK || !(x->saw_done || x->finish)) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 200,
                      "the reply from %s ended before it was complete (%s)", h->url,
                      rc != CURLE_OK ? h->curl_api->easy_strerror(rc) : "no end of stream");
     return TT_TRY_RETRY;
   }
   bool cut = x->finish && strcmp(x->finish, "length") == 0; /* the caller decides */
   if (!x->saw_tool && x->text.len == 0 && !cut) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 200,
                      x->thinking.len ? "the model returned only its reasoning, neither a tool call "
                                        "nor any text (finish_reason %s)"
                                      : "the model returned neither a tool call nor any text "
@@ -764,8 +764,8 @@ static bool tt_xfer_cut(const tt_xfer *x) {
   return !whole;
 }
 
-static void tt_cut_error(const tt_http *h, long max_tokens, bool widened, tt_llm_error *err) {
-  tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+static void tt_cut_error(const tt_http *h, long max_tokens, bool widened, tt_error *err) {
+  tt_llm_set_error(err, TT_ERR_PROTOCOL, 200,
                    "the model's reply was cut at the token limit (finish_reason \"length\" at "
                    "%s %ld%s): raise --max-tokens; if the server's context is full instead, raise "
                    "it (llama-server -c, Ollama num_ctx, vLLM --max-model-len) or lower "
@@ -778,7 +778,7 @@ static void tt_cut_error(const tt_http *h, long max_tokens, bool widened, tt_llm
  * recovered from the text), or the text; reasoning and the text around a
  * call go to thinking. False with err when only reasoning came. */
 static bool tt_xfer_reply(tt_http *h, tt_xfer *x, const tt_llm_call *call, tt_llm_reply *out,
-                          tt_llm_error *err) {
+                          tt_error *err) {
   tt_buf thinking = TT_BUF_INIT, inline_thought = TT_BUF_INIT, text = TT_BUF_INIT;
   tt_buf_append(&thinking, x->thinking.data ? x->thinking.data : "", x->thinking.len);
   tt_text_split_thinking(tt_buf_cstr(&x->text), &inline_thought, &text);
@@ -803,7 +803,7 @@ static bool tt_xfer_reply(tt_http *h, tt_xfer *x, const tt_llm_call *call, tt_ll
   if (out->is_tool)
     out->call_id = x->call_id ? tt_xstrdup(x->call_id) : tt_xasprintf("call_%ld", ++h->next_call_id);
   if (!ok)
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 200,
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 200,
                      "the model returned only its reasoning, neither a tool call nor any text");
   out->thinking = thinking.len ? tt_buf_detach(&thinking) : NULL;
   out->finish_reason = x->finish ? tt_xstrdup(x->finish) : NULL;
@@ -907,7 +907,7 @@ static bool tt_http_adapt(tt_http *h, const tt_buf *body, long *max_tokens, bool
 /* ---- one call -------------------------------------------------------------- */
 
 static bool tt_http_chat(void *impl, const tt_chat *chat, const tt_llm_call *call,
-                         tt_llm_reply *out, tt_llm_error *err) {
+                         tt_llm_reply *out, tt_error *err) {
   tt_http *h = impl;
   long max_tokens = h->o.max_tokens;
   char *body = tt_http_body(h, chat, call, max_tokens);
@@ -954,11 +954,11 @@ static bool tt_http_chat(void *impl, const tt_chat *chat, const tt_llm_call *cal
     if (h->o.deadline_s > 0 && tt_now_ms() + delay * 1000.0 > t0 + h->o.deadline_s * 1000.0)
       break; /* no time left for another attempt */
     if (!tt_sleep_unless_cancelled(delay, call->cancel)) {
-      tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
+      tt_llm_set_error(err, TT_ERR_CANCELLED, 0, "cancelled");
       break;
     }
   }
-  if (!ok && err && err->kind != TT_LLM_ERR_CANCELLED && attempts > 1) {
+  if (!ok && err && err->kind != TT_ERR_CANCELLED && attempts > 1) {
     size_t len = strlen(err->message);
     snprintf(err->message + len, sizeof err->message - len, " (after %d attempts over %.1f s)", attempts,
              (tt_now_ms() - t0) / 1000.0);
@@ -1073,15 +1073,15 @@ bool tt_llm_http_url_ok(const char *url, tt_buf *why) {
   return tt_url_authority_ok(host, strcspn(host, "/?#"), why);
 }
 
-tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
+tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err) {
   if (!opts->base_url || !*opts->base_url) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0,
                      "no model endpoint configured: give --base-url or set TABLETALK_BASE_URL");
     return NULL;
   }
   tt_buf bad = TT_BUF_INIT;
   if (!tt_llm_http_url_ok(opts->base_url, &bad)) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0,
                      "the base URL '%s' is not usable: %s (e.g. http://127.0.0.1:8080/v1)", opts->base_url,
                      tt_buf_cstr(&bad));
     tt_buf_free(&bad);
@@ -1092,7 +1092,7 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
   if (opts->profile) {
     profile = tt_profile_by_name(opts->profile);
     if (!profile) {
-      tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "there is no model profile \"%s\"; choose one of %s",
+      tt_llm_set_error(err, TT_ERR_CONFIG, 0, "there is no model profile \"%s\"; choose one of %s",
                        opts->profile, tt_llm_profile_names());
       return NULL;
     }
@@ -1104,7 +1104,7 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
   tt_buf why = TT_BUF_INIT;
   const tt_curl_api *api = tt_curl_api_get(&why);
   if (!api) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "%s", tt_buf_cstr(&why));
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0, "%s", tt_buf_cstr(&why));
     tt_buf_free(&why);
     return NULL;
   }
@@ -1128,7 +1128,7 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err) {
   h->curl = api->easy_init();
   if (!h->curl) {
     tt_http_free(h);
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "cannot initialise libcurl");
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0, "cannot initialise libcurl");
     return NULL;
   }
   return tt_llm_wrap(&tt_http_vtable, h);

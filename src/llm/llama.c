@@ -237,14 +237,14 @@ static size_t tt_stable_end(const tt_chat *chat, const tt_llm_call *call, const 
 
 /* Brings the cache up to the whole prompt, computing only what it lacks. */
 static bool tt_prefill(tt_llama *L, const tt_chat *chat, const tt_llm_call *call,
-                       tt_llm_reply *out, tt_llm_error *err) {
+                       tt_llm_reply *out, tt_error *err) {
   tt_buf prompt = TT_BUF_INIT;
   /* the segments: the stable prefix when there is one, then each message,
    * then the generation prompt */
   size_t *ends = tt_xcalloc(chat->n + 2, sizeof(size_t));
   bool ok = tt_llama_render(L, chat, call, &prompt, ends + 1);
   if (!ok) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "the model's chat template cannot be applied");
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0, "the model's chat template cannot be applied");
     free(ends);
     tt_buf_free(&prompt);
     return false;
@@ -294,12 +294,12 @@ static bool tt_prefill(tt_llama *L, const tt_chat *chat, const tt_llm_call *call
   tt_buf_free(&prompt);
   if (rc != 0) {
     tt_kv_reset(L); /* a partial batch may be in the cache: start clean next time */
-    if (rc == 2) tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
+    if (rc == 2) tt_llm_set_error(err, TT_ERR_CANCELLED, 0, "cancelled");
     else if (rc == 1)
-      tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0,
+      tt_llm_set_error(err, TT_ERR_PROTOCOL, 0,
                        "the conversation no longer fits the model's context of %d tokens; start a "
                        "new thread or raise --ctx", L->o.n_ctx);
-    else tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "llama.cpp failed to process the prompt (%d)", rc);
+    else tt_llm_set_error(err, TT_ERR_PROTOCOL, 0, "llama.cpp failed to process the prompt (%d)", rc);
     return false;
   }
   return true;
@@ -412,10 +412,10 @@ static void tt_stream_update(tt_streamer *s, const tt_buf *text) {
  * a text reply (no grammar) reached max_tokens and the caller takes it so. */
 static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
                         const llama_token *forced, size_t nforced, tt_buf *text,
-                        tt_llm_reply *out, tt_llm_error *err, bool *cut) {
+                        tt_llm_reply *out, tt_error *err, bool *cut) {
   struct llama_sampler *grammar = gbnf ? tt_grammars_sampler(L->grammars, gbnf) : NULL;
   if (gbnf && !grammar) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "internal error: the tool grammar does not parse");
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0, "internal error: the tool grammar does not parse");
     return false;
   }
   struct llama_sampler *chain = NULL;
@@ -434,7 +434,7 @@ static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
   char piece[256];
   while (n < L->o.max_tokens) {
     if (call->cancel && *call->cancel) {
-      tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
+      tt_llm_set_error(err, TT_ERR_CANCELLED, 0, "cancelled");
       break;
     }
     llama_token bias_to = -1;
@@ -453,8 +453,8 @@ static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
     int rc = llama_decode(L->ctx, llama_batch_get_one(&tok, 1));
     if (rc != 0) {
       tt_kv_reset(L);
-      if (rc == 2) tt_llm_set_error(err, TT_LLM_ERR_CANCELLED, 0, "cancelled");
-      else tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "the model's reply did not fit in what was "
+      if (rc == 2) tt_llm_set_error(err, TT_ERR_CANCELLED, 0, "cancelled");
+      else tt_llm_set_error(err, TT_ERR_PROTOCOL, 0, "the model's reply did not fit in what was "
                             "left of its context of %d tokens; raise --ctx or lower --max-tokens",
                             L->o.n_ctx);
       goto done;
@@ -465,8 +465,8 @@ static bool tt_generate(tt_llama *L, const char *gbnf, const tt_llm_call *call,
   tt_kv_checkpoint(L);
   if (ended) ok = true;
   else if (n >= L->o.max_tokens && call->allow_cut && !grammar) ok = *cut = true;
-  else if (!err || err->kind == TT_LLM_OK)
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0,
+  else if (!err || err->kind == TT_OK)
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 0,
                      "the model did not finish its reply within %ld tokens (--max-tokens)",
                      L->o.max_tokens);
 done:
@@ -481,7 +481,7 @@ done:
 }
 
 static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *call,
-                          tt_llm_reply *out, tt_llm_error *err) {
+                          tt_llm_reply *out, tt_error *err) {
   tt_llama *L = impl;
   double t0 = tt_now_ms();
   L->cancel = call->cancel;
@@ -513,7 +513,7 @@ static bool tt_llama_chat(void *impl, const tt_chat *chat, const tt_llm_call *ca
     if (!out->call_id) out->call_id = tt_xasprintf("call_%ld", (long)L->ntoks);
     out->finish_reason = tt_xstrdup("tool_calls");
   } else if (ok && call->ntools && !call->force_call_name && !call->no_grammar) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "internal error: a grammar-constrained reply "
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 0, "internal error: a grammar-constrained reply "
                                                  "did not parse");
     ok = false;
   } else if (ok) {
@@ -640,10 +640,10 @@ static const tt_llm_vtable tt_llama_vtable = {
     .counts_exact = true,
 };
 
-tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
+tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_error *err) {
   struct stat st;
   if (!opts->model_path || stat(opts->model_path, &st) != 0 || !S_ISREG(st.st_mode)) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0,
                      "no model file at %s; download one with `tabletalk pull` or give "
                      "--model-path FILE.gguf", opts->model_path ? opts->model_path : "(none)");
     return NULL;
@@ -669,7 +669,7 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
   mp.progress_callback_user_data = L;
   L->model = llama_model_load_from_file(opts->model_path, mp);
   if (!L->model) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0,
                      "cannot load %s as a GGUF model (set TABLETALK_LLAMA_LOG=1 for llama.cpp's "
                      "reasons)", opts->model_path);
     tt_llama_free(L);
@@ -689,7 +689,7 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
   cp.abort_callback_data = L;
   L->ctx = llama_init_from_model(L->model, cp);
   if (!L->ctx) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0,
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0,
                      "cannot create a context of %d tokens for %s (too little memory? try --ctx 4096)",
                      L->o.n_ctx, opts->model_path);
     tt_llama_free(L);
@@ -706,7 +706,7 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
   if (opts->profile) {
     L->profile = tt_profile_by_name(opts->profile);
     if (!L->profile) {
-      tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "there is no model profile \"%s\"; choose one of %s",
+      tt_llm_set_error(err, TT_ERR_CONFIG, 0, "there is no model profile \"%s\"; choose one of %s",
                        opts->profile, tt_llm_profile_names());
       tt_llama_free(L);
       return NULL;
@@ -717,7 +717,7 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err) {
     L->profile = tt_profile_detect(arch, L->names, tmpl);
   }
   if (L->profile->id == TT_PROFILE_GENERIC && !L->tmpl) {
-    tt_llm_set_error(err, TT_LLM_ERR_CONFIG, 0, "%s has no chat template, which the generic "
+    tt_llm_set_error(err, TT_ERR_CONFIG, 0, "%s has no chat template, which the generic "
                      "profile needs; choose a profile with --profile (%s)", L->name,
                      tt_llm_profile_names());
     tt_llama_free(L);
@@ -748,7 +748,7 @@ float *tt_llama_debug_logits(tt_llm *llm, const tt_chat *chat, const tt_llm_call
   if (!tt_llm_is_llama(llm)) return NULL;
   tt_llama *L = llm->impl;
   tt_llm_reply r = {0};
-  tt_llm_error err;
+  tt_error err;
   if (!tt_prefill(L, chat, call, &r, &err)) return NULL;
   *n_vocab = llama_vocab_n_tokens(L->vocab);
   *reused = r.usage.cached;

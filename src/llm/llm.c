@@ -14,13 +14,9 @@ tt_llm *tt_llm_wrap(const tt_llm_vtable *vt, void *impl) {
 }
 
 bool tt_llm_chat(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
-                 tt_llm_reply *out, tt_llm_error *err) {
+                 tt_llm_reply *out, tt_error *err) {
   memset(out, 0, sizeof *out);
-  if (err) {
-    err->kind = TT_LLM_OK;
-    err->http_status = 0;
-    err->message[0] = '\0';
-  }
+  tt_error_clear(err);
   return llm->vt->chat(llm->impl, chat, call, out, err);
 }
 
@@ -72,26 +68,12 @@ void tt_llm_reply_free(tt_llm_reply *r) {
   memset(r, 0, sizeof *r);
 }
 
-const char *tt_llm_errkind_name(tt_llm_errkind kind) {
-  switch (kind) {
-  case TT_LLM_OK: return "ok";
-  case TT_LLM_ERR_CONFIG: return "config";
-  case TT_LLM_ERR_CONNECT: return "connect";
-  case TT_LLM_ERR_TIMEOUT: return "timeout";
-  case TT_LLM_ERR_HTTP: return "http";
-  case TT_LLM_ERR_PROTOCOL: return "protocol";
-  case TT_LLM_ERR_CANCELLED: return "cancelled";
-  }
-  return "unknown";
-}
-
-void tt_llm_set_error(tt_llm_error *err, tt_llm_errkind kind, int status,
+void tt_llm_set_error(tt_error *err, tt_errkind kind, int status,
                       const char *fmt, ...) {
   if (!err) return;
-  err->kind = kind;
-  err->http_status = status;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  tt_error_vset(err, kind, fmt, ap);
   va_end(ap);
+  err->status = status;
 }

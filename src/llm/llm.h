@@ -137,23 +137,6 @@ typedef struct tt_llm_reply {
 
 void tt_llm_reply_free(tt_llm_reply *r);
 
-typedef enum tt_llm_errkind {
-  TT_LLM_OK = 0,
-  TT_LLM_ERR_CONFIG,    /* bad settings (no base URL, bad URL) */
-  TT_LLM_ERR_CONNECT,   /* endpoint unreachable, after retries */
-  TT_LLM_ERR_TIMEOUT,   /* nothing received within the read timeout */
-  TT_LLM_ERR_HTTP,      /* an HTTP error status, after retries */
-  TT_LLM_ERR_PROTOCOL,  /* a reply that is not a chat completion */
-  TT_LLM_ERR_CANCELLED, /* stopped by the caller */
-} tt_llm_errkind;
-
-typedef struct tt_llm_error {
-  tt_llm_errkind kind;
-  int http_status;
-  char message[600];
-} tt_llm_error;
-
-const char *tt_llm_errkind_name(tt_llm_errkind kind);
 
 /* What one call offers the model and how the caller follows it. */
 typedef struct tt_llm_call {
@@ -195,7 +178,7 @@ typedef struct tt_llm tt_llm;
 
 /* Sends the conversation and returns the model's reply. */
 bool tt_llm_chat(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
-                 tt_llm_reply *out, tt_llm_error *err);
+                 tt_llm_reply *out, tt_error *err);
 const char *tt_llm_backend(const tt_llm *llm); /* "openai-http", ... */
 const char *tt_llm_model(const tt_llm *llm);
 
@@ -333,7 +316,7 @@ tt_llm_http_opts tt_llm_http_default_opts(void);
  * 3 ms) on a background thread, so that it overlaps the caller's own
  * start-up work; tt_llm_http_new waits for it. */
 void tt_llm_http_preload(void);
-tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_llm_error *err);
+tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err);
 /* What the HTTP backend adapted to so far, in words, "; "-separated ("sends
  * max_completion_tokens instead of max_tokens (...)"): the model's name, and
  * 400 errors that named an unsupported parameter. "" when nothing; NULL for
@@ -391,7 +374,7 @@ typedef struct tt_llm_llama_opts {
 } tt_llm_llama_opts;
 
 tt_llm_llama_opts tt_llm_llama_default_opts(void);
-tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_llm_error *err);
+tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_error *err);
 bool tt_llm_is_llama(const tt_llm *llm);
 /* How the engine's context was chosen, in words ("16384 tokens: the
  * default; ..." or "8192 tokens: --ctx"); NULL for other backends. Owned
@@ -410,7 +393,7 @@ tt_llm *tt_llm_replay_new(tt_llm *inner, const json_t *calls, bool by_bias, bool
 /* Fills out with one reply to chat (a tool call: is_tool, tool_name,
  * tool_args; or text) or err, and returns whether it did. */
 typedef bool (*tt_llm_reply_fn)(void *ud, const tt_chat *chat, const tt_llm_call *call,
-                                tt_llm_reply *out, tt_llm_error *err);
+                                tt_llm_reply *out, tt_error *err);
 
 /* A backend that answers with fn (stand-in models for evaluation
  * harnesses). Call ids, latency and finish reasons are filled in; ud is

@@ -8,7 +8,7 @@
 typedef struct tt_llm_vtable {
   const char *name;
   bool (*chat)(void *impl, const tt_chat *chat, const tt_llm_call *call,
-               tt_llm_reply *out, tt_llm_error *err);
+               tt_llm_reply *out, tt_error *err);
   const char *(*model)(const void *impl);
   /* how the backend prompts the model; NULL: the server decides */
   const struct tt_profile *(*profile)(const void *impl);
@@ -31,7 +31,7 @@ struct tt_llm {
 };
 
 tt_llm *tt_llm_wrap(const tt_llm_vtable *vt, void *impl);
-void tt_llm_set_error(tt_llm_error *err, tt_llm_errkind kind, int status,
+void tt_llm_set_error(tt_error *err, tt_errkind kind, int status,
                       const char *fmt, ...) TT_PRINTF(4, 5);
 
 /* ---- estimates of token counts (budget.c) ------------------------------------ */

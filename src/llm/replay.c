@@ -15,7 +15,7 @@ typedef struct tt_replay {
 } tt_replay;
 
 static bool tt_replay_chat(void *impl, const tt_chat *chat, const tt_llm_call *call,
-                           tt_llm_reply *out, tt_llm_error *err) {
+                           tt_llm_reply *out, tt_error *err) {
   tt_replay *r = impl;
   const json_t *c = json_array_get(r->calls, r->next);
   if (!c) {
@@ -23,11 +23,11 @@ static bool tt_replay_chat(void *impl, const tt_chat *chat, const tt_llm_call *c
      * last one (a push back, an error) is why */
     const tt_msg *last = chat->n ? &chat->msgs[chat->n - 1] : NULL;
     if (last && last->role == TT_ROLE_TOOL && last->content)
-      tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0,
+      tt_llm_set_error(err, TT_ERR_PROTOCOL, 0,
                        "the recording has no more calls (%zu used); the agent answered the last "
                        "one with: %.400s", r->next, last->content);
     else
-      tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "the recording has no more calls (%zu used)", r->next);
+      tt_llm_set_error(err, TT_ERR_PROTOCOL, 0, "the recording has no more calls (%zu used)", r->next);
     return false;
   }
   r->next++;

@@ -77,7 +77,7 @@ static char *tt_mcp_make_instructions(const tt_mcp_server *s, const tt_schema *s
  * seconds; the handshake must not wait for it). */
 static void *tt_mcp_load_schema(void *arg) {
   tt_mcp_server *s = arg;
-  tt_db_error err;
+  tt_error err;
   tt_schema *schema = NULL;
   char *why = NULL;
   tt_db *db = tt_db_open(s->cfg.db_path, &s->cfg.db_opts, &err);
@@ -87,10 +87,11 @@ static void *tt_mcp_load_schema(void *arg) {
      * serves), and value hints for the ask tool as the CLI gives them */
     tt_schema_load_opts so = {.db_path = s->cfg.db_path, .knowledge = s->cfg.knowledge,
                               .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = s->cfg.cache_dir};
-    tt_schema_load_error serr;
+    tt_error serr;
     schema = tt_schema_load(db, &so, &serr);
     if (!schema) why = tt_xstrdup(serr.message);
-    else if (serr.warning[0]) fprintf(stderr, "tabletalk: warning: %s\n", serr.warning);
+    else if (tt_schema_warning(schema))
+      fprintf(stderr, "tabletalk: warning: %s\n", tt_schema_warning(schema));
   } else {
     why = tt_xstrdup(err.message);
   }
@@ -221,7 +222,7 @@ tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_buf *err) {
   tt_db *db = s->npool ? s->pool[--s->npool] : NULL;
   pthread_mutex_unlock(&s->pool_mu);
   if (db) return db;
-  tt_db_error derr;
+  tt_error derr;
   db = tt_db_open(s->cfg.db_path, &s->cfg.db_opts, &derr);
   if (!db) {
     tt_buf_puts(err, derr.message);

@@ -374,12 +374,12 @@ static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
   /* the lookup and the query see one snapshot: a hit is what the query
    * would return in it */
   uint64_t stamp = 0;
-  tt_db_error derr;
+  tt_error derr;
   const char *text_sql = json_string_value(sql);
   bool cacheable = !r->srv->cfg.no_cache && strlen(text_sql) == json_string_length(sql);
   if (cacheable && !tt_db_snapshot_begin(db, &stamp, &derr)) {
     tt_mcp_db_release(r->srv, db);
-    return tt_tool_error("%s: %s", tt_db_errkind_name(derr.kind), derr.message);
+    return tt_tool_error("%s: %s", tt_errkind_name(derr.kind), derr.message);
   }
   char *cached_text = NULL;
   json_t *cached = NULL;
@@ -399,8 +399,8 @@ static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
   tt_db_snapshot_end(db);
   tt_mcp_db_release(r->srv, db);
   if (!res) {
-    const char *hint = derr.kind == TT_DB_ERR_TIMEOUT ? " (narrow the query or add LIMIT)" : "";
-    return tt_tool_error("%s: %s%s", tt_db_errkind_name(derr.kind), derr.message, hint);
+    const char *hint = derr.kind == TT_ERR_TIMEOUT ? " (narrow the query or add LIMIT)" : "";
+    return tt_tool_error("%s: %s%s", tt_errkind_name(derr.kind), derr.message, hint);
   }
   json_t *o = tt_rows_json(res, r->srv->cfg.preview_rows);
   json_object_set_new(o, "total_rows", json_integer((json_int_t)res->total_rows));
@@ -533,7 +533,7 @@ static tt_session *tt_mcp_session(tt_mcp_server *s, tt_buf *err) {
     if (!a->llm) return NULL;
   }
   if (!a->db) {
-    tt_db_error derr;
+    tt_error derr;
     a->db = tt_db_open(s->cfg.db_path, &s->cfg.agent_opts.sql, &derr);
     if (!a->db) {
       tt_buf_puts(err, derr.message);

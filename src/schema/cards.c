@@ -30,7 +30,15 @@ struct tt_schema {
   size_t total_tokens;
   tt_values *values; /* NULL until set */
   tt_knowledge *knowledge; /* owned, or NULL */
+  char *warning;           /* what loading left out, or NULL */
 };
+
+const char *tt_schema_warning(const tt_schema *s) { return s ? s->warning : NULL; }
+
+void tt_schema_set_warning(tt_schema *s, const char *warning) {
+  free(s->warning);
+  s->warning = warning ? tt_xstrdup(warning) : NULL;
+}
 
 /* Text as a JSON string: quotes and backslashes escaped, so a value
  * cannot end the list it stands in or pose as card syntax; unsafe
@@ -321,6 +329,7 @@ void tt_schema_free(tt_schema *s) {
   tt_catalog_free(s->cat);
   tt_values_free(s->values);
   tt_knowledge_free(s->knowledge);
+  free(s->warning);
   free(s);
 }
 

@@ -24,14 +24,14 @@ struct tt_knowledge {
   json_t *root; /* the validated document */
 };
 
-static void tt_kerr(tt_knowledge_error *err, int line, const char *fmt, ...) TT_PRINTF(3, 4);
-static void tt_kerr(tt_knowledge_error *err, int line, const char *fmt, ...) {
+static void tt_kerr(tt_error *err, int line, const char *fmt, ...) TT_PRINTF(3, 4);
+static void tt_kerr(tt_error *err, int line, const char *fmt, ...) {
   if (!err) return;
-  err->line = line;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  tt_error_vset(err, TT_ERR_CONFIG, fmt, ap);
   va_end(ap);
+  err->line = line;
 }
 
 /* Where a problem is in the text, since jansson keeps no positions for
@@ -76,7 +76,7 @@ static int tt_line_of(const char *text, size_t n, const char *key, long index) {
 
 /* Checks the shape; on a problem fills err, with the line it is on when
  * that can be found in text (0: none). */
-static bool tt_knowledge_check(json_t *root, const char *text, size_t n, tt_knowledge_error *err) {
+static bool tt_knowledge_check(json_t *root, const char *text, size_t n, tt_error *err) {
   static const char *const known[] = {"tables", "columns", "definitions", "examples"};
   if (!json_is_object(root)) {
     tt_kerr(err, 1, "%s", "the file must be one JSON object: {\"tables\": {...}, \"columns\": {...}, "
@@ -144,8 +144,8 @@ static bool tt_knowledge_check(json_t *root, const char *text, size_t n, tt_know
   return true;
 }
 
-tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_knowledge_error *err) {
-  if (err) memset(err, 0, sizeof *err);
+tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_error *err) {
+  tt_error_clear(err);
   if (n > TT_KNOWLEDGE_MAX_BYTES) {
     tt_kerr(err, 0, "%s", "the file is over 8 MB; keep descriptions, definitions and examples short");
     return NULL;
@@ -153,10 +153,7 @@ tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_knowledge_error 
   json_error_t je;
   json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
   if (!root) {
-    if (err) {
-      err->line = je.line > 0 ? je.line : 1;
-      snprintf(err->message, sizeof err->message, "%.200s (fix the JSON there)", je.text);
-    }
+    tt_kerr(err, je.line > 0 ? je.line : 1, "%.200s (fix the JSON there)", je.text);
     return NULL;
   }
   if (!tt_knowledge_check(root, text, n, err)) {
@@ -168,8 +165,8 @@ tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_knowledge_error 
   return k;
 }
 
-tt_knowledge *tt_knowledge_load(const char *path, tt_knowledge_error *err) {
-  if (err) memset(err, 0, sizeof *err);
+tt_knowledge *tt_knowledge_load(const char *path, tt_error *err) {
+  tt_error_clear(err);
   FILE *f = fopen(path, "rb");
   if (!f) {
     tt_kerr(err, 0, "%s", "cannot open it");

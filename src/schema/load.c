@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 /* Reads the knowledge file; false only for a bad file the user named. */
-static bool tt_load_knowledge(const tt_schema_load_opts *o, tt_knowledge **out,
-                              tt_schema_load_error *err) {
+static bool tt_load_knowledge(const tt_schema_load_opts *o, tt_knowledge **out, char **warning,
+                              tt_error *err) {
   *out = NULL;
   if (!o->knowledge && !o->db_path) return true;
   char *beside = o->knowledge ? NULL : tt_knowledge_path_for(o->db_path);
@@ -21,40 +21,42 @@ static bool tt_load_knowledge(const tt_schema_load_opts *o, tt_knowledge **out,
     free(beside);
     return true; /* no file beside the database: nothing to know */
   }
-  tt_knowledge_error ke;
+  tt_error ke;
   *out = tt_knowledge_load(path, &ke);
   if (!*out) {
     char where[32] = "";
     if (ke.line > 0) snprintf(where, sizeof where, ":%d", ke.line);
     if (o->knowledge) {
-      err->knowledge = true;
-      snprintf(err->message, sizeof err->message, "knowledge file %s%s: %s", path, where, ke.message);
+      *err = ke;
+      tt_error_prefix(err, "knowledge file %s%s: ", path, where);
       free(beside);
       return false;
     }
-    snprintf(err->warning, sizeof err->warning, "knowledge file %s%s: %s; going on without it", path,
-             where, ke.message);
+    *warning = tt_xasprintf("knowledge file %s%s: %s; going on without it", path, where,
+                            ke.message);
   }
   free(beside);
   return true;
 }
 
-tt_schema *tt_schema_load(tt_db *db, const tt_schema_load_opts *o, tt_schema_load_error *err) {
-  memset(err, 0, sizeof *err);
-  tt_catalog *cat = tt_db_catalog_load(db, &err->db);
+tt_schema *tt_schema_load(tt_db *db, const tt_schema_load_opts *o, tt_error *err) {
+  tt_error_clear(err);
+  tt_catalog *cat = tt_db_catalog_load(db, err);
   if (!cat) {
-    snprintf(err->message, sizeof err->message, "cannot read the schema of %s: %s",
-             o->db_path ? o->db_path : "the database", err->db.message);
+    tt_error_prefix(err, "cannot read the schema of %s: ", o->db_path ? o->db_path : "the database");
     return NULL;
   }
   tt_knowledge *kn;
-  if (!tt_load_knowledge(o, &kn, err)) {
+  char *warning = NULL;
+  if (!tt_load_knowledge(o, &kn, &warning, err)) {
     tt_catalog_free(cat);
     return NULL;
   }
   if (kn) tt_knowledge_apply(kn, cat);
   tt_schema *s = tt_schema_new(cat);
   tt_schema_set_knowledge(s, kn);
+  tt_schema_set_warning(s, warning);
+  free(warning);
   if (o->values == TT_SCHEMA_VALUES_CACHED)
     tt_schema_set_values(s, tt_values_open(db, cat, o->cache_dir, o->progress, NULL));
   else if (o->values == TT_SCHEMA_VALUES_BUILT)

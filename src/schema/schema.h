@@ -165,14 +165,9 @@ const tt_values *tt_schema_values(const tt_schema *s);
  * {"Table.Column": "description"}, "definitions": ["revenue = ..."],
  * "examples": [{"question": "...", "sql": "..."}]}, every key optional. */
 typedef struct tt_knowledge tt_knowledge;
-typedef struct tt_knowledge_error {
-  int line;           /* 1-based line of the problem, 0 when none applies */
-  char message[320];
-} tt_knowledge_error;
-
 /* NULL with err filled when the file cannot be read or is malformed. */
-tt_knowledge *tt_knowledge_load(const char *path, tt_knowledge_error *err);
-tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_knowledge_error *err);
+tt_knowledge *tt_knowledge_load(const char *path, tt_error *err);
+tt_knowledge *tt_knowledge_parse(const char *text, size_t n, tt_error *err);
 tt_knowledge *tt_knowledge_new_empty(void);
 /* The knowledge file beside a database: chinook.sqlite ->
  * chinook.knowledge.json (freshly allocated). */
@@ -209,15 +204,15 @@ typedef struct tt_schema_load_opts {
   const char *cache_dir; /* for TT_SCHEMA_VALUES_CACHED */
   bool progress;         /* a progress bar on stderr while a large index is built */
 } tt_schema_load_opts;
-typedef struct tt_schema_load_error {
-  bool knowledge;     /* the named knowledge file is unreadable or malformed */
-  tt_db_error db;     /* else: the catalog could not be read (db.kind) */
-  char message[800];  /* what happened, for the user */
-  char warning[800];  /* set (with a schema) when the file beside the database
-                         was malformed and left out */
-} tt_schema_load_error;
 /* The catalog of db, the knowledge file applied and attached, and the value
- * index; NULL with err filled. */
-tt_schema *tt_schema_load(tt_db *db, const tt_schema_load_opts *o, tt_schema_load_error *err);
+ * index; NULL with err filled: the catalog's own error, or TT_ERR_CONFIG
+ * for a knowledge file the user named that cannot be read or is malformed
+ * (err->line: where). A malformed file beside the database is left out and
+ * named by tt_schema_warning. */
+tt_schema *tt_schema_load(tt_db *db, const tt_schema_load_opts *o, tt_error *err);
+/* What tt_schema_load left out and why ("knowledge file x.json:3: ...;
+ * going on without it"), or NULL. */
+const char *tt_schema_warning(const tt_schema *s);
+void tt_schema_set_warning(tt_schema *s, const char *warning);
 
 #endif

@@ -140,7 +140,7 @@ tt_values *tt_values_build(tt_db *db, const tt_catalog *cat, const tt_values_opt
       /* the first scan_rows rows only: a 5,000,000-row table stays fast */
       tt_buf sql = TT_BUF_INIT;
       tt_db_sql_column_values(db, ti, ci, d.scan_rows, d.max_len, &sql);
-      tt_db_error err = {0};
+      tt_error err = {0};
       tt_cursor *cur = tt_db_cursor_open(db, sql.data, sql.len, d.max_per_column, 0, &err);
       tt_buf_free(&sql);
       if (!cur) {

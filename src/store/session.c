@@ -128,9 +128,9 @@ static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
       if (r->thinking) json_object_set_new(o, "thinking", tt_str_or_null(r->thinking));
     } else {
       json_object_set_new(o, "error", tt_str_or_null(ev->llm_error->message));
-      json_object_set_new(o, "error.type", json_string(tt_llm_errkind_name(ev->llm_error->kind)));
-      if (ev->llm_error->http_status)
-        json_object_set_new(o, "http.response.status_code", json_integer(ev->llm_error->http_status));
+      json_object_set_new(o, "error.type", json_string(tt_errkind_name(ev->llm_error->kind)));
+      if (ev->llm_error->status)
+        json_object_set_new(o, "http.response.status_code", json_integer(ev->llm_error->status));
     }
     return o;
   }

@@ -32,6 +32,57 @@ char *tt_xstrdup(const char *s);
 char *tt_xstrndup(const char *s, size_t n);
 char *tt_xasprintf(const char *fmt, ...) TT_PRINTF(1, 2);
 
+/* ---- errors (error.c): the one error type of every layer -------------- */
+
+/* What kind of thing went wrong: callers decide on the kind (and a refused
+ * statement's reason), never on the wording of the message. */
+typedef enum tt_errkind {
+  TT_OK = 0,
+  TT_ERR_CONFIG,    /* a setting, option or file the user named is unusable */
+  TT_ERR_IO,        /* a file or folder cannot be opened, read or written */
+  TT_ERR_REFUSED,   /* a statement the guard refused (reason says why) */
+  TT_ERR_TIMEOUT,   /* a time limit ran out */
+  TT_ERR_LIMIT,     /* a size, depth or memory limit */
+  TT_ERR_SQL,       /* the database engine rejected or failed a statement */
+  TT_ERR_BUSY,      /* another program held the data locked, or kept changing it */
+  TT_ERR_CANCELLED, /* stopped by the user, a signal or a client that left */
+  TT_ERR_CONNECT,   /* a server (a model endpoint) cannot be reached */
+  TT_ERR_HTTP,      /* an HTTP error status (status holds it) */
+  TT_ERR_PROTOCOL,  /* a peer's reply is not what its protocol says */
+} tt_errkind;
+
+/* Filled by any function that takes a tt_error *err and fails (NULL or
+ * false returned); like curl's CURLcode and error buffer in one. The
+ * message says what happened, the hint (may be "") what to do; front ends
+ * show both. */
+typedef struct tt_error {
+  tt_errkind kind;
+  int reason;         /* TT_ERR_REFUSED: the guard's reason (tt_db_refusal) */
+  int status;         /* TT_ERR_HTTP: the HTTP status; else 0 */
+  int line;           /* the line of a file the problem is on; 0: none */
+  char message[768];
+  char hint[256];
+} tt_error;
+
+#define TT_ERROR_INIT {TT_OK, 0, 0, 0, "", ""}
+
+/* "config", "io", "refused", "timeout", "limit", "sql", "busy",
+ * "cancelled", "connect", "http", "protocol" ("ok"). */
+const char *tt_errkind_name(tt_errkind kind);
+/* Empties err (kind TT_OK). */
+void tt_error_clear(tt_error *err);
+/* Sets kind and message (the hint is emptied); err may be NULL. */
+void tt_error_set(tt_error *err, tt_errkind kind, const char *fmt, ...) TT_PRINTF(3, 4);
+void tt_error_vset(tt_error *err, tt_errkind kind, const char *fmt, va_list ap) TT_PRINTF(3, 0);
+/* Sets the hint: what the user can do about it. */
+void tt_error_hint(tt_error *err, const char *fmt, ...) TT_PRINTF(2, 3);
+/* Puts text before the message ("knowledge file k.json: "). */
+void tt_error_prefix(tt_error *err, const char *fmt, ...) TT_PRINTF(2, 3);
+/* The message and, when there is one, the hint after "; ": how a front
+ * end prints the error on one line. Points into a thread-local buffer
+ * valid until the next call on this thread. */
+const char *tt_error_text(const tt_error *err);
+
 /* ---- byte buffer ----------------------------------------------------- */
 
 typedef struct tt_buf {

@@ -52,7 +52,7 @@ enum MHD_Result tt_web_api_sql(tt_web_req *r) {
   const tt_web_config *cfg = r->w->cfg;
   tt_db_opts o = cfg->agent_opts.sql;
   o.max_rows = (long)max_rows;
-  tt_db_error derr;
+  tt_error derr;
   tt_db *db = tt_db_open(cfg->db_path, &o, &derr);
   tt_result *res = db ? tt_db_query_opts(db, json_string_value(sql), json_string_length(sql), &o,
                                          &derr)
@@ -62,7 +62,7 @@ enum MHD_Result tt_web_api_sql(tt_web_req *r) {
   if (!res) {
     json_t *e = json_object();
     json_object_set_new(e, "error", json_string(derr.message));
-    json_object_set_new(e, "refused", json_boolean(derr.kind == TT_DB_ERR_REFUSED));
+    json_object_set_new(e, "refused", json_boolean(derr.kind == TT_ERR_REFUSED));
     return tt_web_send_json(r, 422, e);
   }
   json_t *j = tt_result_to_json(res, 0);

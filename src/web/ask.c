@@ -165,7 +165,7 @@ static void tt_web_ask_run(tt_web_ask *a) {
     tt_buf_free(&err);
     return;
   }
-  tt_db_error derr;
+  tt_error derr;
   tt_db *db = tt_db_open(cfg->db_path, &cfg->agent_opts.sql, &derr);
   tt_session *session = NULL;
   if (!db) tt_buf_puts(&err, derr.message);

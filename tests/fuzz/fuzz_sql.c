@@ -22,14 +22,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   o.timeout_s = 0.25; /* keep iterations quick */
   o.max_rows = 100;
   o.max_bytes = 100000;
-  tt_db_error err;
+  tt_error err;
   g_db = tt_db_open(path ? path : "chinook.sqlite", &o, &err);
   if (!g_db) abort();
   return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_db_query(g_db, (const char *)data, size, &err);
   tt_buf out = TT_BUF_INIT;
   if (r) {
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         tt_buf_free(&cell);
       }
     tt_result_free(r);
-  } else if (err.kind == TT_DB_OK || !err.message[0]) {
+  } else if (err.kind == TT_OK || !err.message[0]) {
     abort(); /* every failure must say why */
   }
   tt_buf_free(&out);

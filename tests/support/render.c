@@ -160,7 +160,7 @@ static int tt_cmd_generic_json(const char *path) {
 }
 
 static int tt_cmd_agent(const char *db_path) {
-  tt_db_error derr;
+  tt_error derr;
   tt_db *db = tt_db_open(db_path, NULL, &derr);
   if (!db) {
     fprintf(stderr, "tt-render: %s: %s\n", db_path, derr.message);

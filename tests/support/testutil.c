@@ -384,7 +384,7 @@ char *tu_make_wide_db(const char *dir, int ntables, long big_rows) {
 }
 
 tt_schema *tu_open_chinook(tt_db **db) {
-  tt_db_error err;
+  tt_error err;
   *db = tt_db_open(tu_chinook(), NULL, &err);
   if (!*db) return NULL;
   tt_catalog *cat = tt_db_catalog_load(*db, &err);

@@ -105,7 +105,7 @@ static tt_knowledge *big_knowledge(void) {
                       "\"sql\": \"SELECT COUNT(*) FROM sales_orders WHERE status = 'open' AND "
                       "region = %d\"}", i ? "," : "", i, i);
   tt_buf_puts(&b, "]}");
-  tt_knowledge_error ke;
+  tt_error ke;
   tt_knowledge *k = tt_knowledge_parse(b.data, b.len, &ke);
   tt_buf_free(&b);
   assert_non_null(k);
@@ -116,7 +116,7 @@ static void test_wide_schema_fits_budget(void **state) {
   (void)state;
   char *dir = tu_mkdtemp();
   char *path = tu_make_wide_db(dir, 321, 0);
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
   tt_catalog *cat = tt_db_catalog_load(db, &err);
@@ -167,7 +167,7 @@ static void test_wide_schema_fits_budget(void **state) {
 }
 
 static tt_result *query(const char *sql) {
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_db_query(g_db, sql, strlen(sql), &err);
   if (!r) fprintf(stderr, "%s\n", err.message);
   assert_non_null(r);
@@ -245,7 +245,7 @@ static void expect_hint(const char *message, const char *want) {
 
 /* The message SQLite really gives for sql, with its hint. */
 static void expect_query_hint(const char *sql, const char *want) {
-  tt_db_error err = {0};
+  tt_error err = {0};
   tt_result *r = tt_db_query(g_db, sql, strlen(sql), &err);
   assert_null(r);
   expect_hint_sql(sql, err.message, want);
@@ -313,7 +313,7 @@ static void test_hints_use_the_query(void **state) {
 
 /* The backing values of some queries on chinook. */
 static void back(tt_backing *b, const char *sql) {
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_db_query(g_db, sql, strlen(sql), &err);
   assert_non_null(r);
   tt_backing_add_result(b, r);
@@ -560,7 +560,7 @@ typedef struct thread_model {
 } thread_model;
 
 static bool thread_reply(void *ud, const tt_chat *chat, const tt_llm_call *call, tt_llm_reply *out,
-                         tt_llm_error *err) {
+                         tt_error *err) {
   (void)err;
   thread_model *m = ud;
   long n = tt_llm_count_prompt(m->llm, chat, call);
@@ -641,7 +641,7 @@ static void test_long_thread_within_small_context(void **state) {
 
 /* A stand-in model that keeps the question message it was sent and answers. */
 static bool keep_question(void *ud, const tt_chat *chat, const tt_llm_call *call, tt_llm_reply *out,
-                          tt_llm_error *err) {
+                          tt_error *err) {
   (void)call;
   (void)err;
   char **question = ud;
@@ -659,7 +659,7 @@ static bool keep_question(void *ud, const tt_chat *chat, const tt_llm_call *call
 
 static void test_value_hint_reaches_question(void **state) {
   (void)state;
-  tt_db_error err;
+  tt_error err;
   tt_catalog *cat = tt_db_catalog_load(g_db, &err);
   assert_non_null(cat);
   tt_schema *s = tt_schema_new(cat);

@@ -30,7 +30,7 @@ static char *g_tmp;
 static int setup(void **state) {
   (void)state;
   setlocale(LC_CTYPE, "C.UTF-8");
-  tt_db_error err;
+  tt_error err;
   tt_db_opts o = tt_db_default_opts();
   o.max_rows = 10000;
   o.max_bytes = 64L << 20;
@@ -48,7 +48,7 @@ static int teardown(void **state) {
 }
 
 static tt_result *query(const char *sql) {
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_db_query(g_db, sql, strlen(sql), &err);
   if (!r) fprintf(stderr, "query failed: %s\n", err.message);
   assert_non_null(r);

@@ -49,7 +49,7 @@ static char *puts_file(const char *name, const char *text) { return put(name, te
 static tt_db *open_ok(const char *path, tt_csv_header header) {
   tt_db_opts o = tt_db_default_opts();
   o.csv_header = header;
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, &o, &err);
   if (!db) fprintf(stderr, "open %s: %s\n", path, err.message);
   assert_non_null(db);
@@ -57,24 +57,24 @@ static tt_db *open_ok(const char *path, tt_csv_header header) {
 }
 
 /* The error of opening path; fails the test when it opens. */
-static tt_db_error open_err(const char *path) {
-  tt_db_error err;
+static tt_error open_err(const char *path) {
+  tt_error err;
   memset(&err, 0, sizeof err);
   tt_db *db = tt_db_open(path, NULL, &err);
   if (db) fprintf(stderr, "%s opened, an error was expected\n", path);
   assert_null(db);
-  assert_int_equal(err.kind, TT_DB_ERR_IO);
+  assert_int_equal(err.kind, TT_ERR_IO);
   return err;
 }
 
-static void expect_msg(const tt_db_error *err, const char *part) {
+static void expect_msg(const tt_error *err, const char *part) {
   if (!strstr(err->message, part)) fprintf(stderr, "message: %s\nwanted: %s\n", err->message, part);
   assert_non_null(strstr(err->message, part));
 }
 
 /* The rows of sql as text: cells joined by |, rows by \n, NULL as NULL. */
 static char *rows(tt_db *db, const char *sql) {
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_db_query(db, sql, strlen(sql), &err);
   if (!r) fprintf(stderr, "%s: %s\n", sql, err.message);
   assert_non_null(r);
@@ -139,7 +139,7 @@ static void test_quotes_bom_accents(void **state) {
               "integer|text|text|real\n");
   expect_rows(db, "SELECT name FROM people WHERE city LIKE 'Z%'", "José\n");
   /* the declared types are what the schema shows */
-  tt_db_error err;
+  tt_error err;
   tt_catalog *cat = tt_db_catalog_load(db, &err);
   assert_non_null(cat);
   assert_int_equal(cat->ntables, 1);
@@ -267,7 +267,7 @@ static void test_ragged_and_blank(void **state) {
   unlink(p);
   free(p);
   p = puts_file("long.csv", "a,b\n1,2\n3,4\n5,6,7\n");
-  tt_db_error err = open_err(p);
+  tt_error err = open_err(p);
   expect_msg(&err, "long.csv:4: 3 fields, but the first line has 2");
   expect_msg(&err, "double quotes");
   unlink(p);
@@ -278,7 +278,7 @@ static void test_hostile(void **state) {
   (void)state;
   /* a quote never closed: the line where it opened */
   char *p = puts_file("open.csv", "a,b\n1,2\n3,\"four\n5,6\n7,8\n");
-  tt_db_error err = open_err(p);
+  tt_error err = open_err(p);
   expect_msg(&err, "open.csv:3: a quoted field is never closed");
   unlink(p);
   free(p);
@@ -374,7 +374,7 @@ static void test_folder(void **state) {
   free(after);
   /* an error in one file names it */
   tu_write_file(d2, "v\n\"2\n");
-  tt_db_error err = open_err(sub);
+  tt_error err = open_err(sub);
   expect_msg(&err, "shop/a_b.csv:2: a quoted field is never closed");
   unlink(link);
   unlink(far);
@@ -414,11 +414,11 @@ static void test_read_only(void **state) {
       {"PRAGMA writable_schema=1", TT_REFUSE_PRAGMA},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    tt_db_error err;
+    tt_error err;
     tt_result *r = tt_db_query(db, cases[i].sql, strlen(cases[i].sql), &err);
     assert_null(r);
-    assert_int_equal(err.kind, TT_DB_ERR_REFUSED);
-    assert_int_equal(err.refusal, cases[i].why);
+    assert_int_equal(err.kind, TT_ERR_REFUSED);
+    assert_int_equal(err.reason, cases[i].why);
   }
   expect_rows(db, "SELECT count(*) FROM ro", "1\n");
   tt_db_close(db);
@@ -437,7 +437,7 @@ static void test_shared_and_reloaded(void **state) {
   expect_rows(two, "SELECT v FROM live", "a\n");
   /* a snapshot works as on a file */
   uint64_t v1, v2;
-  tt_db_error err;
+  tt_error err;
   assert_true(tt_db_snapshot_begin(two, &v1, &err));
   expect_rows(two, "SELECT count(*) FROM live", "1\n");
   tt_db_snapshot_end(two);

@@ -35,14 +35,14 @@ static int teardown(void **state) {
 }
 
 static tt_db *open_chinook(void) {
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(g_db, NULL, &err);
   if (!db) fprintf(stderr, "open: %s\n", err.message);
   assert_non_null(db);
   return db;
 }
 
-static tt_result *q(tt_db *db, const char *sql, tt_db_error *err) {
+static tt_result *q(tt_db *db, const char *sql, tt_error *err) {
   return tt_db_query(db, sql, strlen(sql), err);
 }
 
@@ -54,7 +54,7 @@ static void test_query_opts_leave_the_handle_alone(void **state) {
   tt_db_opts before = *tt_db_get_opts(db);
   tt_db_opts mine = before;
   mine.max_rows = 3;
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_db_query_opts(db, "SELECT TrackId FROM Track", 25, &mine, &err);
   assert_non_null(r);
   assert_int_equal(r->nrows, 3);
@@ -81,10 +81,10 @@ static void test_query_opts_leave_the_handle_alone(void **state) {
 
 static void test_open_errors(void **state) {
   (void)state;
-  tt_db_error err;
+  tt_error err;
   char *missing = tt_xasprintf("%s/nope.sqlite", g_dir);
   assert_null(tt_db_open(missing, NULL, &err));
-  assert_int_equal(err.kind, TT_DB_ERR_IO);
+  assert_int_equal(err.kind, TT_ERR_IO);
   assert_non_null(strstr(err.message, "no such file"));
   assert_int_equal(access(missing, F_OK), -1);
   assert_null(tt_db_open(g_dir, NULL, &err));
@@ -103,7 +103,7 @@ static void test_wal_database_creates_nothing(void **state) {
   sqlite3_close(h);
   char *wal = tt_xasprintf("%s-wal", wal_db), *shm = tt_xasprintf("%s-shm", wal_db);
   assert_false(tt_file_exists(wal));
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(wal_db, NULL, &err);
   assert_non_null(db);
   tt_result *r = q(db, "SELECT count(*) FROM Track", &err);
@@ -132,7 +132,7 @@ static void test_wal_database_creates_nothing(void **state) {
 static void test_typed_values(void **state) {
   (void)state;
   tt_db *db = open_chinook();
-  tt_db_error err;
+  tt_error err;
   tt_result *r = q(db, "SELECT 42, 1.5, 'text', NULL, x'00FF', char(0) || 'z'", &err);
   assert_non_null(r);
   assert_int_equal(r->ncols, 6);
@@ -173,7 +173,7 @@ static void test_caps(void **state) {
   tt_db_opts o = *tt_db_get_opts(db);
   o.max_rows = 5;
   tt_db_set_opts(db, &o);
-  tt_db_error err;
+  tt_error err;
   tt_result *r = q(db, "SELECT * FROM Track", &err);
   assert_int_equal(r->nrows, 5);
   assert_true(r->truncated);
@@ -203,7 +203,7 @@ static void test_count_rows(void **state) {
   o.max_rows = 50;
   o.count_rows = 1000000;
   tt_db_set_opts(db, &o);
-  tt_db_error err;
+  tt_error err;
   tt_result *r = q(db, "SELECT * FROM Track", &err);
   assert_int_equal(r->nrows, 50);
   assert_true(r->truncated);
@@ -256,7 +256,7 @@ static void test_count_rows(void **state) {
 }
 
 static int64_t one_int(tt_db *db, const char *sql) {
-  tt_db_error err;
+  tt_error err;
   tt_result *r = q(db, sql, &err);
   if (!r) fprintf(stderr, "%s: %s\n", sql, err.message);
   assert_non_null(r);
@@ -279,7 +279,7 @@ static void test_snapshot_versions(void **state) {
   (void)state;
   char *path = tt_xasprintf("%s/versions.sqlite", g_dir);
   tu_copy_file(g_db, path);
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
   uint64_t a, b, c, d;
@@ -316,7 +316,7 @@ static void test_replaced_file_is_followed(void **state) {
   char *path = tt_xasprintf("%s/replaced.sqlite", g_dir), *next = tt_xasprintf("%s/next.sqlite", g_dir);
   tu_copy_file(g_db, path);
   tu_copy_file(g_db, next);
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 25);
   sqlite3 *w;
@@ -330,7 +330,7 @@ static void test_replaced_file_is_followed(void **state) {
   tt_db_snapshot_end(db);
   unlink(path);
   assert_null(q(db, "SELECT 1", &err));
-  assert_int_equal(err.kind, TT_DB_ERR_IO);
+  assert_int_equal(err.kind, TT_ERR_IO);
   assert_non_null(strstr(err.message, "is gone"));
   tt_db_close(db);
   free(path);
@@ -350,7 +350,7 @@ static void test_quiet_wal_file(void **state) {
   exec_ok(w, "PRAGMA journal_mode=WAL");
   sqlite3_close(w);
   assert_false(tt_file_exists(wal));
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
   assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 25);
@@ -398,7 +398,7 @@ static void test_names_not_utf8(void **state) {
   assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
   exec_ok(w, "CREATE TABLE \"t\xE9\"(\"c\xE9\" INTEGER, ok TEXT); INSERT INTO \"t\xE9\" VALUES (7, 'x');");
   sqlite3_close(w);
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
   tt_catalog *cat = tt_db_catalog_load(db, &err);
@@ -442,7 +442,7 @@ static void test_fts_and_rtree(void **state) {
              "INSERT INTO rt VALUES (1, 0, 10, 0, 10);");
   sqlite3_close(w);
   char *before = tu_sha256(path);
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   static const char *const reads[] = {
       "SELECT title FROM docs WHERE docs MATCH 'quick'",
@@ -470,9 +470,9 @@ static void test_fts_and_rtree(void **state) {
   };
   for (size_t i = 0; i < sizeof writes / sizeof writes[0]; i++) {
     tt_result *r = q(db, writes[i], &err);
-    if (r || err.kind != TT_DB_ERR_REFUSED) fprintf(stderr, "%s: %s\n", writes[i], err.message);
+    if (r || err.kind != TT_ERR_REFUSED) fprintf(stderr, "%s: %s\n", writes[i], err.message);
     assert_null(r);
-    assert_int_equal(err.kind, TT_DB_ERR_REFUSED);
+    assert_int_equal(err.kind, TT_ERR_REFUSED);
   }
   tt_catalog *cat = tt_db_catalog_load(db, &err);
   const tt_table_info *docs = tt_catalog_find(cat, "docs"), *rt = tt_catalog_find(cat, "rt");
@@ -508,10 +508,10 @@ static void test_hot_journal(void **state) {
   assert_true(tt_file_exists(journal));
   tt_db_opts o = tt_db_default_opts();
   o.timeout_s = 0.3;
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, &o, &err);
   assert_null(db);
-  assert_int_equal(err.kind, TT_DB_ERR_IO);
+  assert_int_equal(err.kind, TT_ERR_IO);
   assert_non_null(strstr(err.message, "has a hot journal"));
   assert_non_null(strstr(err.message, "PRAGMA quick_check"));
   assert_true(tt_file_exists(journal)); /* left for a writer to roll back */
@@ -528,7 +528,7 @@ static void test_busy_database(void **state) {
   tu_copy_file(g_db, path);
   tt_db_opts o = tt_db_default_opts();
   o.timeout_s = 0.3;
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, &o, &err);
   assert_non_null(db);
   sqlite3 *w;
@@ -537,7 +537,7 @@ static void test_busy_database(void **state) {
   double t0 = tt_now_ms();
   assert_null(q(db, "SELECT count(*) FROM Genre", &err));
   double waited = tt_now_ms() - t0;
-  assert_int_equal(err.kind, TT_DB_ERR_BUSY);
+  assert_int_equal(err.kind, TT_ERR_BUSY);
   assert_non_null(strstr(err.message, "stayed locked by another program"));
   assert_true(waited >= 250 && waited < 2000);
   exec_ok(w, "COMMIT");
@@ -547,11 +547,11 @@ static void test_busy_database(void **state) {
   free(path);
 }
 
-static void expect_refusal(tt_db *db, const char *sql, tt_db_errkind kind, const char *words) {
-  tt_db_error err;
+static void expect_refusal(tt_db *db, const char *sql, tt_errkind kind, const char *words) {
+  tt_error err;
   tt_result *r = q(db, sql, &err);
   if (r || err.kind != kind || !strstr(err.message, words)) {
-    fprintf(stderr, "%s\n  -> kind %s, message: %s\n", sql, tt_db_errkind_name(err.kind),
+    fprintf(stderr, "%s\n  -> kind %s, message: %s\n", sql, tt_errkind_name(err.kind),
             r ? "(ran)" : err.message);
     fail();
   }
@@ -560,29 +560,29 @@ static void expect_refusal(tt_db *db, const char *sql, tt_db_errkind kind, const
 static void test_refusal_reasons(void **state) {
   (void)state;
   tt_db *db = open_chinook();
-  expect_refusal(db, "DELETE FROM Track", TT_DB_ERR_REFUSED, "writes are not allowed: DELETE on Track");
-  expect_refusal(db, "INSERT INTO Genre(Name) VALUES ('x')", TT_DB_ERR_REFUSED, "INSERT into Genre");
-  expect_refusal(db, "UPDATE Track SET Name = 'x'", TT_DB_ERR_REFUSED, "UPDATE of Track");
-  expect_refusal(db, "DROP TABLE Album", TT_DB_ERR_REFUSED, "DROP TABLE Album");
-  expect_refusal(db, "CREATE TABLE t(x)", TT_DB_ERR_REFUSED, "CREATE TABLE t");
-  expect_refusal(db, "ATTACH ':memory:' AS m", TT_DB_ERR_REFUSED, "ATTACH");
-  expect_refusal(db, "BEGIN", TT_DB_ERR_REFUSED, "transactions are not allowed");
-  expect_refusal(db, "PRAGMA table_info(Album)", TT_DB_ERR_REFUSED, "pragma_table_info");
-  expect_refusal(db, "SELECT * FROM pragma_compile_options", TT_DB_ERR_REFUSED, "not allowed");
+  expect_refusal(db, "DELETE FROM Track", TT_ERR_REFUSED, "writes are not allowed: DELETE on Track");
+  expect_refusal(db, "INSERT INTO Genre(Name) VALUES ('x')", TT_ERR_REFUSED, "INSERT into Genre");
+  expect_refusal(db, "UPDATE Track SET Name = 'x'", TT_ERR_REFUSED, "UPDATE of Track");
+  expect_refusal(db, "DROP TABLE Album", TT_ERR_REFUSED, "DROP TABLE Album");
+  expect_refusal(db, "CREATE TABLE t(x)", TT_ERR_REFUSED, "CREATE TABLE t");
+  expect_refusal(db, "ATTACH ':memory:' AS m", TT_ERR_REFUSED, "ATTACH");
+  expect_refusal(db, "BEGIN", TT_ERR_REFUSED, "transactions are not allowed");
+  expect_refusal(db, "PRAGMA table_info(Album)", TT_ERR_REFUSED, "pragma_table_info");
+  expect_refusal(db, "SELECT * FROM pragma_compile_options", TT_ERR_REFUSED, "not allowed");
   /* the module is dropped from the connection altogether */
-  expect_refusal(db, "SELECT count(*) FROM dbstat", TT_DB_ERR_SQL, "no such table: dbstat");
-  expect_refusal(db, "SELECT load_extension('x')", TT_DB_ERR_REFUSED, "load_extension()");
-  expect_refusal(db, "SELECT 1; SELECT 2", TT_DB_ERR_REFUSED, "only one statement");
-  expect_refusal(db, "EXPLAIN SELECT 1", TT_DB_ERR_REFUSED, "EXPLAIN QUERY PLAN");
-  expect_refusal(db, "VACUUM", TT_DB_ERR_REFUSED, "writes are not allowed");
-  expect_refusal(db, "  ;  ", TT_DB_ERR_REFUSED, "no SQL statement");
-  expect_refusal(db, "SELECT 'caf\xC3'", TT_DB_ERR_REFUSED, "not valid UTF-8");
-  expect_refusal(db, "SELEC 1", TT_DB_ERR_SQL, "syntax error");
-  expect_refusal(db, "SAVEPOINT a", TT_DB_ERR_REFUSED, "savepoints are not allowed: SAVEPOINT a");
-  expect_refusal(db, "ANALYZE", TT_DB_ERR_REFUSED, "ANALYZE is not allowed");
-  expect_refusal(db, "DELETE FROM sqlite_master", TT_DB_ERR_REFUSED, "writes are not allowed");
-  expect_refusal(db, "SELECT * FROM Trak", TT_DB_ERR_SQL, "no such table: Trak");
-  tt_db_error err;
+  expect_refusal(db, "SELECT count(*) FROM dbstat", TT_ERR_SQL, "no such table: dbstat");
+  expect_refusal(db, "SELECT load_extension('x')", TT_ERR_REFUSED, "load_extension()");
+  expect_refusal(db, "SELECT 1; SELECT 2", TT_ERR_REFUSED, "only one statement");
+  expect_refusal(db, "EXPLAIN SELECT 1", TT_ERR_REFUSED, "EXPLAIN QUERY PLAN");
+  expect_refusal(db, "VACUUM", TT_ERR_REFUSED, "writes are not allowed");
+  expect_refusal(db, "  ;  ", TT_ERR_REFUSED, "no SQL statement");
+  expect_refusal(db, "SELECT 'caf\xC3'", TT_ERR_REFUSED, "not valid UTF-8");
+  expect_refusal(db, "SELEC 1", TT_ERR_SQL, "syntax error");
+  expect_refusal(db, "SAVEPOINT a", TT_ERR_REFUSED, "savepoints are not allowed: SAVEPOINT a");
+  expect_refusal(db, "ANALYZE", TT_ERR_REFUSED, "ANALYZE is not allowed");
+  expect_refusal(db, "DELETE FROM sqlite_master", TT_ERR_REFUSED, "writes are not allowed");
+  expect_refusal(db, "SELECT * FROM Trak", TT_ERR_SQL, "no such table: Trak");
+  tt_error err;
   tt_result *r = tt_db_query(db, "SELECT 1\0 DROP", 14, &err);
   assert_null(r);
   assert_non_null(strstr(err.message, "NUL byte"));
@@ -615,28 +615,28 @@ static void test_time_and_memory_limits(void **state) {
   tt_db_opts o = *tt_db_get_opts(db);
   o.timeout_s = 0.2;
   tt_db_set_opts(db, &o);
-  tt_db_error err;
+  tt_error err;
   tt_result *r = q(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "
                        "SELECT count(*) FROM c", &err);
   assert_null(r);
-  assert_int_equal(err.kind, TT_DB_ERR_TIMEOUT);
+  assert_int_equal(err.kind, TT_ERR_TIMEOUT);
   o.timeout_s = 20;
   tt_db_set_opts(db, &o);
   /* sorting 3,503 blobs of 900 kB needs ~3 GB: the heap limit stops it */
   r = q(db, "SELECT count(*) FROM (SELECT randomblob(900000) AS b FROM Track ORDER BY b)", &err);
   assert_null(r);
-  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
   r = q(db, "SELECT printf('%.*c', 2000000000, 'x')", &err);
   assert_null(r);
-  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
   assert_non_null(strstr(err.message, "printf"));
   r = q(db, "SELECT zeroblob(2000000)", &err);
   assert_null(r);
-  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
   /* many cheap-looking conversions that each work long: refused as a whole */
   r = q(db, "SELECT printf(replace(hex(zeroblob(1000)),'00','%.900000g'), 1.5)", &err);
   assert_null(r);
-  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
   tt_db_close(db);
 }
 
@@ -721,7 +721,7 @@ static void test_printf_matches_builtin(void **state) {
     int want_type;
     size_t want_len = 0;
     char *want = builtin_printf(plain, tt_buf_cstr(&sql), &want_type, &want_len);
-    tt_db_error err;
+    tt_error err;
     tt_result *r = tt_db_query(db, sql.data, sql.len, &err);
     const tt_value *v = r ? tt_result_cell(r, 0, 0) : NULL;
     bool same = want && r &&
@@ -770,7 +770,7 @@ static bool same_as_builtin(tt_db *db, sqlite3 *plain, const char *sql) {
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(plain, sql, -1, &st, NULL) != SQLITE_OK) return false;
   int rc = sqlite3_step(st);
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_db_query(db, sql, strlen(sql), &err);
   bool same;
   if (rc != SQLITE_ROW) {
@@ -819,7 +819,7 @@ static void test_instr_replace_match_builtin(void **state) {
     tt_buf_free(&sql);
   }
   /* the case that used to run for seconds inside one opcode */
-  tt_db_error err;
+  tt_error err;
   double t0 = tt_now_ms();
   tt_result *r = q(db, "SELECT instr(printf('%.999999c','a'), printf('%.499999c','a') || 'b'), "
                        "length(replace(printf('%.999999c','a'), printf('%.499999c','a') || 'b', 'x')), "

@@ -18,7 +18,7 @@ static tt_db *g_db;
 
 static int setup(void **state) {
   (void)state;
-  tt_db_error err;
+  tt_error err;
   tt_db_opts o = tt_db_default_opts();
   o.double_quoted_strings = true;
   g_db = tt_db_open(tu_chinook(), &o, &err);
@@ -32,7 +32,7 @@ static int teardown(void **state) {
 }
 
 static tt_result *q(const char *sql) {
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_db_query(g_db, sql, strlen(sql), &err);
   if (!r) fprintf(stderr, "%s: %s\n", sql, err.message);
   assert_non_null(r);
@@ -154,7 +154,7 @@ static void test_oracle_replies(void **state) {
   tt_chat_add(&chat, TT_ROLE_USER, "How many tracks?");
   tt_llm_call call = {0};
   tt_llm_reply r;
-  tt_llm_error err;
+  tt_error err;
   assert_true(tt_llm_chat(llm, &chat, &call, &r, &err));
   assert_true(r.is_tool);
   assert_string_equal(r.tool_name, "run_sql");

@@ -34,7 +34,7 @@ static const char good[] =
 
 static void test_good_file_and_render(void **state) {
   (void)state;
-  tt_knowledge_error err;
+  tt_error err;
   tt_knowledge *k = tt_knowledge_parse(good, strlen(good), &err);
   if (!k) fprintf(stderr, "line %d: %s\n", err.line, err.message);
   assert_non_null(k);
@@ -88,7 +88,7 @@ static void test_malformed_names_the_line(void **state) {
       {"{\"tables\": {}, \"tables\": {}}", 1, "duplicate"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    tt_knowledge_error err;
+    tt_error err;
     tt_knowledge *k = tt_knowledge_parse(cases[i].text, strlen(cases[i].text), &err);
     if (k || err.line != cases[i].line || !strstr(err.message, cases[i].says))
       fprintf(stderr, "case %zu: line %d: %s\n", i, err.line, err.message);
@@ -100,7 +100,7 @@ static void test_malformed_names_the_line(void **state) {
 
 static void test_hostile_bytes_never_crash(void **state) {
   (void)state;
-  tt_knowledge_error err;
+  tt_error err;
   /* a NUL byte inside a string, on line 2 */
   static const char nul[] = "{\n\"tables\": {\"A\": \"x\0y\"}}";
   assert_null(tt_knowledge_parse(nul, sizeof nul - 1, &err));
@@ -142,13 +142,13 @@ static void test_hostile_bytes_never_crash(void **state) {
 static void test_descriptions_reach_cards(void **state) {
   (void)state;
   const char *path = tu_chinook();
-  tt_db_error derr;
+  tt_error derr;
   tt_db *db = tt_db_open(path, NULL, &derr);
   assert_non_null(db);
   tt_catalog *cat = tt_db_catalog_load(db, &derr);
   assert_non_null(cat);
   tt_db_close(db);
-  tt_knowledge_error err;
+  tt_error err;
   tt_knowledge *k = tt_knowledge_parse(good, strlen(good), &err);
   assert_non_null(k);
   tt_knowledge_apply(k, cat);
@@ -172,7 +172,7 @@ static void test_add_example_round_trip(void **state) {
   tt_knowledge *k = tt_knowledge_new_empty();
   tt_knowledge_add_example(k, "How many artists?", "SELECT COUNT(*) FROM Artist");
   char *text = tt_knowledge_dump(k);
-  tt_knowledge_error err;
+  tt_error err;
   tt_knowledge *again = tt_knowledge_parse(text, strlen(text), &err);
   assert_non_null(again);
   tt_buf b = TT_BUF_INIT;
@@ -190,7 +190,7 @@ static void test_add_example_round_trip(void **state) {
  * and counted; a word's stem finds its other forms. */
 static void test_cap_and_stems(void **state) {
   (void)state;
-  tt_knowledge_error err;
+  tt_error err;
   tt_knowledge *k = tt_knowledge_parse(good, strlen(good), &err);
   assert_non_null(k);
   tt_buf b = TT_BUF_INIT;
@@ -228,7 +228,7 @@ static void test_many_definitions_only_relevant(void **state) {
   static const char many[] =
       "{\"definitions\": [\"d1 alpha\", \"d2 beta\", \"d3 gamma\", \"d4 delta\", \"d5 epsilon\",\n"
       "\"d6 zeta\", \"d7 theta\", \"d8 iota\", \"revenue = SUM(Total)\"]}";
-  tt_knowledge_error err;
+  tt_error err;
   tt_knowledge *k = tt_knowledge_parse(many, strlen(many), &err);
   assert_non_null(k);
   tt_buf b = TT_BUF_INIT;
@@ -251,13 +251,13 @@ static void test_file_overrides_sql_comments(void **state) {
                                    "  b TEXT -- b from the comment\n);",
                                 NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(w);
-  tt_db_error derr;
+  tt_error derr;
   tt_db *db = tt_db_open(path, NULL, &derr);
   assert_non_null(db);
   tt_catalog *cat = tt_db_catalog_load(db, &derr);
   tt_db_close(db);
   static const char k_text[] = "{\"columns\": {\"T.A\": \"a from the file\"}}";
-  tt_knowledge_error err;
+  tt_error err;
   tt_knowledge *k = tt_knowledge_parse(k_text, strlen(k_text), &err);
   tt_knowledge_apply(k, cat);
   tt_schema *s = tt_schema_new(cat);

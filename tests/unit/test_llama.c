@@ -54,7 +54,7 @@ static tt_llm *open_engine_as(double temperature, long seed, const char *cache, 
   o.cache_dir = cache;
   o.reuse = reuse;
   o.profile = profile;
-  tt_llm_error err;
+  tt_error err;
   tt_llm *llm = tt_llm_llama_new(&o, &err);
   if (!llm) fprintf(stderr, "%s\n", err.message);
   assert_non_null(llm);
@@ -114,7 +114,7 @@ static void test_every_generation_is_a_valid_tool_call(void **state) {
     base_chat(&c, "List the genres");
     tt_llm_call call = {.tools = tools, .ntools = 4};
     tt_llm_reply r;
-    tt_llm_error err;
+    tt_error err;
     bool ok = tt_llm_chat(llm, &c, &call, &r, &err);
     if (getenv("TT_VERBOSE"))
       fprintf(stderr, "seed %d: %ld tokens in %.0f ms, %ld full-vocabulary checks\n", seed, r.usage.completion,
@@ -164,7 +164,7 @@ static void test_forced_tool_and_utf8(void **state) {
     base_chat(&c, "Ünïcödé questîon 日本");
     tt_llm_call call = {.tools = tools, .ntools = 4, .force_tool = "answer"};
     tt_llm_reply r;
-    tt_llm_error err;
+    tt_error err;
     assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
     assert_string_equal(r.tool_name, "answer");
     assert_true(tt_utf8_valid(r.tool_args, strlen(r.tool_args), NULL));
@@ -181,7 +181,7 @@ static void test_cache_reuse_within_and_across_questions(void **state) {
   base_chat(&c, "How many genres?");
   tt_llm_call call = {.tools = tools, .ntools = 3};
   tt_llm_reply r;
-  tt_llm_error err;
+  tt_error err;
   assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
   assert_int_equal(r.usage.cached, 0);
   long first_prompt = r.usage.prompt;
@@ -221,7 +221,7 @@ static void test_prompt_counts_are_exact(void **state) {
   base_chat(&c, "How many genres?");
   tt_llm_call call = {.tools = tools, .ntools = 3};
   tt_llm_reply r;
-  tt_llm_error err;
+  tt_error err;
   for (int step = 0; step < 3; step++) {
     long counted = tt_llm_count_prompt(llm, &c, &call);
     assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
@@ -294,7 +294,7 @@ static tt_llm *open_writer(const char *cache, long max_tokens) {
   o.max_tokens = max_tokens;
   o.cache_dir = cache;
   o.profile = "sql-writer";
-  tt_llm_error err;
+  tt_error err;
   tt_llm *llm = tt_llm_llama_new(&o, &err);
   if (!llm) fprintf(stderr, "%s\n", err.message);
   assert_non_null(llm);
@@ -314,7 +314,7 @@ static void test_sql_writer_text_and_stable_prefix(void **state) {
   tt_chat_add(&c, TT_ROLE_USER, q1);
   tt_llm_call call = {.allow_cut = true, .stable_prefix = strlen(head)};
   tt_llm_reply r;
-  tt_llm_error err;
+  tt_error err;
   assert_true(tt_llm_chat(llm, &c, &call, &r, &err));
   assert_false(r.is_tool);
   assert_non_null(r.text);
@@ -369,10 +369,10 @@ static void test_cancellation_stops_promptly(void **state) {
   base_chat(&c, "Write a very long answer");
   tt_llm_call call = {.tools = tools, .ntools = 3, .cancel = &g_cancel};
   tt_llm_reply r;
-  tt_llm_error err;
+  tt_error err;
   g_cancel = 1; /* already cancelled: nothing is computed */
   assert_false(tt_llm_chat(llm, &c, &call, &r, &err));
-  assert_int_equal(err.kind, TT_LLM_ERR_CANCELLED);
+  assert_int_equal(err.kind, TT_ERR_CANCELLED);
   tt_llm_reply_free(&r);
   g_cancel = 0;
   pthread_t t;
@@ -381,7 +381,7 @@ static void test_cancellation_stops_promptly(void **state) {
   bool ok = tt_llm_chat(llm, &c, &call, &r, &err);
   double ms = tt_now_ms() - t0;
   pthread_join(t, NULL);
-  if (!ok) assert_int_equal(err.kind, TT_LLM_ERR_CANCELLED);
+  if (!ok) assert_int_equal(err.kind, TT_ERR_CANCELLED);
   fprintf(stderr, "cancelled after %.0f ms (%s)\n", ms, ok ? "it had finished" : "stopped");
   assert_true(ms < 2000);
   tt_llm_reply_free(&r);

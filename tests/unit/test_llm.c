@@ -435,7 +435,7 @@ static void test_token_estimates(void **state) {
   assert_int_equal(tt_llm_estimate_text(NULL, NULL, 3500), 1000);
   tt_llm_http_opts o = tt_llm_http_default_opts();
   o.base_url = "http://127.0.0.1:9/v1";
-  tt_llm_error err;
+  tt_error err;
   tt_llm *llm = tt_llm_http_new(&o, &err);
   assert_non_null(llm);
   assert_int_equal(tt_llm_context(llm), 0); /* not told: nothing is fitted */

@@ -49,7 +49,7 @@ typedef struct srv {
 
 static void srv_open_opts(srv *v, bool no_cache) {
   memset(v, 0, sizeof *v);
-  tt_db_error derr;
+  tt_error derr;
   v->db = tt_db_open(g_scratch.db, NULL, &derr);
   assert_non_null(v->db);
   tt_catalog *cat = tt_db_catalog_load(v->db, &derr);

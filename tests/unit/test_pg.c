@@ -61,12 +61,12 @@ static void test_redact(void **state) {
 static void test_prompt_dialect(void **state) {
   (void)state;
   const char *path = getenv("TT_CHINOOK");
-  tt_db_error err;
+  tt_error err;
   tt_db *db = path ? tt_db_open(path, NULL, &err) : NULL;
   if (!db) skip();
   assert_string_equal(tt_db_dialect(db), "SQLite");
   tt_schema_load_opts so = {.values = TT_SCHEMA_VALUES_NONE};
-  tt_schema_load_error serr;
+  tt_error serr;
   tt_schema *s = tt_schema_load(db, &so, &serr);
   assert_non_null(s);
   bool whole1, whole2;
@@ -114,14 +114,14 @@ static char *server_uri(void) {
   }
 
 static tt_db *open_ok(const char *uri, tt_db_opts *o) {
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(uri, o, &err);
   if (!db) fail_msg("open: %s", err.message);
   return db;
 }
 
 static tt_result *query_ok(tt_db *db, const char *sql) {
-  tt_db_error err;
+  tt_error err;
   tt_result *r = tt_db_query(db, sql, strlen(sql), &err);
   if (!r) fail_msg("%s: %s", sql, err.message);
   return r;
@@ -182,26 +182,26 @@ static void test_caps_and_limits(void **state) {
   assert_false(r->total_exact);
   tt_result_free(r);
   /* the time limit: the server's statement_timeout, reported as a timeout */
-  tt_db_error err;
+  tt_error err;
   double t0 = tt_now_ms();
   /* (pg_sleep is for the guard to refuse: a long count instead) */
   const char *slow = "SELECT count(*) FROM generate_series(1, 2000000000)";
   assert_null(tt_db_query(db, slow, strlen(slow), &err));
-  assert_int_equal(err.kind, TT_DB_ERR_TIMEOUT);
+  assert_int_equal(err.kind, TT_ERR_TIMEOUT);
   assert_true(tt_now_ms() - t0 < 3000);
   /* a write: refused by the read-only transaction */
   const char *del = "DELETE FROM \"Track\"";
   assert_null(tt_db_query(db, del, strlen(del), &err));
-  assert_int_equal(err.kind, TT_DB_ERR_REFUSED);
-  assert_int_equal(err.refusal, TT_REFUSE_WRITE);
+  assert_int_equal(err.kind, TT_ERR_REFUSED);
+  assert_int_equal(err.reason, TT_REFUSE_WRITE);
   const char *two = "SELECT 1; SELECT 2";
   assert_null(tt_db_query(db, two, strlen(two), &err));
-  assert_int_equal(err.refusal, TT_REFUSE_MULTIPLE);
+  assert_int_equal(err.reason, TT_REFUSE_MULTIPLE);
   assert_null(tt_db_query(db, "COMMIT", 6, &err));
-  assert_int_equal(err.kind, TT_DB_ERR_REFUSED);
+  assert_int_equal(err.kind, TT_ERR_REFUSED);
   /* a SQL error, and the handle still serves the next query */
   assert_null(tt_db_query(db, "SELECT nope FROM \"Track\"", 24, &err));
-  assert_int_equal(err.kind, TT_DB_ERR_SQL);
+  assert_int_equal(err.kind, TT_ERR_SQL);
   assert_non_null(strstr(err.message, "nope"));
   r = query_ok(db, "SELECT count(*) FROM \"Track\"");
   assert_int_equal(tt_result_cell(r, 0, 0)->u.i, 3503);
@@ -213,7 +213,7 @@ static void test_caps_and_limits(void **state) {
   c.cancel = &flag;
   t0 = tt_now_ms();
   assert_null(tt_db_query_opts(db, slow, strlen(slow), &c, &err));
-  assert_int_equal(err.kind, TT_DB_ERR_CANCELLED);
+  assert_int_equal(err.kind, TT_ERR_CANCELLED);
   assert_true(tt_now_ms() - t0 < 2000);
   tt_db_close(db);
   free(uri);
@@ -223,7 +223,7 @@ static void test_cursor(void **state) {
   (void)state;
   NEED_SERVER(uri);
   tt_db *db = open_ok(uri, NULL);
-  tt_db_error err;
+  tt_error err;
   const char *sql = "SELECT g, 'row ' || g FROM generate_series(1, 1000000) g";
   tt_cursor *c = tt_db_cursor_open(db, sql, strlen(sql), 5, 0, &err);
   assert_non_null(c);
@@ -246,9 +246,9 @@ static void test_password_hidden(void **state) {
   /* the fixture's URI with a wrong password and a database that is not there */
   char *bad = tt_xasprintf("%s%sdbname=tt_no_such_db&password=Sw0rdFish",
                            uri, strchr(uri, '?') ? "&" : "?");
-  tt_db_error err;
+  tt_error err;
   assert_null(tt_db_open(bad, NULL, &err));
-  assert_int_equal(err.kind, TT_DB_ERR_IO);
+  assert_int_equal(err.kind, TT_ERR_IO);
   assert_null(strstr(err.message, "Sw0rdFish"));
   assert_non_null(strstr(err.message, "cannot connect"));
   free(bad);
@@ -259,7 +259,7 @@ static void test_catalog(void **state) {
   (void)state;
   NEED_SERVER(uri);
   tt_db *db = open_ok(uri, NULL);
-  tt_db_error err;
+  tt_error err;
   tt_catalog *cat = tt_db_catalog_load(db, &err);
   assert_non_null(cat);
   const tt_table_info *t = tt_catalog_find(cat, "Track");
@@ -319,7 +319,7 @@ static void test_two_schemas(void **state) {
                   "REFERENCES public.\"Item\"(id)); COMMENT ON TABLE sales.orders IS 'one row per "
                   "order'; INSERT INTO public.\"Item\" VALUES (1, 'lamp'); ANALYZE");
   tt_db *db = open_ok(two, NULL);
-  tt_db_error err;
+  tt_error err;
   tt_catalog *cat = tt_db_catalog_load(db, &err);
   assert_non_null(cat);
   assert_int_equal(cat->ntables, 2);
@@ -332,7 +332,7 @@ static void test_two_schemas(void **state) {
   assert_string_equal(o->fks[0].table, "public.Item");
   tt_catalog_free(cat);
   tt_schema_load_opts so = {.values = TT_SCHEMA_VALUES_NONE};
-  tt_schema_load_error serr;
+  tt_error serr;
   tt_schema *s = tt_schema_load(db, &so, &serr);
   assert_non_null(s);
   tt_buf b = TT_BUF_INIT;

@@ -22,16 +22,16 @@
 #define TT_SOURCE_DIR "."
 #endif
 
-static bool check(const char *sql, tt_db_error *err) {
+static bool check(const char *sql, tt_error *err) {
   return tt_pg_guard_check(sql, strlen(sql), NULL, err);
 }
 
 /* What the guard said, in the corpus's words. */
-static void outcome(bool ok, const tt_db_error *err, char *buf, size_t n) {
+static void outcome(bool ok, const tt_error *err, char *buf, size_t n) {
   if (ok) snprintf(buf, n, "ok");
-  else if (err->kind == TT_DB_ERR_REFUSED)
-    snprintf(buf, n, "refused:%s", tt_db_refusal_name(err->refusal));
-  else snprintf(buf, n, "error:%s", tt_db_errkind_name(err->kind));
+  else if (err->kind == TT_ERR_REFUSED)
+    snprintf(buf, n, "refused:%s", tt_db_refusal_name(err->reason));
+  else snprintf(buf, n, "error:%s", tt_errkind_name(err->kind));
 }
 
 static void test_corpus(void **state) {
@@ -44,7 +44,7 @@ static void test_corpus(void **state) {
     if (r->nfields == 0 || r->field[0][0] == '#' || strcmp(r->field[0], "id") == 0) continue;
     assert_int_equal(r->nfields, 5);
     cases++;
-    tt_db_error err;
+    tt_error err;
     memset(&err, 0x55, sizeof err); /* the guard must fill it in */
     bool ok = tt_pg_guard_check(r->field[2], r->len[2], NULL, &err);
     char got[64];
@@ -57,13 +57,13 @@ static void test_corpus(void **state) {
     }
     if (ok) {
       allowed++;
-      assert_int_equal(err.kind, TT_DB_OK);
-      assert_int_equal(err.refusal, TT_REFUSE_NONE);
+      assert_int_equal(err.kind, TT_OK);
+      assert_int_equal(err.reason, TT_REFUSE_NONE);
     } else {
       refused++;
       /* every refusal says something a user can act on */
       assert_true(strlen(err.message) > 20);
-      assert_true(err.kind == TT_DB_ERR_REFUSED || err.refusal == TT_REFUSE_NONE);
+      assert_true(err.kind == TT_ERR_REFUSED || err.reason == TT_REFUSE_NONE);
     }
   }
   fprintf(stderr, "pg guard corpus: %zu cases, %zu allowed, %zu refused or failed, %zu wrong\n",
@@ -74,10 +74,10 @@ static void test_corpus(void **state) {
 }
 
 static void expect_message(const char *sql, tt_db_refusal reason, const char *message) {
-  tt_db_error err;
+  tt_error err;
   assert_false(check(sql, &err));
-  assert_int_equal(err.kind, TT_DB_ERR_REFUSED);
-  assert_int_equal(err.refusal, reason);
+  assert_int_equal(err.kind, TT_ERR_REFUSED);
+  assert_int_equal(err.reason, reason);
   if (!strstr(err.message, message)) fail_msg("%s\n  message: %s\n  wanted: %s", sql, err.message, message);
 }
 
@@ -116,10 +116,10 @@ static void test_messages(void **state) {
   expect_message("EXPLAIN ANALYZE SELECT 1", TT_REFUSE_EXPLAIN, "send the SELECT itself");
   expect_message("SELECT 'caf\xC3'", TT_REFUSE_TEXT, "not valid UTF-8");
 
-  tt_db_error err;
+  tt_error err;
   assert_false(check("SELEC 1", &err));
-  assert_int_equal(err.kind, TT_DB_ERR_SQL);
-  assert_int_equal(err.refusal, TT_REFUSE_NONE);
+  assert_int_equal(err.kind, TT_ERR_SQL);
+  assert_int_equal(err.reason, TT_REFUSE_NONE);
   assert_non_null(strstr(err.message, "syntax error at or near \"SELEC\" (at character 1)"));
   /* without an error struct it still answers */
   assert_false(tt_pg_guard_check("DELETE FROM t", 13, NULL, NULL));
@@ -130,10 +130,10 @@ static void test_configured_functions(void **state) {
   (void)state;
   const char *const names[] = {"myschema.score", "similarity", "pg_sleep", "public.pg_read_file"};
   tt_pg_guard_opts o = {.allow_functions = names, .nallow_functions = 4};
-  tt_db_error err;
+  tt_error err;
   const char *sql = "SELECT myschema.score(\"Name\"), similarity(\"Name\", 'x') FROM \"Track\"";
   assert_false(tt_pg_guard_check(sql, strlen(sql), NULL, &err));
-  assert_int_equal(err.refusal, TT_REFUSE_FUNCTION);
+  assert_int_equal(err.reason, TT_REFUSE_FUNCTION);
   assert_true(tt_pg_guard_check(sql, strlen(sql), &o, &err));
   /* the qualified entry allows only that schema's function */
   sql = "SELECT score(1)";
@@ -151,20 +151,20 @@ static void test_configured_functions(void **state) {
 
 static void test_text_not_terminated(void **state) {
   (void)state;
-  tt_db_error err;
+  tt_error err;
   const char buf[] = "SELECT 1; DROP TABLE \"Track\"";
   assert_true(tt_pg_guard_check(buf, 8, NULL, &err));  /* "SELECT 1" */
   assert_false(tt_pg_guard_check(buf, sizeof buf - 1, NULL, &err));
-  assert_int_equal(err.refusal, TT_REFUSE_MULTIPLE);
+  assert_int_equal(err.reason, TT_REFUSE_MULTIPLE);
   /* a NUL inside the given length is refused, not a place to stop */
   const char nul[] = "SELECT 1\0; DROP TABLE x";
   assert_false(tt_pg_guard_check(nul, sizeof nul - 1, NULL, &err));
-  assert_int_equal(err.refusal, TT_REFUSE_TEXT);
+  assert_int_equal(err.reason, TT_REFUSE_TEXT);
 }
 
 static void test_limits(void **state) {
   (void)state;
-  tt_db_error err;
+  tt_error err;
   /* over the length limit */
   size_t n = 100001;
   char *big = malloc(n + 1);
@@ -172,7 +172,7 @@ static void test_limits(void **state) {
   memset(big + 8, ' ', n - 8);
   big[n] = '\0';
   assert_false(tt_pg_guard_check(big, n, NULL, &err));
-  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
   assert_non_null(strstr(err.message, "over the limit"));
   free(big);
   /* a long flat IN list is fine */
@@ -186,7 +186,7 @@ static void test_limits(void **state) {
   tt_buf_puts(&b, "SELECT 1");
   for (int i = 0; i < 20000; i++) tt_buf_puts(&b, "+1");
   assert_false(tt_pg_guard_check(b.data, b.len, NULL, &err));
-  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
   assert_non_null(strstr(err.message, "nested too deeply"));
   b.len = 0;
   tt_buf_puts(&b, "SELECT ");
@@ -194,7 +194,7 @@ static void test_limits(void **state) {
   tt_buf_puts(&b, "1");
   for (int i = 0; i < 20000; i++) tt_buf_puts(&b, ")");
   assert_false(tt_pg_guard_check(b.data, b.len, NULL, &err));
-  assert_int_equal(err.kind, TT_DB_ERR_LIMIT);
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
   /* ... while ordinary depth passes */
   b.len = 0;
   tt_buf_puts(&b, "SELECT 1");
@@ -208,10 +208,10 @@ static void *check_many(void *arg) {
   long bad = 0;
   (void)arg;
   for (int i = 0; i < 300; i++) {
-    tt_db_error err;
+    tt_error err;
     if (!check("SELECT \"Name\", count(*) FROM \"Track\" GROUP BY 1", &err)) bad++;
-    if (check("SELECT pg_sleep(1)", &err) || err.refusal != TT_REFUSE_FUNCTION) bad++;
-    if (check("SELECT 1; DELETE FROM t", &err) || err.refusal != TT_REFUSE_MULTIPLE) bad++;
+    if (check("SELECT pg_sleep(1)", &err) || err.reason != TT_REFUSE_FUNCTION) bad++;
+    if (check("SELECT 1; DELETE FROM t", &err) || err.reason != TT_REFUSE_MULTIPLE) bad++;
   }
   return (void *)bad;
 }

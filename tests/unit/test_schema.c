@@ -17,7 +17,7 @@
 #include "testutil.h"
 
 static tt_schema *load(const char *path) {
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   if (!db) fprintf(stderr, "%s\n", err.message);
   assert_non_null(db);
@@ -168,7 +168,7 @@ static void test_slow_views_are_skipped(void **state) {
     free(sql);
   }
   sqlite3_close(h);
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
   double t0 = tt_now_ms();

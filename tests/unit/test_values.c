@@ -29,7 +29,7 @@ static const char *offices_sql =
     "CREATE TABLE c(x TEXT); INSERT INTO c VALUES ('active');";
 
 static tt_values *values_of(const char *path, tt_catalog **cat_out) {
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
   tt_catalog *cat = tt_db_catalog_load(db, &err);
@@ -178,7 +178,7 @@ static void test_bounds(void **state) {
 static bool g_progress; /* what open_cached passes for progress */
 
 static tt_values *open_cached(const char *path, const char *cache, bool *cached) {
-  tt_db_error err;
+  tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
   tt_catalog *cat = tt_db_catalog_load(db, &err);

@@ -35,11 +35,11 @@ typedef struct scripted {
 } scripted;
 
 static bool scripted_chat(void *impl, const tt_chat *chat, const tt_llm_call *call,
-                          tt_llm_reply *out, tt_llm_error *err) {
+                          tt_llm_reply *out, tt_error *err) {
   scripted *s = impl;
   memset(out, 0, sizeof *out);
   if (s->next >= MAX_CALLS || !s->replies[s->next]) {
-    tt_llm_set_error(err, TT_LLM_ERR_PROTOCOL, 0, "the script has no more replies");
+    tt_llm_set_error(err, TT_ERR_PROTOCOL, 0, "the script has no more replies");
     return false;
   }
   size_t i = s->next++;
