@@ -63,6 +63,7 @@ typedef enum tt_event_kind {
   TT_EV_VERIFY,     /* the answer check decided something */
   TT_EV_CONTEXT,    /* something was cut to fit the model's context */
   TT_EV_SCHEMA,     /* the tables whose cards go with the question, and why */
+  TT_EV_QUEUED,     /* the question waits for the model another question holds */
 } tt_event_kind;
 
 typedef struct tt_event {

@@ -12,7 +12,7 @@
 #include "chart/chart.h"
 #include "db/db.h"
 #include "schema/schema.h"
-#include "store/store.h"
+#include "session/session.h"
 
 enum {
   TT_EXIT_OK = 0,
@@ -142,39 +142,27 @@ int tt_export_query(tt_db *db, const char *sql, size_t len, const tt_export_opts
 /* The same for rows already read. */
 int tt_export_result(const tt_result *r, const tt_export_opts *o);
 
-/* ---- model, database and session set-up shared by ask and chat ---------- */
+/* ---- what the agent commands share (setup.c) ------------------------------ */
 
+/* The options of a command that runs the agent (ask, chat, web, serve-mcp,
+ * eval, doctor): the run's configuration, which the session layer reads,
+ * and how the CLI shows it. */
 typedef struct tt_cli_agent_opts {
-  const char *base_url, *model, *api_key_env, *state_dir, *thread;
-  const char *model_path;  /* a GGUF file for the embedded engine */
-  long ctx, threads;       /* embedded engine: context tokens, threads (0: defaults) */
-  double llm_timeout_s;   /* 0: from TABLETALK_LLM_TIMEOUT or 120 */
-  double llm_deadline_s;  /* 0: from TABLETALK_LLM_DEADLINE or 600 */
-  bool no_stream;
-  long max_tokens;
-  double temperature;
-  long seed;
-  bool has_seed;
-  double sql_timeout_s;
-  long schema_budget;
-  bool immutable;
-  tt_csv_header csv_header; /* --header / --no-header (CSV files) */
-  const char *knowledge;   /* --knowledge FILE (NULL: DB.knowledge.json if present) */
-  const char *schemas;     /* --schemas LIST (PostgreSQL; NULL: every schema) */
+  tt_config cfg;           /* everything the session layer needs */
+  const char *thread;      /* --thread NAME */
   bool json, quiet;
-  int chart_w, chart_h;    /* --size (0: 1200x700) */
-  bool chart_svg;          /* --chart-format svg */
-  const char *chart_out;   /* ask --out FILE */
   bool no_preview;         /* --no-preview */
   bool show_thinking;      /* --show-thinking */
-  const char *profile;     /* --profile NAME (NULL: TABLETALK_PROFILE, else detected) */
 } tt_cli_agent_opts;
 
+/* The defaults (and the environment, ./.env and the config file read);
+ * free with tt_cli_agent_free. */
 void tt_cli_agent_defaults(tt_cli_agent_opts *o);
+void tt_cli_agent_free(tt_cli_agent_opts *o);
 
-/* Says why tt_schema_load failed and returns the exit code: a bad
- * knowledge file the user named is a usage error (2). */
-int tt_cli_schema_error(const tt_error *err);
+/* Prints err ("tabletalk: what; what to do", or for a setting the user
+ * gave, a usage error of cmd) and returns its exit code. */
+int tt_cli_error(const char *cmd, const tt_error *err);
 
 /* ---- options: one table per command, built from shared groups (opts.c) -- */
 
@@ -254,9 +242,6 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
 /* Checks --schemas LIST (comma-separated names, each possibly after '!'):
  * 0, or a usage error's exit code after saying why. */
 int tt_cli_schemas_option(const char *cmd, const char *arg);
-/* --schemas is a usage error on a database that is not PostgreSQL's:
- * 0, or the exit code after saying so. */
-int tt_cli_schemas_apply(const char *cmd, const char *db_path, const char *schemas);
 /* main.c: takes --db-url URL out of a command's arguments and puts URL
  * first among them (where DB goes), and overwrites any password in a URI
  * argument so that other users do not see it in the process list. Returns
@@ -302,37 +287,16 @@ const tt_command *tt_cli_commands(size_t *n);
  * not one of them, or the usage exit code after printing the error. */
 int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char *cmd);
 
+/* A service on the database and a session on it, as ask and chat use. */
 typedef struct tt_cli_env {
-  tt_dotenv *dotenv;
-  char *state_dir;
-  char *db_path;   /* absolute */
-  tt_db *db;
-  tt_schema *schema;
-  tt_llm *llm;
+  tt_service *svc;
   tt_session *session;
 } tt_cli_env;
 
-/* Opens the database, reads its schema, sets up the model and the session.
- * Returns 0, or an exit code after printing what went wrong. */
-int tt_cli_env_open(tt_cli_env *e, const char *db_path, const tt_cli_agent_opts *o);
-/* The model the options and configuration ask for (see tt_cli_env_open
- * for the order), or NULL with the reason in err. */
-tt_llm *tt_cli_make_llm(const tt_dotenv *d, const tt_cli_agent_opts *o, tt_buf *err);
-/* The HTTP backend's settings for base_url from the options and the
- * configuration (model name, API key, timeouts, sampling); false with the
- * reason in err. Strings are borrowed from o, d and base_url. */
-bool tt_cli_http_opts(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *base_url,
-                      tt_llm_http_opts *out, tt_buf *err);
-/* 0 when the endpoint URL the configuration picks (if any) is usable;
- * else TT_EXIT_USAGE after saying which setting is wrong and where it came
- * from (--base-url is checked when parsed, TABLETALK_BASE_URL here). */
-int tt_cli_check_base_url(const tt_dotenv *d, const tt_cli_agent_opts *o);
-/* The installed default model (see tt_cli_env_open), or NULL. */
-char *tt_cli_default_model(const tt_dotenv *d);
-/* The model ask and chat would use as "WHERE\tSOURCE" (a GGUF path or an
- * endpoint URL, then the flag, variable or default it came from), or NULL
- * when none is configured. */
-char *tt_cli_describe_model(const tt_dotenv *d, const tt_cli_agent_opts *o);
+/* Resolves o's configuration (o->cfg.db is the database), opens the
+ * service (database, schema, model) and a session. Returns 0, or an exit
+ * code after printing what went wrong. */
+int tt_cli_env_open(tt_cli_env *e, const char *cmd, tt_cli_agent_opts *o);
 void tt_cli_env_close(tt_cli_env *e);
 
 /* Installs the Ctrl-C handler; returns the flag it sets. */

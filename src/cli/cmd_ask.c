@@ -54,7 +54,7 @@ static int tt_ask_option(void *ud, int id, const char *arg) {
   case TT_OPT_OUT:
     if (!tt_cli_chart_file_ok(arg))
       return tt_usage_error("ask", "--out wants a file name ending in .png or .svg, not '%s'", arg);
-    a->o.chart_out = arg;
+    a->o.cfg.chart_out = arg;
     return 0;
   }
   return 0;
@@ -64,21 +64,28 @@ int cmd_ask(int argc, char **argv) {
   tt_ask_cli a = {.out = {.format = TT_FMT_TABLE}};
   tt_cli_agent_defaults(&a.o);
   int rc0 = tt_opts_parse(&tt_cmd_ask, argc, argv, 1, tt_ask_option, &a);
-  if (rc0 != TT_OPTS_GO) return rc0;
-  tt_cli_agent_opts o = a.o;
+  if (rc0 == TT_OPTS_GO && argc - optind != 2)
+    rc0 = tt_usage_error("ask", argc - optind < 2 ? "give a database file and a question"
+                                                  : "too many arguments; quote the question");
+  if (rc0 != TT_OPTS_GO) {
+    tt_cli_agent_free(&a.o);
+    return rc0;
+  }
+  tt_cli_agent_opts *o = &a.o;
   tt_ui_out out = a.out;
-  if (argc - optind != 2)
-    return tt_usage_error("ask", argc - optind < 2 ? "give a database file and a question"
-                                                   : "too many arguments; quote the question");
   const char *question = argv[optind + 1];
   char *from_stdin = NULL;
   if (strcmp(question, "-") == 0) {
     size_t len;
     bool too_long;
     from_stdin = tt_read_stream(STDIN_FILENO, 16000, &len, &too_long);
-    if (!from_stdin) return tt_fail(TT_EXIT_FAIL, "cannot read the question from standard input");
+    if (!from_stdin) {
+      tt_cli_agent_free(o);
+      return tt_fail(TT_EXIT_FAIL, "cannot read the question from standard input");
+    }
     if (too_long) {
       free(from_stdin);
+      tt_cli_agent_free(o);
       return tt_usage_error("ask", "the question on standard input is longer than 16,000 bytes");
     }
     while (len && (from_stdin[len - 1] == '\n' || from_stdin[len - 1] == '\r' ||
@@ -88,35 +95,36 @@ int cmd_ask(int argc, char **argv) {
   }
   if (!*question) {
     free(from_stdin);
+    tt_cli_agent_free(o);
     return tt_usage_error("ask", "the question is empty");
   }
   /* output for programs: the answer is not streamed onto stdout */
-  o.json = out.format != TT_FMT_TABLE || out.sql_only;
+  o->json = out.format != TT_FMT_TABLE || out.sql_only;
 
   tt_cli_env env;
-  int bad = tt_cli_schemas_apply("ask", argv[optind], o.schemas);
-  if (bad) return bad;
-  int rc = tt_cli_env_open(&env, argv[optind], &o);
+  o->cfg.db = argv[optind];
+  int rc = tt_cli_env_open(&env, "ask", o);
   if (rc) {
     tt_cli_env_close(&env);
+    tt_cli_agent_free(o);
     free(from_stdin);
     return rc;
   }
   out.reply_db = argv[optind];
-  out.db = env.db;
-  out.timeout_s = o.sql_timeout_s;
+  out.db = tt_session_db(env.session);
+  out.timeout_s = o->cfg.sql_timeout_s;
   char *thread = NULL;
-  if (o.thread) {
-    thread = tt_xstrdup(o.thread);
+  if (o->thread) {
+    thread = tt_xstrdup(o->thread);
   } else {
     char rnd[9];
     tt_random_hex(rnd, 4);
     thread = tt_xasprintf("ask-%s", rnd);
   }
   volatile sig_atomic_t *cancel = tt_interrupt_install();
-  tt_ui *ui = tt_ui_new(o.quiet, o.json, cancel);
-  tt_ui_set_preview(ui, !o.no_preview);
-  tt_ui_set_thinking(ui, o.show_thinking);
+  tt_ui *ui = tt_ui_new(o->quiet, o->json, cancel);
+  tt_ui_set_preview(ui, !o->no_preview);
+  tt_ui_set_thinking(ui, o->show_thinking);
   tt_agent_hooks hooks;
   tt_ui_hooks(ui, &hooks);
   tt_run run;
@@ -124,13 +132,14 @@ int cmd_ask(int argc, char **argv) {
   tt_session_ask(env.session, thread, question, &hooks, &run, &info);
   tt_ui_done(ui);
   rc = tt_ui_print_result(ui, &run, &info, thread, &out);
-  if (o.chart_out && run.ncharts == 0 && run.status != TT_RUN_CLARIFY && !o.quiet)
+  if (o->cfg.chart_out && run.ncharts == 0 && run.status != TT_RUN_CLARIFY && !o->quiet)
     tt_fail(0, "note: no chart was made for this question, so nothing was written to %s (ask "
-               "for a chart, plot or graph to get one)", o.chart_out);
+               "for a chart, plot or graph to get one)", o->cfg.chart_out);
   tt_ui_free(ui);
   tt_run_free(&run);
   free(thread);
   free(from_stdin);
   tt_cli_env_close(&env);
+  tt_cli_agent_free(o);
   return rc;
 }

@@ -224,26 +224,41 @@ int cmd_bench(int argc, char **argv) {
   tt_bench_cli bc = {.reuse = true};
   int rc0 = tt_opts_parse(&tt_cmd_bench, argc, argv, 1, tt_bench_option, &bc);
   if (rc0 != TT_OPTS_GO) return rc0;
-  const char *model = bc.model, *db_arg = bc.db_arg;
-  bool reuse = bc.reuse, cold = bc.cold, grammar = bc.grammar, as_json = bc.as_json;
-  long threads = bc.threads, ctx = bc.ctx, schema_budget = bc.schema_budget;
+  const char *db_arg = bc.db_arg;
+  bool reuse = bc.reuse, grammar = bc.grammar, as_json = bc.as_json;
+  long schema_budget = bc.schema_budget;
   if (argc - optind != 1) return tt_usage_error("bench", "give one recording file");
-  tt_dotenv *env = tt_config_load(".env");
-  if (!model) model = tt_config_get(env, "TABLETALK_MODEL_PATH");
-  char *def = model ? NULL : tt_cli_default_model(env);
-  if (!model) model = def;
+  /* the embedded engine, as ask would load it, with bench's own settings */
+  tt_config cfg;
+  tt_config_init(&cfg);
+  cfg.model_path = bc.model;
+  cfg.threads = bc.threads;
+  cfg.ctx = bc.ctx;
+  cfg.llama_no_reuse = !reuse;
+  cfg.llama_cold = bc.cold; /* computes and saves the prefix, so a warm run after it restores it */
+  if (schema_budget) cfg.schema_budget = schema_budget;
+  tt_error err0;
+  tt_config_resolve(&cfg, &err0);
+  tt_models *models = tt_models_new(&cfg);
+  tt_model_choice ch;
+  tt_models_choice(models, &ch);
+  char *model = ch.path ? tt_xstrdup(ch.path) : NULL;
+  tt_model_choice_free(&ch);
   if (!model) {
-    tt_dotenv_free(env);
+    tt_models_free(models);
+    tt_config_free(&cfg);
     return tt_usage_error("bench", "give --model-path (bench runs the embedded engine)");
   }
+  cfg.model_path = model;
   json_error_t jerr;
   json_t *rec = json_load_file(argv[optind], 0, &jerr);
   if (!rec || !json_is_array(json_object_get(rec, "questions"))) {
     int rc = tt_fail(TT_EXIT_FAIL, "cannot read the recording %s: %s", argv[optind],
                      rec ? "it has no \"questions\" array" : jerr.text);
     json_decref(rec);
-    free(def);
-    tt_dotenv_free(env);
+    free(model);
+    tt_models_free(models);
+    tt_config_free(&cfg);
     return rc;
   }
   char *db_path = NULL;
@@ -255,31 +270,20 @@ int cmd_bench(int argc, char **argv) {
     db_path = rel && rel[0] != '/' ? tt_xasprintf("%s/%s", dirname(copy), rel) : tt_xstrdup(rel ? rel : "");
     free(copy);
   }
+  cfg.db = db_path;
   int rc = TT_EXIT_OK;
-  tt_error derr;
-  tt_db *db = tt_db_open(db_path, NULL, &derr);
   /* the schema as ask reads it: knowledge file and value index included */
-  char *vcache = tt_default_dir(env, "CACHE");
-  tt_schema_load_opts so = {.db_path = db_path, .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = vcache};
   tt_error serr;
-  tt_schema *schema = db ? tt_schema_load(db, &so, &serr) : NULL;
-  free(vcache);
+  tt_service *svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA, &serr);
+  const tt_schema *schema = svc ? tt_service_schema(svc, &serr) : NULL;
+  tt_db *db = svc ? tt_service_db(svc) : NULL;
   tt_llm *engine = NULL;
   if (!schema) {
-    rc = db ? tt_cli_schema_error(&serr) : tt_fail(TT_EXIT_FAIL, "%s", derr.message);
+    rc = tt_cli_error("bench", &serr);
   } else {
-    tt_llm_llama_opts lo = tt_llm_llama_default_opts();
-    lo.model_path = model;
-    lo.reuse = reuse;
-    if (threads) lo.n_threads = (int)threads;
-    if (ctx) lo.n_ctx = (int)ctx;
-    char *cache = tt_default_dir(env, "CACHE");
-    lo.cache_dir = reuse ? cache : NULL;
-    lo.cold = cold; /* computes and saves the prefix, so a warm run after it restores it */
     tt_error lerr;
-    engine = tt_llm_llama_new(&lo, &lerr);
-    free(cache);
-    if (!engine) rc = tt_fail(TT_EXIT_FAIL, "%s", lerr.message);
+    engine = tt_models_make(models, &lerr);
+    if (!engine) rc = tt_cli_error("bench", &lerr);
     tt_bench b = {0}, bare = {0};
     tt_buf err = TT_BUF_INIT;
     if (engine) rc = tt_bench_run(rec, db, schema, engine, schema_budget, true, false, &b, &err);
@@ -287,8 +291,8 @@ int cmd_bench(int argc, char **argv) {
       /* the same turns again, without the grammar: the difference in decode
        * time is what the grammar costs */
       tt_llm_free(engine);
-      lo.cache_dir = NULL;
-      engine = tt_llm_llama_new(&lo, &lerr);
+      cfg.llama_no_prefix_file = true;
+      engine = tt_models_make(models, &lerr);
       if (engine) rc = tt_bench_run(rec, db, schema, engine, schema_budget, true, true, &bare, &err);
     }
     if (rc != TT_EXIT_OK && err.len) tt_fail(rc, "%s", tt_buf_cstr(&err));
@@ -300,7 +304,7 @@ int cmd_bench(int argc, char **argv) {
         json_t *o = json_object(), *steps = json_array();
         for (size_t i = 0; i < b.n; i++) json_array_append_new(steps, tt_step_json(&b.steps[i]));
         json_object_set_new(o, "model", json_string(model));
-        json_object_set_new(o, "threads", json_integer(lo.n_threads));
+        json_object_set_new(o, "threads", json_integer(tt_llm_llama_threads(engine)));
         json_object_set_new(o, "reuse", json_boolean(reuse));
         json_object_set_new(o, "steps", steps);
         json_object_set_new(
@@ -331,7 +335,7 @@ int cmd_bench(int argc, char **argv) {
         tt_buf_free(&out);
         json_decref(o);
       } else {
-        tt_bench_print(&b, &t, model, lo.n_threads, reuse);
+        tt_bench_print(&b, &t, model, tt_llm_llama_threads(engine), reuse);
         if (b.results_cut || b.results_shortened || b.turns_dropped)
           printf("context %ld tokens, %ld kept for the reply: %ld results cut, %ld older results "
                  "shortened, %ld earlier questions dropped (largest prompt shortened %ld -> %ld)\n",
@@ -351,11 +355,11 @@ int cmd_bench(int argc, char **argv) {
     tt_buf_free(&err);
   }
   tt_llm_free(engine);
-  tt_schema_free(schema);
-  tt_db_close(db);
+  tt_service_free(svc);
+  tt_models_free(models);
   free(db_path);
   json_decref(rec);
-  free(def);
-  tt_dotenv_free(env);
+  free(model);
+  tt_config_free(&cfg);
   return rc;
 }

@@ -243,9 +243,10 @@ int cmd_chart(int argc, char **argv) {
   } else {
     env = tt_config_load(".env");
     state = c.state_dir ? tt_xstrdup(c.state_dir) : tt_default_dir(env, "STATE");
-    file = tt_chart_file_path(state, run_id, 0, "png", &err);
+    tt_error ferr;
+    file = tt_chart_file_path(state, run_id, 0, "png", &ferr);
     if (!file) {
-      rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+      rc = tt_fail(TT_EXIT_FAIL, "%s", tt_error_text(&ferr));
       goto done;
     }
   }

@@ -166,7 +166,7 @@ static bool tt_chat_command(tt_chat_state *st, const char *cmd) {
   } else if (strcmp(cmd, "/new") == 0) {
     char stamp[9];
     tt_random_hex(stamp, 4);
-    char *base = tt_default_thread(st->env->db_path);
+    char *base = tt_default_thread(tt_service_target(st->env->svc)->shown);
     free(st->thread);
     st->thread = tt_xasprintf("%s-%s", base, stamp);
     free(base);
@@ -181,7 +181,7 @@ static bool tt_chat_command(tt_chat_state *st, const char *cmd) {
       printf("no SQL yet in this chat\n");
     }
   } else if (strcmp(cmd, "/trace") == 0) {
-    if (st->last_run[0]) tt_trace_print(st->env->state_dir, st->last_run, false);
+    if (st->last_run[0]) tt_trace_print(tt_config_state_dir(tt_service_config(st->env->svc)), st->last_run, false);
     else printf("no question asked yet in this chat\n");
   } else if (strcmp(cmd, "/thread") == 0) {
     printf("%s\n", st->thread);
@@ -196,28 +196,31 @@ int cmd_chat(int argc, char **argv) {
   tt_cli_agent_opts o;
   tt_cli_agent_defaults(&o);
   int rc0 = tt_opts_parse(&tt_cmd_chat, argc, argv, 1, tt_chat_option, &o);
-  if (rc0 != TT_OPTS_GO) return rc0;
-  if (argc - optind != 1) return tt_usage_error("chat", "give one database file");
+  if (rc0 == TT_OPTS_GO && argc - optind != 1) rc0 = tt_usage_error("chat", "give one database file");
+  if (rc0 != TT_OPTS_GO) {
+    tt_cli_agent_free(&o);
+    return rc0;
+  }
   tt_cli_env env;
-  int bad = tt_cli_schemas_apply("chat", argv[optind], o.schemas);
-  if (bad) return bad;
-  int rc = tt_cli_env_open(&env, argv[optind], &o);
+  o.cfg.db = argv[optind];
+  int rc = tt_cli_env_open(&env, "chat", &o);
   if (rc) {
     tt_cli_env_close(&env);
+    tt_cli_agent_free(&o);
     return rc;
   }
   tt_chat_state st = {.env = &env, .tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO),
                       .quiet = o.quiet, .no_preview = o.no_preview,
                       .show_thinking = o.show_thinking};
-  st.thread = o.thread ? tt_xstrdup(o.thread) : tt_default_thread(env.db_path);
+  st.thread = o.thread ? tt_xstrdup(o.thread) : tt_default_thread(tt_service_target(env.svc)->shown);
   st.cancel = tt_interrupt_install();
-  char *history = tt_xasprintf("%s/chat_history", env.state_dir);
+  char *history = tt_xasprintf("%s/chat_history", tt_config_state_dir(&o.cfg));
   if (st.tty && !tt_edit_load()) st.tty = false;
   if (st.tty) {
     tt_edit.read_history(history);
     tt_term t = tt_term_probe(stdout);
     printf("%stabletalk chat on %s — model %s — thread %s. /help for commands.%s\n",
-           tt_term_dim(&t), argv[optind], tt_llm_model(env.llm), st.thread, tt_term_reset(&t));
+           tt_term_dim(&t), argv[optind], tt_llm_model(tt_models_shared(tt_service_models(env.svc), NULL)), st.thread, tt_term_reset(&t));
   }
   for (;;) {
     char *line = tt_read_line(&st);
@@ -251,5 +254,6 @@ int cmd_chat(int argc, char **argv) {
   free(st.thread);
   free(st.last_sql);
   tt_cli_env_close(&env);
+  tt_cli_agent_free(&o);
   return TT_EXIT_OK;
 }

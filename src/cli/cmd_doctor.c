@@ -250,15 +250,25 @@ static void tt_doctor_stream(json_t *checks, const tt_probe_out *p) {
   }
 }
 
-static bool tt_doctor_http(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *url, json_t *report,
-                           json_t *checks) {
+/* A model as configured, with the HTTP backend streaming or not. */
+static tt_llm *tt_doctor_model(const tt_config *c, bool stream, tt_error *err) {
+  tt_config one = *c; /* a copy that owns nothing */
+  one.no_stream = !stream;
+  tt_models *m = tt_models_new(&one);
+  tt_llm *llm = tt_models_make(m, err);
+  tt_models_free(m);
+  return llm;
+}
+
+static bool tt_doctor_http(const tt_cli_agent_opts *o, tt_models *models, const char *url,
+                           json_t *report, json_t *checks) {
   tt_llm_http_opts h;
-  tt_buf err = TT_BUF_INIT;
-  if (!tt_cli_http_opts(d, o, url, &h, &err)) {
-    tt_check(checks, "configuration", "fail", NULL, "%s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
+  tt_error herr;
+  if (!tt_models_http_opts(models, url, &h, &herr)) {
+    tt_check(checks, "configuration", "fail", NULL, "%s", tt_error_text(&herr));
     return false;
   }
+  tt_buf err = TT_BUF_INIT;
   json_object_set_new(report, "backend", json_string("openai-http"));
   json_object_set_new(report, "base_url", json_string(url));
   json_object_set_new(report, "model", json_string(h.model));
@@ -273,13 +283,9 @@ static bool tt_doctor_http(const tt_dotenv *d, const tt_cli_agent_opts *o, const
     tt_doctor_context(checks, &info);
   }
   bool usable = false;
-  tt_cli_agent_opts whole = *o, streamed = *o;
-  whole.no_stream = true;
-  streamed.no_stream = false;
-  tt_buf_reset(&err);
-  tt_llm *a = go_on ? tt_cli_make_llm(d, &whole, &err) : NULL;
-  tt_llm *b = a ? tt_cli_make_llm(d, &streamed, &err) : NULL;
-  if (go_on && (!a || !b)) tt_check(checks, "configuration", "fail", NULL, "%s", tt_buf_cstr(&err));
+  tt_llm *a = go_on ? tt_doctor_model(&o->cfg, false, &herr) : NULL;
+  tt_llm *b = a ? tt_doctor_model(&o->cfg, true, &herr) : NULL;
+  if (go_on && (!a || !b)) tt_check(checks, "configuration", "fail", NULL, "%s", tt_error_text(&herr));
   if (a && b) {
     tt_probe_out call, required, stream, forced;
     tt_doctor_chat(a, tt_doctor_question, NULL, &call);
@@ -312,25 +318,27 @@ static bool tt_doctor_http(const tt_dotenv *d, const tt_cli_agent_opts *o, const
   return usable;
 }
 
-static bool tt_doctor_local(const tt_dotenv *d, const tt_cli_agent_opts *o, const char *path, json_t *report,
+static bool tt_doctor_local(const tt_cli_agent_opts *o, const char *path, json_t *report,
                             json_t *checks) {
   json_object_set_new(report, "backend", json_string("llama.cpp"));
   json_object_set_new(report, "model_path", json_string(path));
-  tt_cli_agent_opts lo = *o;
+  tt_config lo = o->cfg; /* a copy that owns nothing: this file, no progress bar */
   lo.model_path = path;
-  lo.quiet = true;
-  tt_buf err = TT_BUF_INIT;
+  lo.progress = false;
+  tt_error err;
   double t0 = tt_now_ms();
-  tt_llm *llm = tt_cli_make_llm(d, &lo, &err);
+  tt_models *m = tt_models_new(&lo);
+  tt_llm *llm = tt_models_make(m, &err);
+  tt_models_free(m);
   bool usable = false;
   if (!llm) {
     tt_check(checks, "model file", "fail", "check the path, or get a model with `tabletalk pull`", "%s",
-             tt_buf_cstr(&err));
+             tt_error_text(&err));
   } else {
     tt_check(checks, "model file", "ok", NULL, "%s loaded in %.1f s (llama.cpp, in this process)",
              tt_llm_model(llm), (tt_now_ms() - t0) / 1000.0);
-    if (o->ctx)
-      tt_check(checks, "context", "info", NULL, "%ld tokens (--ctx)", o->ctx);
+    if (o->cfg.ctx)
+      tt_check(checks, "context", "info", NULL, "%ld tokens (--ctx)", o->cfg.ctx);
     else
       tt_check(checks, "context", "info", NULL, "%s (the engine's default; --ctx sets it)",
                tt_llm_llama_ctx_note(llm) ? tt_llm_llama_ctx_note(llm) : "?");
@@ -345,7 +353,6 @@ static bool tt_doctor_local(const tt_dotenv *d, const tt_cli_agent_opts *o, cons
              "it is written");
   }
   tt_llm_free(llm);
-  tt_buf_free(&err);
   return usable;
 }
 
@@ -384,29 +391,38 @@ int cmd_doctor(int argc, char **argv) {
   tt_doctor_cli dc = {.json = false};
   tt_cli_agent_defaults(&dc.o);
   int rc0 = tt_opts_parse(&tt_cmd_doctor, argc, argv, 1, tt_doctor_option, &dc);
-  if (rc0 != TT_OPTS_GO) return rc0;
-  tt_cli_agent_opts o = dc.o;
+  if (rc0 == TT_OPTS_GO && optind < argc)
+    rc0 = tt_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
+  if (rc0 == TT_OPTS_GO && dc.o.cfg.base_url && dc.o.cfg.model_path)
+    rc0 = tt_usage_error("doctor", "give --base-url or --model-path, not both");
+  if (rc0 != TT_OPTS_GO) {
+    tt_cli_agent_free(&dc.o);
+    return rc0;
+  }
+  tt_cli_agent_opts *o = &dc.o;
   bool json = dc.json;
-  if (optind < argc) return tt_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
-  if (o.base_url && o.model_path)
-    return tt_usage_error("doctor", "give --base-url or --model-path, not both");
-  tt_dotenv *d = tt_config_load(".env");
-  int rc = tt_cli_check_base_url(d, &o);
-  char *where = rc ? NULL : tt_cli_describe_model(d, &o);
-  if (!rc && !where)
+  tt_error err;
+  tt_config_resolve(&o->cfg, &err);
+  tt_models *models = tt_models_new(&o->cfg);
+  tt_model_choice ch;
+  tt_models_choice(models, &ch);
+  int rc = 0;
+  if (!tt_models_check(models, &err))
+    rc = tt_cli_error("doctor", &err);
+  else if (!ch.path && !ch.url)
     rc = tt_fail(TT_EXIT_FAIL, "no model to probe: give --base-url URL or --model-path FILE (or "
                                "set TABLETALK_BASE_URL, or get one with `tabletalk pull`)");
   if (rc) {
-    tt_dotenv_free(d);
+    tt_model_choice_free(&ch);
+    tt_models_free(models);
+    tt_cli_agent_free(o);
     return rc;
   }
-  char *tab = strchr(where, '\t');
-  if (tab) *tab = '\0';
-  bool http = strncmp(where, "http://", 7) == 0 || strncmp(where, "https://", 8) == 0;
   json_t *report = json_object(), *checks = json_array();
   json_object_set(report, "checks", checks);
-  if (tab) json_object_set_new(report, "chosen_by", json_string(tab + 1));
-  bool usable = http ? tt_doctor_http(d, &o, where, report, checks) : tt_doctor_local(d, &o, where, report, checks);
+  json_object_set_new(report, "chosen_by", json_string(ch.source));
+  bool usable = ch.path ? tt_doctor_local(o, ch.path, report, checks)
+                        : tt_doctor_http(o, models, ch.url, report, checks);
   json_object_set_new(report, "usable", json_boolean(usable));
   if (json) {
     tt_buf b = TT_BUF_INIT;
@@ -419,7 +435,8 @@ int cmd_doctor(int argc, char **argv) {
   }
   json_decref(checks);
   json_decref(report);
-  free(where);
-  tt_dotenv_free(d);
+  tt_model_choice_free(&ch);
+  tt_models_free(models);
+  tt_cli_agent_free(o);
   return usable ? TT_EXIT_OK : TT_EXIT_FAIL;
 }

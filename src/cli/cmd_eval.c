@@ -25,27 +25,6 @@ typedef struct tt_eval_cli {
   double price_in, price_out, price_cached;
 } tt_eval_cli;
 
-/* One model per worker, from the same options as ask. */
-typedef struct tt_llm_maker {
-  tt_dotenv *dotenv;
-  const tt_cli_agent_opts *o;
-  int jobs;
-  int made;
-} tt_llm_maker;
-
-static tt_llm *tt_eval_make_llm(void *ud, tt_buf *err) {
-  tt_llm_maker *m = ud;
-  tt_llm *llm = tt_cli_make_llm(m->dotenv, m->o, err);
-  if (llm && tt_llm_is_llama(llm) && m->jobs > 1) { /* refused before a second copy loads */
-    tt_buf_puts(err, "the local engine answers one question at a time: use --jobs 1, or an "
-                     "HTTP endpoint (--base-url) for parallel jobs");
-    tt_llm_free(llm);
-    return NULL;
-  }
-  if (llm) m->made++;
-  return llm;
-}
-
 #define TT_EVAL_OPT(ID, NAME, ARG, META) \
   {ID, NAME, 0, ARG, META, NULL, TT_COMPLETE_NOTHING, NULL}
 static const tt_opt tt_eval_own[] = {
@@ -110,8 +89,8 @@ static int tt_eval_option(void *ud, int id, const char *arg) {
   if (r > 0) return r;
   if (r == 0) {
     if (id == TT_OPT_SEED) { /* --seed is the question order's here */
-      c->seed = c->agent.seed;
-      c->agent.has_seed = false;
+      c->seed = c->agent.cfg.seed;
+      c->agent.cfg.has_seed = false;
     }
     return 0;
   }
@@ -220,7 +199,7 @@ static void tt_spider_progress(void *ud, size_t done, size_t total, size_t corre
   }
 }
 
-static int tt_eval_spider(tt_eval_cli *c, tt_dotenv *env, char *state) {
+static int tt_eval_spider(tt_eval_cli *c, tt_models *models) {
   if (!c->data) return tt_usage_error("eval", "eval spider needs --data DIR (e.g. ../shared/data/spider-dev-sample)");
   bool oracle = c->backend && strcmp(c->backend, "oracle") == 0;
   tt_spider_opts o = tt_spider_default_opts();
@@ -228,24 +207,22 @@ static int tt_eval_spider(tt_eval_cli *c, tt_dotenv *env, char *state) {
   o.n = c->n;
   o.seed = c->seed;
   o.jobs = (int)(c->jobs ? c->jobs : 1);
-  o.state_dir = state;
+  o.cfg = &c->agent.cfg;
   if (c->results) o.results_dir = c->results;
   o.oracle = oracle;
   o.fresh = c->fresh;
-  o.agent.sql.timeout_s = c->agent.sql_timeout_s;
-  o.agent.schema_budget = (size_t)c->agent.schema_budget;
-  tt_llm_maker maker = {.dotenv = env, .o = &c->agent, .jobs = o.jobs};
-  o.make_llm = tt_eval_make_llm;
-  o.llm_ud = &maker;
-  const char *url = c->agent.base_url ? c->agent.base_url : tt_config_get(env, "TABLETALK_BASE_URL");
-  if (!oracle && !c->agent.model_path && url) o.endpoint = url;
+  o.models = models;
+  tt_model_choice ch;
+  tt_models_choice(models, &ch);
+  const char *url = ch.path ? NULL : ch.url;
+  if (!oracle && url) o.endpoint = url;
   char *tag = NULL;
   if (c->tag) {
     o.tag = c->tag;
   } else if (oracle) {
     o.tag = "oracle";
   } else { /* the model's name: its file, the name the endpoint is told, or the endpoint */
-    const char *m = c->agent.model_path ? c->agent.model_path : c->agent.model ? c->agent.model : NULL;
+    const char *m = c->agent.cfg.model_path ? c->agent.cfg.model_path : c->agent.cfg.model;
     if (m) {
       const char *slash = strrchr(m, '/');
       tag = tt_xstrdup(slash ? slash + 1 : m);
@@ -314,6 +291,7 @@ static int tt_eval_spider(tt_eval_cli *c, tt_dotenv *env, char *state) {
   }
   tt_buf_free(&err);
   free(tag);
+  tt_model_choice_free(&ch);
   return rc;
 }
 
@@ -416,22 +394,21 @@ static void tt_behaviour_line(void *ud, const json_t *res) {
   tt_buf_free(&b);
 }
 
-static int tt_eval_behaviours(tt_eval_cli *c, tt_dotenv *env, char *state) {
+static int tt_eval_behaviours(tt_eval_cli *c, tt_models *models) {
   tt_behaviour_opts o = tt_behaviour_default_opts();
   if (c->db) o.db_path = c->db;
-  o.state_dir = state;
+  o.cfg = &c->agent.cfg;
+  o.models = models;
   o.only = c->only;
-  o.agent.sql.timeout_s = c->agent.sql_timeout_s;
-  o.agent.schema_budget = (size_t)c->agent.schema_budget;
-  tt_llm_maker maker = {.dotenv = env, .o = &c->agent};
-  o.make_llm = tt_eval_make_llm;
-  o.llm_ud = &maker;
   o.cancel = tt_interrupt_install();
   tt_term t = tt_term_probe(stdout);
   if (!c->json) {
-    char *shown = tt_pg_redact_uri(o.db_path);
-    printf("%sBehaviour suite on %s%s\n", tt_term_bold(&t), shown, tt_term_reset(&t));
-    free(shown);
+    tt_db_target target;
+    tt_error terr;
+    bool named = tt_db_target_parse(o.db_path, &target, &terr);
+    printf("%sBehaviour suite on %s%s\n", tt_term_bold(&t), named ? target.shown : o.db_path,
+           tt_term_reset(&t));
+    tt_db_target_free(&target);
     fflush(stdout);
     o.on_case = tt_behaviour_line;
     o.case_ud = &t;
@@ -459,7 +436,7 @@ static int tt_eval_behaviours(tt_eval_cli *c, tt_dotenv *env, char *state) {
 
 /* ---- report ------------------------------------------------------------------------------ */
 
-static int tt_eval_report(tt_eval_cli *c, char *state) {
+static int tt_eval_report(tt_eval_cli *c, const char *state) {
   tt_report_opts o = {.price_in = c->price_in, .price_out = c->price_out, .price_cached = c->price_cached};
   char *runs = c->runs ? tt_xstrdup(c->runs) : tt_xasprintf("%s/runs", state);
   o.runs_dir = runs;
@@ -599,17 +576,15 @@ int cmd_eval(int argc, char **argv) {
   if (c.compare_a && !spider) return tt_usage_error("eval", "--compare is for eval spider results");
   if (c.compare_a) return tt_eval_compare(&c);
   if (schema) return tt_eval_schema(&c);
-  tt_dotenv *env = tt_config_load(".env");
+  tt_error err;
+  tt_config_resolve(&c.agent.cfg, &err);
+  tt_models *models = tt_models_new(&c.agent.cfg);
   bool model = behaviours || (spider && !(c.backend && strcmp(c.backend, "oracle") == 0));
-  if (model && (rc = tt_cli_check_base_url(env, &c.agent)) != 0) {
-    tt_dotenv_free(env);
-    return rc;
-  }
-  char *state = c.agent.state_dir ? tt_xstrdup(c.agent.state_dir) : tt_default_dir(env, "STATE");
-  if (spider) rc = tt_eval_spider(&c, env, state);
-  else if (behaviours) rc = tt_eval_behaviours(&c, env, state);
-  else rc = tt_eval_report(&c, state);
-  free(state);
-  tt_dotenv_free(env);
+  if (model && !tt_models_check(models, &err)) rc = tt_cli_error("eval", &err);
+  else if (spider) rc = tt_eval_spider(&c, models);
+  else if (behaviours) rc = tt_eval_behaviours(&c, models);
+  else rc = tt_eval_report(&c, tt_config_state_dir(&c.agent.cfg));
+  tt_models_free(models);
+  tt_cli_agent_free(&c.agent);
   return rc;
 }

@@ -64,16 +64,6 @@ static int tt_mcp_option(void *ud, int id, const char *arg) {
   return 0;
 }
 
-typedef struct tt_mcp_llm_ctx {
-  const tt_dotenv *dotenv;
-  tt_cli_agent_opts opts;
-} tt_mcp_llm_ctx;
-
-static tt_llm *tt_mcp_make_llm(void *ud, tt_buf *err) {
-  tt_mcp_llm_ctx *c = ud;
-  return tt_cli_make_llm(c->dotenv, &c->opts, err);
-}
-
 static void tt_mcp_on_listen(void *ud, const char *url) {
   const char *db = ud;
   fprintf(stderr, "tabletalk: serving %s over MCP (Streamable HTTP) at %s\n", db, url);
@@ -97,100 +87,51 @@ int cmd_serve_mcp(int argc, char **argv) {
   tt_mcp_cli m = {.cfg = tt_mcp_default_config()};
   tt_cli_agent_defaults(&m.o);
   m.o.quiet = true; /* no progress bars from the model on a server */
+  m.o.cfg.progress = false;
   m.origins = tt_xcalloc((size_t)argc + 1, sizeof *m.origins);
-  int rc0 = tt_opts_parse(&tt_cmd_mcp, argc, argv, 1, tt_mcp_option, &m);
-  if (rc0 != TT_OPTS_GO) {
-    free(m.origins);
-    return rc0;
-  }
-  tt_cli_agent_opts o = m.o;
-  tt_mcp_config cfg = m.cfg;
-  const char *http = m.http;
-  const char **origins = m.origins;
-  size_t norigins = m.norigins;
-  if (argc - optind != 1) {
-    free(origins);
-    return tt_usage_error("serve-mcp", argc - optind < 1 ? "give a database file"
-                                                         : "too many arguments: one database");
-  }
+  int rc = tt_opts_parse(&tt_cmd_mcp, argc, argv, 1, tt_mcp_option, &m);
+  if (rc == TT_OPTS_GO && argc - optind != 1)
+    rc = tt_usage_error("serve-mcp", argc - optind < 1 ? "give a database file"
+                                                       : "too many arguments: one database");
   char host[256];
   long port = 0;
-  if (http && !tt_parse_listen(http, host, sizeof host, &port)) {
-    free(origins);
-    return tt_usage_error("serve-mcp", "--http wants [HOST:]PORT, e.g. 127.0.0.1:8765, not '%s'",
-                          http);
+  if (rc == TT_OPTS_GO && m.http && !tt_parse_listen(m.http, host, sizeof host, &port))
+    rc = tt_usage_error("serve-mcp", "--http wants [HOST:]PORT, e.g. 127.0.0.1:8765, not '%s'",
+                        m.http);
+  if (rc != TT_OPTS_GO) {
+    free(m.origins);
+    tt_cli_agent_free(&m.o);
+    return rc;
   }
-
   const char *db_arg = argv[optind];
-  int bad_schemas = tt_cli_schemas_apply("serve-mcp", db_arg, o.schemas);
-  if (bad_schemas) {
-    free(origins);
-    return bad_schemas;
+  m.o.cfg.db = db_arg;
+  /* a file that is not a database, a bad --schemas or knowledge file fail
+   * here; the schema is read in the background, so that the server answers
+   * its client at once, and the model is made on the first question */
+  tt_error err;
+  tt_service *svc = NULL;
+  if (tt_config_resolve(&m.o.cfg, &err))
+    svc = tt_service_open(&m.o.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_BACKGROUND, &err);
+  if (svc && !tt_models_check(tt_service_models(svc), &err)) {
+    tt_service_free(svc);
+    svc = NULL;
   }
-  tt_dotenv *dotenv = tt_config_load(".env");
-  int bad_url = tt_cli_check_base_url(dotenv, &o);
-  if (bad_url) {
-    tt_dotenv_free(dotenv);
-    free(origins);
-    return bad_url;
+  tt_mcp_server *srv = NULL;
+  if (svc) {
+    m.cfg.svc = svc;
+    srv = tt_mcp_server_new(&m.cfg, &err);
   }
-  tt_db_opts dbo = tt_db_default_opts();
-  dbo.immutable = o.immutable;
-  dbo.csv_header = o.csv_header;
-  dbo.schemas = o.schemas;
-  dbo.timeout_s = o.sql_timeout_s;
-  tt_error derr;
-  /* a file that is not a database fails here; the schema is read by the
-   * server in the background, so that it answers its client at once */
-  tt_db *db = tt_db_open(db_arg, &dbo, &derr);
-  if (!db) {
-    tt_dotenv_free(dotenv);
-    free(origins);
-    return tt_fail(tt_exit_for(derr.kind), "%s", derr.message);
-  }
-  tt_db_close(db);
-  if (o.knowledge) { /* a bad file the user named stops the start, not a later read */
-    tt_error ke;
-    tt_knowledge *kn = tt_knowledge_load(o.knowledge, &ke);
-    if (!kn) {
-      tt_dotenv_free(dotenv);
-      free(origins);
-      if (ke.line > 0)
-        return tt_fail(TT_EXIT_USAGE, "knowledge file %s:%d: %s", o.knowledge, ke.line, ke.message);
-      return tt_fail(TT_EXIT_USAGE, "knowledge file %s: %s", o.knowledge, ke.message);
-    }
-    tt_knowledge_free(kn);
-  }
-  char *real = realpath(db_arg, NULL);
-  char *state_dir = o.state_dir ? tt_xstrdup(o.state_dir) : tt_default_dir(dotenv, "STATE");
-  tt_mcp_llm_ctx llm_ctx = {.dotenv = dotenv, .opts = o};
-
-  cfg.db_path = real ? real : db_arg;
-  cfg.db_opts = dbo;
-  cfg.knowledge = o.knowledge;
-  char *cache_dir = tt_default_dir(dotenv, "CACHE");
-  cfg.cache_dir = cache_dir;
-  cfg.state_dir = state_dir;
-  cfg.agent_opts.sql.timeout_s = o.sql_timeout_s;
-  cfg.agent_opts.sql.immutable = o.immutable;
-  cfg.agent_opts.sql.csv_header = o.csv_header;
-  cfg.agent_opts.schema_budget = (size_t)o.schema_budget;
-  cfg.make_llm = tt_mcp_make_llm;
-  cfg.llm_ud = &llm_ctx;
-  tt_buf err = TT_BUF_INIT;
-  int rc = TT_EXIT_OK;
-  tt_mcp_server *srv = tt_mcp_server_new(&cfg, &err);
   if (!srv) {
-    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    rc = tt_cli_error("serve-mcp", &err);
   } else {
     volatile sig_atomic_t *stop = tt_interrupt_install_server();
-    if (http) {
+    if (m.http) {
       tt_mcp_http_opts ho = {
           .host = host,
           .port = (int)port,
-          .token = tt_config_get(dotenv, "TABLETALK_MCP_TOKEN"),
-          .origins = origins,
-          .norigins = norigins,
+          .token = tt_config_get_value(&m.o.cfg, "TABLETALK_MCP_TOKEN"),
+          .origins = m.origins,
+          .norigins = m.norigins,
           .on_listen = tt_mcp_on_listen,
           .ud = (void *)db_arg,
       };
@@ -200,8 +141,9 @@ int cmd_serve_mcp(int argc, char **argv) {
                 "tabletalk: warning: serving %s on %s without a token: anyone who can reach "
                 "this address can read the database (set TABLETALK_MCP_TOKEN)\n",
                 db_arg, host);
+      rc = TT_EXIT_OK;
       if (tt_mcp_serve_http(srv, &ho, stop, &err) != 0)
-        rc = tt_fail(TT_EXIT_FAIL, "--http %s: %s", http, tt_buf_cstr(&err));
+        rc = tt_fail(TT_EXIT_FAIL, "--http %s: %s", m.http, tt_error_text(&err));
     } else {
       if (isatty(STDERR_FILENO))
         fprintf(stderr,
@@ -212,11 +154,8 @@ int cmd_serve_mcp(int argc, char **argv) {
     }
   }
   tt_mcp_server_free(srv);
-  tt_buf_free(&err);
-  free(state_dir);
-  free(cache_dir);
-  free(real);
-  tt_dotenv_free(dotenv);
-  free(origins);
+  tt_service_free(svc);
+  tt_cli_agent_free(&m.o);
+  free(m.origins);
   return rc;
 }

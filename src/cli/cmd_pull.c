@@ -11,56 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What a known model is good at (docs/models.md has the evidence). */
-typedef enum tt_model_role {
-  TT_ROLE_AGENT,      /* trained for tool calls: runs tabletalk's loop */
-  TT_ROLE_GENERAL,    /* a general model with tool calls that thinks first */
-  TT_ROLE_SQL_WRITER, /* trained to write one query from a schema and a question */
-} tt_model_role;
-
-static const char *const tt_role_names[] = {"tool-calling agent", "general, thinks", "SQL writer"};
-
-typedef struct tt_known_model {
-  const char *name;
-  tt_model_role role;
-  double download_gb; /* the file (all parts), 10^9 bytes */
-  double ram_gb;      /* to run it with an 8,192-token context */
-  const char *note;   /* "" or a short caveat shown in the list */
-  const char *url;    /* on huggingface.co (a split model: its first part) */
-  const char *sha256; /* what the file must hash to; NULL when not pinned */
-} tt_known_model;
-
-/* The first is the default. URLs, sizes and sha256 were checked against
- * public listings (docs/models.md says how); RAM is the file plus the KV
- * cache and compute buffers at the default context (same page). */
-static const tt_known_model tt_known_models[] = {
-    {"qwen2.5-coder-7b", TT_ROLE_AGENT, 4.68, 6.0, "",
-     "https://huggingface.co/Qwen/Qwen2.5-Coder-7B-Instruct-GGUF/resolve/main/"
-     "qwen2.5-coder-7b-instruct-q4_k_m.gguf",
-     "509287f78cb4d4cf6b3843734733b914b2c158e43e22a7f4bf5e963800894d3c"},
-    {"qwen2.5-coder-3b", TT_ROLE_AGENT, 2.10, 3.0, "research licence",
-     "https://huggingface.co/Qwen/Qwen2.5-Coder-3B-Instruct-GGUF/resolve/main/"
-     "qwen2.5-coder-3b-instruct-q4_k_m.gguf",
-     "724fb256bec1ff062b2f65e4569e871ad2e95ab2a3989723d1769c54294730b7"},
-    {"qwen2.5-coder-1.5b", TT_ROLE_AGENT, 1.12, 2.0, "",
-     "https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/"
-     "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-     "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"},
-    {"qwen3-8b", TT_ROLE_GENERAL, 5.03, 7.0, "",
-     "https://huggingface.co/Qwen/Qwen3-8B-GGUF/resolve/main/Qwen3-8B-Q4_K_M.gguf",
-     "d98cdcbd03e17ce47681435b5150e34c1417f50b5c0019dd560e4882c5745785"},
-    {"qwen3-4b", TT_ROLE_GENERAL, 2.50, 4.5, "",
-     "https://huggingface.co/Qwen/Qwen3-4B-GGUF/resolve/main/Qwen3-4B-Q4_K_M.gguf",
-     "7485fe6f11af29433bc51cab58009521f205840f5b4ae3a32fa7f92e8534fdf5"},
-    {"omnisql-7b", TT_ROLE_SQL_WRITER, 4.68, 6.0, "",
-     "https://huggingface.co/mradermacher/OmniSQL-7B-GGUF/resolve/main/OmniSQL-7B.Q4_K_M.gguf",
-     NULL},
-    {"xiyan-7b", TT_ROLE_SQL_WRITER, 4.68, 6.0, "",
-     "https://huggingface.co/mradermacher/XiYanSQL-QwenCoder-7B-2504-GGUF/resolve/main/"
-     "XiYanSQL-QwenCoder-7B-2504.Q4_K_M.gguf",
-     NULL},
-};
-#define TT_KNOWN_MODELS (sizeof tt_known_models / sizeof tt_known_models[0])
 
 static const tt_opt tt_pull_own[] = {
     {TT_OPT_LIST, "list", 0, TT_ARG_NONE, NULL, "the models pull knows, their size and RAM", TT_COMPLETE_NOTHING, NULL},
@@ -125,25 +75,32 @@ static int tt_flag_option(void *ud, int id, const char *arg) {
 
 /* models --which: the model ask would use, from the same configuration. */
 static int tt_models_which(void) {
-  tt_dotenv *env = tt_config_load(".env");
-  tt_cli_agent_opts o;
-  tt_cli_agent_defaults(&o);
-  char *desc = tt_cli_describe_model(env, &o);
-  tt_dotenv_free(env);
-  if (!desc)
-    return tt_fail(TT_EXIT_FAIL, "no model is set up: `tabletalk pull` downloads the default "
-                                 "one, or set TABLETALK_MODEL_PATH or TABLETALK_BASE_URL");
-  printf("%s\n", desc);
-  free(desc);
-  return TT_EXIT_OK;
+  tt_config cfg;
+  tt_config_init(&cfg);
+  tt_error err;
+  tt_config_resolve(&cfg, &err);
+  tt_models *m = tt_models_new(&cfg);
+  tt_model_choice ch;
+  tt_models_choice(m, &ch);
+  int rc = TT_EXIT_OK;
+  if (ch.path || ch.url)
+    printf("%s\t%s\n", ch.path ? ch.path : ch.url, ch.source);
+  else
+    rc = tt_fail(TT_EXIT_FAIL, "no model is set up: `tabletalk pull` downloads the default "
+                               "one, or set TABLETALK_MODEL_PATH or TABLETALK_BASE_URL");
+  tt_model_choice_free(&ch);
+  tt_models_free(m);
+  tt_config_free(&cfg);
+  return rc;
 }
 
 static char *tt_models_dir(void) {
-  tt_dotenv *env = tt_config_load(".env");
-  char *data = tt_default_dir(env, "DATA");
-  tt_dotenv_free(env);
-  char *dir = tt_xasprintf("%s/models", data);
-  free(data);
+  tt_config cfg;
+  tt_config_init(&cfg);
+  tt_error err;
+  tt_config_resolve(&cfg, &err);
+  char *dir = tt_xasprintf("%s/models", cfg.data_dir);
+  tt_config_free(&cfg);
   return dir;
 }
 
@@ -195,12 +152,14 @@ static void tt_gb(char *out, size_t cap, double gb) {
 static void tt_pull_list_to(tt_buf *b) {
   tt_buf_puts(b, "Models `tabletalk pull NAME` knows (RAM: with an 8,192-token context):\n");
   tt_buf_printf(b, "  %-19s %-19s %8s %7s\n", "NAME", "GOOD AT", "DOWNLOAD", "RAM");
-  for (size_t i = 0; i < TT_KNOWN_MODELS; i++) {
-    const tt_known_model *m = &tt_known_models[i];
+  size_t nknown;
+  const tt_known_model *known = tt_known_models(&nknown);
+  for (size_t i = 0; i < nknown; i++) {
+    const tt_known_model *m = &known[i];
     char dl[16], ram[16];
     tt_gb(ram, sizeof ram, m->ram_gb);
     snprintf(dl, sizeof dl, "%.1f GB", m->download_gb);
-    tt_buf_printf(b, "  %-19s %-19s %8s %7s", m->name, tt_role_names[m->role], dl, ram);
+    tt_buf_printf(b, "  %-19s %-19s %8s %7s", m->name, tt_model_role_name(m->role), dl, ram);
     if (i == 0) tt_buf_puts(b, "  default");
     else if (*m->note) tt_buf_printf(b, "  %s", m->note);
     tt_buf_putc(b, '\n');
@@ -219,35 +178,14 @@ static int tt_pull_list(void) {
   return rc;
 }
 
-static const tt_known_model *tt_known_model_named(const char *name) {
-  for (size_t i = 0; i < TT_KNOWN_MODELS; i++)
-    if (strcmp(name, tt_known_models[i].name) == 0) return &tt_known_models[i];
-  return NULL;
-}
-
 /* A known model's URL, on the mirror HF_ENDPOINT names when it is set
  * (huggingface_hub's variable); NULL and a usage error when that is not
  * a URL pull may use. */
-static char *tt_known_model_url(const tt_known_model *m, int *rc) {
+static char *tt_pull_known_url(const tt_known_model *m, int *rc) {
   tt_dotenv *env = tt_config_load(".env");
-  const char *mirror = tt_config_get(env, "HF_ENDPOINT");
-  static const char hf[] = "https://huggingface.co";
-  char *url = NULL;
-  if (!mirror || !*mirror) {
-    url = tt_xstrdup(m->url);
-  } else {
-    size_t n = strlen(mirror);
-    while (n > 0 && mirror[n - 1] == '/') n--;
-    url = tt_xasprintf("%.*s%s", (int)n, mirror, m->url + sizeof hf - 1);
-    tt_buf why = TT_BUF_INIT;
-    if (!tt_pull_url_ok(url, &why)) {
-      *rc = tt_usage_error("pull", "HF_ENDPOINT '%s' cannot serve %s: %s", mirror, m->name,
-                           tt_buf_cstr(&why));
-      free(url);
-      url = NULL;
-    }
-    tt_buf_free(&why);
-  }
+  tt_error err;
+  char *url = tt_known_model_url(m, tt_config_get(env, "HF_ENDPOINT"), &err);
+  if (!url) *rc = tt_usage_error("pull", "%s", err.message);
   tt_dotenv_free(env);
   return url;
 }
@@ -310,12 +248,12 @@ int cmd_pull(int argc, char **argv) {
   if (flags & 1) return tt_pull_list();
   bool set_default = !(flags & 2);
   if (argc - optind > 1) return tt_usage_error("pull", "give one model name or URL");
-  const char *what = optind < argc ? argv[optind] : tt_known_models[0].name;
+  const char *what = optind < argc ? argv[optind] : tt_known_models(&(size_t){0})[0].name;
   const tt_known_model *known = tt_known_model_named(what);
   char *url = NULL;
   if (known) {
     int rc = TT_EXIT_OK;
-    url = tt_known_model_url(known, &rc);
+    url = tt_pull_known_url(known, &rc);
     if (!url) return rc;
   } else {
     if (!strstr(what, "://"))

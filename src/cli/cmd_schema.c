@@ -42,9 +42,9 @@ const tt_cmd_spec tt_cmd_schema = {
 typedef struct tt_schema_cli {
   int argc;
   char **argv;
-  tt_db_opts o;
+  tt_config cfg;
   bool as_json, cost, scores;
-  const char *question, *knowledge;
+  const char *question;
   long budget;
 } tt_schema_cli;
 
@@ -52,14 +52,14 @@ static int tt_schema_option(void *ud, int id, const char *val) {
   tt_schema_cli *s = ud;
   switch (id) {
   case TT_OPT_JSON: s->as_json = true; return 0;
-  case TT_OPT_IMMUTABLE: s->o.immutable = true; return 0;
+  case TT_OPT_IMMUTABLE: s->cfg.immutable = true; return 0;
   case TT_OPT_SCHEMAS: {
     int rc = tt_cli_schemas_option("schema", val);
-    if (!rc) s->o.schemas = val;
+    if (!rc) s->cfg.schemas = val;
     return rc;
   }
-  case TT_OPT_HEADER: s->o.csv_header = TT_CSV_HEADER_YES; return 0;
-  case TT_OPT_NO_HEADER: s->o.csv_header = TT_CSV_HEADER_NO; return 0;
+  case TT_OPT_HEADER: s->cfg.csv_header = TT_CSV_HEADER_YES; return 0;
+  case TT_OPT_NO_HEADER: s->cfg.csv_header = TT_CSV_HEADER_NO; return 0;
   case TT_OPT_BUDGET: {
     s->cost = true;
     /* --budget=N, or --budget N when the next word is a number */
@@ -75,7 +75,7 @@ static int tt_schema_option(void *ud, int id, const char *val) {
     s->cost = true;
     return 0;
   case TT_OPT_SCORES: s->scores = true; return 0;
-  case TT_OPT_KNOWLEDGE: s->knowledge = val; return 0;
+  case TT_OPT_KNOWLEDGE: s->cfg.knowledge = val; return 0;
   }
   return 0;
 }
@@ -201,45 +201,47 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, const char
   return rc;
 }
 
-int cmd_schema(int argc, char **argv) {
-  tt_schema_cli sc = {.argc = argc, .argv = argv, .o = tt_db_default_opts(),
-                      .budget = (long)tt_agent_default_opts().schema_budget};
-  int rc0 = tt_opts_parse(&tt_cmd_schema, argc, argv, 1, tt_schema_option, &sc);
-  if (rc0 != TT_OPTS_GO) return rc0;
-  tt_db_opts o = sc.o;
-  bool as_json = sc.as_json, cost = sc.cost, scores = sc.scores;
-  const char *question = sc.question, *knowledge = sc.knowledge;
-  long budget = sc.budget;
-  if (optind >= argc) return tt_usage_error("schema", "give a database file");
-  const char *path = argv[optind++];
-  int bad = tt_cli_schemas_apply("schema", path, o.schemas);
-  if (bad) return bad;
-
+/* The schema of DB through the session layer; on success *svc holds it. */
+static int tt_schema_open(tt_schema_cli *sc, const char *path, tt_service **svc,
+                          const tt_schema **s) {
+  sc->cfg.db = path;
+  sc->cfg.progress = true;
   tt_error err;
-  tt_db *db = tt_db_open(path, &o, &err);
-  if (!db) return tt_fail(tt_exit_for(err.kind), "%s", err.message);
+  *svc = NULL;
   /* the tables a question gets, as ask chooses them: values linked too */
-  tt_dotenv *env = question ? tt_config_load(".env") : NULL;
-  char *cache = question ? tt_default_dir(env, "CACHE") : NULL;
-  tt_dotenv_free(env);
-  tt_schema_load_opts so = {.db_path = path, .knowledge = knowledge,
-                            .values = question ? TT_SCHEMA_VALUES_CACHED : TT_SCHEMA_VALUES_NONE,
-                            .cache_dir = cache, .progress = isatty(STDERR_FILENO)};
-  tt_error serr;
-  tt_schema *s = tt_schema_load(db, &so, &serr);
-  free(cache);
-  if (!s) {
-    tt_db_close(db);
-    return tt_cli_schema_error(&serr);
+  unsigned flags = TT_SERVICE_SCHEMA | (sc->question ? 0 : TT_SERVICE_NO_VALUES);
+  if (tt_config_resolve(&sc->cfg, &err)) *svc = tt_service_open(&sc->cfg, flags, &err);
+  *s = *svc ? tt_service_schema(*svc, &err) : NULL;
+  return *s ? 0 : tt_cli_error("schema", &err);
+}
+
+int cmd_schema(int argc, char **argv) {
+  tt_schema_cli sc = {.argc = argc, .argv = argv,
+                      .budget = (long)tt_agent_default_opts().schema_budget};
+  tt_config_init(&sc.cfg);
+  int rc0 = tt_opts_parse(&tt_cmd_schema, argc, argv, 1, tt_schema_option, &sc);
+  if (rc0 == TT_OPTS_GO && optind >= argc) rc0 = tt_usage_error("schema", "give a database file");
+  if (rc0 != TT_OPTS_GO) {
+    tt_config_free(&sc.cfg);
+    return rc0;
   }
-  if (tt_schema_warning(s)) fprintf(stderr, "tabletalk: warning: %s\n", tt_schema_warning(s));
-  if (cost) {
-    int rc = tt_show_cost(s, db, (size_t)budget, question, scores, as_json);
-    tt_schema_free(s);
-    tt_db_close(db);
+  tt_service *svc = NULL;
+  const tt_schema *s = NULL;
+  const char *path = argv[optind++];
+  int rc1 = tt_schema_open(&sc, path, &svc, &s);
+  if (rc1) {
+    tt_service_free(svc);
+    tt_config_free(&sc.cfg);
+    return rc1;
+  }
+  if (sc.cost) {
+    int rc = tt_show_cost(s, tt_service_db(svc), (size_t)sc.budget, sc.question, sc.scores,
+                          sc.as_json);
+    tt_service_free(svc);
+    tt_config_free(&sc.cfg);
     return rc;
   }
-  tt_db_close(db);
+  bool as_json = sc.as_json;
 
   size_t n = (size_t)(argc - optind);
   const tt_card **cards = n ? tt_xcalloc(n, sizeof *cards) : NULL;
@@ -252,7 +254,8 @@ int cmd_schema(int argc, char **argv) {
                        argv[optind + (int)i], path, tt_buf_cstr(&names));
       tt_buf_free(&names);
       free(cards);
-      tt_schema_free(s);
+      tt_service_free(svc);
+      tt_config_free(&sc.cfg);
       return rc;
     }
   }
@@ -279,6 +282,7 @@ int cmd_schema(int argc, char **argv) {
   int rc = tt_write_result(stdout, &out);
   tt_buf_free(&out);
   free(cards);
-  tt_schema_free(s);
+  tt_service_free(svc);
+  tt_config_free(&sc.cfg);
   return rc;
 }

@@ -179,13 +179,9 @@ static void tt_trace_tail(tt_buf *b, const tt_term *t, const json_t *end) {
 }
 
 int tt_trace_print(const char *state_dir, const char *run_id, bool json) {
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   json_t *events = tt_trace_load(state_dir, run_id, &err);
-  if (!events) {
-    int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
-    return rc;
-  }
+  if (!events) return tt_fail(TT_EXIT_FAIL, "%s", tt_error_text(&err));
   tt_term t = tt_term_probe(stdout);
   tt_buf b = TT_BUF_INIT;
   if (json) {
@@ -219,8 +215,9 @@ static int tt_trace_list_print(const char *state_dir, long limit, bool json) {
   size_t shown = 0;
   for (size_t k = n; k > 0 && shown < (size_t)limit; k--, shown++) {
     const char *id = ids[k - 1];
-    json_t *events = tt_trace_load(state_dir, id, &b);
-    if (!events) continue;
+    tt_error err;
+    json_t *events = tt_trace_load(state_dir, id, &err);
+    if (!events) continue; /* a trace being written, or not a trace */
     const json_t *start = NULL, *end = NULL, *ev;
     size_t i;
     json_array_foreach(events, i, ev) {

@@ -118,30 +118,26 @@ static bool tt_web_loopback(const char *host) {
   return tt_host_is_loopback(host, n);
 }
 
-static tt_llm *tt_web_make_llm(void *ud, tt_buf *err) {
-  const tt_cli_env *e = ((void **)ud)[0];
-  const tt_cli_agent_opts *o = ((void **)ud)[1];
-  return tt_cli_make_llm(e->dotenv, o, err);
-}
-
 int cmd_web(int argc, char **argv) {
   tt_web_cli w = {.host = "127.0.0.1", .port = TT_WEB_DEFAULT_PORT};
   tt_cli_agent_defaults(&w.o);
   w.o.quiet = true; /* no progress bars from the model on a server */
+  w.o.cfg.progress = false; /* no progress bars from the model on a server */
   int rc0 = tt_opts_parse(&tt_cmd_web, argc, argv, 1, tt_web_option, &w);
-  if (rc0 != TT_OPTS_GO) return rc0;
-  if (argc - optind != 1)
-    return tt_usage_error("web", argc - optind < 1 ? "give a database file"
-                                                   : "too many arguments: one database");
+  if (rc0 == TT_OPTS_GO && argc - optind != 1)
+    rc0 = tt_usage_error("web", argc - optind < 1 ? "give a database file"
+                                                  : "too many arguments: one database");
+  if (rc0 != TT_OPTS_GO) {
+    tt_cli_agent_free(&w.o);
+    return rc0;
+  }
   const char *db_arg = argv[optind];
-  int bad = tt_cli_schemas_apply("web", db_arg, w.o.schemas);
-  if (bad) return bad;
-  tt_dotenv *dotenv = tt_config_load(".env");
-  const char *token = w.token ? w.token : tt_config_get(dotenv, "TABLETALK_WEB_TOKEN");
+  w.o.cfg.db = db_arg;
+  const char *token = w.token ? w.token : tt_config_get_value(&w.o.cfg, "TABLETALK_WEB_TOKEN");
   bool chosen = token != NULL;
   char random_token[33];
   if (token && !tt_web_token_ok(token)) {
-    tt_dotenv_free(dotenv);
+    tt_cli_agent_free(&w.o);
     return tt_usage_error("web", "the token (%s) must be 8 to 200 letters, digits, '-', '_', '.' "
                                  "or '~' (it goes into a URL)",
                           w.token ? "--token" : "TABLETALK_WEB_TOKEN");
@@ -151,7 +147,7 @@ int cmd_web(int argc, char **argv) {
     token = random_token;
   }
   if (!tt_web_loopback(w.host) && !chosen) {
-    tt_dotenv_free(dotenv);
+    tt_cli_agent_free(&w.o);
     fprintf(stderr,
             "tabletalk web: --host %s makes the page reachable from other machines, so it "
             "needs a token you chose and share on purpose: set --token or TABLETALK_WEB_TOKEN "
@@ -163,33 +159,18 @@ int cmd_web(int argc, char **argv) {
     fprintf(stderr, "tabletalk web: warning: listening on %s: anyone on the network who has the "
                     "token can read %s through this page\n", w.host, db_arg);
 
-  tt_cli_env env;
-  int rc = tt_cli_env_open(&env, db_arg, &w.o);
-  if (rc) {
-    tt_cli_env_close(&env);
-    tt_dotenv_free(dotenv);
+  tt_error err;
+  tt_service *svc = NULL;
+  if (tt_config_resolve(&w.o.cfg, &err))
+    svc = tt_service_open(&w.o.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_MODEL, &err);
+  if (!svc) {
+    int rc = tt_cli_error("web", &err);
+    tt_cli_agent_free(&w.o);
     return rc;
   }
-  void *llm_ctx[2] = {&env, &w.o};
-  bool per_question = strcmp(tt_llm_backend(env.llm), "openai-http") == 0;
-  tt_agent_opts ao = tt_agent_default_opts();
-  ao.sql.timeout_s = w.o.sql_timeout_s;
-  ao.sql.immutable = w.o.immutable;
-  ao.sql.csv_header = w.o.csv_header;
-  ao.sql.schemas = w.o.schemas;
-  ao.schema_budget = (size_t)w.o.schema_budget;
   tt_web_listen listen = {.db = db_arg, .open = w.open, .opener = -1};
   tt_web_config cfg = {
-      .db_path = db_arg,
-      .db_shown = env.db_path,
-      .schema = env.schema,
-      .agent_opts = ao,
-      .state_dir = env.state_dir,
-      .charts = {.svg = w.o.chart_svg, .width = w.o.chart_w, .height = w.o.chart_h},
-      .make_llm = per_question ? tt_web_make_llm : NULL,
-      .llm_ud = llm_ctx,
-      .llm = env.llm,
-      .model_name = tt_llm_model(env.llm),
+      .svc = svc,
       .host = w.host,
       .port = (int)w.port,
       .token = token,
@@ -197,16 +178,15 @@ int cmd_web(int argc, char **argv) {
       .ud = &listen,
   };
   volatile sig_atomic_t *stop = tt_interrupt_install_server();
-  tt_buf err = TT_BUF_INIT;
+  int rc;
   if (tt_web_serve(&cfg, stop, &err) != 0) {
-    rc = tt_fail(TT_EXIT_FAIL, "web: %s", tt_buf_cstr(&err));
+    rc = tt_fail(TT_EXIT_FAIL, "web: %s", tt_error_text(&err));
   } else {
     fprintf(stderr, "tabletalk web: stopped\n");
     rc = TT_EXIT_OK;
   }
   if (listen.opener > 0) waitpid(listen.opener, NULL, WNOHANG); /* no zombie if it is done */
-  tt_buf_free(&err);
-  tt_cli_env_close(&env);
-  tt_dotenv_free(dotenv);
+  tt_service_free(svc);
+  tt_cli_agent_free(&w.o);
   return rc;
 }

@@ -67,7 +67,8 @@ int tt_exit_for(tt_errkind kind) {
   case TT_ERR_IO:
   case TT_ERR_CONNECT:
   case TT_ERR_HTTP:
-  case TT_ERR_PROTOCOL: return TT_EXIT_FAIL;
+  case TT_ERR_PROTOCOL:
+  case TT_ERR_UNAVAILABLE: return TT_EXIT_FAIL;
   }
   return TT_EXIT_FAIL;
 }

@@ -271,6 +271,9 @@ static void tt_ui_event(void *ud, const tt_event *ev) {
   case TT_EV_SCHEMA:
     if (ev->tables) tt_ui_schema_line(ui, ev);
     break;
+  case TT_EV_QUEUED:
+    tt_ui_line(ui, "waiting", "another question holds the model");
+    break;
   case TT_EV_VERIFY:
     if (strcmp(ev->decision, "verified") != 0) {
       tt_buf b = TT_BUF_INIT;

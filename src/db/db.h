@@ -77,6 +77,28 @@ const char *tt_db_refusal_name(tt_db_refusal r);
  * data or its schema. */
 bool tt_db_refusal_is_write(tt_db_refusal r);
 
+/* ---- the database target: what a string names, parsed once ------------------ */
+
+typedef enum tt_db_kind { TT_DB_KIND_SQLITE, TT_DB_KIND_CSV, TT_DB_KIND_POSTGRES } tt_db_kind;
+typedef struct tt_db_target {
+  tt_db_kind kind;
+  const char *engine; /* the engine's name: "sqlite" (SQLite files and CSV) or "postgres" */
+  char *given;        /* as the user gave it (a URI may hold a password: never show it) */
+  char *path;         /* what is opened: the real path of a file or folder when it exists
+                       * (realpath), else as given; a URI as given */
+  char *shown;        /* for people, traces and thread keys: path for files, the URI with its
+                       * password replaced by "***" */
+} tt_db_target;
+/* Works out which engine reads given and how it is named; reads no file
+ * contents and makes no connection (it may stat/realpath). false with err
+ * (TT_ERR_CONFIG) when given is empty. */
+bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err);
+void tt_db_target_free(tt_db_target *t);
+/* Opens the target read-only, as tt_db_open does. */
+tt_db *tt_db_open_target(const tt_db_target *t, const tt_db_opts *opts, tt_error *err);
+/* "SQLite"/"PostgreSQL" for a kind, before opening. */
+const char *tt_db_kind_dialect(tt_db_kind kind);
+
 /* Opens path read-only. A missing, unreadable or non-SQLite file is a
  * TT_ERR_IO error; no file is ever created. Returns NULL on error.
  * A path ending in .csv or .tsv, or a folder (its *.csv and *.tsv files),

@@ -29,7 +29,6 @@ static const char tt_planted[] =
 
 tt_behaviour_opts tt_behaviour_default_opts(void) {
   tt_behaviour_opts o = {.db_path = "data/chinook.sqlite"};
-  o.agent = tt_agent_default_opts();
   return o;
 }
 
@@ -471,7 +470,7 @@ static void case_budget(tt_suite *s, const tt_case *c) {
   tt_asked a;
   tt_one(s, "For every table, tell me its row count, its largest value in each numeric column and the "
             "most common value of each text column.", &a);
-  int max = s->o->agent.max_tool_calls;
+  int max = tt_config_agent_opts(s->o->cfg).max_tool_calls;
   tt_check(s, "stays within the budget", a.run.totals.tool_calls <= max, tt_fmt("at most %d tool calls", max),
            tt_fmt("%d", a.run.totals.tool_calls));
   tt_check(s, "ends with an answer", (a.run.status == TT_RUN_ANSWERED || a.run.status == TT_RUN_BUDGET ||
@@ -558,7 +557,14 @@ static char *tt_make_scratch(const char *src, char **dir_out, tt_buf *err) {
 }
 
 json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
-  bool pg = tt_db_path_is_uri(o->db_path);
+  tt_db_target target;
+  tt_error terr;
+  if (!tt_db_target_parse(o->db_path, &target, &terr)) {
+    tt_buf_puts(err, tt_error_text(&terr));
+    return NULL;
+  }
+  bool pg = target.kind == TT_DB_KIND_POSTGRES;
+  tt_db_target_free(&target);
   if (!pg && !tt_file_exists(o->db_path)) {
     tt_buf_printf(err, "%s does not exist; --db wants the chinook database (make data fetches it)", o->db_path);
     return NULL;
@@ -576,18 +582,19 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
     s.bytes = fd >= 0 ? tt_read_stream(fd, 1u << 30, &s.nbytes, &too_long) : NULL;
     if (fd >= 0) close(fd);
   }
-  tt_error derr;
-  tt_db_opts ro = o->agent.sql;
+  /* the scratch copy through the session layer, as ask opens a database */
+  tt_config cfg = *o->cfg; /* a copy that owns nothing, on the scratch database */
+  cfg.db = scratch;
+  cfg.knowledge = NULL;
+  tt_error e;
+  tt_service *svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_NO_VALUES, &e);
+  tt_db_opts ro = tt_config_db_opts(&cfg);
   ro.max_rows = 100000;
-  tt_db *db = tt_db_open(scratch, &o->agent.sql, &derr);
-  s.ref = db ? tt_db_open(scratch, &ro, &derr) : NULL;
+  s.ref = svc ? tt_service_db_open(svc, &ro, &e) : NULL;
   if (pg && s.ref) s.bytes = tt_pg_digest(&s);
-  tt_schema_load_opts so = {.db_path = scratch};
-  tt_error serr;
-  tt_schema *schema = s.ref ? tt_schema_load(s.ref, &so, &serr) : NULL;
-  tt_llm *llm = schema ? o->make_llm(o->llm_ud, err) : NULL;
-  if (!schema) tt_buf_printf(err, "%s: %s", shown, s.ref ? serr.message : derr.message);
-  s.session = llm ? tt_session_new(o->state_dir, shown, db, schema, llm, &o->agent, err) : NULL;
+  tt_llm *llm = s.ref ? tt_models_make(o->models, &e) : NULL;
+  s.session = llm ? tt_session_new(svc, llm, &e) : NULL;
+  if (!s.session) tt_buf_printf(err, "%s: %s", shown, tt_error_text(&e));
   json_t *result = NULL;
   if (s.session && s.bytes) {
     json_t *cases = json_array();
@@ -618,9 +625,8 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
   }
   tt_session_free(s.session);
   tt_llm_free(llm);
-  tt_schema_free(schema);
   tt_db_close(s.ref);
-  tt_db_close(db);
+  tt_service_free(svc);
   free(s.bytes);
   if (pg) {
     tt_buf derr2 = TT_BUF_INIT;

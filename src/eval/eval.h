@@ -10,7 +10,7 @@
 #ifndef TT_EVAL_H
 #define TT_EVAL_H
 
-#include "store/store.h"
+#include "session/session.h"
 
 /* ---- comparing results (Spider execution accuracy) --------------------------- */
 
@@ -49,22 +49,19 @@ typedef enum tt_spider_outcome {
 const char *tt_spider_outcome_name(tt_spider_outcome o);   /* "correct", ... */
 const char *tt_spider_outcome_label(tt_spider_outcome o);  /* "ran, wrong rows", ... */
 
-/* Makes one model per worker (workers answer questions at the same time). */
-typedef tt_llm *(*tt_make_llm_fn)(void *ud, tt_buf *err);
-
 typedef struct tt_spider_opts {
   const char *data_dir;     /* questions.jsonl and databases/<db_id>.sqlite */
   long n;                   /* questions (0: all) */
   long seed;                /* 0: the file's order; else a seeded shuffle */
   const char *tag;          /* names the results file */
-  int jobs;                 /* questions at once (1) */
-  const char *state_dir;    /* threads and traces */
+  int jobs;                 /* questions at once (1); more than one needs a backend
+                             * that answers in parallel (an HTTP endpoint) */
+  const tt_config *cfg;     /* limits, the state folder (threads and traces) and
+                             * the model's settings; its database is not used */
   const char *results_dir;  /* where spider_n{N}_s{S}_{tag}.json goes */
   bool oracle;              /* the oracle backend answers */
-  tt_make_llm_fn make_llm;  /* otherwise this one */
-  void *llm_ud;
+  tt_models *models;        /* otherwise a model from here for each worker */
   const char *endpoint;     /* the model's URL, recorded (a resumed run must match) */
-  tt_agent_opts agent;      /* the agent's settings (double-quoted strings on) */
   bool fresh;               /* ignore an earlier, interrupted run */
   /* after each question: done so far, of total, and that question */
   void (*on_progress)(void *ud, size_t done, size_t total, size_t correct, const json_t *q);
@@ -106,10 +103,8 @@ json_t *tt_spider_compare(const char *file_a, const char *file_b, tt_buf *err);
 
 typedef struct tt_behaviour_opts {
   const char *db_path;      /* chinook.sqlite (copied, never touched) */
-  const char *state_dir;
-  tt_make_llm_fn make_llm;
-  void *llm_ud;
-  tt_agent_opts agent;
+  const tt_config *cfg;     /* limits, the state folder and the model's settings */
+  tt_models *models;        /* the model is made from here */
   const char *only;         /* run only the cases whose name contains this */
   void (*on_case)(void *ud, const json_t *result); /* after each case */
   void *case_ud;

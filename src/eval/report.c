@@ -98,9 +98,8 @@ json_t *tt_report_build(const tt_report_opts *o, tt_buf *err) {
   double first = 0, last = 0;
   for (size_t f = 0; f < nfiles; f++) {
     char *path = tt_xasprintf("%s/%s", o->runs_dir, files[f]);
-    tt_buf ignored = TT_BUF_INIT;
+    tt_error ignored;
     json_t *events = tt_trace_load_file(path, &ignored);
-    tt_buf_free(&ignored);
     free(path);
     double m[M_COUNT], started = 0;
     bool whole = events && tt_run_metrics(events, o, m, &started);

@@ -35,11 +35,6 @@ static int tt_outcome_from_name(const char *s) {
 
 tt_spider_opts tt_spider_default_opts(void) {
   tt_spider_opts o = {.jobs = 1, .results_dir = "evals/results", .tag = "default"};
-  o.agent = tt_agent_default_opts();
-  /* Spider's gold and predictions are run by SQLite as shipped, where
-   * "double-quoted" text is a string when no column has that name */
-  o.agent.sql.double_quoted_strings = true;
-  o.agent.sql.immutable = true;
   return o;
 }
 
@@ -91,9 +86,9 @@ static json_t *tt_select(const json_t *all, long n, long seed) {
 
 typedef struct tt_dbctx {
   char *db_id;
-  tt_db *db;        /* the agent's handle */
+  tt_config *cfg;   /* the run's, on this database (a copy that owns nothing) */
+  tt_service *svc;  /* the database, its schema */
   tt_db *eval;      /* gold and predictions, with room for whole results */
-  tt_schema *schema;
   tt_session *session;
 } tt_dbctx;
 
@@ -125,9 +120,9 @@ struct tt_run_state {
 
 static void tt_dbctx_free(tt_dbctx *c) {
   tt_session_free(c->session);
-  tt_schema_free(c->schema);
   tt_db_close(c->eval);
-  tt_db_close(c->db);
+  tt_service_free(c->svc);
+  free(c->cfg);
   free(c->db_id);
 }
 
@@ -143,26 +138,28 @@ static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
     }
   const tt_spider_opts *o = w->rs->o;
   char *path = tt_xasprintf("%s/databases/%s.sqlite", o->data_dir, db_id);
-  tt_dbctx c = {.db_id = tt_xstrdup(db_id)};
-  tt_error derr;
-  tt_db_opts eo = o->agent.sql;
+  tt_dbctx c = {.db_id = tt_xstrdup(db_id), .cfg = tt_xmalloc(sizeof *c.cfg)};
+  *c.cfg = *o->cfg; /* the service reads it while it lives: an address of its own */
+  c.cfg->db = path;
+  c.cfg->knowledge = NULL;
+  c.cfg->immutable = true; /* Spider's files do not change while it runs */
+  tt_error e;
+  /* value hints as ask gives them (Spider's databases are small: built, not cached) */
+  c.svc = tt_service_open(c.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT, &e);
+  tt_db_opts eo = tt_config_db_opts(c.cfg);
   eo.max_rows = 100000;
   eo.max_bytes = 256L << 20;
   eo.timeout_s = eo.timeout_s > 10 ? eo.timeout_s : 10; /* Ctrl-C waits for it */
   eo.double_quoted_strings = true;
-  c.db = tt_db_open(path, &o->agent.sql, &derr);
-  if (c.db) c.eval = tt_db_open(path, &eo, &derr);
-  /* value hints as ask gives them (Spider's databases are small: built, not cached) */
-  tt_schema_load_opts so = {.db_path = path, .values = TT_SCHEMA_VALUES_BUILT};
-  tt_error serr;
-  c.schema = c.eval ? tt_schema_load(c.eval, &so, &serr) : NULL;
-  if (c.schema) c.session = tt_session_new(o->state_dir, path, c.db, c.schema, w->llm, &o->agent, err);
-  else tt_buf_printf(err, "%s: %s", path, c.eval ? serr.message : derr.message);
+  if (c.svc) c.eval = tt_service_db_open(c.svc, &eo, &e);
+  if (c.eval) c.session = tt_session_new(c.svc, w->llm, &e);
+  if (!c.session) tt_buf_printf(err, "%s: %s", path, tt_error_text(&e));
   free(path);
+  c.cfg->db = NULL; /* the service keeps its own copy of the target */
   if (!c.session) {
-    tt_schema_free(c.schema);
     tt_db_close(c.eval);
-    tt_db_close(c.db);
+    tt_service_free(c.svc);
+    free(c.cfg);
     free(c.db_id);
     return NULL;
   }
@@ -430,7 +427,7 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   memset(out, 0, sizeof *out);
   json_t *all = tt_load_questions(o->data_dir, err);
   if (!all) return false;
-  if (!o->oracle && !o->make_llm) {
+  if (!o->oracle && !o->models) {
     tt_buf_puts(err, "no model to evaluate: give one (--model-path, --base-url) or --backend oracle");
     json_decref(all);
     return false;
@@ -451,28 +448,35 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   rs.meta = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:b}", "data_dir", o->data_dir, "n", (json_int_t)total,
                       "seed", (json_int_t)o->seed, "tag", o->tag ? o->tag : "default", "backend",
                       o->oracle ? "oracle" : "model", "started", tt_buf_cstr(&started),
-                      "double_quoted_strings", o->agent.sql.double_quoted_strings);
+                      "double_quoted_strings", tt_config_db_opts(o->cfg).double_quoted_strings);
   tt_buf_free(&started);
   pthread_mutex_init(&rs.mu, NULL);
 
   /* the thread store is made once, here, so workers opening it at the same
    * moment never race to create the file and switch it to WAL */
-  tt_store *store = tt_store_open(o->state_dir, err);
+  tt_error serr;
+  tt_store *store = tt_store_open(tt_config_state_dir(o->cfg), &serr);
   bool started_all = store != NULL;
+  if (!store) tt_buf_puts(err, tt_error_text(&serr));
   tt_store_close(store);
   int jobs = o->jobs < 1 ? 1 : o->jobs > 64 ? 64 : o->jobs;
   if ((size_t)jobs > total) jobs = (int)total;
   tt_worker *w = tt_xcalloc((size_t)jobs, sizeof *w);
   for (int k = 0; started_all && k < jobs; k++) {
     w[k].rs = &rs;
-    tt_buf lerr = TT_BUF_INIT;
+    tt_error lerr;
     if (o->oracle) w[k].answers = json_object();
-    w[k].llm = o->oracle ? tt_oracle_new(w[k].answers) : o->make_llm(o->llm_ud, &lerr);
+    if (!o->oracle && k > 0 && !tt_llm_parallel(w[0].llm)) { /* before a second copy loads */
+      tt_buf_puts(err, "the local engine answers one question at a time: use --jobs 1, or an "
+                       "HTTP endpoint (--base-url) for parallel jobs");
+      started_all = false;
+      break;
+    }
+    w[k].llm = o->oracle ? tt_oracle_new(w[k].answers) : tt_models_make(o->models, &lerr);
     if (!w[k].llm) {
-      tt_buf_printf(err, "cannot start the model: %s", tt_buf_cstr(&lerr));
+      tt_buf_printf(err, "cannot start the model: %s", tt_error_text(&lerr));
       started_all = false;
     }
-    tt_buf_free(&lerr);
   }
   if (started_all) {
     if (w[0].llm) json_object_set_new(rs.meta, "model", json_string(tt_llm_model(w[0].llm)));

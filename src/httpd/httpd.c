@@ -35,7 +35,7 @@ static void tt_httpd_log(void *cls, const char *fmt, va_list ap) {
 struct MHD_Daemon *tt_httpd_start(const tt_mhd_api *mhd, const char *host, int port,
                                   MHD_AccessHandlerCallback access, void *cls,
                                   MHD_RequestCompletedCallback completed, unsigned timeout_s,
-                                  tt_httpd_bound *out, tt_buf *err) {
+                                  tt_httpd_bound *out, tt_error *err) {
   memset(out, 0, sizeof *out);
   if (!host || !*host) host = "127.0.0.1";
   size_t hl = strlen(host);
@@ -50,7 +50,7 @@ struct MHD_Daemon *tt_httpd_start(const tt_mhd_api *mhd, const char *host, int p
   struct addrinfo *ai = NULL;
   int gai = getaddrinfo(out->host, portstr, &hints, &ai);
   if (gai != 0 || !ai) {
-    tt_buf_printf(err, "cannot use the address %s: %s", out->host, gai_strerror(gai));
+    tt_error_set(err, TT_ERR_IO, "cannot use the address %s: %s", out->host, gai_strerror(gai));
     return NULL;
   }
   out->v6 = ai->ai_family == AF_INET6;
@@ -70,7 +70,7 @@ struct MHD_Daemon *tt_httpd_start(const tt_mhd_api *mhd, const char *host, int p
       MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!d) {
-    tt_buf_printf(err, "cannot listen on %s port %d (in use, or not an address of this machine)",
+    tt_error_set(err, TT_ERR_IO, "cannot listen on %s port %d (in use, or not an address of this machine)",
                   out->host, port);
     return NULL;
   }

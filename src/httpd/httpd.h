@@ -27,7 +27,7 @@ typedef struct tt_httpd_bound {
 struct MHD_Daemon *tt_httpd_start(const tt_mhd_api *mhd, const char *host, int port,
                                   MHD_AccessHandlerCallback access, void *cls,
                                   MHD_RequestCompletedCallback completed, unsigned timeout_s,
-                                  tt_httpd_bound *out, tt_buf *err);
+                                  tt_httpd_bound *out, tt_error *err);
 
 /* "http://127.0.0.1:8765" or "http://[::1]:8765" for a bound address. */
 void tt_httpd_base_url(const tt_httpd_bound *b, tt_buf *out);

@@ -42,8 +42,8 @@ static void tt_mhd_load(void) {
   tt_mhd_ready = &tt_mhd_loaded;
 }
 
-const tt_mhd_api *tt_mhd_api_get(tt_buf *err) {
+const tt_mhd_api *tt_mhd_api_get(tt_error *err) {
   pthread_once(&tt_mhd_once, tt_mhd_load);
-  if (!tt_mhd_ready && err) tt_buf_puts(err, tt_mhd_error);
+  if (!tt_mhd_ready) tt_error_set(err, TT_ERR_UNAVAILABLE, "%s", tt_mhd_error);
   return tt_mhd_ready;
 }

@@ -39,6 +39,6 @@ typedef struct tt_mhd_api {
 
 /* The loaded library, or NULL with the reason (and the package to
  * install) in err. */
-const tt_mhd_api *tt_mhd_api_get(tt_buf *err);
+const tt_mhd_api *tt_mhd_api_get(tt_error *err);
 
 #endif

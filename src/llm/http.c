@@ -999,6 +999,7 @@ static const tt_llm_vtable tt_http_vtable = {
     .free = tt_http_free,
     .context = tt_http_context,
     .max_tokens = tt_http_max_tokens,
+    .parallel = true,
 };
 
 const char *tt_llm_http_notes(const tt_llm *llm) {
@@ -1104,7 +1105,7 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err) {
   tt_buf why = TT_BUF_INIT;
   const tt_curl_api *api = tt_curl_api_get(&why);
   if (!api) {
-    tt_llm_set_error(err, TT_ERR_CONFIG, 0, "%s", tt_buf_cstr(&why));
+    tt_llm_set_error(err, TT_ERR_UNAVAILABLE, 0, "%s", tt_buf_cstr(&why));
     tt_buf_free(&why);
     return NULL;
   }
@@ -1128,7 +1129,7 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err) {
   h->curl = api->easy_init();
   if (!h->curl) {
     tt_http_free(h);
-    tt_llm_set_error(err, TT_ERR_CONFIG, 0, "cannot initialise libcurl");
+    tt_llm_set_error(err, TT_ERR_UNAVAILABLE, 0, "cannot initialise libcurl");
     return NULL;
   }
   return tt_llm_wrap(&tt_http_vtable, h);

@@ -643,7 +643,7 @@ static const tt_llm_vtable tt_llama_vtable = {
 tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_error *err) {
   struct stat st;
   if (!opts->model_path || stat(opts->model_path, &st) != 0 || !S_ISREG(st.st_mode)) {
-    tt_llm_set_error(err, TT_ERR_CONFIG, 0,
+    tt_llm_set_error(err, TT_ERR_IO, 0,
                      "no model file at %s; download one with `tabletalk pull` or give "
                      "--model-path FILE.gguf", opts->model_path ? opts->model_path : "(none)");
     return NULL;
@@ -669,7 +669,7 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_error *err) {
   mp.progress_callback_user_data = L;
   L->model = llama_model_load_from_file(opts->model_path, mp);
   if (!L->model) {
-    tt_llm_set_error(err, TT_ERR_CONFIG, 0,
+    tt_llm_set_error(err, TT_ERR_IO, 0,
                      "cannot load %s as a GGUF model (set TABLETALK_LLAMA_LOG=1 for llama.cpp's "
                      "reasons)", opts->model_path);
     tt_llama_free(L);
@@ -689,7 +689,7 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_error *err) {
   cp.abort_callback_data = L;
   L->ctx = llama_init_from_model(L->model, cp);
   if (!L->ctx) {
-    tt_llm_set_error(err, TT_ERR_CONFIG, 0,
+    tt_llm_set_error(err, TT_ERR_UNAVAILABLE, 0,
                      "cannot create a context of %d tokens for %s (too little memory? try --ctx 4096)",
                      L->o.n_ctx, opts->model_path);
     tt_llama_free(L);
@@ -730,6 +730,10 @@ bool tt_llm_is_llama(const tt_llm *llm) { return llm && llm->vt == &tt_llama_vta
 
 const char *tt_llm_llama_ctx_note(const tt_llm *llm) {
   return tt_llm_is_llama(llm) ? ((const tt_llama *)llm->impl)->ctx_note : NULL;
+}
+
+int tt_llm_llama_threads(const tt_llm *llm) {
+  return tt_llm_is_llama(llm) ? ((const tt_llama *)llm->impl)->o.n_threads : 0;
 }
 
 /* ---- for tests ------------------------------------------------------------ */

@@ -22,6 +22,8 @@ bool tt_llm_chat(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
 
 const char *tt_llm_backend(const tt_llm *llm) { return llm->vt->name; }
 
+bool tt_llm_parallel(const tt_llm *llm) { return llm && llm->vt->parallel; }
+
 const char *tt_llm_model(const tt_llm *llm) { return llm->vt->model(llm->impl); }
 
 static const tt_profile *tt_llm_profile_of(const tt_llm *llm) {

@@ -180,6 +180,11 @@ typedef struct tt_llm tt_llm;
 bool tt_llm_chat(tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
                  tt_llm_reply *out, tt_error *err);
 const char *tt_llm_backend(const tt_llm *llm); /* "openai-http", ... */
+/* Whether another instance of this model's backend answers calls at the
+ * same time as this one and is cheap to make (an HTTP endpoint): then each
+ * question may get a model of its own; else questions share this one, one
+ * at a time (the in-process engine). */
+bool tt_llm_parallel(const tt_llm *llm);
 const char *tt_llm_model(const tt_llm *llm);
 
 /* ---- how much fits (budget.c) ---------------------------------------------- */
@@ -380,6 +385,8 @@ bool tt_llm_is_llama(const tt_llm *llm);
  * default; ..." or "8192 tokens: --ctx"); NULL for other backends. Owned
  * by the handle. */
 const char *tt_llm_llama_ctx_note(const tt_llm *llm);
+/* The CPU threads the embedded engine computes with (0: not that engine). */
+int tt_llm_llama_threads(const tt_llm *llm);
 
 /* A backend that answers each call with the next recorded tool call,
  * produced by inner (the embedded engine) under force_call: the benchmark's
@@ -438,6 +445,40 @@ bool tt_pull_url_ok(const char *url, tt_buf *why);
  * an empty one is removed. */
 bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o,
                    tt_pull_result *res, tt_buf *err);
+
+/* ---- the model catalogue (catalog.c) ---------------------------------------- */
+
+/* What a known model is good at (docs/models.md has the evidence). */
+typedef enum tt_model_role {
+  TT_MODEL_AGENT,      /* trained for tool calls: runs tabletalk's loop */
+  TT_MODEL_GENERAL,    /* a general model with tool calls that thinks first */
+  TT_MODEL_SQL_WRITER, /* trained to write one query from a schema and a question */
+} tt_model_role;
+
+typedef struct tt_known_model {
+  const char *name;
+  tt_model_role role;
+  double download_gb; /* the file (all parts), 10^9 bytes */
+  double ram_gb;      /* to run it with an 8,192-token context */
+  const char *note;   /* "" or a short caveat shown in the list */
+  const char *url;    /* on huggingface.co (a split model: its first part) */
+  const char *sha256; /* what the file must hash to; NULL when not pinned */
+} tt_known_model;
+
+/* The models `tabletalk pull` knows; the first is the default. */
+const tt_known_model *tt_known_models(size_t *n);
+/* The known model called name, or NULL. */
+const tt_known_model *tt_known_model_named(const char *name);
+/* "tool-calling agent", "general, thinks", "SQL writer". */
+const char *tt_model_role_name(tt_model_role role);
+/* Where m is fetched from: its URL, or the same path on mirror (HF_ENDPOINT;
+ * NULL or "": huggingface.co). NULL with err (TT_ERR_CONFIG) when the
+ * mirror cannot serve it. */
+char *tt_known_model_url(const tt_known_model *m, const char *mirror, tt_error *err);
+/* The model the defaults point at in models_dir: default.gguf (what pull
+ * sets), else the only model there (a split model counts once, by its
+ * first part); NULL when none. */
+char *tt_model_default_in(const char *models_dir);
 
 /* ---- models split into parts (gguf_split.c) -------------------------------- */
 

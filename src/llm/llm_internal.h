@@ -23,6 +23,10 @@ typedef struct tt_llm_vtable {
   long (*count_prompt)(void *impl, const tt_chat *chat, const tt_llm_call *call);
   long (*count_text)(void *impl, const char *text, size_t len);
   bool counts_exact; /* the counts are the model's own tokenizer's */
+  /* another instance answers calls at the same time as this one, and is
+   * cheap to make (a stateless endpoint); false for the in-process engine,
+   * whose one copy of the weights answers one call at a time */
+  bool parallel;
 } tt_llm_vtable;
 
 struct tt_llm {

@@ -135,10 +135,10 @@ static struct timespec tt_deadline_in(double ms) {
 }
 
 json_t *tt_mcp_conn_request(tt_mcp_conn *c, tt_mcp_call *call, const char *method,
-                            json_t *params, double timeout_ms, tt_buf *err) {
+                            json_t *params, double timeout_ms, tt_error *err) {
   if (!call->send) {
     json_decref(params);
-    tt_buf_puts(err, "this transport cannot send requests to the client");
+    tt_error_set(err, TT_ERR_PROTOCOL, "this transport cannot send requests to the client");
     return NULL;
   }
   pthread_mutex_lock(&c->mu);
@@ -185,11 +185,11 @@ json_t *tt_mcp_conn_request(tt_mcp_conn *c, tt_mcp_call *call, const char *metho
   free(w);
 
   if (!sent) {
-    tt_buf_puts(err, "the request could not be sent to the client");
+    tt_error_set(err, TT_ERR_IO, "the request could not be sent to the client");
   } else if (!response) {
-    if (call->cancel) tt_buf_puts(err, "the request was cancelled");
-    else if (closed) tt_buf_puts(err, "the client went away before answering");
-    else tt_buf_printf(err, "the client did not answer %s within %.0f s", method, timeout_ms / 1000);
+    if (call->cancel) tt_error_set(err, TT_ERR_CANCELLED, "the request was cancelled");
+    else if (closed) tt_error_set(err, TT_ERR_IO, "the client went away before answering");
+    else tt_error_set(err, TT_ERR_TIMEOUT, "the client did not answer %s within %.0f s", method, timeout_ms / 1000);
     return NULL;
   }
   if (!response) return NULL;
@@ -197,7 +197,7 @@ json_t *tt_mcp_conn_request(tt_mcp_conn *c, tt_mcp_call *call, const char *metho
   if (!result) {
     const json_t *e = json_object_get(response, "error");
     const char *m = json_string_value(json_object_get(e, "message"));
-    tt_buf_printf(err, "the client answered %s with an error: %s", method, m ? m : "(no message)");
+    tt_error_set(err, TT_ERR_PROTOCOL, "the client answered %s with an error: %s", method, m ? m : "(no message)");
     json_decref(response);
     return NULL;
   }

@@ -108,14 +108,12 @@ static json_t *tt_table_resource(const tt_card *c) {
 }
 
 json_t *tt_mcp_resources_list(tt_mcp_req *r) {
-  tt_buf serr = TT_BUF_INIT;
+  tt_error serr;
   const tt_schema *s = tt_mcp_schema(r->srv, &serr);
   if (!s) {
-    json_t *e = tt_mcp_fail(r, TT_RPC_INTERNAL_ERROR, 500, "%s", tt_buf_cstr(&serr));
-    tt_buf_free(&serr);
+    json_t *e = tt_mcp_fail(r, TT_RPC_INTERNAL_ERROR, 500, "%s", serr.message);
     return e;
   }
-  tt_buf_free(&serr);
   size_t n = tt_schema_count(s) + 1, off;
   if (!tt_mcp_cursor_parse(r->params, &off) || (off && off >= n))
     return tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 0,
@@ -174,14 +172,12 @@ json_t *tt_mcp_resources_read(tt_mcp_req *r) {
     return tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 0,
                        "resources/read needs params.uri, e.g. \"" TT_URI_SCHEMA "\"");
   const char *uri = json_string_value(u);
-  tt_buf serr = TT_BUF_INIT;
+  tt_error serr;
   const tt_schema *s = tt_mcp_schema(r->srv, &serr);
   if (!s) {
-    json_t *e = tt_mcp_fail(r, TT_RPC_INTERNAL_ERROR, 500, "%s", tt_buf_cstr(&serr));
-    tt_buf_free(&serr);
+    json_t *e = tt_mcp_fail(r, TT_RPC_INTERNAL_ERROR, 500, "%s", serr.message);
     return e;
   }
-  tt_buf_free(&serr);
   tt_buf text = TT_BUF_INIT;
   const char *mime = "text/plain";
   if (strcmp(uri, TT_URI_KNOWLEDGE) == 0) {
@@ -247,14 +243,12 @@ json_t *tt_mcp_prompts_get(tt_mcp_req *r) {
       return tt_mcp_fail(r, TT_RPC_INVALID_PARAMS, 0, "prompt argument \"%.60s\" must be a string",
                          key);
   }
-  tt_buf serr = TT_BUF_INIT;
+  tt_error serr;
   const tt_schema *s = tt_mcp_schema(r->srv, &serr);
   if (!s) {
-    json_t *e = tt_mcp_fail(r, TT_RPC_INTERNAL_ERROR, 500, "%s", tt_buf_cstr(&serr));
-    tt_buf_free(&serr);
+    json_t *e = tt_mcp_fail(r, TT_RPC_INTERNAL_ERROR, 500, "%s", serr.message);
     return e;
   }
-  tt_buf_free(&serr);
   const char *n = json_string_value(name);
   tt_buf text = TT_BUF_INIT;
   json_t *res = NULL;

@@ -559,7 +559,7 @@ static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char
 /* ---- the server ---------------------------------------------------------------------------- */
 
 int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_atomic_t *stop,
-                      tt_buf *err) {
+                      tt_error *err) {
   const tt_mhd_api *mhd = tt_mhd_api_get(err);
   if (!mhd) return 1;
   tt_http h;

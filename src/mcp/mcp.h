@@ -13,27 +13,16 @@
 
 #include <signal.h>
 
-#include "store/store.h"
+#include "session/session.h"
 
 typedef struct tt_mcp_server tt_mcp_server;
 
-/* Makes the model the first time ask_database needs one (loading a local
- * model costs seconds and memory that run_sql never needs). Returns NULL
- * with the reason, in words for the user, in err. */
-typedef tt_llm *(*tt_mcp_llm_factory)(void *ud, tt_buf *err);
-
 typedef struct tt_mcp_config {
-  const char *db_path;        /* absolute path of the database */
-  const char *knowledge;      /* --knowledge FILE, or NULL: the file beside the database */
-  const char *cache_dir;      /* where the value index is cached */
-  tt_db_opts db_opts;         /* each run_sql handle (immutable, timeout) */
-  const tt_schema *schema;    /* the cards (borrowed); NULL: the server reads
-                               * them itself, in the background from the start,
-                               * so that it answers at once */
-  const char *state_dir;      /* threads and traces of ask_database */
-  tt_agent_opts agent_opts;
-  tt_mcp_llm_factory make_llm;
-  void *llm_ud;
+  /* the database (read-only), its schema (read in the background from the
+   * start, so that the server answers at once), the models (made on the
+   * first question: run_sql and describe_schema never need one) and the
+   * state folder of ask_database's threads and traces. Borrowed. */
+  tt_service *svc;
   size_t max_message;         /* bytes in one incoming message */
   int workers;                /* stdio requests served at once */
   int preview_rows;           /* rows a result shows */
@@ -43,8 +32,7 @@ typedef struct tt_mcp_config {
 tt_mcp_config tt_mcp_default_config(void);
 
 /* The server borrows everything in cfg; it must outlive the server. */
-tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err);
-/* Frees the model if the server made one. */
+tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_error *err);
 void tt_mcp_server_free(tt_mcp_server *s);
 
 /* Serves newline-delimited JSON-RPC read from in_fd, answering on out_fd,
@@ -66,6 +54,6 @@ typedef struct tt_mcp_http_opts {
 /* Serves Streamable HTTP at http://HOST:PORT/mcp until *stop is set.
  * Returns 0, or 1 with the reason in err when it cannot listen. */
 int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_atomic_t *stop,
-                      tt_buf *err);
+                      tt_error *err);
 
 #endif

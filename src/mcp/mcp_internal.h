@@ -84,7 +84,7 @@ void tt_mcp_conn_cancel_all(tt_mcp_conn *c);
  * client's response (its "result", new reference), for at most timeout_ms,
  * while call->cancel stays clear. NULL with the reason in err otherwise. */
 json_t *tt_mcp_conn_request(tt_mcp_conn *c, tt_mcp_call *call, const char *method,
-                            json_t *params, double timeout_ms, tt_buf *err);
+                            json_t *params, double timeout_ms, tt_error *err);
 /* Hands a response from the client to the request waiting for it; false
  * when none waits. */
 bool tt_mcp_conn_deliver(tt_mcp_conn *c, const json_t *response);
@@ -172,19 +172,14 @@ bool tt_mcp_version_at_least(const tt_mcp_req *r, const char *v);
 
 /* ---- what the server holds ---------------------------------------------------- */
 
-typedef struct tt_mcp_agent tt_mcp_agent;
 typedef struct tt_sql_cache tt_sql_cache;
 
 struct tt_mcp_server {
   tt_mcp_config cfg;
+  tt_db_opts db_opts;       /* each run_sql handle: a preview, the rest counted */
   char *db_name;            /* file name, for descriptions */
-  const char *dialect;      /* "SQLite" or "PostgreSQL" (tt_db_path_dialect) */
-  pthread_mutex_t schema_mu;
-  pthread_cond_t schema_cv;
-  pthread_t schema_loader;  /* reads the schema when cfg.schema is NULL */
-  bool loader_started, schema_ready;
-  tt_schema *own_schema;    /* what the loader read */
-  char *schema_error;       /* why it could not */
+  const char *dialect;      /* "SQLite" or "PostgreSQL" */
+  pthread_mutex_t mu;       /* instructions */
   char *instructions;       /* NULL until built with the schema's tables */
   json_t *tools;            /* tool definitions, in list order */
   json_t *prompts;
@@ -192,26 +187,23 @@ struct tt_mcp_server {
   pthread_mutex_t pool_mu;  /* database handles for run_sql */
   tt_db **pool;
   size_t npool, pool_cap;
-  tt_mcp_agent *agent;
   tt_sql_cache *cache;      /* run_sql results while the file is unchanged */
 };
 
 /* The schema, read once in the background: waits until it is there. NULL
  * with the reason in err when it could not be read. */
-const tt_schema *tt_mcp_schema(tt_mcp_server *s, tt_buf *err);
+const tt_schema *tt_mcp_schema(tt_mcp_server *s, tt_error *err);
 /* The server's instructions (owned): with the tables when the schema is
  * read, else (after a short wait) without them. */
 char *tt_mcp_instructions(tt_mcp_server *s);
 
 /* A read-only handle of the database (opened when none is free). */
-tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_buf *err);
+tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_error *err);
 void tt_mcp_db_release(tt_mcp_server *s, tt_db *db);
 
 /* tools.c */
 json_t *tt_mcp_tool_defs(const tt_mcp_server *s);
 json_t *tt_mcp_tools_call(tt_mcp_req *r);
-tt_mcp_agent *tt_mcp_agent_new(void);
-void tt_mcp_agent_free(tt_mcp_agent *a);
 tt_sql_cache *tt_sql_cache_new(void);
 void tt_sql_cache_free(tt_sql_cache *c);
 

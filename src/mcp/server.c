@@ -32,8 +32,6 @@ bool tt_mcp_is_legacy_version(const char *v) {
 tt_mcp_config tt_mcp_default_config(void) {
   tt_mcp_config c;
   memset(&c, 0, sizeof c);
-  c.db_opts = tt_db_default_opts();
-  c.agent_opts = tt_agent_default_opts();
   c.max_message = 1024 * 1024;
   c.workers = 4;
   c.preview_rows = 50;
@@ -73,83 +71,32 @@ static char *tt_mcp_make_instructions(const tt_mcp_server *s, const tt_schema *s
   return tt_buf_detach(&b);
 }
 
-/* The background reading of the schema (a database with slow views takes
- * seconds; the handshake must not wait for it). */
-static void *tt_mcp_load_schema(void *arg) {
-  tt_mcp_server *s = arg;
-  tt_error err;
-  tt_schema *schema = NULL;
-  char *why = NULL;
-  tt_db *db = tt_db_open(s->cfg.db_path, &s->cfg.db_opts, &err);
-  if (db) {
-    /* what the user knows (--knowledge, or the file beside the database; a
-     * malformed file beside it is reported and left out: the server still
-     * serves), and value hints for the ask tool as the CLI gives them */
-    tt_schema_load_opts so = {.db_path = s->cfg.db_path, .knowledge = s->cfg.knowledge,
-                              .values = TT_SCHEMA_VALUES_CACHED, .cache_dir = s->cfg.cache_dir};
-    tt_error serr;
-    schema = tt_schema_load(db, &so, &serr);
-    if (!schema) why = tt_xstrdup(serr.message);
-    else if (tt_schema_warning(schema))
-      fprintf(stderr, "tabletalk: warning: %s\n", tt_schema_warning(schema));
-  } else {
-    why = tt_xstrdup(err.message);
-  }
-  tt_db_close(db);
-  pthread_mutex_lock(&s->schema_mu);
-  s->own_schema = schema;
-  s->schema_error = why;
-  s->schema_ready = true;
-  pthread_cond_broadcast(&s->schema_cv);
-  pthread_mutex_unlock(&s->schema_mu);
-  return NULL;
-}
-
-/* Waits until the schema is read, or until deadline_ms (0: no limit).
- * Called with schema_mu held. */
-static bool tt_mcp_wait_schema(tt_mcp_server *s, double wait_ms) {
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  long long ns = (long long)until.tv_nsec + (long long)(wait_ms * 1e6);
-  until.tv_sec += (time_t)(ns / 1000000000);
-  until.tv_nsec = (long)(ns % 1000000000);
-  while (!s->schema_ready) {
-    if (wait_ms <= 0) pthread_cond_wait(&s->schema_cv, &s->schema_mu);
-    else if (pthread_cond_timedwait(&s->schema_cv, &s->schema_mu, &until) != 0) break;
-  }
-  return s->schema_ready;
-}
-
-const tt_schema *tt_mcp_schema(tt_mcp_server *s, tt_buf *err) {
-  if (s->cfg.schema) return s->cfg.schema;
-  pthread_mutex_lock(&s->schema_mu);
-  tt_mcp_wait_schema(s, 0);
-  const tt_schema *schema = s->own_schema;
-  if (!schema && err) tt_buf_printf(err, "cannot read the schema: %s", s->schema_error);
-  pthread_mutex_unlock(&s->schema_mu);
+const tt_schema *tt_mcp_schema(tt_mcp_server *s, tt_error *err) {
+  const tt_schema *schema = tt_service_schema(s->cfg.svc, err);
+  if (!schema) tt_error_prefix(err, "cannot read the schema: ");
   return schema;
 }
 
 char *tt_mcp_instructions(tt_mcp_server *s) {
-  pthread_mutex_lock(&s->schema_mu);
+  pthread_mutex_lock(&s->mu);
   if (!s->instructions) {
-    const tt_schema *schema = s->cfg.schema;
-    if (!schema && tt_mcp_wait_schema(s, 100)) schema = s->own_schema;
+    /* the handshake waits a little for the schema, not for slow views */
+    const tt_schema *schema = tt_service_schema_ready(s->cfg.svc, 100);
     char *text = tt_mcp_make_instructions(s, schema);
-    if (!schema && !s->schema_ready) { /* not yet: these words, this time */
-      pthread_mutex_unlock(&s->schema_mu);
+    if (!schema) { /* not yet: these words, this time */
+      pthread_mutex_unlock(&s->mu);
       return text;
     }
     s->instructions = text;
   }
   char *text = tt_xstrdup(s->instructions);
-  pthread_mutex_unlock(&s->schema_mu);
+  pthread_mutex_unlock(&s->mu);
   return text;
 }
 
-tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
-  if (!cfg->db_path) {
-    tt_buf_puts(err, "the MCP server needs a database");
+tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_error *err) {
+  if (!cfg->svc) {
+    tt_error_set(err, TT_ERR_CONFIG, "the MCP server needs a database");
     return NULL;
   }
   tt_mcp_server *s = tt_xcalloc(1, sizeof *s);
@@ -158,37 +105,24 @@ tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
   if (s->cfg.workers < 1) s->cfg.workers = 1;
   if (s->cfg.preview_rows < 1) s->cfg.preview_rows = 50;
   /* run_sql shows a preview and counts the rest (within the time limit). */
-  s->cfg.db_opts.max_rows = s->cfg.preview_rows;
-  s->cfg.db_opts.count_rows = 1000000;
-  /* a server's URI is named whole, without its password */
-  char *redacted = tt_db_path_is_uri(cfg->db_path) ? tt_pg_redact_uri(cfg->db_path) : NULL;
-  const char *slash = redacted ? NULL : strrchr(cfg->db_path, '/');
-  const char *named = redacted ? redacted : slash ? slash + 1 : cfg->db_path;
+  s->db_opts = tt_config_db_opts(tt_service_config(cfg->svc));
+  s->db_opts.max_rows = s->cfg.preview_rows;
+  s->db_opts.count_rows = 1000000;
+  /* a file by its name, a server's URI whole (without its password) */
+  const tt_db_target *t = tt_service_target(cfg->svc);
+  const char *slash = t->kind == TT_DB_KIND_POSTGRES ? NULL : strrchr(t->shown, '/');
+  const char *named = slash ? slash + 1 : t->shown;
   tt_buf name = TT_BUF_INIT; /* a file name may hold any bytes; JSON wants UTF-8 */
   tt_utf8_escape_invalid(&name, named, strlen(named));
-  free(redacted);
   s->db_name = tt_buf_detach(&name);
-  s->dialect = tt_db_path_dialect(cfg->db_path);
-  pthread_mutex_init(&s->schema_mu, NULL);
-  pthread_cond_init(&s->schema_cv, NULL);
-  if (!s->cfg.schema) {
-    if (pthread_create(&s->schema_loader, NULL, tt_mcp_load_schema, s) != 0) {
-      tt_buf_puts(err, "cannot start a thread to read the schema");
-      pthread_mutex_destroy(&s->schema_mu);
-      pthread_cond_destroy(&s->schema_cv);
-      free(s->db_name);
-      free(s);
-      return NULL;
-    }
-    s->loader_started = true;
-  }
+  s->dialect = tt_db_kind_dialect(t->kind);
+  pthread_mutex_init(&s->mu, NULL);
   s->tools = tt_mcp_tool_defs(s);
   s->prompts = tt_mcp_prompt_defs(s);
   pthread_mutex_init(&s->pool_mu, NULL);
-  s->agent = tt_mcp_agent_new();
   s->cache = tt_sql_cache_new();
   if (getrandom(s->state_key, sizeof s->state_key, 0) != (ssize_t)sizeof s->state_key) {
-    tt_buf_puts(err, "cannot read random bytes from the kernel for signing client state");
+    tt_error_set(err, TT_ERR_IO, "cannot read random bytes from the kernel for signing client state");
     tt_mcp_server_free(s);
     return NULL;
   }
@@ -197,12 +131,7 @@ tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_buf *err) {
 
 void tt_mcp_server_free(tt_mcp_server *s) {
   if (!s) return;
-  if (s->loader_started) pthread_join(s->schema_loader, NULL);
-  tt_schema_free(s->own_schema);
-  free(s->schema_error);
-  pthread_mutex_destroy(&s->schema_mu);
-  pthread_cond_destroy(&s->schema_cv);
-  tt_mcp_agent_free(s->agent);
+  pthread_mutex_destroy(&s->mu);
   tt_sql_cache_free(s->cache);
   for (size_t i = 0; i < s->npool; i++) tt_db_close(s->pool[i]);
   free(s->pool);
@@ -217,18 +146,11 @@ void tt_mcp_server_free(tt_mcp_server *s) {
 size_t tt_mcp_max_message(const tt_mcp_server *s) { return s->cfg.max_message; }
 int tt_mcp_workers(const tt_mcp_server *s) { return s->cfg.workers; }
 
-tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_buf *err) {
+tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_error *err) {
   pthread_mutex_lock(&s->pool_mu);
   tt_db *db = s->npool ? s->pool[--s->npool] : NULL;
   pthread_mutex_unlock(&s->pool_mu);
-  if (db) return db;
-  tt_error derr;
-  db = tt_db_open(s->cfg.db_path, &s->cfg.db_opts, &derr);
-  if (!db) {
-    tt_buf_puts(err, derr.message);
-    return NULL;
-  }
-  return db;
+  return db ? db : tt_service_db_open(s->cfg.svc, &s->db_opts, err);
 }
 
 void tt_mcp_db_release(tt_mcp_server *s, tt_db *db) {

@@ -148,7 +148,7 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
                 "more than one statement are refused with the reason; each query stops after "
                 "%g s. Read-only: it never changes the database.",
                 s->dialect, strcmp(s->dialect, "SQLite") == 0 ? "EXPLAIN QUERY PLAN" : "TABLE",
-                s->db_name, s->cfg.preview_rows, s->cfg.db_opts.timeout_s);
+                s->db_name, s->cfg.preview_rows, s->db_opts.timeout_s);
   tt_buf_printf(&o,
                 "{\"type\":\"object\",\"properties\":{%s,"
                 "\"total_rows\":{\"type\":\"integer\",\"description\":\"rows the statement "
@@ -364,13 +364,9 @@ static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
   if (!json_is_string(sql) || json_string_length(sql) == 0)
     return tt_tool_error("run_sql needs \"sql\": one %s statement as a string, e.g. "
                          "{\"sql\": \"SELECT Name FROM Genre\"}", r->srv->dialect);
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   tt_db *db = tt_mcp_db_acquire(r->srv, &err);
-  if (!db) {
-    json_t *e = tt_tool_error("cannot open the database: %s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
-    return e;
-  }
+  if (!db) return tt_tool_error("cannot open the database: %s", tt_error_text(&err));
   /* the lookup and the query see one snapshot: a hit is what the query
    * would return in it */
   uint64_t stamp = 0;
@@ -446,13 +442,10 @@ static void tt_suggest_table(tt_buf *b, const tt_schema *s, const char *name) {
 
 static json_t *t_describe_schema(tt_mcp_req *r, const json_t *args) {
   static const char *const names[] = {"tables", NULL};
+  tt_error serr;
+  const tt_schema *schema = tt_mcp_schema(r->srv, &serr);
+  if (!schema) return tt_tool_error("describe_schema: %s", tt_error_text(&serr));
   tt_buf why = TT_BUF_INIT;
-  const tt_schema *schema = tt_mcp_schema(r->srv, &why);
-  if (!schema) {
-    json_t *e = tt_tool_error("describe_schema: %s", tt_buf_cstr(&why));
-    tt_buf_free(&why);
-    return e;
-  }
   if (!tt_args_known(args, names, &why)) {
     json_t *e = tt_tool_error("describe_schema: %s", tt_buf_cstr(&why));
     tt_buf_free(&why);
@@ -498,61 +491,6 @@ static json_t *t_describe_schema(tt_mcp_req *r, const json_t *args) {
 
 /* ---- ask_database --------------------------------------------------------------------- */
 
-struct tt_mcp_agent {
-  pthread_mutex_t mu;  /* one question at a time: one model, one store */
-  tt_llm *llm;
-  tt_db *db;
-  tt_session *session;
-};
-
-tt_mcp_agent *tt_mcp_agent_new(void) {
-  tt_mcp_agent *a = tt_xcalloc(1, sizeof *a);
-  pthread_mutex_init(&a->mu, NULL);
-  return a;
-}
-
-void tt_mcp_agent_free(tt_mcp_agent *a) {
-  if (!a) return;
-  tt_session_free(a->session);
-  tt_llm_free(a->llm);
-  tt_db_close(a->db);
-  pthread_mutex_destroy(&a->mu);
-  free(a);
-}
-
-/* The session, made on first use (the model loads then). Call with a->mu. */
-static tt_session *tt_mcp_session(tt_mcp_server *s, tt_buf *err) {
-  tt_mcp_agent *a = s->agent;
-  if (a->session) return a->session;
-  if (!a->llm) {
-    if (!s->cfg.make_llm) {
-      tt_buf_puts(err, "no model is configured for ask_database");
-      return NULL;
-    }
-    a->llm = s->cfg.make_llm(s->cfg.llm_ud, err);
-    if (!a->llm) return NULL;
-  }
-  if (!a->db) {
-    tt_error derr;
-    a->db = tt_db_open(s->cfg.db_path, &s->cfg.agent_opts.sql, &derr);
-    if (!a->db) {
-      tt_buf_puts(err, derr.message);
-      return NULL;
-    }
-  }
-  if (!s->cfg.state_dir) {
-    tt_buf_puts(err, "no state directory for threads and traces");
-    return NULL;
-  }
-  const tt_schema *schema = tt_mcp_schema(s, err);
-  if (!schema) return NULL;
-  /* a server's URI goes to traces and threads without its password */
-  const char *shown = tt_db_path_is_uri(s->cfg.db_path) ? tt_db_path(a->db) : s->cfg.db_path;
-  a->session = tt_session_new(s->cfg.state_dir, shown, a->db, schema, a->llm,
-                              &s->cfg.agent_opts, err);
-  return a->session;
-}
-
 static void tt_ask_on_event(void *ud, const tt_event *ev) {
   tt_mcp_req *r = ud;
   char msg[300];
@@ -571,28 +509,30 @@ static void tt_ask_on_event(void *ud, const tt_event *ev) {
   case TT_EV_VERIFY:
     snprintf(msg, sizeof msg, "checking the answer against the SQL (%s)", ev->decision ? ev->decision : "");
     break;
+  case TT_EV_QUEUED:
+    snprintf(msg, sizeof msg, "waiting: another question is being answered");
+    break;
   default:
     return;
   }
   tt_mcp_progress(r, msg);
 }
 
-/* Runs one question (or reply) in thread. False with err when no session
- * could be made. */
+/* Runs one question (or reply) in thread on a session of its own: the
+ * service gives it a model (one of its own when the backend answers in
+ * parallel, else the shared one, one question at a time). False with err
+ * when no session could be made. */
 static bool tt_mcp_ask(tt_mcp_req *r, const char *thread, const char *text, tt_run *run,
-                       tt_ask_result *info, tt_buf *err) {
-  tt_mcp_agent *a = r->srv->agent;
-  if (pthread_mutex_trylock(&a->mu) != 0) {
-    tt_mcp_progress(r, "waiting: another question is being answered");
-    pthread_mutex_lock(&a->mu);
-  }
-  tt_session *session = r->call->cancel ? NULL : tt_mcp_session(r->srv, err);
-  if (session) {
-    tt_agent_hooks hooks = {.on_event = tt_ask_on_event, .ud = r, .cancel = &r->call->cancel};
-    tt_session_ask(session, thread, text, &hooks, run, info);
-  }
-  pthread_mutex_unlock(&a->mu);
-  return session != NULL;
+                       tt_ask_result *info, tt_error *err) {
+  if (r->call->cancel) return false;
+  /* the model is made on the first question: a missing one is said here */
+  if (!tt_models_shared(tt_service_models(r->srv->cfg.svc), err)) return false;
+  tt_session *session = tt_session_new(r->srv->cfg.svc, NULL, err);
+  if (!session) return false;
+  tt_agent_hooks hooks = {.on_event = tt_ask_on_event, .ud = r, .cancel = &r->call->cancel};
+  tt_session_ask(session, thread, text, &hooks, run, info);
+  tt_session_free(session);
+  return true;
 }
 
 /* The PNG charts of a run as image content, so the client can show them
@@ -777,7 +717,7 @@ static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
 
   tt_run run;
   tt_ask_result info;
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   json_t *out = NULL;
   char *reply = NULL;
   for (int round = 0;; round++) {
@@ -789,7 +729,7 @@ static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
                           "serve-mcp` (--model-path FILE.gguf, `tabletalk pull`, or --base-url "
                           "/ TABLETALK_BASE_URL for an OpenAI-compatible server); run_sql and "
                           "describe_schema work without one",
-                          tt_buf_cstr(&err));
+                          tt_error_text(&err));
       break;
     }
     if (run.status == TT_RUN_CANCELLED || r->call->cancel) break;
@@ -810,7 +750,6 @@ static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
     json_t *params = json_pack("{s:o, s:o}", "message", tt_json_stringn(question, strlen(question)),
                                "requestedSchema", tt_elicit_schema(question));
     if (tt_mcp_version_at_least(r, "2025-11-25")) json_object_set_new(params, "mode", json_string("form"));
-    tt_buf_reset(&err);
     tt_mcp_progress(r, "asking the user a clarifying question");
     json_t *res = tt_mcp_conn_request(r->call->conn, r->call, "elicitation/create", params,
                                       TT_ELICIT_TIMEOUT_MS, &err);
@@ -821,7 +760,7 @@ static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
         break;
       }
       out = tt_ask_output(r, &run, &info, thread,
-                          res ? "the user declined to answer" : tt_buf_cstr(&err));
+                          res ? "the user declined to answer" : err.message);
       json_decref(res);
       break;
     }
@@ -833,7 +772,6 @@ static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
   }
   if (!out) r->call->no_reply = true; /* cancelled: no response is due */
   tt_run_free(&run);
-  tt_buf_free(&err);
   free(reply);
   free(thread);
   json_decref(payload);

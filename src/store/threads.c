@@ -34,9 +34,9 @@ static int tt_store_migrate(sqlite3 *h) {
   return sqlite3_exec(h, "ALTER TABLE turns ADD COLUMN numbers TEXT", NULL, NULL, NULL);
 }
 
-tt_store *tt_store_open(const char *state_dir, tt_buf *err) {
+tt_store *tt_store_open(const char *state_dir, tt_error *err) {
   if (!tt_mkdir_p(state_dir, 0700)) {
-    tt_buf_printf(err, "cannot create the state directory %s", state_dir);
+    tt_error_set(err, TT_ERR_IO, "cannot create the state directory %s", state_dir);
     return NULL;
   }
   char *path = tt_xasprintf("%s/threads.sqlite", state_dir);
@@ -61,7 +61,7 @@ tt_store *tt_store_open(const char *state_dir, tt_buf *err) {
     if (rc == SQLITE_OK) rc = tt_store_migrate(h);
   }
   if (rc != SQLITE_OK) {
-    tt_buf_printf(err, "cannot open the thread store %s: %s", path, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+    tt_error_set(err, TT_ERR_IO, "cannot open the thread store %s: %s", path, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
     sqlite3_close(h);
     free(path);
     return NULL;
@@ -92,7 +92,7 @@ static tt_run_status tt_status_parse(const char *s) {
 }
 
 bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
-                          tt_thread *out, tt_buf *err) {
+                          tt_thread *out, tt_error *err) {
   memset(out, 0, sizeof *out);
   out->name = tt_xstrdup(name);
   out->db_path = tt_xstrdup(db_path);
@@ -102,7 +102,7 @@ bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
                               "numbers FROM turns WHERE thread = ?1 AND db_path = ?2 ORDER BY seq",
                               -1, &st, NULL);
   if (rc != SQLITE_OK) {
-    tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
+    tt_error_set(err, TT_ERR_IO, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
     return false;
   }
   sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -125,7 +125,7 @@ bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
-    tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
+    tt_error_set(err, TT_ERR_IO, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
     return false;
   }
   if (sqlite3_prepare_v2(s->h, "SELECT title FROM titles WHERE thread = ?1 AND db_path = ?2", -1,
@@ -163,7 +163,7 @@ static void tt_bind_opt(sqlite3_stmt *st, int i, const char *s) {
 
 bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
                         const char *run_id, const char *question, const tt_run *run,
-                        bool resumed, tt_buf *err) {
+                        bool resumed, tt_error *err) {
   char *summary = tt_run_summary(run);
   char *pending = NULL;
   if (run->status == TT_RUN_CLARIFY) {
@@ -200,7 +200,7 @@ bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
   }
   if (ok) ok = sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
   if (!ok) {
-    tt_buf_printf(err, "cannot save to the thread store: %s", sqlite3_errmsg(s->h));
+    tt_error_set(err, TT_ERR_IO, "cannot save to the thread store: %s", sqlite3_errmsg(s->h));
     sqlite3_exec(s->h, "ROLLBACK", NULL, NULL, NULL);
   }
   sqlite3_finalize(st);
@@ -212,7 +212,7 @@ bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
 /* ---- listing, renaming, deleting (tabletalk web's sidebar) --------------------- */
 
 bool tt_store_list_threads(tt_store *s, const char *db_path, tt_thread_summary **out, size_t *n,
-                           tt_buf *err) {
+                           tt_error *err) {
   *out = NULL;
   *n = 0;
   sqlite3_stmt *st;
@@ -224,7 +224,7 @@ bool tt_store_list_threads(tt_store *s, const char *db_path, tt_thread_summary *
       " WHERE t.db_path = ?1 GROUP BY t.thread ORDER BY max(t.created) DESC, t.thread",
       -1, &st, NULL);
   if (rc != SQLITE_OK) {
-    tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
+    tt_error_set(err, TT_ERR_IO, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
     return false;
   }
   sqlite3_bind_text(st, 1, db_path, -1, SQLITE_STATIC);
@@ -242,7 +242,7 @@ bool tt_store_list_threads(tt_store *s, const char *db_path, tt_thread_summary *
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
-    tt_buf_printf(err, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
+    tt_error_set(err, TT_ERR_IO, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
     tt_thread_summaries_free(*out, *n);
     *out = NULL;
     *n = 0;
@@ -263,7 +263,7 @@ void tt_thread_summaries_free(tt_thread_summary *v, size_t n) {
  * checking that the thread has turns; *found says whether it had. */
 static bool tt_store_thread_write(tt_store *s, const char *sql, const char *sql2,
                                   const char *name, const char *db_path, const char *extra,
-                                  bool *found, tt_buf *err) {
+                                  bool *found, tt_error *err) {
   *found = false;
   bool ok = sqlite3_exec(s->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
   sqlite3_stmt *st = NULL;
@@ -293,14 +293,14 @@ static bool tt_store_thread_write(tt_store *s, const char *sql, const char *sql2
   }
   if (ok) ok = sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
   if (!ok) {
-    tt_buf_printf(err, "cannot change the thread store: %s", sqlite3_errmsg(s->h));
+    tt_error_set(err, TT_ERR_IO, "cannot change the thread store: %s", sqlite3_errmsg(s->h));
     sqlite3_exec(s->h, "ROLLBACK", NULL, NULL, NULL);
   }
   return ok;
 }
 
 bool tt_store_rename_thread(tt_store *s, const char *name, const char *db_path, const char *title,
-                            bool *found, tt_buf *err) {
+                            bool *found, tt_error *err) {
   return tt_store_thread_write(s,
                                "INSERT INTO titles(thread, db_path, title) VALUES (?1, ?2, ?3)"
                                " ON CONFLICT(thread, db_path) DO UPDATE SET title = excluded.title",
@@ -308,7 +308,7 @@ bool tt_store_rename_thread(tt_store *s, const char *name, const char *db_path, 
 }
 
 bool tt_store_delete_thread(tt_store *s, const char *name, const char *db_path, bool *found,
-                            tt_buf *err) {
+                            tt_error *err) {
   return tt_store_thread_write(s, "DELETE FROM turns WHERE thread = ?1 AND db_path = ?2",
                                "DELETE FROM titles WHERE thread = ?1 AND db_path = ?2", name,
                                db_path, NULL, found, err);

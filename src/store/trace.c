@@ -17,10 +17,10 @@ struct tt_trace {
   char *path;
 };
 
-tt_trace *tt_trace_open(const char *state_dir, const char *run_id, tt_buf *err) {
+tt_trace *tt_trace_open(const char *state_dir, const char *run_id, tt_error *err) {
   char *dir = tt_xasprintf("%s/runs", state_dir);
   if (!tt_mkdir_p(dir, 0700)) {
-    tt_buf_printf(err, "cannot create %s: %s", dir, strerror(errno));
+    tt_error_set(err, TT_ERR_IO, "cannot create %s: %s", dir, strerror(errno));
     free(dir);
     return NULL;
   }
@@ -28,7 +28,7 @@ tt_trace *tt_trace_open(const char *state_dir, const char *run_id, tt_buf *err) 
   free(dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) {
-    tt_buf_printf(err, "cannot create the trace %s: %s", path, strerror(errno));
+    tt_error_set(err, TT_ERR_IO, "cannot create the trace %s: %s", path, strerror(errno));
     free(path);
     return NULL;
   }
@@ -100,14 +100,14 @@ char **tt_trace_list(const char *state_dir, size_t *n) {
   return v;
 }
 
-json_t *tt_trace_load(const char *state_dir, const char *run_id, tt_buf *err) {
+json_t *tt_trace_load(const char *state_dir, const char *run_id, tt_error *err) {
   if (strchr(run_id, '/') || strstr(run_id, "..")) {
-    tt_buf_printf(err, "'%s' is not a run id", run_id);
+    tt_error_set(err, TT_ERR_CONFIG, "'%s' is not a run id", run_id);
     return NULL;
   }
   char *path = tt_xasprintf("%s/runs/%s.jsonl", state_dir, run_id);
   if (!tt_file_exists(path)) {
-    tt_buf_printf(err, "no trace for run %s (looked for %s)", run_id, path);
+    tt_error_set(err, TT_ERR_IO, "no trace for run %s (looked for %s)", run_id, path);
     free(path);
     return NULL;
   }
@@ -116,10 +116,10 @@ json_t *tt_trace_load(const char *state_dir, const char *run_id, tt_buf *err) {
   return events;
 }
 
-json_t *tt_trace_load_file(const char *path, tt_buf *err) {
+json_t *tt_trace_load_file(const char *path, tt_error *err) {
   FILE *f = fopen(path, "r");
   if (!f) {
-    tt_buf_printf(err, "cannot read the trace %s: %s", path, strerror(errno));
+    tt_error_set(err, TT_ERR_IO, "cannot read the trace %s: %s", path, strerror(errno));
     return NULL;
   }
   json_t *events = json_array();

@@ -19,6 +19,7 @@ const char *tt_errkind_name(tt_errkind kind) {
   case TT_ERR_CONNECT: return "connect";
   case TT_ERR_HTTP: return "http";
   case TT_ERR_PROTOCOL: return "protocol";
+  case TT_ERR_UNAVAILABLE: return "unavailable";
   }
   return "unknown";
 }

@@ -49,6 +49,7 @@ typedef enum tt_errkind {
   TT_ERR_CONNECT,   /* a server (a model endpoint) cannot be reached */
   TT_ERR_HTTP,      /* an HTTP error status (status holds it) */
   TT_ERR_PROTOCOL,  /* a peer's reply is not what its protocol says */
+  TT_ERR_UNAVAILABLE, /* something the request needs is not set up (no model) */
 } tt_errkind;
 
 /* Filled by any function that takes a tt_error *err and fails (NULL or
@@ -67,7 +68,7 @@ typedef struct tt_error {
 #define TT_ERROR_INIT {TT_OK, 0, 0, 0, "", ""}
 
 /* "config", "io", "refused", "timeout", "limit", "sql", "busy",
- * "cancelled", "connect", "http", "protocol" ("ok"). */
+ * "cancelled", "connect", "http", "protocol", "unavailable" ("ok"). */
 const char *tt_errkind_name(tt_errkind kind);
 /* Empties err (kind TT_OK). */
 void tt_error_clear(tt_error *err);

@@ -22,12 +22,14 @@ bool tt_web_id_ok(const char *id) {
 }
 
 enum MHD_Result tt_web_api_session(tt_web_req *r) {
-  const tt_web_config *cfg = r->w->cfg;
+  tt_service *svc = r->w->cfg->svc;
+  const tt_db_target *t = tt_service_target(svc);
+  tt_llm *llm = tt_models_shared(tt_service_models(svc), NULL);
   json_t *j = json_object();
   json_object_set_new(j, "csrf", r->csrf[0] ? json_string(r->csrf) : json_null());
-  json_object_set_new(j, "db", json_string(cfg->db_shown));
-  json_object_set_new(j, "dialect", json_string(tt_db_path_dialect(cfg->db_path)));
-  json_object_set_new(j, "model", cfg->model_name ? json_string(cfg->model_name) : json_null());
+  json_object_set_new(j, "db", json_string(t->shown));
+  json_object_set_new(j, "dialect", json_string(tt_db_kind_dialect(t->kind)));
+  json_object_set_new(j, "model", llm ? json_string(tt_llm_model(llm)) : json_null());
   json_object_set_new(j, "version", json_string(TT_VERSION));
   return tt_web_send_json(r, 200, j);
 }
@@ -49,11 +51,11 @@ enum MHD_Result tt_web_api_sql(tt_web_req *r) {
     json_decref(body);
     return tt_web_send_error(r, 400, "\"max_rows\" must be from 1 to 100000");
   }
-  const tt_web_config *cfg = r->w->cfg;
-  tt_db_opts o = cfg->agent_opts.sql;
+  tt_service *svc = r->w->cfg->svc;
+  tt_db_opts o = tt_config_db_opts(tt_service_config(svc));
   o.max_rows = (long)max_rows;
   tt_error derr;
-  tt_db *db = tt_db_open(cfg->db_path, &o, &derr);
+  tt_db *db = tt_service_db_open(svc, &o, &derr);
   tt_result *res = db ? tt_db_query_opts(db, json_string_value(sql), json_string_length(sql), &o,
                                          &derr)
                       : NULL;
@@ -93,10 +95,9 @@ static json_t *tt_web_thread_json(const tt_thread *t) {
 static enum MHD_Result tt_web_thread_list(tt_web_req *r, tt_store *st) {
   tt_thread_summary *v;
   size_t n;
-  tt_buf err = TT_BUF_INIT;
-  if (!tt_store_list_threads(st, r->w->cfg->db_shown, &v, &n, &err)) {
-    enum MHD_Result ret = tt_web_send_error(r, 500, "%s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
+  tt_error err;
+  if (!tt_store_list_threads(st, tt_service_target(r->w->cfg->svc)->shown, &v, &n, &err)) {
+    enum MHD_Result ret = tt_web_send_error(r, 500, "%s", err.message);
     return ret;
   }
   json_t *arr = json_array();
@@ -115,21 +116,20 @@ static enum MHD_Result tt_web_thread_list(tt_web_req *r, tt_store *st) {
 enum MHD_Result tt_web_api_threads(tt_web_req *r, const char *id) {
   if (id && !tt_web_id_ok(id))
     return tt_web_send_error(r, 400, "'%s' is not a thread id (letters, digits, '-', '_', '.')", id);
-  tt_buf err = TT_BUF_INIT;
-  tt_store *st = tt_store_open(r->w->cfg->state_dir, &err);
+  tt_error err;
+  tt_store *st = tt_store_open(tt_config_state_dir(tt_service_config(r->w->cfg->svc)), &err);
   if (!st) {
-    enum MHD_Result ret = tt_web_send_error(r, 500, "%s; check the state folder", tt_buf_cstr(&err));
-    tt_buf_free(&err);
+    enum MHD_Result ret = tt_web_send_error(r, 500, "%s; check the state folder", err.message);
     return ret;
   }
   enum MHD_Result ret;
-  const char *db = r->w->cfg->db_shown;
+  const char *db = tt_service_target(r->w->cfg->svc)->shown;
   bool found = false;
   if (!id) {
     ret = tt_web_thread_list(r, st);
   } else if (strcmp(r->method, "GET") == 0) {
     tt_thread t;
-    if (!tt_store_load_thread(st, id, db, &t, &err)) ret = tt_web_send_error(r, 500, "%s", tt_buf_cstr(&err));
+    if (!tt_store_load_thread(st, id, db, &t, &err)) ret = tt_web_send_error(r, 500, "%s", err.message);
     else if (!t.nturns) ret = tt_web_send_error(r, 404, "no thread '%s' on this database", id);
     else ret = tt_web_send_json(r, 200, tt_web_thread_json(&t));
     tt_thread_free(&t);
@@ -141,7 +141,7 @@ enum MHD_Result tt_web_api_threads(tt_web_req *r, const char *id) {
     } else if (!title || !*title || strlen(title) > 500) {
       ret = tt_web_send_error(r, 400, "\"title\" must be a string of 1 to 500 bytes");
     } else if (!tt_store_rename_thread(st, id, db, title, &found, &err)) {
-      ret = tt_web_send_error(r, 500, "%s", tt_buf_cstr(&err));
+      ret = tt_web_send_error(r, 500, "%s", err.message);
     } else if (!found) {
       ret = tt_web_send_error(r, 404, "no thread '%s' on this database", id);
     } else {
@@ -150,12 +150,11 @@ enum MHD_Result tt_web_api_threads(tt_web_req *r, const char *id) {
     json_decref(body);
   } else { /* DELETE */
     if (!tt_store_delete_thread(st, id, db, &found, &err))
-      ret = tt_web_send_error(r, 500, "%s", tt_buf_cstr(&err));
+      ret = tt_web_send_error(r, 500, "%s", err.message);
     else if (!found) ret = tt_web_send_error(r, 404, "no thread '%s' on this database", id);
     else ret = tt_web_send(r, 204, NULL, NULL, 0, NULL, NULL);
   }
   tt_store_close(st);
-  tt_buf_free(&err);
   return ret;
 }
 
@@ -184,7 +183,7 @@ static json_t *tt_web_samples(const tt_table_info *t, size_t c) {
 }
 
 enum MHD_Result tt_web_api_schema(tt_web_req *r) {
-  const tt_catalog *cat = tt_schema_catalog(r->w->cfg->schema);
+  const tt_catalog *cat = tt_schema_catalog(r->w->schema);
   json_t *tables = json_array();
   for (size_t i = 0; i < cat->ntables; i++) {
     const tt_table_info *t = &cat->tables[i];
@@ -218,7 +217,7 @@ enum MHD_Result tt_web_api_schema(tt_web_req *r) {
     json_array_append_new(tables, o);
   }
   json_t *j = json_object();
-  json_object_set_new(j, "dialect", json_string(tt_db_path_dialect(r->w->cfg->db_path)));
+  json_object_set_new(j, "dialect", json_string(tt_db_kind_dialect(tt_service_target(r->w->cfg->svc)->kind)));
   json_object_set_new(j, "tables", tables);
   return tt_web_send_json(r, 200, j);
 }
@@ -227,12 +226,11 @@ enum MHD_Result tt_web_api_schema(tt_web_req *r) {
 
 enum MHD_Result tt_web_api_run(tt_web_req *r, const char *run_id) {
   if (!tt_web_id_ok(run_id)) return tt_web_send_error(r, 400, "'%s' is not a run id", run_id);
-  tt_buf err = TT_BUF_INIT;
-  json_t *events = tt_trace_load(r->w->cfg->state_dir, run_id, &err);
+  tt_error err;
+  json_t *events = tt_trace_load(tt_config_state_dir(tt_service_config(r->w->cfg->svc)), run_id, &err);
   enum MHD_Result ret;
-  if (!events) ret = tt_web_send_error(r, 404, "%s", tt_buf_cstr(&err));
+  if (!events) ret = tt_web_send_error(r, 404, "%s", err.message);
   else ret = tt_web_send_json(r, 200, json_pack("{s:s,s:o}", "run_id", run_id, "events", events));
-  tt_buf_free(&err);
   return ret;
 }
 
@@ -251,8 +249,8 @@ enum MHD_Result tt_web_api_chart(tt_web_req *r, const char *rest) {
   bool svg = strcmp(ext, "svg") == 0, png = strcmp(ext, "png") == 0;
   if (!tt_web_id_ok(run_id) || n < 1 || n > 1000 || (!svg && !png) || strlen(end) != 4)
     return tt_web_send_error(r, 404, "charts are at /api/charts/RUN_ID/N.svg (or .png), N from 1");
-  char *file = n == 1 ? tt_xasprintf("%s/charts/%s.%s", r->w->cfg->state_dir, run_id, ext)
-                      : tt_xasprintf("%s/charts/%s-%lu.%s", r->w->cfg->state_dir, run_id, n, ext);
+  char *file = n == 1 ? tt_xasprintf("%s/charts/%s.%s", tt_config_state_dir(tt_service_config(r->w->cfg->svc)), run_id, ext)
+                      : tt_xasprintf("%s/charts/%s-%lu.%s", tt_config_state_dir(tt_service_config(r->w->cfg->svc)), run_id, n, ext);
   int fd = open(file, O_RDONLY | O_CLOEXEC);
   free(file);
   if (fd < 0)

@@ -1,10 +1,10 @@
 /* ask.c — POST /api/ask: one question answered on a thread of its own
  * while its progress streams to the page as server-sent events (start,
  * step, text, text_restart, then run or error; docs/web-api.md). Each
- * question opens its own database handle and session, so questions of
- * several tabs run side by side; a model made per question (an HTTP
- * endpoint) runs in parallel, the in-process model answers one at a time.
- * A client that goes away, or the server stopping, cancels the question. */
+ * question has a session of its own (its own database handle), so
+ * questions of several tabs run side by side; the session layer decides
+ * from the model's backend whether they share one model. A client that
+ * goes away, or the server stopping, cancels the question. */
 #include "web/web_internal.h"
 
 #include <stdlib.h>
@@ -90,6 +90,9 @@ static void tt_web_on_event(void *ud, const tt_event *ev) {
     json_object_set_new(o, "kind", json_string("schema"));
     json_object_set_new(o, "tables", ev->tables ? json_deep_copy(ev->tables) : json_array());
     break;
+  case TT_EV_QUEUED:
+    json_object_set_new(o, "kind", json_string("queued"));
+    break;
   }
   tt_httpd_stream_event(a->st, "step", o);
 }
@@ -112,34 +115,6 @@ static void tt_web_ask_error(tt_web_ask *a, const char *what) {
 
 /* ---- the worker ------------------------------------------------------------------- */
 
-/* The model for this question: a fresh one, or the shared one once it is
- * free (NULL when cancelled meanwhile). */
-static tt_llm *tt_web_take_llm(tt_web_ask *a, bool *shared, tt_buf *err) {
-  const tt_web_config *cfg = a->w->cfg;
-  *shared = false;
-  if (cfg->make_llm) {
-    pthread_mutex_lock(&a->w->make_mu);
-    tt_llm *llm = cfg->make_llm(cfg->llm_ud, err);
-    pthread_mutex_unlock(&a->w->make_mu);
-    return llm;
-  }
-  *shared = true;
-  bool told = false;
-  while (pthread_mutex_trylock(&a->w->llm_mu) != 0) {
-    if (a->cancel) {
-      tt_buf_puts(err, "cancelled while waiting for the model");
-      return NULL;
-    }
-    if (!told) { /* another question holds the in-process model */
-      tt_httpd_stream_event(a->st, "step", json_pack("{s:s}", "kind", "queued"));
-      told = true;
-    }
-    struct timespec ts = {0, 20 * 1000000L};
-    nanosleep(&ts, NULL);
-  }
-  return cfg->llm;
-}
-
 /* Charts in the run get the addresses the page loads them from. */
 static void tt_web_chart_urls(json_t *run, const char *run_id) {
   json_t *charts = json_object_get(run, "charts");
@@ -156,44 +131,32 @@ static void tt_web_chart_urls(json_t *run, const char *run_id) {
 }
 
 static void tt_web_ask_run(tt_web_ask *a) {
-  const tt_web_config *cfg = a->w->cfg;
-  tt_buf err = TT_BUF_INIT;
-  bool shared = false;
-  tt_llm *llm = tt_web_take_llm(a, &shared, &err);
-  if (!llm) {
-    tt_web_ask_error(a, tt_buf_cstr(&err));
-    tt_buf_free(&err);
+  tt_error err;
+  /* a session of its own: its database handle, and a model from the
+   * service (its own when the backend answers in parallel, else the shared
+   * one once it is free: the wait is streamed as a queued event) */
+  tt_session *session = tt_session_new(a->w->cfg->svc, NULL, &err);
+  if (!session) {
+    tt_web_ask_error(a, tt_error_text(&err));
     return;
   }
-  tt_error derr;
-  tt_db *db = tt_db_open(cfg->db_path, &cfg->agent_opts.sql, &derr);
-  tt_session *session = NULL;
-  if (!db) tt_buf_puts(&err, derr.message);
-  else session = tt_session_new(cfg->state_dir, cfg->db_shown, db, cfg->schema, llm,
-                                &cfg->agent_opts, &err);
-  if (session) {
-    tt_chart_files cf = cfg->charts;
-    cf.both = true; /* SVG to show, PNG to download */
-    cf.out = NULL;
-    tt_session_set_chart_files(session, &cf);
-    tt_session_set_run_id(session, a->run_id);
-    tt_agent_hooks hooks = {.on_event = tt_web_on_event, .on_text = tt_web_on_text,
-                            .on_text_restart = tt_web_on_restart, .ud = a, .cancel = &a->cancel};
-    tt_run run;
-    tt_ask_result info;
-    tt_session_ask(session, a->thread, a->question, &hooks, &run, &info);
-    json_t *j = tt_run_json(&run, &info, a->thread, TT_WEB_RUN_ROWS);
-    tt_web_chart_urls(j, info.run_id);
-    tt_httpd_stream_event(a->st, "run", j);
-    tt_run_free(&run);
-  } else {
-    tt_web_ask_error(a, tt_buf_cstr(&err));
-  }
+  tt_chart_files cf = {.both = true}; /* SVG to show, PNG to download */
+  const tt_config *c = tt_service_config(a->w->cfg->svc);
+  cf.svg = c->chart_svg;
+  cf.width = c->chart_w;
+  cf.height = c->chart_h;
+  tt_session_set_chart_files(session, &cf);
+  tt_session_set_run_id(session, a->run_id);
+  tt_agent_hooks hooks = {.on_event = tt_web_on_event, .on_text = tt_web_on_text,
+                          .on_text_restart = tt_web_on_restart, .ud = a, .cancel = &a->cancel};
+  tt_run run;
+  tt_ask_result info;
+  tt_session_ask(session, a->thread, a->question, &hooks, &run, &info);
+  json_t *j = tt_run_json(&run, &info, a->thread, TT_WEB_RUN_ROWS);
+  tt_web_chart_urls(j, info.run_id);
+  tt_httpd_stream_event(a->st, "run", j);
+  tt_run_free(&run);
   tt_session_free(session);
-  tt_db_close(db);
-  if (shared) pthread_mutex_unlock(&a->w->llm_mu);
-  else tt_llm_free(llm);
-  tt_buf_free(&err);
 }
 
 static void *tt_web_ask_worker(void *arg) {

@@ -301,16 +301,19 @@ static bool tt_web_wildcard(const char *host) {
   return host && (tt_is(host, "0.0.0.0") || tt_is(host, "::") || tt_is(host, "[::]"));
 }
 
-int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_buf *err) {
+int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_error *err) {
   if (!cfg->token || strlen(cfg->token) < 8) {
-    tt_buf_puts(err, "the access token is missing or shorter than 8 characters");
+    tt_error_set(err, TT_ERR_CONFIG, "the access token is missing or shorter than 8 characters");
     return 1;
   }
+  const tt_schema *schema = tt_service_schema(cfg->svc, err);
+  if (!schema) return 1;
   const tt_mhd_api *mhd = tt_mhd_api_get(err);
   if (!mhd) return 1;
   tt_web w;
   memset(&w, 0, sizeof w);
   w.cfg = cfg;
+  w.schema = schema;
   w.mhd = mhd;
   w.any_host = tt_web_wildcard(cfg->host);
   const char *h = cfg->host && *cfg->host ? cfg->host : "127.0.0.1";
@@ -320,15 +323,11 @@ int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_buf *
   else
     snprintf(w.host_arg, sizeof w.host_arg, "%s", h);
   pthread_mutex_init(&w.mu, NULL);
-  pthread_mutex_init(&w.llm_mu, NULL);
-  pthread_mutex_init(&w.make_mu, NULL);
   tt_httpd_workers_init(&w.workers);
   struct MHD_Daemon *d = tt_httpd_start(mhd, cfg->host, cfg->port, tt_web_access, &w,
                                         tt_httpd_body_done, TT_WEB_FIRST_TIMEOUT_S, &w.bound, err);
   if (!d) {
     tt_httpd_workers_finish(&w.workers);
-    pthread_mutex_destroy(&w.make_mu);
-    pthread_mutex_destroy(&w.llm_mu);
     pthread_mutex_destroy(&w.mu);
     return 1;
   }
@@ -361,8 +360,6 @@ int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_buf *
     free(w.logins);
     w.logins = n;
   }
-  pthread_mutex_destroy(&w.make_mu);
-  pthread_mutex_destroy(&w.llm_mu);
   pthread_mutex_destroy(&w.mu);
   return 0;
 }

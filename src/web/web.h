@@ -13,26 +13,14 @@
 
 #include <signal.h>
 
-#include "store/store.h"
-
-/* A model for one question, or NULL with the reason in err. */
-typedef tt_llm *(*tt_web_llm_factory)(void *ud, tt_buf *err);
+#include "session/session.h"
 
 typedef struct tt_web_config {
-  const char *db_path;     /* what tt_db_open takes (a URI keeps its password) */
-  const char *db_shown;    /* the database as shown and as the thread store
-                            * knows it (absolute path; URI without password) */
-  const tt_schema *schema; /* read once at start; borrowed, read-only */
-  tt_agent_opts agent_opts;
-  const char *state_dir;   /* threads, traces, charts */
-  tt_chart_files charts;   /* size of the charts drawn */
-  /* The model: make_llm makes one per question (HTTP endpoints: questions
-   * run in parallel); else the one llm answers one question at a time (the
-   * in-process engine). */
-  tt_web_llm_factory make_llm;
-  void *llm_ud;
-  tt_llm *llm;
-  const char *model_name;  /* shown by /api/session */
+  /* the database, its schema, the model and the state folder: each
+   * question gets a session of its own on it, so questions of several tabs
+   * run side by side (the model's backend decides whether they share one
+   * model, one question at a time, or each have one). Borrowed. */
+  tt_service *svc;
   const char *host;        /* address to bind (127.0.0.1) */
   int port;                /* 0: a free port */
   const char *token;       /* the access token (required) */
@@ -43,6 +31,6 @@ typedef struct tt_web_config {
 
 /* Serves until *stop is set, then cancels running questions and returns
  * 0; 1 with the reason in err when it cannot listen. */
-int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_buf *err);
+int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_error *err);
 
 #endif

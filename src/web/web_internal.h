@@ -34,9 +34,7 @@ typedef struct tt_web {
   size_t nlogins;
   tt_web_ask *asks;          /* questions running */
   tt_httpd_workers workers;  /* their threads */
-  pthread_mutex_t llm_mu;    /* the shared model answers one question at a time */
-  pthread_mutex_t make_mu;   /* models are made one at a time (the factory reads
-                              * shared settings and loads libraries once) */
+  const tt_schema *schema;   /* the service's, read before serving */
   volatile sig_atomic_t stopping;
 } tt_web;
 

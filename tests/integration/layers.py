@@ -13,8 +13,10 @@ import sys
 
 # Lowest first. Layers on one rank do not include each other. chart/ sits
 # low although DESIGN.md lists it after the session: it knows no LLM, and
-# the agent draws charts (make_chart), so the agent is above it. eval/ is a
-# front end like mcp/ (the CLI runs evals). httpd/ (libmicrohttpd and what
+# the agent draws charts (make_chart), so the agent is above it. session/
+# (configuration, the model factory, the service that opens a database and
+# its schema, questions, the event and run shapes) is what every front end
+# stands on. eval/ is a front end like mcp/ (the CLI runs evals). httpd/ (libmicrohttpd and what
 # the two HTTP servers, mcp/ and web/, share) knows only util/.
 RANKS = {
     "util": 0,
@@ -25,10 +27,11 @@ RANKS = {
     "llm": 3,
     "agent": 4,
     "store": 5,
-    "mcp": 6,
-    "web": 6,
-    "eval": 6,
-    "cli": 7,
+    "session": 6,
+    "mcp": 7,
+    "web": 7,
+    "eval": 7,
+    "cli": 8,
 }
 # Headers that are no layer's: generated, or third party.
 OUTSIDE = {"tt_version.h", "llama.h", "ggml.h", "gguf.h"}

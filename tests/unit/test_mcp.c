@@ -40,8 +40,8 @@ static int teardown(void **state) {
 /* ---- a server on the scratch copy --------------------------------------- */
 
 typedef struct srv {
-  tt_db *db;
-  tt_schema *schema;
+  tt_config cfg;
+  tt_service *svc;
   tt_mcp_server *s;
   tt_mcp_conn *conn;
   char *state;
@@ -49,22 +49,19 @@ typedef struct srv {
 
 static void srv_open_opts(srv *v, bool no_cache) {
   memset(v, 0, sizeof *v);
-  tt_error derr;
-  v->db = tt_db_open(g_scratch.db, NULL, &derr);
-  assert_non_null(v->db);
-  tt_catalog *cat = tt_db_catalog_load(v->db, &derr);
-  assert_non_null(cat);
-  v->schema = tt_schema_new(cat);
   v->state = tt_xasprintf("%s/state", g_scratch.dir);
+  tt_config_init(&v->cfg);
+  v->cfg.db = g_scratch.db;
+  v->cfg.state_dir = v->state;
+  tt_error err;
+  assert_true(tt_config_resolve(&v->cfg, &err));
+  v->svc = tt_service_open(&v->cfg, TT_SERVICE_SCHEMA | TT_SERVICE_NO_VALUES, &err);
+  assert_non_null(v->svc);
   tt_mcp_config cfg = tt_mcp_default_config();
-  cfg.db_path = g_scratch.db;
-  cfg.schema = v->schema;
-  cfg.state_dir = v->state;
+  cfg.svc = v->svc;
   cfg.no_cache = no_cache;
-  tt_buf err = TT_BUF_INIT;
   v->s = tt_mcp_server_new(&cfg, &err);
   assert_non_null(v->s);
-  tt_buf_free(&err);
   v->conn = tt_mcp_conn_new();
 }
 
@@ -73,8 +70,8 @@ static void srv_open(srv *v) { srv_open_opts(v, false); }
 static void srv_close(srv *v) {
   tt_mcp_conn_free(v->conn);
   tt_mcp_server_free(v->s);
-  tt_schema_free(v->schema);
-  tt_db_close(v->db);
+  tt_service_free(v->svc);
+  tt_config_free(&v->cfg);
   free(v->state);
 }
 

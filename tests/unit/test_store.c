@@ -23,18 +23,16 @@ static void save(tt_store *st, const char *thread, const char *db, const char *q
   memset(&run, 0, sizeof run);
   run.status = TT_RUN_ANSWERED;
   run.answer = (char *)"an answer";
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   assert_true(tt_store_save_turn(st, thread, db, "20261203-100000-000abc", question, &run, false, &err));
-  tt_buf_free(&err);
   usleep(2000); /* distinct times: the listing is ordered by them */
 }
 
 static tt_store *open_store(char **dir) {
   *dir = tu_mkdtemp();
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   tt_store *st = tt_store_open(*dir, &err);
   assert_non_null(st);
-  tt_buf_free(&err);
   return st;
 }
 
@@ -48,7 +46,7 @@ static void test_list_newest_first_per_database(void **state) {
   save(st, "a", DB, "second of a");
   tt_thread_summary *v;
   size_t n;
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   assert_true(tt_store_list_threads(st, DB, &v, &n, &err));
   assert_int_equal(n, 2);
   assert_string_equal(v[0].name, "a"); /* its last turn is the newest */
@@ -62,7 +60,6 @@ static void test_list_newest_first_per_database(void **state) {
   assert_true(tt_store_list_threads(st, "/none", &v, &n, &err));
   assert_int_equal(n, 0);
   tt_thread_summaries_free(v, n);
-  tt_buf_free(&err);
   tt_store_close(st);
   free(dir);
 }
@@ -74,7 +71,7 @@ static void test_rename(void **state) {
   save(st, "a", DB, "first of a");
   save(st, "a", OTHER, "the same name on another database");
   bool found = false;
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   assert_true(tt_store_rename_thread(st, "a", DB, "Sales by year", &found, &err));
   assert_true(found);
   assert_true(tt_store_rename_thread(st, "a", DB, "Sales by month", &found, &err)); /* again */
@@ -96,7 +93,6 @@ static void test_rename(void **state) {
   assert_string_equal(t.title, "Sales by month");
   assert_int_equal(t.nturns, 1);
   tt_thread_free(&t);
-  tt_buf_free(&err);
   tt_store_close(st);
   free(dir);
 }
@@ -109,7 +105,7 @@ static void test_delete(void **state) {
   save(st, "a", DB, "two");
   save(st, "a", OTHER, "kept");
   bool found = false;
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   assert_true(tt_store_rename_thread(st, "a", DB, "titled", &found, &err));
   assert_true(tt_store_delete_thread(st, "a", DB, &found, &err));
   assert_true(found);
@@ -132,7 +128,6 @@ static void test_delete(void **state) {
   assert_string_equal(v[0].title, "fresh");
   assert_int_equal(v[0].turns, 1);
   tt_thread_summaries_free(v, n);
-  tt_buf_free(&err);
   tt_store_close(st);
   free(dir);
 }

@@ -1,43 +1,62 @@
-/* session.c — one question end to end, the same for every front end: a
- * run id and its trace, the thread's earlier turns (or its paused question)
- * as context, the agent's steps traced as they happen, and the turn saved
- * in one transaction at the end. */
-#include "store/store.h"
+/* ask.c — one question end to end, the same for every front end: a run
+ * id and its trace, the thread's earlier turns (or its paused question) as
+ * context, a model from the service (or the one the front end gave), the
+ * agent's steps traced as they happen, and the turn saved in one
+ * transaction at the end. */
+#include "session/session.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct tt_session {
-  char *state_dir;
-  char *db_path;
+  tt_service *svc;
+  const char *state_dir;
+  const char *db_shown;  /* the database as threads and traces name it */
+  tt_db *db;             /* the session's own handle */
+  const tt_schema *schema;
   tt_store *store;
-  tt_agent *agent;
-  tt_llm *llm;
-  double startup_ms; /* not yet traced */
+  tt_llm *given;         /* the front end's model, or NULL: the service's */
+  tt_agent *agent;       /* for agent_llm */
+  tt_llm *agent_llm;
+  tt_agent_opts opts;
+  bool startup_traced;   /* the service's start-up time went with a question */
   tt_chart_files charts;
-  char *charts_out;  /* owned copy of charts.out */
-  char *next_run_id; /* tt_session_set_run_id */
+  char *charts_out;      /* owned copy of charts.out */
+  char *next_run_id;     /* tt_session_set_run_id */
 };
-
-void tt_session_note_startup(tt_session *s, double ms) { s->startup_ms = ms; }
 
 void tt_session_set_run_id(tt_session *s, const char *run_id) {
   free(s->next_run_id);
   s->next_run_id = run_id ? tt_xstrdup(run_id) : NULL;
 }
 
-tt_session *tt_session_new(const char *state_dir, const char *db_path, tt_db *db,
-                           const tt_schema *schema, tt_llm *llm,
-                           const tt_agent_opts *opts, tt_buf *err) {
-  tt_store *store = tt_store_open(state_dir, err);
-  if (!store) return NULL;
+tt_session *tt_session_new(tt_service *svc, tt_llm *llm, tt_error *err) {
+  const tt_config *c = tt_service_config(svc);
+  const tt_schema *schema = tt_service_schema(svc, err);
+  if (!schema) return NULL;
+  tt_store *store = tt_store_open(tt_config_state_dir(c), err);
+  if (!store) {
+    tt_error_hint(err, "set --state-dir or TABLETALK_STATE_DIR to a writable folder");
+    return NULL;
+  }
   tt_session *s = tt_xcalloc(1, sizeof *s);
-  s->state_dir = tt_xstrdup(state_dir);
-  s->db_path = tt_xstrdup(db_path);
+  s->svc = svc;
+  s->opts = tt_config_agent_opts(c);
+  s->db = tt_service_db_open(svc, &s->opts.sql, err);
+  if (!s->db) {
+    tt_store_close(store);
+    free(s);
+    return NULL;
+  }
+  s->state_dir = tt_config_state_dir(c);
+  s->db_shown = tt_service_target(svc)->shown;
+  s->schema = schema;
   s->store = store;
-  s->llm = llm;
-  s->agent = tt_agent_new(db, schema, llm, opts);
+  s->given = llm;
+  tt_chart_files cf = {.svg = c->chart_svg, .width = c->chart_w, .height = c->chart_h,
+                       .out = c->chart_out};
+  tt_session_set_chart_files(s, &cf);
   return s;
 }
 
@@ -45,12 +64,13 @@ void tt_session_free(tt_session *s) {
   if (!s) return;
   tt_agent_free(s->agent);
   tt_store_close(s->store);
+  tt_db_close(s->db);
   free(s->charts_out);
   free(s->next_run_id);
-  free(s->state_dir);
-  free(s->db_path);
   free(s);
 }
+
+tt_db *tt_session_db(tt_session *s) { return s->db; }
 
 void tt_session_set_chart_files(tt_session *s, const tt_chart_files *f) {
   free(s->charts_out);
@@ -59,18 +79,13 @@ void tt_session_set_chart_files(tt_session *s, const tt_chart_files *f) {
   s->charts.out = s->charts_out;
 }
 
-char *tt_chart_file_path(const char *state_dir, const char *run_id, size_t index,
-                         const char *ext, tt_buf *err) {
-  char *dir = tt_xasprintf("%s/charts", state_dir);
-  if (!tt_mkdir_p(dir, 0700)) {
-    tt_buf_printf(err, "cannot create the chart folder %s; check its permissions", dir);
-    free(dir);
-    return NULL;
-  }
-  char *path = index ? tt_xasprintf("%s/%s-%zu.%s", dir, run_id, index + 1, ext)
-                     : tt_xasprintf("%s/%s.%s", dir, run_id, ext);
-  free(dir);
-  return path;
+/* The agent for llm (made again when the question's model is another). */
+static tt_agent *tt_session_agent(tt_session *s, tt_llm *llm) {
+  if (s->agent && s->agent_llm == llm) return s->agent;
+  tt_agent_free(s->agent);
+  s->agent = tt_agent_new(s->db, s->schema, llm, &s->opts);
+  s->agent_llm = llm;
+  return s->agent;
 }
 
 /* out for the first chart; out with "-N" before its extension after. */
@@ -107,6 +122,9 @@ static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
   case TT_EV_LLM_WAIT:
     json_decref(o);
     return NULL;
+  case TT_EV_QUEUED:
+    json_object_set_new(o, "event", json_string("queued"));
+    return o;
   case TT_EV_LLM_CALL: {
     const tt_llm_reply *r = ev->reply;
     json_object_set_new(o, "event", json_string("llm_call"));
@@ -205,14 +223,18 @@ static void tt_tracer_event(void *ud, const tt_event *ev) {
  * after the run, or where the front end asked. */
 static bool tt_tracer_chart(void *ud, const tt_chart *chart, size_t index, tt_buf *path,
                             tt_buf *err) {
+  tt_error e;
   tt_tracer *tr = ud;
   const tt_chart_files *f = &tr->session->charts;
   /* without cairo a chart is still drawn, as SVG */
   bool svg = f->svg || !tt_chart_png_available(NULL);
   char *file = f->out ? tt_numbered_file(f->out, index)
                       : tt_chart_file_path(tr->session->state_dir, tr->run_id, index,
-                                           svg ? "svg" : "png", err);
-  if (!file) return false;
+                                           svg ? "svg" : "png", &e);
+  if (!file) {
+    tt_buf_puts(err, tt_error_text(&e));
+    return false;
+  }
   bool ok = tt_chart_write_file(chart, file, f->width ? f->width : TT_CHART_DEFAULT_WIDTH,
                                 f->height ? f->height : TT_CHART_DEFAULT_HEIGHT, err);
   if (ok) tt_buf_puts(path, file);
@@ -249,83 +271,121 @@ static void tt_ask_warn(tt_ask_result *info, const char *what) {
   snprintf(info->warning + n, sizeof info->warning - n, "%s%s", n ? "; " : "", what);
 }
 
+/* on_wait of tt_models_acquire: the question waits for the model. */
+static void tt_session_queued(void *ud) {
+  tt_tracer *tr = ud;
+  tt_event ev = {.kind = TT_EV_QUEUED};
+  tt_tracer_event(tr, &ev);
+}
+
+/* The thread's turns as the agent reads them (none when it could not be
+ * read); a paused question is taken out into pending. */
+static tt_turn *tt_session_history(const tt_thread *th, bool have, tt_chat *pending,
+                                   bool *resumed, size_t *nturns) {
+  *nturns = have ? th->nturns : 0;
+  *resumed = false;
+  if (*nturns && th->turns[*nturns - 1].status == TT_RUN_CLARIFY && th->turns[*nturns - 1].pending) {
+    json_t *j = json_loads(th->turns[*nturns - 1].pending, 0, NULL);
+    *resumed = tt_chat_append_json(pending, j) && pending->n > 0;
+    json_decref(j);
+    if (*resumed) (*nturns)--;
+  }
+  tt_turn *history = tt_xcalloc(*nturns ? *nturns : 1, sizeof(tt_turn));
+  for (size_t i = 0; i < *nturns; i++) {
+    const tt_turn_rec *t = &th->turns[i];
+    history[i] = (tt_turn){.question = t->question, .answer = t->answer, .sql = t->sql,
+                           .summary = t->summary, .numbers = t->numbers, .status = t->status};
+  }
+  return history;
+}
+
+/* The run_start event: the question, where it runs and on what model. */
+static json_t *tt_session_start_event(tt_session *s, const char *thread, const char *question,
+                                      bool resumed, tt_llm *llm) {
+  json_t *start = json_pack("{s:s,s:s,s:s,s:b}", "event", "run_start", "database", s->db_shown,
+                            "thread", thread, "resumed", resumed);
+  json_object_set_new(start, "backend", tt_str_or_null(llm ? tt_llm_backend(llm) : NULL));
+  json_object_set_new(start, "gen_ai.request.model", tt_str_or_null(llm ? tt_llm_model(llm) : NULL));
+  json_object_set_new(start, "question", tt_str_or_null(question));
+  /* the service's start-up goes with the first question, so that the cost
+   * of the first question is complete */
+  double startup = s->startup_traced ? 0 : tt_service_startup_ms(s->svc);
+  s->startup_traced = true;
+  json_object_set_new(start, "startup_ms", json_real(startup));
+  /* what fits: the tokens a call may hold (0: unknown) and how that was chosen */
+  json_object_set_new(start, "context", json_integer(llm ? tt_llm_context(llm) : 0));
+  json_object_set_new(start, "reply_reserve", json_integer(llm ? tt_llm_reply_reserve(llm) : 0));
+  if (llm && tt_llm_llama_ctx_note(llm))
+    json_object_set_new(start, "context_chosen", tt_str_or_null(tt_llm_llama_ctx_note(llm)));
+  return start;
+}
+
 void tt_session_ask(tt_session *s, const char *thread, const char *question,
                     const tt_agent_hooks *ui, tt_run *run, tt_ask_result *info) {
   double t0 = tt_now_ms();
   memset(info, 0, sizeof *info);
+  memset(run, 0, sizeof *run);
   char *run_id = s->next_run_id ? s->next_run_id : tt_new_run_id();
   s->next_run_id = NULL;
   snprintf(info->run_id, sizeof info->run_id, "%s", run_id);
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   tt_trace *trace = tt_trace_open(s->state_dir, run_id, &err);
   if (trace) {
     snprintf(info->trace_path, sizeof info->trace_path, "%s", tt_trace_path(trace));
   } else {
     char *w = tt_xasprintf("no trace of this run was written (%s); check that the state "
                            "folder %s is writable, or choose another with --state-dir",
-                           tt_buf_cstr(&err), s->state_dir);
+                           err.message, s->state_dir);
     tt_ask_warn(info, w);
     free(w);
   }
-  tt_buf_reset(&err);
+  tt_tracer tr = {.trace = trace, .ui = ui, .session = s, .run_id = run_id};
 
   tt_thread th;
-  bool have_thread = tt_store_load_thread(s->store, thread, s->db_path, &th, &err);
+  bool have_thread = tt_store_load_thread(s->store, thread, s->db_shown, &th, &err);
   if (!have_thread) {
     /* Without its earlier turns a follow-up would be answered as a new
      * question, silently wrong: stop and say so. */
-    memset(run, 0, sizeof *run);
     run->status = TT_RUN_FAILED;
     run->error = tt_xasprintf("%s, so thread \"%s\" has no context and the question was not "
                               "asked; check %s/threads.sqlite (move it aside to start afresh)",
-                              tt_buf_cstr(&err), thread, s->state_dir);
+                              err.message, thread, s->state_dir);
   }
-  size_t nturns = have_thread ? th.nturns : 0;
-  /* a paused question is continued by this one */
   tt_chat pending = {0};
-  if (nturns && th.turns[nturns - 1].status == TT_RUN_CLARIFY && th.turns[nturns - 1].pending) {
-    json_t *j = json_loads(th.turns[nturns - 1].pending, 0, NULL);
-    info->resumed = tt_chat_append_json(&pending, j) && pending.n > 0;
-    json_decref(j);
-    if (info->resumed) nturns--;
-  }
-  tt_turn *history = tt_xcalloc(nturns ? nturns : 1, sizeof(tt_turn));
-  for (size_t i = 0; i < nturns; i++) {
-    const tt_turn_rec *t = &th.turns[i];
-    history[i] = (tt_turn){.question = t->question, .answer = t->answer, .sql = t->sql,
-                           .summary = t->summary, .numbers = t->numbers, .status = t->status};
-  }
+  size_t nturns;
+  tt_turn *history = tt_session_history(&th, have_thread, &pending, &info->resumed, &nturns);
 
-  json_t *start = json_pack("{s:s,s:s,s:s,s:b,s:s,s:s}", "event", "run_start", "database", s->db_path,
-                            "thread", thread, "resumed", info->resumed, "backend",
-                            tt_llm_backend(s->llm), "gen_ai.request.model", tt_llm_model(s->llm));
-  json_object_set_new(start, "question", tt_str_or_null(question));
-  json_object_set_new(start, "startup_ms", json_real(s->startup_ms));
-  /* what fits: the tokens a call may hold (0: unknown) and how that was chosen */
-  json_object_set_new(start, "context", json_integer(tt_llm_context(s->llm)));
-  json_object_set_new(start, "reply_reserve", json_integer(tt_llm_reply_reserve(s->llm)));
-  if (tt_llm_llama_ctx_note(s->llm))
-    json_object_set_new(start, "context_chosen", tt_str_or_null(tt_llm_llama_ctx_note(s->llm)));
-  s->startup_ms = 0; /* reported once, with the first question */
-  tt_trace_write(trace, start);
+  /* the model: the front end's, or one from the service for this question */
+  tt_llm *llm = s->given;
+  bool acquired = false;
+  if (have_thread && !llm) {
+    llm = tt_models_acquire(tt_service_models(s->svc), ui ? ui->cancel : NULL, tt_session_queued,
+                            &tr, &err);
+    acquired = llm != NULL;
+    if (!llm) {
+      run->status = err.kind == TT_ERR_CANCELLED ? TT_RUN_CANCELLED : TT_RUN_FAILED;
+      run->error = tt_xstrdup(tt_error_text(&err));
+    }
+  }
+  tr.model = llm ? tt_llm_model(llm) : NULL;
+  tt_trace_write(trace, tt_session_start_event(s, thread, question, info->resumed, llm));
 
-  tt_tracer tr = {.trace = trace, .ui = ui, .model = tt_llm_model(s->llm), .session = s,
-                  .run_id = run_id};
   tt_agent_hooks hooks = {.on_event = tt_tracer_event, .on_text = tt_tracer_text,
                           .on_text_restart = tt_tracer_restart, .on_chart = tt_tracer_chart,
                           .ud = &tr, .cancel = ui ? ui->cancel : NULL};
-  if (have_thread)
-    tt_agent_ask(s->agent, history, nturns, info->resumed ? &pending : NULL, question, &hooks, run);
+  if (have_thread && llm)
+    tt_agent_ask(tt_session_agent(s, llm), history, nturns, info->resumed ? &pending : NULL,
+                 question, &hooks, run);
+  if (acquired) tt_models_release(tt_service_models(s->svc), llm);
 
-  tt_buf_reset(&err);
-  if (have_thread &&
-      !tt_store_save_turn(s->store, thread, s->db_path, run_id, question, run, info->resumed, &err)) {
+  if (have_thread && llm &&
+      !tt_store_save_turn(s->store, thread, s->db_shown, run_id, question, run, info->resumed, &err)) {
     json_t *w = json_pack("{s:s}", "event", "store_error");
-    json_object_set_new(w, "error", tt_str_or_null(tt_buf_cstr(&err)));
+    json_object_set_new(w, "error", tt_str_or_null(err.message));
     tt_trace_write(trace, w);
     char *msg = tt_xasprintf("this question was not saved to thread \"%s\" (%s), so a "
                              "follow-up will not see it; check %s/threads.sqlite",
-                             thread, tt_buf_cstr(&err), s->state_dir);
+                             thread, err.message, s->state_dir);
     tt_ask_warn(info, msg);
     free(msg);
   }
@@ -340,6 +400,5 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
   tt_chat_free(&pending);
   free(history);
   tt_thread_free(&th); /* initialised even when loading failed */
-  tt_buf_free(&err);
   free(run_id);
 }

@@ -1,0 +1,64 @@
+/* config.c — one description of a run (tt_config), filled once: the front
+ * end sets what its flags say, then tt_config_resolve fills the rest from
+ * TABLETALK_* in the environment, ./.env and the config file, in that
+ * order, and checks every value it takes from there. The database and
+ * agent options every query and question get are derived here, once. */
+#include "session/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tt_config_init(tt_config *c) {
+  memset(c, 0, sizeof *c);
+  c->sql_timeout_s = 5;
+  c->schema_budget = 2000;
+  c->max_tokens = 2048;
+  c->env = tt_config_load(".env");
+}
+
+void tt_config_free(tt_config *c) {
+  if (!c) return;
+  tt_dotenv_free(c->env);
+  free(c->owned_state_dir);
+  free(c->cache_dir);
+  free(c->data_dir);
+  memset(c, 0, sizeof *c);
+}
+
+const char *tt_config_get_value(const tt_config *c, const char *name) {
+  return tt_config_get(c->env, name);
+}
+
+bool tt_config_resolve(tt_config *c, tt_error *err) {
+  tt_error_clear(err);
+  if (!c->env) c->env = tt_config_load(".env");
+  if (!c->state_dir) {
+    free(c->owned_state_dir);
+    c->owned_state_dir = tt_default_dir(c->env, "STATE");
+  }
+  free(c->cache_dir);
+  c->cache_dir = tt_default_dir(c->env, "CACHE");
+  free(c->data_dir);
+  c->data_dir = tt_default_dir(c->env, "DATA");
+  return true;
+}
+
+const char *tt_config_state_dir(const tt_config *c) {
+  return c->state_dir ? c->state_dir : c->owned_state_dir;
+}
+
+tt_db_opts tt_config_db_opts(const tt_config *c) {
+  tt_db_opts o = tt_db_default_opts();
+  o.timeout_s = c->sql_timeout_s;
+  o.immutable = c->immutable;
+  o.csv_header = c->csv_header;
+  o.schemas = c->schemas;
+  return o;
+}
+
+tt_agent_opts tt_config_agent_opts(const tt_config *c) {
+  tt_agent_opts o = tt_agent_default_opts();
+  o.sql = tt_config_db_opts(c);
+  o.schema_budget = (size_t)c->schema_budget;
+  return o;
+}
