@@ -48,13 +48,6 @@ int cmd_doctor(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_web(int argc, char **argv);
 
-/* Retention (cmd_gc.c): traces and charts older than TABLETALK_KEEP (an
- * age, "never"; default 90 days) go. *bad when its value is no age. */
-#define TT_KEEP_DEFAULT_DAYS 90
-long long tt_cli_keep_seconds(const tt_dotenv *env, bool *bad);
-/* The clean-up ask and chat run, at most once a day per state folder. */
-void tt_cli_auto_gc(const tt_dotenv *env, const char *state_dir);
-
 int cmd_completion(int argc, char **argv);
 
 extern const tt_cmd_spec tt_cmd_ask, tt_cmd_chat, tt_cmd_sql, tt_cmd_chart, tt_cmd_schema,

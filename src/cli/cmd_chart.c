@@ -211,11 +211,13 @@ int cmd_chart(int argc, char **argv) {
   c.db.max_bytes = 64L << 20;
   int rc = tt_chart_options(argc, argv, &c);
   tt_chart_spec *spec = NULL;
-  tt_db *db = NULL;
   tt_result *r = NULL;
   tt_chart *chart = NULL;
-  char *state = NULL, *run_id = NULL, *file = NULL;
-  tt_dotenv *env = NULL;
+  char *run_id = NULL, *file = NULL;
+  /* the database and the state folder through the session layer */
+  tt_config cfg;
+  tt_config_init(&cfg);
+  tt_service *svc = NULL;
   tt_buf err = TT_BUF_INIT;
   if (rc >= 0) goto done;
   tt_default_title(c.spec);
@@ -224,12 +226,20 @@ int cmd_chart(int argc, char **argv) {
     rc = tt_usage_error("chart", "%s", tt_buf_cstr(&err));
     goto done;
   }
+  cfg.db = argv[optind];
+  cfg.state_dir = c.state_dir;
+  cfg.sql_timeout_s = c.db.timeout_s;
+  cfg.immutable = c.db.immutable;
+  cfg.csv_header = c.db.csv_header;
   tt_error dberr;
-  db = tt_db_open(argv[optind], &c.db, &dberr);
-  if (db) r = tt_db_query(db, argv[optind + 1], strlen(argv[optind + 1]), &dberr);
+  if (tt_config_resolve(&cfg, &dberr)) svc = tt_service_open(&cfg, 0, &dberr);
+  if (svc) {
+    tt_db_set_opts(tt_service_db(svc), &c.db);
+    r = tt_db_query(tt_service_db(svc), argv[optind + 1], strlen(argv[optind + 1]), &dberr);
+  }
   if (!r) {
     rc = tt_fail(tt_exit_for(dberr.kind), "%s%s", dberr.kind == TT_ERR_REFUSED ? "refused: " : "",
-                 dberr.message);
+                 tt_error_text(&dberr));
     goto done;
   }
   chart = tt_chart_build(spec, r, &err);
@@ -241,10 +251,8 @@ int cmd_chart(int argc, char **argv) {
   if (c.out) {
     file = tt_xstrdup(c.out);
   } else {
-    env = tt_config_load(".env");
-    state = c.state_dir ? tt_xstrdup(c.state_dir) : tt_default_dir(env, "STATE");
     tt_error ferr;
-    file = tt_chart_file_path(state, run_id, 0, "png", &ferr);
+    file = tt_chart_file_path(tt_config_state_dir(&cfg), run_id, 0, "png", &ferr);
     if (!file) {
       rc = tt_fail(TT_EXIT_FAIL, "%s", tt_error_text(&ferr));
       goto done;
@@ -275,11 +283,10 @@ done:
   tt_buf_free(&err);
   free(file);
   free(run_id);
-  free(state);
-  tt_dotenv_free(env);
   tt_chart_free(chart);
   tt_result_free(r);
-  tt_db_close(db);
+  tt_service_free(svc);
+  tt_config_free(&cfg);
   tt_chart_spec_free(spec);
   json_decref(c.ys);
   json_decref(c.spec);

@@ -45,22 +45,6 @@ static int tt_gc_option(void *ud, int id, const char *arg) {
   return 0;
 }
 
-long long tt_cli_keep_seconds(const tt_dotenv *env, bool *bad) {
-  const char *keep = tt_config_get(env, "TABLETALK_KEEP");
-  long long age = TT_KEEP_DEFAULT_DAYS * 86400LL;
-  *bad = keep && !tt_parse_age(keep, &age);
-  if (*bad) age = TT_KEEP_DEFAULT_DAYS * 86400LL;
-  return age;
-}
-
-void tt_cli_auto_gc(const tt_dotenv *env, const char *state_dir) {
-  bool bad;
-  long long age = tt_cli_keep_seconds(env, &bad);
-  if (bad || age == 0 || !tt_store_gc_due(state_dir)) return;
-  tt_gc_report r;
-  tt_store_gc(state_dir, age, false, &r);
-}
-
 int cmd_gc(int argc, char **argv) {
   tt_gc_cli g = {.dry = false};
   int rc0 = tt_opts_parse(&tt_cmd_gc, argc, argv, 1, tt_gc_option, &g);
@@ -68,31 +52,35 @@ int cmd_gc(int argc, char **argv) {
   const char *older = g.older, *state = g.state;
   bool dry = g.dry, json = g.json;
   if (optind < argc) return tt_usage_error("gc", "unexpected argument '%s'", argv[optind]);
-  tt_dotenv *env = tt_config_load(".env");
+  tt_config cfg;
+  tt_config_init(&cfg);
+  cfg.state_dir = state;
+  tt_error err;
+  tt_config_resolve(&cfg, &err);
   long long age;
   if (older) {
     if (!tt_parse_age(older, &age) || age == 0) {
-      tt_dotenv_free(env);
+      tt_config_free(&cfg);
       return tt_usage_error("gc", "--older-than takes an age such as 30d, 12h or 2w, not '%s'", older);
     }
   } else {
     bool bad;
-    age = tt_cli_keep_seconds(env, &bad);
+    age = tt_config_keep_seconds(&cfg, &bad);
     if (bad) {
       int rc = tt_usage_error("gc", "TABLETALK_KEEP='%s' is no age: write 30d, 12h, 2w or never",
-                              tt_config_get(env, "TABLETALK_KEEP"));
-      tt_dotenv_free(env);
+                              tt_config_get_value(&cfg, "TABLETALK_KEEP"));
+      tt_config_free(&cfg);
       return rc;
     }
     if (age == 0) {
-      tt_dotenv_free(env);
+      tt_config_free(&cfg);
       if (json) printf("{\"removed\":0,\"bytes\":0,\"kept\":0,\"failed\":0}\n");
       else printf("TABLETALK_KEEP=never: nothing removed (give --older-than AGE to clean up)\n");
       return TT_EXIT_OK;
     }
   }
-  char *dir = state ? tt_xstrdup(state) : tt_default_dir(env, "STATE");
-  tt_dotenv_free(env);
+  char *dir = tt_xstrdup(tt_config_state_dir(&cfg));
+  tt_config_free(&cfg);
   tt_gc_report r;
   tt_store_gc(dir, age, dry, &r);
   if (json) {

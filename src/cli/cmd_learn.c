@@ -77,16 +77,22 @@ int cmd_learn(int argc, char **argv) {
     return tt_usage_error("learn", "give a database file, the question and the SQL that answers it");
   const char *db_path = argv[optind], *question = argv[optind + 1], *sql = argv[optind + 2];
   if (!*question) return tt_usage_error("learn", "the question is empty");
-  if (!given && tt_db_path_is_uri(db_path)) /* no file to keep it beside */
+  tt_error err;
+  tt_db_target target;
+  bool server = tt_db_target_parse(db_path, &target, &err) && target.kind == TT_DB_KIND_POSTGRES;
+  tt_db_target_free(&target);
+  if (server && !given) /* no file to keep it beside */
     return tt_usage_error("learn", "a PostgreSQL database has no file beside it for the "
                                    "knowledge; name one with --knowledge FILE");
-
-  tt_db_opts o = tt_db_default_opts();
-  tt_error err;
-  tt_db *db = tt_db_open(db_path, &o, &err);
-  if (!db) return tt_fail(tt_exit_for(err.kind), "%s", err.message);
-  tt_result *r = tt_db_query(db, sql, strlen(sql), &err);
-  tt_db_close(db);
+  /* the example must run: the database through the session layer */
+  tt_config cfg;
+  tt_config_init(&cfg);
+  cfg.db = db_path;
+  tt_service *svc = tt_config_resolve(&cfg, &err) ? tt_service_open(&cfg, 0, &err) : NULL;
+  tt_result *r = svc ? tt_db_query(tt_service_db(svc), sql, strlen(sql), &err) : NULL;
+  tt_service_free(svc);
+  tt_config_free(&cfg);
+  if (!svc) return tt_cli_error("learn", &err);
   if (!r) {
     const char *what = err.kind == TT_ERR_REFUSED ? "refused: " : err.kind == TT_ERR_SQL ? "SQL error: " : "";
     int rc = tt_exit_for(err.kind);

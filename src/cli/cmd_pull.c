@@ -182,11 +182,12 @@ static int tt_pull_list(void) {
  * (huggingface_hub's variable); NULL and a usage error when that is not
  * a URL pull may use. */
 static char *tt_pull_known_url(const tt_known_model *m, int *rc) {
-  tt_dotenv *env = tt_config_load(".env");
+  tt_config cfg;
+  tt_config_init(&cfg);
   tt_error err;
-  char *url = tt_known_model_url(m, tt_config_get(env, "HF_ENDPOINT"), &err);
+  char *url = tt_known_model_url(m, tt_config_get_value(&cfg, "HF_ENDPOINT"), &err);
   if (!url) *rc = tt_usage_error("pull", "%s", err.message);
-  tt_dotenv_free(env);
+  tt_config_free(&cfg);
   return url;
 }
 

@@ -41,7 +41,8 @@ const tt_cmd_spec tt_cmd_sql = {
 };
 
 typedef struct tt_sql_cli {
-  tt_db_opts o;
+  tt_config cfg;
+  long max_rows, max_bytes;
   tt_format fmt;
   bool rows_given, bytes_given;
 } tt_sql_cli;
@@ -56,24 +57,24 @@ static int tt_sql_option(void *ud, int id, const char *arg) {
     return 0;
   case TT_OPT_JSON: q->fmt = TT_FMT_JSON; return 0;
   case TT_OPT_SQL_TIMEOUT:
-    if (!tt_parse_double(arg, 0.001, 86400, &q->o.timeout_s))
+    if (!tt_parse_double(arg, 0.001, 86400, &q->cfg.sql_timeout_s))
       return tt_usage_error("sql", "--timeout wants seconds between 0.001 and 86400, not '%s'", arg);
     return 0;
   case TT_OPT_MAX_ROWS:
     if (!tt_parse_long(arg, 1, 100000000, &n))
       return tt_usage_error("sql", "--max-rows wants a number from 1 to 100000000, not '%s'", arg);
-    q->o.max_rows = n;
+    q->max_rows = n;
     q->rows_given = true;
     return 0;
   case TT_OPT_MAX_BYTES:
     if (!tt_parse_long(arg, 1, 1L << 32, &n))
       return tt_usage_error("sql", "--max-bytes wants a number from 1 to 4294967296, not '%s'", arg);
-    q->o.max_bytes = n;
+    q->max_bytes = n;
     q->bytes_given = true;
     return 0;
-  case TT_OPT_IMMUTABLE: q->o.immutable = true; return 0;
-  case TT_OPT_HEADER: q->o.csv_header = TT_CSV_HEADER_YES; return 0;
-  case TT_OPT_NO_HEADER: q->o.csv_header = TT_CSV_HEADER_NO; return 0;
+  case TT_OPT_IMMUTABLE: q->cfg.immutable = true; return 0;
+  case TT_OPT_HEADER: q->cfg.csv_header = TT_CSV_HEADER_YES; return 0;
+  case TT_OPT_NO_HEADER: q->cfg.csv_header = TT_CSV_HEADER_NO; return 0;
   }
   return 0;
 }
@@ -154,7 +155,7 @@ static int tt_print_error(tt_format fmt, const tt_error *err) {
     static const char *const prefix[] = {
         [TT_ERR_REFUSED] = "refused: ", [TT_ERR_SQL] = "SQL error: "};
     const char *p = (size_t)err->kind < sizeof prefix / sizeof prefix[0] ? prefix[err->kind] : NULL;
-    tt_fail(0, "%s%s", p ? p : "", err->message);
+    tt_fail(0, "%s%s", p ? p : "", tt_error_text(err));
   }
   return tt_exit_for(err->kind);
 }
@@ -181,16 +182,37 @@ static int tt_print_table(const tt_result *r) {
   return rc;
 }
 
+/* The database through the session layer (no schema is read); the
+ * watchdog is armed before a file opens (a lock or a damaged file must not
+ * hang), and after CSV files are loaded (loading is not the query). */
+static tt_service *tt_sql_open(tt_sql_cli *q, const char *path, tt_error *err) {
+  q->cfg.db = path;
+  tt_db_target t;
+  bool csv = tt_db_target_parse(path, &t, err) && t.kind == TT_DB_KIND_CSV;
+  tt_db_target_free(&t);
+  if (!csv) tt_watchdog_arm(q->cfg.sql_timeout_s, q->fmt);
+  tt_service *svc = tt_config_resolve(&q->cfg, err) ? tt_service_open(&q->cfg, 0, err) : NULL;
+  if (csv && svc) tt_watchdog_arm(q->cfg.sql_timeout_s, q->fmt);
+  if (!svc) return NULL;
+  tt_db_opts o = tt_config_db_opts(&q->cfg);
+  if (q->rows_given) o.max_rows = q->max_rows;
+  if (q->bytes_given) o.max_bytes = q->max_bytes;
+  tt_db_set_opts(tt_service_db(svc), &o);
+  return svc;
+}
+
 int cmd_sql(int argc, char **argv) {
-  tt_sql_cli q = {.o = tt_db_default_opts(), .fmt = TT_FMT_TABLE};
+  tt_sql_cli q = {.fmt = TT_FMT_TABLE};
+  tt_config_init(&q.cfg);
   int rc0 = tt_opts_parse(&tt_cmd_sql, argc, argv, 1, tt_sql_option, &q);
-  if (rc0 != TT_OPTS_GO) return rc0;
-  tt_db_opts o = q.o;
+  if (rc0 == TT_OPTS_GO && argc - optind != 2)
+    rc0 = tt_usage_error("sql", argc - optind < 2 ? "give a database file and the SQL (or - to read it from standard input)"
+                                                  : "too many arguments; quote the SQL as one argument");
+  if (rc0 != TT_OPTS_GO) {
+    tt_config_free(&q.cfg);
+    return rc0;
+  }
   tt_format fmt = q.fmt;
-  bool rows_given = q.rows_given, bytes_given = q.bytes_given;
-  if (argc - optind != 2)
-    return tt_usage_error("sql", argc - optind < 2 ? "give a database file and the SQL (or - to read it from standard input)"
-                                                   : "too many arguments; quote the SQL as one argument");
   const char *path = argv[optind], *sql_arg = argv[optind + 1];
 
   char *sql = NULL;
@@ -200,9 +222,13 @@ int cmd_sql(int argc, char **argv) {
     /* Read one byte past the SQL length limit so that overlong input is
      * reported as such rather than cut. */
     sql = tt_read_stream(STDIN_FILENO, 100001, &len, &too_long);
-    if (!sql) return tt_fail(TT_EXIT_FAIL, "cannot read the SQL from standard input");
+    if (!sql) {
+      tt_config_free(&q.cfg);
+      return tt_fail(TT_EXIT_FAIL, "cannot read the SQL from standard input");
+    }
     if (too_long) {
       free(sql);
+      tt_config_free(&q.cfg);
       tt_error big;
       tt_error_set(&big, TT_ERR_LIMIT,
                    "the SQL text is longer than the limit of 100,000 bytes; shorten it");
@@ -214,11 +240,8 @@ int cmd_sql(int argc, char **argv) {
   }
 
   tt_error err;
-  /* loading a CSV file is not the query: the time limit starts after it */
-  bool csv = tt_db_path_is_csv(path);
-  if (!csv) tt_watchdog_arm(o.timeout_s, fmt);
-  tt_db *db = tt_db_open(path, &o, &err);
-  if (csv && db) tt_watchdog_arm(o.timeout_s, fmt);
+  tt_service *svc = tt_sql_open(&q, path, &err);
+  tt_db *db = svc ? tt_service_db(svc) : NULL;
   int rc;
   if (!db) {
     rc = tt_print_error(fmt, &err);
@@ -229,14 +252,15 @@ int cmd_sql(int argc, char **argv) {
     tt_result_free(r);
   } else {
     /* exports: every row unless a cap is given, streamed */
-    tt_export_opts eo = {.fmt = fmt, .max_rows = rows_given ? o.max_rows : 0,
-                         .max_bytes = bytes_given ? o.max_bytes : 0,
+    tt_export_opts eo = {.fmt = fmt, .max_rows = q.rows_given ? q.max_rows : 0,
+                         .max_bytes = q.bytes_given ? q.max_bytes : 0,
                          .on_row = tt_watchdog_on_row};
     rc = tt_export_query(db, sql, len, &eo, &err);
     tt_watchdog_disarm();
     if (rc < 0) rc = tt_sql_failed(fmt, &err);
   }
   free(sql);
-  tt_db_close(db);
+  tt_service_free(svc);
+  tt_config_free(&q.cfg);
   return rc;
 }

@@ -264,8 +264,12 @@ int cmd_trace(int argc, char **argv) {
   const char *state = t.state;
   if (argc - optind != 1) return tt_usage_error("trace", "give latest, list or a run id");
   const char *what = argv[optind];
-  tt_dotenv *env = tt_config_load(".env");
-  char *dir = state ? tt_xstrdup(state) : tt_default_dir(env, "STATE");
+  tt_config cfg;
+  tt_config_init(&cfg);
+  cfg.state_dir = state;
+  tt_error err;
+  tt_config_resolve(&cfg, &err);
+  const char *dir = tt_config_state_dir(&cfg);
   int rc;
   if (strcmp(what, "list") == 0) {
     rc = tt_trace_list_print(dir, limit, json);
@@ -278,7 +282,6 @@ int cmd_trace(int argc, char **argv) {
   } else {
     rc = tt_trace_print(dir, what, json);
   }
-  free(dir);
-  tt_dotenv_free(env);
+  tt_config_free(&cfg);
   return rc;
 }

@@ -179,7 +179,11 @@ char **tt_cli_db_url_args(const tt_cmd_spec *spec, int *argc, char **argv, int *
       free(out);
       return NULL;
     }
-    if (!tt_db_path_is_uri(v)) {
+    tt_db_target t;
+    tt_error terr;
+    bool server = tt_db_target_parse(v, &t, &terr) && t.kind == TT_DB_KIND_POSTGRES;
+    tt_db_target_free(&t);
+    if (!server) {
       *rc = tt_usage_error(spec->name, "--db-url wants a postgres:// or postgresql:// URI "
                                        "(postgresql:// alone: libpq's defaults and PGHOST, "
                                        "PGUSER...); give a SQLite or CSV file as DB instead");

@@ -574,7 +574,9 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
   char *scratch = pg ? tt_pg_scratch_create(o->db_path, tt_planted, &pg_name, err)
                      : tt_make_scratch(o->db_path, &dir, err);
   if (!scratch) return NULL;
-  char *shown = tt_pg_redact_uri(scratch);
+  tt_db_target st; /* the copy as it is shown: a URI without its password */
+  char *shown = tt_db_target_parse(scratch, &st, &terr) ? tt_xstrdup(st.shown) : tt_xstrdup("");
+  tt_db_target_free(&st);
   tt_suite s = {.o = o, .scratch = scratch, .pg = pg};
   if (!pg) {
     int fd = open(scratch, O_RDONLY | O_CLOEXEC);

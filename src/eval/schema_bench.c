@@ -145,29 +145,25 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err) {
   char *qpath = tt_xasprintf("%s/questions.jsonl", o->data_dir);
   char *dbpath = tt_xasprintf("%s/schema.sqlite", o->data_dir);
   json_t *qs = tt_bench_questions(qpath, err), *r = NULL;
-  tt_schema *s = NULL;
+  tt_config cfg;
+  tt_config_init(&cfg);
+  tt_service *svc = NULL;
+  const tt_schema *s = NULL;
   if (!qs) goto done;
-  tt_db_opts dbo = tt_db_default_opts();
-  tt_error dberr;
-  tt_db *db = tt_db_open(dbpath, &dbo, &dberr);
-  if (!db) {
-    tt_buf_printf(err, "%s", dberr.message);
-    goto done;
-  }
-  /* as ask does: the knowledge file beside the database, and the value
-   * index linking values the questions name to their tables (built here,
-   * not cached, so its cost is measured) */
-  tt_schema_load_opts so = {.db_path = dbpath, .values = TT_SCHEMA_VALUES_BUILT};
+  /* as ask does, through the session layer: the knowledge file beside the
+   * database, and the value index linking values the questions name to
+   * their tables (built here, not cached, so its cost is measured) */
+  cfg.db = dbpath;
   tt_error serr;
   double t0 = tt_now_ms();
-  s = tt_schema_load(db, &so, &serr);
+  if (tt_config_resolve(&cfg, &serr))
+    svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT, &serr);
+  s = svc ? tt_service_schema(svc, &serr) : NULL;
   double values_ms = tt_now_ms() - t0;
-  tt_db_close(db);
   if (!s) {
-    tt_buf_puts(err, serr.message);
+    tt_buf_puts(err, tt_error_text(&serr));
     goto done;
   }
-  if (tt_schema_warning(s)) fprintf(stderr, "tabletalk: warning: %s\n", tt_schema_warning(s));
   json_t *budgets = json_array();
   for (size_t b = 0; b < o->nbudgets; b++)
     json_array_append_new(budgets, tt_bench_budget(s, qs, o->budgets[b], o->details));
@@ -178,7 +174,8 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err) {
                       json_pack("{s:I,s:f}", "values", (json_int_t)tt_values_count(tt_schema_values(s)),
                                 "build_ms", values_ms));
 done:
-  tt_schema_free(s);
+  tt_service_free(svc);
+  tt_config_free(&cfg);
   json_decref(qs);
   free(qpath);
   free(dbpath);

@@ -62,3 +62,11 @@ tt_agent_opts tt_config_agent_opts(const tt_config *c) {
   o.schema_budget = (size_t)c->schema_budget;
   return o;
 }
+
+long long tt_config_keep_seconds(const tt_config *c, bool *bad) {
+  const char *keep = tt_config_get(c->env, "TABLETALK_KEEP");
+  long long age = TT_KEEP_DEFAULT_DAYS * 86400LL;
+  *bad = keep && !tt_parse_age(keep, &age);
+  if (*bad) age = TT_KEEP_DEFAULT_DAYS * 86400LL;
+  return age;
+}

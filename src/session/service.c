@@ -13,8 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TT_KEEP_DEFAULT_DAYS 90
-
 struct tt_service {
   const tt_config *cfg;
   unsigned flags;
@@ -35,9 +33,9 @@ struct tt_service {
 /* Traces and charts older than TABLETALK_KEEP (default 90 days) go, at
  * most once a day per state folder. */
 static void tt_service_housekeeping(const tt_service *s) {
-  const char *keep = tt_config_get(s->cfg->env, "TABLETALK_KEEP");
-  long long age = TT_KEEP_DEFAULT_DAYS * 86400LL;
-  if (keep && !tt_parse_age(keep, &age)) return; /* `tabletalk gc` says why */
+  bool bad;
+  long long age = tt_config_keep_seconds(s->cfg, &bad);
+  if (bad) return; /* `tabletalk gc` says why */
   const char *dir = tt_config_state_dir(s->cfg);
   if (age == 0 || !tt_store_gc_due(dir)) return;
   tt_gc_report r;

@@ -85,6 +85,10 @@ tt_db_opts tt_config_db_opts(const tt_config *c);
 tt_agent_opts tt_config_agent_opts(const tt_config *c);
 /* The state folder (threads, traces, charts) after tt_config_resolve. */
 const char *tt_config_state_dir(const tt_config *c);
+/* How long traces and charts are kept: TABLETALK_KEEP (an age such as 30d,
+ * or "never": 0), else 90 days. *bad when the variable holds no age. */
+#define TT_KEEP_DEFAULT_DAYS 90
+long long tt_config_keep_seconds(const tt_config *c, bool *bad);
 
 /* ---- models (models.c) ------------------------------------------------------- */
 
