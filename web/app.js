@@ -234,30 +234,64 @@ function newTurn(question) {
   return { art, body, question };
 }
 
+/* One renderer for the events of a question (docs/reference/events.md):
+ * the live stream of /api/ask and a stored run's trace (/api/runs/ID) go
+ * through the same function, so a run looks the same either way. It fills
+ * the turn's steps and answer; run_end draws the result. */
+function runRenderer(turn, { live = true, t0 = performance.now() } = {}) {
+  const steps = el('ol.steps', { 'aria-label': 'Progress' });
+  const clock = el('p.clock.muted', { 'aria-hidden': 'true' });
+  const answer = el('div.answer', { 'aria-live': live ? 'polite' : 'off', 'aria-busy': live ? 'true' : 'false', 'aria-label': 'Answer' });
+  const summary = el('summary', null, 'Steps');
+  const details = el('details.progress', { open: live }, summary, steps, clock);
+  turn.body.append(details, answer);
+  let waiting = null;
+  const r = { finished: false, steps, clock, answer, details, summary };
+  r.settle = () => { if (waiting) { waiting.remove(); waiting = null; } };
+  r.handle = (name, d) => {
+    if (d && d.run_id) turn.art.dataset.run = d.run_id;
+    if (name === 'run_start') {
+      if (live && d.thread) setThread(d.thread);
+    } else if (name === 'model_wait') {
+      r.settle();
+      if (live) { waiting = el('li.step.wait', null, 'Waiting for the model…'); steps.append(waiting); }
+    } else if (name === 'text') {
+      answer.classList.add('streaming');
+      answer.append(d.piece || '');
+    } else if (name === 'text_restart') {
+      answer.replaceChildren();
+    } else if (name === 'run_end') {
+      r.settle();
+      r.finished = true;
+      answer.remove();
+      details.open = false;
+      showRun(turn, d, !live, live ? answer : null);
+      const s = d.totals;
+      clock.textContent = s ? `${ms(s.wall_ms)} in all: ${plural(s.llm_calls || 0, 'model call')} (${ms(s.llm_ms)}), ${plural(s.sql_calls || 0, 'query', 'queries')}, ${s.prompt_tokens || 0} prompt + ${s.completion_tokens || 0} completion tokens`
+        : `${ms(performance.now() - t0)} in all`;
+      summary.textContent = `Steps: ${clock.textContent}`;
+    } else if (name !== 'answer' && name !== 'clarification') { /* the result shows those */
+      r.settle();
+      const li = stepItem(name, d);
+      if (li) steps.append(li);
+    }
+  };
+  return r;
+}
+
 async function ask(question) {
   question = question.trim();
   if (!question || state.busy) return;
   notice('');
   const turn = newTurn(question);
-  const steps = el('ol.steps', { 'aria-label': 'Progress' });
-  const clock = el('p.clock.muted', { 'aria-hidden': 'true' });
-  const answer = el('div.answer', { 'aria-live': 'polite', 'aria-busy': 'true', 'aria-label': 'Answer' });
-  const summary = el('summary', null, 'Steps');
-  const details = el('details.progress', { open: true }, summary, steps, clock);
-  turn.body.append(details, answer);
+  const t0 = performance.now();
+  const view = runRenderer(turn, { live: true, t0 });
   turn.art.scrollIntoView({ block: 'end' });
 
   const ctl = new AbortController();
   state.busy = ctl;
   setBusy(true);
-  const t0 = performance.now();
-  const tick = setInterval(() => { clock.textContent = `${ms(performance.now() - t0)} so far`; }, 200);
-  let waiting = null, finished = false;
-  const wait = () => {
-    waiting = el('li.step.wait', null, 'Waiting for the model…');
-    steps.append(waiting);
-  };
-  const settle = () => { if (waiting) { waiting.remove(); waiting = null; } };
+  const tick = setInterval(() => { view.clock.textContent = `${ms(performance.now() - t0)} so far`; }, 200);
 
   try {
     const res = await fetch('/api/ask', {
@@ -271,40 +305,21 @@ async function ask(question) {
       throw new Error(msg);
     }
     await readEvents(res, (name, d) => {
-      if (name === 'start') {
-        if (d.thread_id) setThread(d.thread_id);
-        if (d.run_id) turn.art.dataset.run = d.run_id;
-      } else if (name === 'step') {
-        settle();
-        if (d.kind === 'model_wait') wait();
-        else steps.append(stepItem(d));
-      } else if (name === 'text') {
-        answer.classList.add('streaming');
-        answer.append(d.piece || '');
-      } else if (name === 'text_restart') {
-        answer.replaceChildren();
-      } else if (name === 'run') {
-        settle();
-        finished = true;
-        answer.remove();
-        details.open = false;
-        showRun(turn, d, false, answer);
-        turn.art.scrollIntoView({ block: 'start' });
-        const s = d.totals;
-        clock.textContent = s ? `${ms(s.wall_ms)} in all: ${plural(s.llm_calls || 0, 'model call')} (${ms(s.llm_ms)}), ${plural(s.sql_calls || 0, 'query', 'queries')}, ${s.prompt_tokens || 0} prompt + ${s.completion_tokens || 0} completion tokens`
-          : `${ms(performance.now() - t0)} in all`;
-        summary.textContent = `Steps: ${clock.textContent}`;
-        announce(d.status === 'clarify' ? 'tabletalk asks you a question' : `Answer ready (${d.status})`);
-      } else if (name === 'error') {
-        settle();
-        finished = true;
+      if (name === 'error') { /* the question could not start: no run */
+        view.settle();
+        view.finished = true;
         throw new Error(d.error || 'the question could not be asked');
       }
+      view.handle(name, d);
+      if (name === 'run_end') {
+        turn.art.scrollIntoView({ block: 'start' });
+        announce(d.status === 'clarify' ? 'tabletalk asks you a question' : `Answer ready (${d.status})`);
+      }
     });
-    if (!finished) throw new Error('The answer stopped before it was complete (the server closed the stream). Ask again.');
+    if (!view.finished) throw new Error('The answer stopped before it was complete (the server closed the stream). Ask again.');
   } catch (e) {
-    settle();
-    answer.setAttribute('aria-busy', 'false');
+    view.settle();
+    view.answer.setAttribute('aria-busy', 'false');
     const stopped = e.name === 'AbortError';
     turn.body.append(el('p.error', { role: 'alert' }, stopped ? 'Stopped: the question was cancelled.' : e.message));
     announce(stopped ? 'Question cancelled' : 'The question failed');
@@ -322,33 +337,37 @@ function setBusy(on) {
   $('conversation').setAttribute('aria-busy', on ? 'true' : 'false');
 }
 
-/* One line of progress per agent event. */
-function stepItem(d) {
-  const li = el('li.step.' + (d.kind || 'tool'));
-  if (d.kind === 'model' && d.error) {
+/* One line of progress per event (NULL: nothing to show for it). */
+function stepItem(name, d) {
+  const li = el('li.step.' + name);
+  if (name === 'model_call' && d.ok === false) {
     li.append(el('strong', null, 'Model call'), ' ', el('span.bad', null, `failed: ${d.error}`));
-  } else if (d.kind === 'model') {
-    li.append(el('strong', null, 'Model call'), ` ${ms(d.ms)}`,
-      (d.prompt_tokens !== undefined ? `, ${d.prompt_tokens} prompt + ${d.completion_tokens ?? 0} completion tokens` : ''),
+  } else if (name === 'model_call') {
+    li.append(el('strong', null, 'Model call'), ` ${ms(d.latency_ms)}`,
+      (d.input_tokens !== undefined ? `, ${d.input_tokens} prompt + ${d.output_tokens ?? 0} completion tokens` : ''),
       d.tool ? `: ${d.tool}` : '');
-  } else if (d.kind === 'sql') {
+  } else if (name === 'thought') {
+    li.append(el('strong', null, 'Thought'), ' ', el('span.thought', { text: d.text || '' }));
+  } else if (name === 'sql') {
     li.append(el('strong', null, 'SQL'), ' ',
       d.ok ? `${plural(d.rows ?? 0, 'row')}${d.truncated ? ' (cut)' : ''} in ${ms(d.ms)}` : el('span.bad', null, `failed: ${d.error || 'error'}`),
       el('code.step-sql', { text: d.sql || '' }));
     if (!d.ok) li.classList.add('failed');
-  } else if (d.kind === 'chart') {
-    li.append(el('strong', null, 'Chart'), ' ', d.ok === false ? `failed: ${d.error || ''}` : (d.chart || d.description || 'drawn'));
-  } else if (d.kind === 'queued') {
+  } else if (name === 'chart') {
+    li.append(el('strong', null, 'Chart'), ' ', d.ok === false ? `failed: ${d.error || ''}` : (d.description || 'drawn'));
+  } else if (name === 'queued') {
     li.append(el('strong', null, 'Queued'), ' behind another question that is using the model');
-  } else if (d.kind === 'schema') {
+  } else if (name === 'schema') {
     const names = (d.tables || []).map((t) => (typeof t === 'string' ? t : t.name || t.table || '')).filter(Boolean);
     li.append(el('strong', null, 'Schema'), ` ${plural(names.length, 'table')} for the model${names.length ? ': ' + names.join(', ') : ''}`);
-  } else if (d.kind === 'context') {
+  } else if (name === 'context') {
     li.append(el('strong', null, 'Context'), ` ${d.action || ''}${d.error ? ': ' + d.error : ''}`);
-  } else if (d.kind === 'verify') {
+  } else if (name === 'verify') {
     li.append(el('strong', null, 'Check'), ' ', d.decision || '', d.reason ? `: ${d.reason}` : '');
+  } else if (name === 'warning') {
+    li.append(el('strong', null, 'Warning'), ' ', el('span.bad', null, d.message || ''));
   } else {
-    li.append(el('strong', null, d.tool || d.kind || 'Step'), d.ok === false ? ` failed: ${d.error || ''}` : '');
+    return null;
   }
   return li;
 }
@@ -391,7 +410,7 @@ function showRun(turn, run, fromHistory, live) {
   }
   if (run.warning) box.append(el('p.warning', null, el('strong', null, 'Warning: '), run.warning));
   if (run.sql && status !== 'refused' && status !== 'clarify') box.append(sqlBlock(run.sql, turn, 'SQL', true));
-  for (const [i, c] of (run.charts || []).entries()) box.append(chartFigure(c, i));
+  for (const [i, c] of (run.charts || []).entries()) box.append(chartFigure(c, i, run.run_id));
   if (run.columns && run.columns.length && status !== 'refused') {
     box.append(resultTable(run, run.truncated ? `More rows exist (cut by ${run.truncated_by || 'a limit'}); the table holds the first ${run.row_count ?? run.rows.length}.` : ''));
   }
@@ -423,14 +442,17 @@ function clarifyBox(turn, question, fromHistory) {
   return box;
 }
 
-function chartFigure(c, i) {
+/* A chart of run runId (number i + 1): the server keeps it as SVG (shown)
+ * and PNG (to download) under /api/charts/RUN/N. */
+function chartFigure(c, i, runId) {
   const fig = el('figure.chart');
-  if (c.url) {
-    const png = c.url.replace(/\.svg$/, '.png');
-    fig.append(el('img', { src: c.url, alt: c.description || `chart ${i + 1}`, loading: 'lazy' }),
+  const url = c.file && runId ? `/api/charts/${encodeURIComponent(runId)}/${i + 1}.svg` : null;
+  if (url) {
+    const png = url.replace(/\.svg$/, '.png');
+    fig.append(el('img', { src: url, alt: c.description || `chart ${i + 1}`, loading: 'lazy' }),
       el('figcaption', null, c.description || '', c.note ? ` (${c.note})` : '', ' ',
         el('a', { href: png, download: `chart-${i + 1}.png` }, 'Download PNG'),
-        ' ', el('a', { href: c.url, download: `chart-${i + 1}.svg` }, 'SVG')));
+        ' ', el('a', { href: url, download: `chart-${i + 1}.svg` }, 'SVG')));
   } else {
     fig.append(el('figcaption', null, `${c.description || 'chart'}: the picture could not be written${c.note ? ` (${c.note})` : ''}.`));
   }
@@ -588,6 +610,13 @@ async function openTrace(runId) {
   const r = await api('GET', `/api/runs/${encodeURIComponent(runId)}`);
   if (r.status !== 200 || !r.body) { body.replaceChildren(el('p.error', { role: 'alert' }, errorOf(r, 'Reading the trace'))); return; }
   const events = r.body.events || [];
+  /* the stored run, drawn by the renderer of a live one */
+  const start = events.find((e) => e.event === 'run_start');
+  const replay = { art: el('article.turn.replay', { 'aria-label': 'The run as it happened' }), body: el('div.turn-body') };
+  replay.art.append(el('p.question', null, el('span.who', null, 'You'), el('span.q-text', { text: (start && start.question) || '' })), replay.body);
+  const view = runRenderer(replay, { live: false });
+  for (const e of events) view.handle(e.event, e);
+  view.details.open = true;
   const t0 = events.length ? Date.parse(events[0].ts) : NaN;
   const rows = events.map((e) => {
     const at = Date.parse(e.ts);
@@ -599,23 +628,25 @@ async function openTrace(runId) {
   body.replaceChildren(
     tot ? el('p.trace-totals', null, `${end.status}: ${ms(tot.wall_ms)} in all, ${plural(tot.llm_calls, 'model call')} (${ms(tot.llm_ms)}), ` +
       `${plural(tot.sql_calls ?? 0, 'query', 'queries')}, tokens: ${tot.prompt_tokens} prompt (${tot.cached_tokens ?? 0} cached) + ${tot.completion_tokens} completion`) : null,
-    el('div.table-scroll', { tabindex: 0, role: 'region', 'aria-label': 'Trace events' },
-      el('table.trace-table', null,
-        el('thead', null, el('tr', null, ['Time', 'Event', 'Step', 'Details'].map((h) => el('th', { scope: 'col' }, h)))),
-        el('tbody', null, rows))));
+    replay.art,
+    el('details.trace-events', null, el('summary', null, `All ${plural(events.length, 'event')}`),
+      el('div.table-scroll', { tabindex: 0, role: 'region', 'aria-label': 'Trace events' },
+        el('table.trace-table', null,
+          el('thead', null, el('tr', null, ['Time', 'Event', 'Step', 'Details'].map((h) => el('th', { scope: 'col' }, h)))),
+          el('tbody', null, rows)))));
 }
 
 function traceDetail(e) {
   const out = [];
   const kv = (k, v) => { if (v !== undefined && v !== null && v !== '') out.push(el('span.kv', null, el('b', null, k + ' '), String(v))); };
-  if (e.event === 'run_start') { kv('question', e.question); kv('model', e['gen_ai.request.model']); kv('backend', e.backend); }
-  else if (e.event === 'llm_call') {
-    kv('latency', ms(e.latency_ms)); kv('prompt tokens', e['gen_ai.usage.input_tokens']);
-    kv('cached', e['gen_ai.usage.cache_read.input_tokens']); kv('completion tokens', e['gen_ai.usage.output_tokens']);
+  if (e.event === 'run_start') { kv('question', e.question); kv('model', e.model); kv('backend', e.backend); }
+  else if (e.event === 'model_call') {
+    kv('latency', ms(e.latency_ms)); kv('prompt tokens', e.input_tokens);
+    kv('cached', e.cached_tokens); kv('completion tokens', e.output_tokens);
     kv('tool', e.tool); kv('error', e.error);
     if (e.arguments) out.push(el('code.step-sql', { text: e.arguments }));
-  } else if (e.event === 'tool_call') {
-    kv('tool', e['gen_ai.tool.name']); kv('ok', e.ok); kv('rows', e.rows); kv('time', ms(e.ms)); kv('chart', e.chart); kv('error', e.error);
+  } else if (e.event === 'sql' || e.event === 'chart') {
+    kv('ok', e.ok); kv('rows', e.rows); kv('time', ms(e.ms)); kv('chart', e.description); kv('error', e.error);
     if (e.sql) out.push(el('code.step-sql', { text: e.sql }));
   } else if (e.event === 'verify') {
     kv('decision', e.decision); kv('reason', e.reason); kv('unbacked', (e.unbacked_numbers || []).join(', '));

@@ -56,33 +56,57 @@ typedef struct tt_agent_opts {
 
 tt_agent_opts tt_agent_default_opts(void);
 
+/* The one stream of events a question produces (docs/reference/events.md):
+ * the agent emits them once; the session layer adds the question's start
+ * and end, traces each, and front ends render the same events (the web
+ * page's stream, MCP progress, the terminal). */
 typedef enum tt_event_kind {
-  TT_EV_LLM_WAIT,   /* a model call starts */
-  TT_EV_LLM_CALL,   /* a model call ended (reply or error) */
-  TT_EV_TOOL_CALL,  /* a tool ran (or a call was rejected) */
-  TT_EV_VERIFY,     /* the answer check decided something */
-  TT_EV_CONTEXT,    /* something was cut to fit the model's context */
-  TT_EV_SCHEMA,     /* the tables whose cards go with the question, and why */
-  TT_EV_QUEUED,     /* the question waits for the model another question holds */
+  TT_EV_RUN_START,    /* session: the question starts (data: its facts) */
+  TT_EV_SCHEMA,       /* the tables whose cards go with the question, and why */
+  TT_EV_QUEUED,       /* session: the question waits for the model another holds */
+  TT_EV_MODEL_WAIT,   /* a model call starts */
+  TT_EV_MODEL_CALL,   /* a model call ended (reply or error) */
+  TT_EV_THOUGHT,      /* what the model thought before its call (text) */
+  TT_EV_SQL,          /* run_sql ran, failed or was refused */
+  TT_EV_CHART,        /* make_chart drew a chart or failed */
+  TT_EV_CLARIFY,      /* the model asks the user (text: its question) */
+  TT_EV_CONTEXT,      /* something was cut to fit the model's context */
+  TT_EV_VERIFY,       /* the answer check decided something */
+  TT_EV_WARNING,      /* something went wrong beside the answer (text): a tool call
+                       * that could not be used, a turn that was not saved */
+  TT_EV_ANSWER,       /* the answer (text) */
+  TT_EV_TEXT,         /* live only, not traced: a piece of the answer as it is
+                       * written (text, n bytes) */
+  TT_EV_TEXT_RESTART, /* live only: the text so far was not the answer */
+  TT_EV_RUN_END,      /* session: the question is over (data: the run's JSON) */
 } tt_event_kind;
+
+/* "run_start", "schema", "queued", "model_wait", "model_call", "thought",
+ * "sql", "chart", "clarification", "context", "verify", "warning",
+ * "answer", "text", "text_restart", "run_end": the "event" of its JSON. */
+const char *tt_event_name(tt_event_kind kind);
 
 typedef struct tt_event {
   tt_event_kind kind;
   int step;                        /* model calls so far in this question */
-  /* TT_EV_LLM_CALL */
+  /* TT_EV_MODEL_CALL */
   const tt_llm_reply *reply;       /* NULL when the call failed */
-  const tt_error *llm_error;   /* set when it failed */
-  /* TT_EV_TOOL_CALL */
+  const tt_error *llm_error;       /* set when it failed */
+  /* TT_EV_SQL, TT_EV_CHART, TT_EV_WARNING (a rejected call) */
   const char *tool;
   const char *args;                /* as the model wrote them */
-  const char *sql;                 /* run_sql */
+  const char *sql;                 /* the query (a chart: the one it draws) */
   bool ok;
   long rows;
   bool truncated;
   double ms;
   const char *error;               /* why it failed or was rejected */
+  const tt_error *sql_error;       /* TT_EV_SQL that failed: kind and refusal */
   const char *chart;               /* make_chart: "bar chart, 5 bars: ..." */
   const char *chart_file;          /* make_chart: the file saved, or NULL */
+  /* TT_EV_THOUGHT, TT_EV_CLARIFY, TT_EV_WARNING, TT_EV_ANSWER, TT_EV_TEXT */
+  const char *text;
+  size_t n;                        /* TT_EV_TEXT: bytes of text */
   /* TT_EV_VERIFY */
   const char *decision;            /* "verified", "push_back", "accept_unverified" */
   const char *reason;
@@ -102,13 +126,13 @@ typedef struct tt_event {
   /* TT_EV_SCHEMA: [{"table","score","reason"}] in the order chosen; limit is
    * what the cards could take, tokens_after what they took */
   const json_t *tables;
+  /* TT_EV_RUN_START, TT_EV_RUN_END: the fields the session gives them */
+  const json_t *data;
 } tt_event;
 
 typedef struct tt_agent_hooks {
+  /* every event, in order, on the thread that asked */
   void (*on_event)(void *ud, const tt_event *ev);
-  /* the final answer's text as the model writes it (streaming backends) */
-  void (*on_text)(void *ud, const char *piece, size_t n);
-  void (*on_text_restart)(void *ud);
   /* make_chart built chart number index (0-based) of this question: save
    * it and put the file in path; false with the reason in err (the model
    * is told). NULL: charts are kept in the run, no file is written. */

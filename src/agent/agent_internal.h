@@ -30,6 +30,17 @@ struct tt_agent {
   char *writer_schema;
 };
 
+/* events.c: ev (its step set) to the hooks, which may be NULL. */
+void tt_agent_emit(const tt_agent_hooks *h, int step, tt_event *ev);
+/* A model call's events: thought when the model wrote what it thought,
+ * then model_call (r NULL: it failed with err). */
+void tt_agent_emit_call(const tt_agent_hooks *h, int step, const tt_llm_reply *r,
+                        const tt_error *err);
+/* The streaming callbacks of a model call (ud: the hooks): each piece of
+ * the answer as a text event, a restart as text_restart. */
+void tt_agent_stream_text(void *ud, const char *piece, size_t n);
+void tt_agent_stream_restart(void *ud);
+
 /* loop.c: one guarded query under the agent's limits, keeping at most
  * max_rows; cancel (may be NULL) stops it. */
 tt_result *tt_agent_guarded_query(tt_agent *a, volatile sig_atomic_t *cancel, const char *sql,

@@ -141,8 +141,7 @@ typedef struct tt_step_state {
 } tt_step_state;
 
 static void tt_emit(const tt_step_state *st, tt_event *ev) {
-  ev->step = st->llm_calls;
-  if (st->hooks && st->hooks->on_event) st->hooks->on_event(st->hooks->ud, ev);
+  tt_agent_emit(st->hooks, st->llm_calls, ev);
 }
 
 static void tt_reply_tool(tt_step_state *st, const tt_llm_reply *r, const char *result) {
@@ -164,8 +163,8 @@ static bool tt_reject_call(tt_step_state *st, const tt_llm_reply *r, const char 
   tt_buf_printf(&msg, "Your tool call could not be used: %s. Call exactly one of %s, with "
                       "arguments that match its schema.", why, tt_tool_list(st->a, &names));
   tt_reply_tool(st, r, tt_buf_cstr(&msg));
-  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = r->tool_name, .args = r->tool_args,
-                 .ok = false, .error = why};
+  tt_event ev = {.kind = TT_EV_WARNING, .tool = r->tool_name, .args = r->tool_args,
+                 .ok = false, .error = why, .text = why};
   tt_emit(st, &ev);
   tt_buf_free(&msg);
   tt_buf_free(&names);
@@ -238,7 +237,7 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
   tt_agent *a = st->a;
   char *sql = tt_arg_string(r->tool_args, "sql");
   tt_buf view = TT_BUF_INIT;
-  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "run_sql", .args = r->tool_args, .sql = sql};
+  tt_event ev = {.kind = TT_EV_SQL, .tool = "run_sql", .args = r->tool_args, .sql = sql};
   if (st->must_answer) {
     tt_buf_puts(&view, "run_sql is not available any more: too many queries failed in a row. "
                        "Call answer and explain what went wrong.");
@@ -272,6 +271,7 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
     tt_buf err_text = TT_BUF_INIT;
     tt_buf_printf(&err_text, "%s%s", err.message, hint ? hint : "");
     ev.error = tt_buf_cstr(&err_text);
+    ev.sql_error = &err;
     if (st->failed_in_row >= a->o.max_failed_sql) {
       tt_buf_printf(&view, "\nThat was %d failed queries in a row: stop querying now and call "
                            "answer to explain what went wrong.", st->failed_in_row);
@@ -354,7 +354,7 @@ bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
 
 static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
   tt_run *out = st->out;
-  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "make_chart", .args = r->tool_args};
+  tt_event ev = {.kind = TT_EV_CHART, .tool = "make_chart", .args = r->tool_args};
   tt_buf why = TT_BUF_INIT, msg = TT_BUF_INIT, desc = TT_BUF_INIT, path = TT_BUF_INIT;
   json_t *args = json_loads(r->tool_args, 0, NULL);
   tt_chart_spec *spec = tt_chart_spec_from_json(args, &why);
@@ -476,14 +476,13 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
     st->out->status = TT_RUN_CLARIFY;
     st->out->answer = tt_arg_string(r->tool_args, "question");
     tt_chat_add_call(&st->chat, r->call_id, r->tool_name, r->tool_args, r->thinking);
-    tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "ask_user", .args = r->tool_args, .ok = true};
+    tt_event ev = {.kind = TT_EV_CLARIFY, .tool = "ask_user", .args = r->tool_args, .ok = true,
+                   .text = st->out->answer};
     tt_emit(st, &ev);
     return true;
   }
   /* answer */
   char *text = tt_arg_string(r->tool_args, "text");
-  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "answer", .args = r->tool_args, .ok = true};
-  tt_emit(st, &ev);
   if (!tt_check_answer(st, r, text)) {
     free(text);
     return false;
@@ -491,6 +490,9 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
   tt_chat_add_call(&st->chat, r->call_id, r->tool_name, r->tool_args, r->thinking);
   st->out->status = TT_RUN_ANSWERED;
   st->out->answer = text;
+  tt_event ev = {.kind = TT_EV_ANSWER, .tool = "answer", .args = r->tool_args, .ok = true,
+                 .text = text};
+  tt_emit(st, &ev);
   return true;
 }
 
@@ -572,15 +574,17 @@ static bool tt_plain_text_reply(tt_step_state *st, const tt_llm_reply *r) {
   tt_chat_add(&st->chat, TT_ROLE_ASSISTANT, r->text);
   if (!st->text_pushed_back) {
     st->text_pushed_back = true;
-    if (st->hooks && st->hooks->on_text_restart) st->hooks->on_text_restart(st->hooks->ud);
+    tt_event restart = {.kind = TT_EV_TEXT_RESTART};
+    tt_emit(st, &restart);
     tt_buf msg = TT_BUF_INIT, names = TT_BUF_INIT;
     tt_buf_printf(&msg, "That reply was plain text, but every reply must be exactly one tool call. "
                         "Call one of %s now; if you have the final answer, call answer with it as "
                         "\"text\".", tt_tool_list(st->a, &names));
     tt_chat_add(&st->chat, TT_ROLE_USER, tt_buf_cstr(&msg));
-    tt_event ev = {.kind = TT_EV_TOOL_CALL, .ok = false,
+    tt_event ev = {.kind = TT_EV_WARNING, .ok = false,
                    .error = "a plain-text reply instead of a tool call; asked the model once to "
                             "call a tool"};
+    ev.text = ev.error;
     tt_emit(st, &ev);
     tt_buf_free(&msg);
     tt_buf_free(&names);
@@ -599,6 +603,8 @@ static bool tt_plain_text_reply(tt_step_state *st, const tt_llm_reply *r) {
   out->status = TT_RUN_ANSWERED;
   out->answer = tt_xstrdup(r->text);
   tt_check_answer(st, NULL, r->text);
+  tt_event ev = {.kind = TT_EV_ANSWER, .ok = true, .text = out->answer};
+  tt_emit(st, &ev);
   return true;
 }
 
@@ -647,10 +653,10 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     }
   tt_llm_call call = {
       .tools = a->tools, .ntools = a->ntools,
-      .on_text = hooks ? hooks->on_text : NULL,
-      .on_restart = hooks ? hooks->on_text_restart : NULL,
+      .on_text = hooks ? tt_agent_stream_text : NULL,
+      .on_restart = hooks ? tt_agent_stream_restart : NULL,
       .stream_tool = "answer", .stream_arg = "text",
-      .ud = hooks ? hooks->ud : NULL,
+      .ud = (void *)hooks,
       .cancel = hooks ? hooks->cancel : NULL,
   };
   bool over = false;
@@ -701,7 +707,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       out->error = tt_buf_detach(&room_err);
       break;
     }
-    tt_event wait = {.kind = TT_EV_LLM_WAIT};
+    tt_event wait = {.kind = TT_EV_MODEL_WAIT};
     tt_emit(&st, &wait);
     tt_llm_reply r;
     tt_error lerr;
@@ -710,8 +716,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     reply_bytes += r.bytes;
     out->totals.llm_calls++;
     tt_add_usage(&out->totals, &r);
-    tt_event ev = {.kind = TT_EV_LLM_CALL, .reply = ok ? &r : NULL, .llm_error = ok ? NULL : &lerr};
-    tt_emit(&st, &ev);
+    tt_agent_emit_call(hooks, st.llm_calls, ok ? &r : NULL, &lerr);
     if (!ok) {
       out->status = lerr.kind == TT_ERR_CANCELLED ? TT_RUN_CANCELLED : TT_RUN_FAILED;
       out->error = tt_xstrdup(lerr.message);

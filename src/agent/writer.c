@@ -39,8 +39,7 @@ typedef struct tt_writer_state {
 } tt_writer_state;
 
 static void tt_writer_emit(const tt_writer_state *st, tt_event *ev) {
-  ev->step = st->llm_calls;
-  if (st->hooks && st->hooks->on_event) st->hooks->on_event(st->hooks->ud, ev);
+  tt_agent_emit(st->hooks, st->llm_calls, ev);
 }
 
 char *tt_writer_schema(const tt_agent *a, const tt_card *const *cards, size_t n) {
@@ -97,7 +96,7 @@ static bool tt_writer_call(tt_writer_state *st, const char *prompt, size_t stabl
       .stable_prefix = stable,
       .max_reply_bytes = TT_CALL_REPLY_BYTES,
   };
-  tt_event wait = {.kind = TT_EV_LLM_WAIT};
+  tt_event wait = {.kind = TT_EV_MODEL_WAIT};
   tt_writer_emit(st, &wait);
   bool ok = tt_llm_chat(st->a->llm, &chat, &call, r, err);
   tt_chat_free(&chat);
@@ -108,8 +107,7 @@ static bool tt_writer_call(tt_writer_state *st, const char *prompt, size_t stabl
   t->cached_tokens += r->usage.cached;
   t->completion_tokens += r->usage.completion;
   t->llm_ms += r->latency_ms;
-  tt_event ev = {.kind = TT_EV_LLM_CALL, .reply = ok ? r : NULL, .llm_error = ok ? NULL : err};
-  tt_writer_emit(st, &ev);
+  tt_agent_emit_call(st->hooks, st->llm_calls, ok ? r : NULL, err);
   return ok;
 }
 
@@ -172,12 +170,12 @@ static tt_try_result tt_writer_try(tt_writer_state *st, const tt_sql_prompt *bas
     free(out->error);
     out->error = tt_xstrdup(cut ? "the reply reached the token limit without a ```sql block"
                                 : "the reply had no ```sql block");
-    tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "run_sql", .ok = false, .error = out->error};
+    tt_event ev = {.kind = TT_EV_SQL, .tool = "run_sql", .ok = false, .error = out->error};
     tt_writer_emit(st, &ev);
   } else {
     out->totals.sql_calls++;
     char *args = tt_sql_args(sql);
-    tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "run_sql", .args = args, .sql = sql};
+    tt_event ev = {.kind = TT_EV_SQL, .tool = "run_sql", .args = args, .sql = sql};
     tt_error err;
     double t0 = tt_now_ms();
     tt_result *rows = tt_agent_guarded_query(a, st->hooks ? st->hooks->cancel : NULL, sql,
@@ -199,11 +197,13 @@ static tt_try_result tt_writer_try(tt_writer_state *st, const tt_sql_prompt *bas
       res = TT_TRY_RAN;
     } else if (err.kind == TT_ERR_REFUSED && tt_db_refusal_is_write(err.reason)) {
       ev.error = err.message;
+      ev.sql_error = &err;
       out->refusal = tt_xstrdup(err.message);
       out->refused_sql = tt_xstrdup(sql);
       res = TT_TRY_REFUSED;
     } else if (err.kind == TT_ERR_CANCELLED) {
       ev.error = err.message;
+      ev.sql_error = &err;
       out->status = TT_RUN_CANCELLED;
       free(out->error);
       out->error = tt_xstrdup("cancelled");
@@ -214,6 +214,7 @@ static tt_try_result tt_writer_try(tt_writer_state *st, const tt_sql_prompt *bas
                        : NULL;
       char *text = tt_xasprintf("%s%s", err.message, hint ? hint : "");
       ev.error = text;
+      ev.sql_error = &err;
       note = tt_writer_note(sql, text);
       free(out->error);
       out->error = text;
@@ -288,7 +289,7 @@ static bool tt_writer_chart(tt_writer_state *st, tt_buf *why) {
   tt_chart *chart = spec ? tt_chart_build(spec, out->rows, why) : NULL;
   tt_buf desc = TT_BUF_INIT, path = TT_BUF_INIT;
   char *args = j ? json_dumps(j, JSON_COMPACT) : NULL;
-  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "make_chart", .args = args, .sql = out->sql};
+  tt_event ev = {.kind = TT_EV_CHART, .tool = "make_chart", .args = args, .sql = out->sql};
   double t0 = tt_now_ms();
   if (chart && !tt_agent_keep_chart(st->hooks, out, chart, spec, out->sql, &desc, &path, why))
     chart = NULL;
@@ -372,13 +373,6 @@ static void tt_writer_answer(tt_writer_state *st, bool chart_drawn, const char *
   tt_llm_reply_free(&r);
   out->answer = tt_buf_detach(&text);
   out->status = TT_RUN_ANSWERED;
-  json_t *args = json_object();
-  json_object_set_new(args, "text", json_string(out->answer));
-  char *a = json_dumps(args, JSON_COMPACT);
-  tt_event ev = {.kind = TT_EV_TOOL_CALL, .tool = "answer", .args = a, .ok = true};
-  tt_writer_emit(st, &ev);
-  free(a);
-  json_decref(args);
   out->totals.tool_calls++;
   /* the template quotes the result itself; the model's words were checked */
   out->verified = true;
@@ -389,6 +383,8 @@ static void tt_writer_answer(tt_writer_state *st, bool chart_drawn, const char *
                               : "every number is backed by a query result",
                 .numbers_checked = tt_count_numbers(out->answer)};
   tt_writer_emit(st, &v);
+  tt_event ev = {.kind = TT_EV_ANSWER, .tool = "answer", .ok = true, .text = out->answer};
+  tt_writer_emit(st, &ev);
 }
 
 /* ---- one question ---------------------------------------------------------------- */

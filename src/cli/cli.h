@@ -315,7 +315,7 @@ typedef struct tt_ui tt_ui;
 /* Progress lines, a spinner and the answer as it streams, on a terminal;
  * quiet shows nothing but the result. */
 tt_ui *tt_ui_new(bool quiet, bool json, volatile sig_atomic_t *cancel);
-void tt_ui_hooks(tt_ui *ui, tt_agent_hooks *out);
+void tt_ui_hooks(tt_ui *ui, tt_session_hooks *out);
 /* Chart previews after the answer on a terminal (on unless turned off). */
 void tt_ui_set_preview(tt_ui *ui, bool on);
 /* The model's thought before each call, printed on stderr (off unless

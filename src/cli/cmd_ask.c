@@ -125,7 +125,7 @@ int cmd_ask(int argc, char **argv) {
   tt_ui *ui = tt_ui_new(o->quiet, o->json, cancel);
   tt_ui_set_preview(ui, !o->no_preview);
   tt_ui_set_thinking(ui, o->show_thinking);
-  tt_agent_hooks hooks;
+  tt_session_hooks hooks;
   tt_ui_hooks(ui, &hooks);
   tt_run run;
   tt_ask_result info;

@@ -85,7 +85,7 @@ typedef struct tt_bench {
 
 static void tt_bench_event(void *ud, const tt_event *ev) {
   tt_bench *b = ud;
-  if (ev->kind == TT_EV_LLM_CALL) b->calls++;
+  if (ev->kind == TT_EV_MODEL_CALL) b->calls++;
   if (ev->kind == TT_EV_CONTEXT) {
     b->results_cut += strcmp(ev->action, "result_cut") == 0;
     b->results_shortened += ev->results_shortened;
@@ -95,7 +95,7 @@ static void tt_bench_event(void *ud, const tt_event *ev) {
       b->shortened_after = ev->tokens_after;
     }
   }
-  if (ev->kind != TT_EV_LLM_CALL || !ev->reply) return;
+  if (ev->kind != TT_EV_MODEL_CALL || !ev->reply) return;
   if (b->n == b->cap) {
     b->cap = b->cap ? b->cap * 2 : 16;
     b->steps = tt_xrealloc(b->steps, b->cap * sizeof(tt_bench_step));

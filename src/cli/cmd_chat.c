@@ -135,7 +135,7 @@ static void tt_chat_ask(tt_chat_state *st, const char *question) {
   tt_ui *ui = tt_ui_new(st->quiet, false, st->cancel);
   tt_ui_set_preview(ui, !st->no_preview);
   tt_ui_set_thinking(ui, st->show_thinking);
-  tt_agent_hooks hooks;
+  tt_session_hooks hooks;
   tt_ui_hooks(ui, &hooks);
   tt_run run;
   tt_ask_result info;

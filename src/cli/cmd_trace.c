@@ -54,6 +54,13 @@ static double tt_jnum(const json_t *o, const char *key) {
   return json_number_value(json_object_get(o, key));
 }
 
+/* key's value, or old's: traces written before the one event stream used
+ * other names (docs/reference/events.md says which), and are still read. */
+static const json_t *tt_jeither(const json_t *o, const char *key, const char *old) {
+  const json_t *v = json_object_get(o, key);
+  return v ? v : json_object_get(o, old);
+}
+
 static void tt_put_safe(tt_buf *b, const char *s, size_t max_chars) {
   tt_escape_opts eo = {.max_chars = max_chars, .short_marker = true};
   tt_escape_terminal(b, s, strlen(s), &eo);
@@ -83,17 +90,32 @@ static void tt_trace_llm_call(tt_buf *b, const tt_term *t, const json_t *ev) {
   const char *tool = tt_jstr(ev, "tool");
   tt_buf_printf(b, "-> %-*s %6.0f ms  %lld+%lld tok", TT_TRACE_TOOL_WIDTH, *tool ? tool : "text",
                 tt_jnum(ev, "latency_ms"),
-                (long long)json_integer_value(json_object_get(ev, "gen_ai.usage.input_tokens")),
-                (long long)json_integer_value(json_object_get(ev, "gen_ai.usage.output_tokens")));
-  long long cached = json_integer_value(json_object_get(ev, "gen_ai.usage.cache_read.input_tokens"));
+                (long long)json_integer_value(tt_jeither(ev, "input_tokens", "gen_ai.usage.input_tokens")),
+                (long long)json_integer_value(tt_jeither(ev, "output_tokens", "gen_ai.usage.output_tokens")));
+  long long cached =
+      json_integer_value(tt_jeither(ev, "cached_tokens", "gen_ai.usage.cache_read.input_tokens"));
   if (cached) tt_buf_printf(b, " (%lld cached)", cached);
+}
+
+/* The tool an event is about: its kind (sql, chart), or in older traces
+ * the tool_call's name. */
+static const char *tt_trace_tool(const json_t *ev, const char *kind) {
+  if (strcmp(kind, "sql") == 0) return "run_sql";
+  if (strcmp(kind, "chart") == 0) return "make_chart";
+  if (strcmp(kind, "warning") == 0) return "";
+  return tt_jstr(ev, "gen_ai.tool.name");
 }
 
 /* False when the event is not worth a line (a successful ask_user or
  * answer: the result says it). */
-static bool tt_trace_tool_call(tt_buf *b, const tt_term *t, const json_t *ev) {
-  const char *name = tt_jstr(ev, "gen_ai.tool.name");
-  bool ok = json_is_true(json_object_get(ev, "ok"));
+static bool tt_trace_tool_call(tt_buf *b, const tt_term *t, const json_t *ev, const char *kind) {
+  const char *name = tt_trace_tool(ev, kind);
+  bool ok = strcmp(kind, "warning") != 0 && json_is_true(json_object_get(ev, "ok"));
+  if (strcmp(kind, "warning") == 0 && !json_object_get(ev, "tool") && !json_object_get(ev, "arguments")) {
+    tt_trace_label(b, t, -1, "warn");
+    tt_put_safe(b, tt_jstr(ev, "message"), 300);
+    return true;
+  }
   if (strcmp(name, "run_sql") == 0) {
     tt_trace_label(b, t, -1, "sql");
     tt_put_safe(b, tt_jstr(ev, "sql"), 200);
@@ -102,31 +124,38 @@ static bool tt_trace_tool_call(tt_buf *b, const tt_term *t, const json_t *ev) {
                     tt_jnum(ev, "ms"));
   } else if (strcmp(name, "make_chart") == 0) {
     tt_trace_label(b, t, -1, "plot");
-    tt_put_safe(b, *tt_jstr(ev, "chart") ? tt_jstr(ev, "chart") : "(not drawn)", 200);
-    if (*tt_jstr(ev, "chart_file")) {
+    const char *desc = json_string_value(tt_jeither(ev, "description", "chart"));
+    const char *file = json_string_value(tt_jeither(ev, "file", "chart_file"));
+    tt_put_safe(b, desc && *desc ? desc : "(not drawn)", 200);
+    if (file && *file) {
       tt_buf_puts(b, " -> ");
-      tt_put_safe(b, tt_jstr(ev, "chart_file"), 300);
+      tt_put_safe(b, file, 300);
     }
     if (ok) tt_buf_printf(b, " (%.0f ms)", tt_jnum(ev, "ms"));
   } else if (!ok) {
     tt_trace_label(b, t, -1, "call");
-    tt_put_safe(b, name, 60);
+    tt_put_safe(b, *name ? name : tt_jstr(ev, "tool"), 60);
   } else {
     return false;
   }
-  if (json_object_get(ev, "error")) {
+  const char *error = json_string_value(tt_jeither(ev, "error", "message"));
+  if (error) {
     tt_buf_puts(b, " -- ");
-    tt_put_safe(b, tt_jstr(ev, "error"), 300);
+    tt_put_safe(b, error, 300);
   }
   return true;
 }
 
 static void tt_trace_step(tt_buf *b, const tt_term *t, const json_t *ev) {
   const char *kind = tt_jstr(ev, "event");
-  if (strcmp(kind, "llm_call") == 0) {
+  if (strcmp(kind, "model_call") == 0 || strcmp(kind, "llm_call") == 0) {
     tt_trace_llm_call(b, t, ev);
-  } else if (strcmp(kind, "tool_call") == 0) {
-    if (!tt_trace_tool_call(b, t, ev)) return;
+  } else if (strcmp(kind, "sql") == 0 || strcmp(kind, "chart") == 0 ||
+             strcmp(kind, "warning") == 0 || strcmp(kind, "tool_call") == 0) {
+    if (!tt_trace_tool_call(b, t, ev, kind)) return;
+  } else if (strcmp(kind, "thought") == 0) {
+    tt_trace_label(b, t, -1, "think");
+    tt_put_safe(b, tt_jstr(ev, "text"), 300);
   } else if (strcmp(kind, "verify") == 0) {
     tt_trace_label(b, t, -1, "chk");
     tt_buf_printf(b, "%s: ", tt_jstr(ev, "decision"));
@@ -146,7 +175,8 @@ static void tt_trace_head(tt_buf *b, const tt_term *t, const json_t *start, cons
   tt_buf_puts(b, "  thread: ");
   tt_put_safe(b, tt_jstr(start, "thread"), 100);
   tt_buf_puts(b, "\nmodel: ");
-  tt_put_safe(b, tt_jstr(start, "gen_ai.request.model"), 100);
+  const char *model = json_string_value(tt_jeither(start, "model", "gen_ai.request.model"));
+  tt_put_safe(b, model ? model : "", 100);
   tt_buf_printf(b, " (%s)\n\n", tt_jstr(start, "backend"));
 }
 

@@ -162,8 +162,6 @@ static void tt_ui_thought(tt_ui *ui, const char *text) {
 
 static void tt_ui_llm_line(tt_ui *ui, const tt_event *ev) {
   tt_buf b = TT_BUF_INIT;
-  if (ev->reply && ui->thinking && ev->reply->thinking && *ev->reply->thinking)
-    tt_ui_thought(ui, ev->reply->thinking);
   if (ev->reply) {
     const tt_llm_reply *r = ev->reply;
     tt_buf_printf(&b, "-> %s (%.0f ms, %ld+%ld tok", r->is_tool ? r->tool_name : "text",
@@ -180,9 +178,10 @@ static void tt_ui_llm_line(tt_ui *ui, const tt_event *ev) {
   tt_buf_free(&b);
 }
 
+/* An SQL step, a chart, or a tool call the agent could not use. */
 static void tt_ui_tool_line(tt_ui *ui, const tt_event *ev) {
   tt_buf b = TT_BUF_INIT;
-  if (ev->tool && strcmp(ev->tool, "run_sql") == 0 && ev->sql) {
+  if (ev->kind == TT_EV_SQL && ev->sql) {
     /* the SQL on one line */
     for (const char *p = ev->sql; *p; p++) {
       if (*p == '\n' || *p == '\t' || *p == '\r') {
@@ -197,20 +196,21 @@ static void tt_ui_tool_line(tt_ui *ui, const tt_event *ev) {
     else
       tt_buf_printf(&b, " -- %s", ev->error ? ev->error : "failed");
     tt_ui_line(ui, "sql", tt_buf_cstr(&b));
-  } else if (ev->tool && strcmp(ev->tool, "run_sql") == 0 && !ev->ok && !ev->args) {
+  } else if (ev->kind == TT_EV_SQL && !ev->ok && !ev->args) {
     /* an SQL writer's reply with no query in it */
     tt_buf_printf(&b, "!! %s", ev->error ? ev->error : "no query");
     tt_ui_line(ui, "sql", tt_buf_cstr(&b));
-  } else if (ev->tool && strcmp(ev->tool, "make_chart") == 0 && (ev->ok || ev->chart)) {
+  } else if (ev->kind == TT_EV_CHART && (ev->ok || ev->chart)) {
     tt_buf_printf(&b, "%s%s%s", ev->chart ? ev->chart : "", ev->chart_file ? " -> " : "",
                   ev->chart_file ? ev->chart_file : "");
     tt_ui_line(ui, "chart", tt_buf_cstr(&b));
-  } else if (ev->tool && strcmp(ev->tool, "make_chart") == 0) {
+  } else if (ev->kind == TT_EV_CHART) {
     tt_buf_printf(&b, "!! %s", ev->error ? ev->error : "failed");
     tt_ui_line(ui, "chart", tt_buf_cstr(&b));
-  } else if (!ev->ok) {
-    tt_buf_printf(&b, "!! unusable tool call: %s", ev->error ? ev->error : "?");
+  } else if (ev->kind == TT_EV_WARNING && ev->error) {
+    tt_buf_printf(&b, "!! unusable tool call: %s", ev->error);
     tt_ui_line(ui, "llm", tt_buf_cstr(&b));
+  } else if (ev->kind == TT_EV_WARNING) { /* beside the answer: printed with the result */
   }
   tt_buf_free(&b);
 }
@@ -250,47 +250,6 @@ static void tt_ui_schema_line(tt_ui *ui, const tt_event *ev) {
   tt_buf_free(&b);
 }
 
-static void tt_ui_event(void *ud, const tt_event *ev) {
-  tt_ui *ui = ud;
-  pthread_mutex_lock(&ui->mu);
-  switch (ev->kind) {
-  case TT_EV_LLM_WAIT:
-    ui->waiting = true;
-    ui->wait_start = tt_now_ms();
-    break;
-  case TT_EV_LLM_CALL:
-    ui->waiting = false;
-    tt_ui_llm_line(ui, ev);
-    break;
-  case TT_EV_TOOL_CALL:
-    tt_ui_tool_line(ui, ev);
-    break;
-  case TT_EV_CONTEXT:
-    tt_ui_context_line(ui, ev);
-    break;
-  case TT_EV_SCHEMA:
-    if (ev->tables) tt_ui_schema_line(ui, ev);
-    break;
-  case TT_EV_QUEUED:
-    tt_ui_line(ui, "waiting", "another question holds the model");
-    break;
-  case TT_EV_VERIFY:
-    if (strcmp(ev->decision, "verified") != 0) {
-      tt_buf b = TT_BUF_INIT;
-      for (size_t i = 0; i < ev->nunbacked; i++) tt_buf_printf(&b, "%s%s", i ? ", " : "", ev->unbacked[i]);
-      char *line = strcmp(ev->decision, "push_back") == 0
-                       ? tt_xasprintf("%s in no query result; asking the model to check",
-                                      tt_buf_cstr(&b))
-                       : tt_xasprintf("%s still in no query result", tt_buf_cstr(&b));
-      tt_ui_line(ui, "check", line);
-      free(line);
-      tt_buf_free(&b);
-    }
-    break;
-  }
-  pthread_mutex_unlock(&ui->mu);
-}
-
 static void tt_ui_text(void *ud, const char *piece, size_t n) {
   tt_ui *ui = ud;
   if (!ui->stream_ok) return;
@@ -320,9 +279,73 @@ static void tt_ui_restart(void *ud) {
   pthread_mutex_unlock(&ui->mu);
 }
 
-void tt_ui_hooks(tt_ui *ui, tt_agent_hooks *out) {
-  *out = (tt_agent_hooks){.on_event = tt_ui_event, .on_text = tt_ui_text,
-                          .on_text_restart = tt_ui_restart, .ud = ui, .cancel = ui->cancel};
+/* The terminal's rendering of the question's events: progress lines on
+ * stderr, the answer streamed on stdout; the result is printed at the end
+ * (tt_ui_print_result). */
+static void tt_ui_event(void *ud, const tt_event *ev, const json_t *json) {
+  (void)json;
+  tt_ui *ui = ud;
+  if (ev->kind == TT_EV_TEXT) {
+    tt_ui_text(ui, ev->text, ev->n);
+    return;
+  }
+  if (ev->kind == TT_EV_TEXT_RESTART) {
+    tt_ui_restart(ui);
+    return;
+  }
+  pthread_mutex_lock(&ui->mu);
+  switch (ev->kind) {
+  case TT_EV_MODEL_WAIT:
+    ui->waiting = true;
+    ui->wait_start = tt_now_ms();
+    break;
+  case TT_EV_MODEL_CALL:
+    ui->waiting = false;
+    tt_ui_llm_line(ui, ev);
+    break;
+  case TT_EV_THOUGHT:
+    if (ui->thinking && ev->text && *ev->text) tt_ui_thought(ui, ev->text);
+    break;
+  case TT_EV_SQL:
+  case TT_EV_CHART:
+  case TT_EV_WARNING:
+    tt_ui_tool_line(ui, ev);
+    break;
+  case TT_EV_RUN_START:
+  case TT_EV_CLARIFY:
+  case TT_EV_ANSWER:
+  case TT_EV_TEXT:
+  case TT_EV_TEXT_RESTART:
+  case TT_EV_RUN_END:
+    break;
+  case TT_EV_CONTEXT:
+    tt_ui_context_line(ui, ev);
+    break;
+  case TT_EV_SCHEMA:
+    if (ev->tables) tt_ui_schema_line(ui, ev);
+    break;
+  case TT_EV_QUEUED:
+    tt_ui_line(ui, "waiting", "another question holds the model");
+    break;
+  case TT_EV_VERIFY:
+    if (strcmp(ev->decision, "verified") != 0) {
+      tt_buf b = TT_BUF_INIT;
+      for (size_t i = 0; i < ev->nunbacked; i++) tt_buf_printf(&b, "%s%s", i ? ", " : "", ev->unbacked[i]);
+      char *line = strcmp(ev->decision, "push_back") == 0
+                       ? tt_xasprintf("%s in no query result; asking the model to check",
+                                      tt_buf_cstr(&b))
+                       : tt_xasprintf("%s still in no query result", tt_buf_cstr(&b));
+      tt_ui_line(ui, "check", line);
+      free(line);
+      tt_buf_free(&b);
+    }
+    break;
+  }
+  pthread_mutex_unlock(&ui->mu);
+}
+
+void tt_ui_hooks(tt_ui *ui, tt_session_hooks *out) {
+  *out = (tt_session_hooks){.on_event = tt_ui_event, .ud = ui, .cancel = ui->cancel};
 }
 
 void tt_ui_done(tt_ui *ui) {

@@ -56,10 +56,11 @@ static bool tt_tries_to_write(const char *sql) {
   return false;
 }
 
-static void tt_on_event(void *ud, const tt_event *ev) {
+static void tt_on_event(void *ud, const tt_event *ev, const json_t *json) {
+  (void)json;
   tt_asked *a = ud;
   if (ev->kind == TT_EV_VERIFY && ev->decision && strcmp(ev->decision, "push_back") == 0) a->push_backs++;
-  if (ev->kind != TT_EV_TOOL_CALL || !ev->tool || strcmp(ev->tool, "run_sql") != 0 || !ev->sql) return;
+  if (ev->kind != TT_EV_SQL || !ev->sql) return;
   if (tt_tries_to_write(ev->sql)) a->writes_tried++;
   a->last_failed = !ev->ok;
   if (ev->ok) a->sql_ok++;
@@ -82,7 +83,7 @@ typedef struct tt_suite {
 
 static void tt_ask(tt_suite *s, const char *thread, const char *question, tt_asked *a) {
   memset(a, 0, sizeof *a);
-  tt_agent_hooks h = {.on_event = tt_on_event, .ud = a, .cancel = s->o->cancel};
+  tt_session_hooks h = {.on_event = tt_on_event, .ud = a, .cancel = s->o->cancel};
   tt_session_ask(s->session, thread, question, &h, &a->run, &a->info);
   json_array_append_new(s->run_ids, json_string(a->info.run_id));
 }

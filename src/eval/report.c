@@ -54,9 +54,19 @@ static double tt_num_field(const json_t *o, const char *key) {
   return json_is_number(v) ? json_number_value(v) : 0;
 }
 
-/* The metrics of one run; false when its trace has no start or no end. */
+/* A number under key, or under the name traces before the one event
+ * stream used (old): both are read, so older traces still count. */
+static double tt_num_either(const json_t *o, const char *key, const char *old) {
+  const json_t *v = json_object_get(o, key);
+  return json_is_number(v) ? json_number_value(v) : tt_num_field(o, old);
+}
+
+/* The metrics of one run; false when its trace has no start or no end.
+ * Reads the events of docs/reference/events.md, and the llm_call and
+ * tool_call events of older traces. */
 static bool tt_run_metrics(const json_t *events, const tt_report_opts *o, double *m, double *started) {
-  bool have_start = false, have_end = false;
+  bool have_start = false, have_end = false, old_tools = false;
+  double end_tools = 0;
   for (int k = 0; k < M_COUNT; k++) m[k] = 0;
   size_t i;
   const json_t *ev;
@@ -66,18 +76,21 @@ static bool tt_run_metrics(const json_t *events, const tt_report_opts *o, double
     if (strcmp(kind, "run_start") == 0) {
       const char *ts = json_string_value(json_object_get(ev, "ts"));
       have_start = ts && tt_parse_iso(ts, started);
-    } else if (strcmp(kind, "llm_call") == 0) {
+    } else if (strcmp(kind, "model_call") == 0 || strcmp(kind, "llm_call") == 0) {
       m[M_LLM]++;
-      m[M_SENT] += tt_num_field(ev, "gen_ai.usage.input_tokens");
-      m[M_REUSED] += tt_num_field(ev, "gen_ai.usage.cache_read.input_tokens");
-      m[M_COMPLETION] += tt_num_field(ev, "gen_ai.usage.output_tokens");
+      m[M_SENT] += tt_num_either(ev, "input_tokens", "gen_ai.usage.input_tokens");
+      m[M_REUSED] += tt_num_either(ev, "cached_tokens", "gen_ai.usage.cache_read.input_tokens");
+      m[M_COMPLETION] += tt_num_either(ev, "output_tokens", "gen_ai.usage.output_tokens");
     } else if (strcmp(kind, "tool_call") == 0) {
       m[M_TOOLS]++;
+      old_tools = true;
     } else if (strcmp(kind, "run_end") == 0) {
       m[M_SECONDS] = tt_num_field(json_object_get(ev, "totals"), "wall_ms") / 1000.0;
+      end_tools = tt_num_field(json_object_get(ev, "totals"), "tool_calls");
       have_end = true;
     }
   }
+  if (!old_tools) m[M_TOOLS] = end_tools; /* every tool call, answer included */
   m[M_COMPUTED] = m[M_SENT] - m[M_REUSED];
   double cached_price = o->price_cached < 0 ? o->price_in : o->price_cached;
   m[M_COST] = (m[M_COMPUTED] * o->price_in + m[M_REUSED] * cached_price + m[M_COMPLETION] * o->price_out) / 1e6;

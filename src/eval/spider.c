@@ -182,12 +182,12 @@ static void tt_worker_free(tt_worker *w) {
 
 typedef struct tt_sql_count {
   int tried, failed;
-  const tt_agent_hooks *outer;
 } tt_sql_count;
 
-static void tt_count_sql(void *ud, const tt_event *ev) {
+static void tt_count_sql(void *ud, const tt_event *ev, const json_t *json) {
+  (void)json;
   tt_sql_count *c = ud;
-  if (ev->kind == TT_EV_TOOL_CALL && ev->tool && strcmp(ev->tool, "run_sql") == 0 && ev->sql) {
+  if (ev->kind == TT_EV_SQL && ev->sql) {
     c->tried++;
     c->failed += !ev->ok;
   }
@@ -245,7 +245,7 @@ static json_t *tt_ask_one(tt_worker *w, const json_t *q) {
   tt_random_hex(rnd, 4);
   char *thread = tt_xasprintf("eval-%s-%s", id, rnd); /* a fresh thread every time */
   tt_sql_count count = {0};
-  tt_agent_hooks hooks = {.on_event = tt_count_sql, .ud = &count, .cancel = o->cancel};
+  tt_session_hooks hooks = {.on_event = tt_count_sql, .ud = &count, .cancel = o->cancel};
   tt_run run;
   tt_ask_result info;
   tt_session_ask(c->session, thread, question, &hooks, &run, &info);

@@ -225,11 +225,13 @@ bool tt_httpd_stream_push(tt_httpd_stream *s, const char *data, size_t len) {
 }
 
 bool tt_httpd_stream_event(tt_httpd_stream *s, const char *name, json_t *data) {
-  tt_buf b = TT_BUF_INIT;
-  char *j = json_dumps(data, JSON_COMPACT);
+  tt_buf b = TT_BUF_INIT, j = TT_BUF_INIT;
+  /* as traces and JSON-RPC messages write JSON: 15 significant digits, and
+   * invisible or bidi characters escaped */
+  tt_json_dump(&j, data, JSON_COMPACT | JSON_REAL_PRECISION(15));
   json_decref(data);
-  tt_buf_printf(&b, "event: %s\ndata: %s\n\n", name, j ? j : "{}");
-  free(j);
+  tt_buf_printf(&b, "event: %s\ndata: %s\n\n", name, j.len ? tt_buf_cstr(&j) : "{}");
+  tt_buf_free(&j);
   bool ok = tt_httpd_stream_push(s, b.data, b.len);
   tt_buf_free(&b);
   return ok;

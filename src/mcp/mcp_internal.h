@@ -165,6 +165,9 @@ typedef struct tt_mcp_req {
 json_t *tt_mcp_fail(tt_mcp_req *r, int code, int status, const char *fmt, ...) TT_PRINTF(4, 5);
 /* Sends notifications/progress when the request asked for progress. */
 void tt_mcp_progress(tt_mcp_req *r, const char *message);
+/* ... with a question's event (its JSON, docs/reference/events.md) in the
+ * notification's _meta under "tabletalk/event". */
+void tt_mcp_progress_event(tt_mcp_req *r, const char *message, const json_t *event);
 /* True when the client declared it can answer elicitation forms. */
 bool tt_mcp_client_elicits(const tt_mcp_req *r);
 /* The revision is at least v (2025-06-18 ...); the modern one always is. */

@@ -20,6 +20,7 @@ const char *const tt_mcp_legacy_versions[] = {"2025-11-25", "2025-06-18", "2025-
 #define TT_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define TT_META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define TT_META_SERVER "io.modelcontextprotocol/serverInfo"
+#define TT_META_EVENT "tabletalk/event" /* a question's event, as the trace has it */
 #define TT_POOL_KEEP 16
 #define TT_CACHE_TTL_MS 300000 /* lists and cards are fixed while the server runs */
 
@@ -183,11 +184,14 @@ json_t *tt_mcp_fail(tt_mcp_req *r, int code, int status, const char *fmt, ...) {
   return NULL;
 }
 
-void tt_mcp_progress(tt_mcp_req *r, const char *message) {
+void tt_mcp_progress(tt_mcp_req *r, const char *message) { tt_mcp_progress_event(r, message, NULL); }
+
+void tt_mcp_progress_event(tt_mcp_req *r, const char *message, const json_t *event) {
   if (!r->progress_token || !r->call->send) return;
   r->progress += 1;
   json_t *p = json_pack("{s:O, s:f, s:s}", "progressToken", r->progress_token, "progress",
                         r->progress, "message", message);
+  if (event) json_object_set_new(p, "_meta", json_pack("{s:O}", TT_META_EVENT, event));
   json_t *n = tt_rpc_notification("notifications/progress", p);
   r->call->send(r->call->send_ud, n);
   json_decref(n);

@@ -491,31 +491,20 @@ static json_t *t_describe_schema(tt_mcp_req *r, const json_t *args) {
 
 /* ---- ask_database --------------------------------------------------------------------- */
 
-static void tt_ask_on_event(void *ud, const tt_event *ev) {
+/* Each step of the question as MCP progress: the summary as the message,
+ * and the event itself (the trace's JSON, docs/reference/events.md) under
+ * _meta, so a client sees what the trace and the web page see. The pieces
+ * of a streamed answer and the question's start and end are not sent. */
+static void tt_ask_on_event(void *ud, const tt_event *ev, const json_t *json) {
   tt_mcp_req *r = ud;
-  char msg[300];
-  switch (ev->kind) {
-  case TT_EV_LLM_WAIT:
-    snprintf(msg, sizeof msg, "asking the model (step %d)", ev->step);
-    break;
-  case TT_EV_TOOL_CALL:
-    if (ev->tool && strcmp(ev->tool, "run_sql") == 0) {
-      if (ev->ok) snprintf(msg, sizeof msg, "ran SQL: %ld row%s", ev->rows, ev->rows == 1 ? "" : "s");
-      else snprintf(msg, sizeof msg, "SQL failed, the model repairs it: %.200s", ev->error ? ev->error : "");
-    } else {
-      snprintf(msg, sizeof msg, "%s", ev->tool ? ev->tool : "tool call");
-    }
-    break;
-  case TT_EV_VERIFY:
-    snprintf(msg, sizeof msg, "checking the answer against the SQL (%s)", ev->decision ? ev->decision : "");
-    break;
-  case TT_EV_QUEUED:
-    snprintf(msg, sizeof msg, "waiting: another question is being answered");
-    break;
-  default:
+  if (r->call->cancel) return; /* a cancelled request hears nothing more */
+  if (ev->kind == TT_EV_TEXT || ev->kind == TT_EV_TEXT_RESTART || ev->kind == TT_EV_RUN_START ||
+      ev->kind == TT_EV_RUN_END)
     return;
-  }
-  tt_mcp_progress(r, msg);
+  tt_buf msg = TT_BUF_INIT;
+  tt_event_summary(ev, &msg);
+  tt_mcp_progress_event(r, tt_buf_cstr(&msg), json);
+  tt_buf_free(&msg);
 }
 
 /* Runs one question (or reply) in thread on a session of its own: the
@@ -529,7 +518,7 @@ static bool tt_mcp_ask(tt_mcp_req *r, const char *thread, const char *text, tt_r
   if (!tt_models_shared(tt_service_models(r->srv->cfg.svc), err)) return false;
   tt_session *session = tt_session_new(r->srv->cfg.svc, NULL, err);
   if (!session) return false;
-  tt_agent_hooks hooks = {.on_event = tt_ask_on_event, .ud = r, .cancel = &r->call->cancel};
+  tt_session_hooks hooks = {.on_event = tt_ask_on_event, .ud = r, .cancel = &r->call->cancel};
   tt_session_ask(session, thread, text, &hooks, run, info);
   tt_session_free(session);
   return true;

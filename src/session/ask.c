@@ -100,8 +100,7 @@ static char *tt_numbered_file(const char *out, size_t index) {
 /* Forwards agent events to the trace first, then to the front end. */
 typedef struct tt_tracer {
   tt_trace *trace;
-  const tt_agent_hooks *ui;
-  const char *model;
+  const tt_session_hooks *ui;
   const tt_session *session;
   const char *run_id;
 } tt_tracer;
@@ -110,113 +109,22 @@ static json_t *tt_str_or_null(const char *s) {
   return s ? tt_json_stringn(s, strlen(s)) : json_null();
 }
 
-static json_t *tt_strings_json(const char *const *v, size_t n) {
-  json_t *a = json_array();
-  for (size_t i = 0; i < n; i++) json_array_append_new(a, tt_str_or_null(v[i]));
-  return a;
-}
-
-static json_t *tt_event_json(const tt_tracer *tr, const tt_event *ev) {
-  json_t *o = json_object();
-  switch (ev->kind) {
-  case TT_EV_LLM_WAIT:
-    json_decref(o);
-    return NULL;
-  case TT_EV_QUEUED:
-    json_object_set_new(o, "event", json_string("queued"));
-    return o;
-  case TT_EV_LLM_CALL: {
-    const tt_llm_reply *r = ev->reply;
-    json_object_set_new(o, "event", json_string("llm_call"));
-    json_object_set_new(o, "step", json_integer(ev->step));
-    json_object_set_new(o, "gen_ai.operation.name", json_string("chat"));
-    json_object_set_new(o, "gen_ai.request.model", tt_str_or_null(tr->model));
-    if (r) {
-      json_object_set_new(o, "latency_ms", json_real(r->latency_ms));
-      json_object_set_new(o, "attempts", json_integer(r->attempts));
-      json_object_set_new(o, "gen_ai.usage.input_tokens", json_integer(r->usage.prompt));
-      json_object_set_new(o, "gen_ai.usage.cache_read.input_tokens", json_integer(r->usage.cached));
-      json_object_set_new(o, "gen_ai.usage.output_tokens", json_integer(r->usage.completion));
-      json_object_set_new(o, "computed_tokens", json_integer(r->usage.prompt - r->usage.cached));
-      json_object_set_new(o, "gen_ai.response.finish_reasons",
-                          r->finish_reason ? json_pack("[s]", r->finish_reason) : json_array());
-      json_object_set_new(o, "tool", tt_str_or_null(r->is_tool ? r->tool_name : NULL));
-      json_object_set_new(o, "arguments", tt_str_or_null(r->is_tool ? r->tool_args : NULL));
-      if (!r->is_tool) json_object_set_new(o, "text", tt_str_or_null(r->text));
-      if (r->thinking) json_object_set_new(o, "thinking", tt_str_or_null(r->thinking));
-    } else {
-      json_object_set_new(o, "error", tt_str_or_null(ev->llm_error->message));
-      json_object_set_new(o, "error.type", json_string(tt_errkind_name(ev->llm_error->kind)));
-      if (ev->llm_error->status)
-        json_object_set_new(o, "http.response.status_code", json_integer(ev->llm_error->status));
-    }
-    return o;
-  }
-  case TT_EV_TOOL_CALL:
-    json_object_set_new(o, "event", json_string("tool_call"));
-    json_object_set_new(o, "step", json_integer(ev->step));
-    json_object_set_new(o, "gen_ai.tool.name", tt_str_or_null(ev->tool));
-    json_object_set_new(o, "ok", json_boolean(ev->ok));
-    if (ev->sql) json_object_set_new(o, "sql", tt_str_or_null(ev->sql));
-    if (ev->tool && strcmp(ev->tool, "run_sql") == 0) {
-      json_object_set_new(o, "rows", json_integer(ev->rows));
-      json_object_set_new(o, "truncated", json_boolean(ev->truncated));
-      json_object_set_new(o, "ms", json_real(ev->ms));
-    }
-    if (ev->chart) {
-      json_object_set_new(o, "chart", tt_str_or_null(ev->chart));
-      json_object_set_new(o, "chart_file", tt_str_or_null(ev->chart_file));
-      json_object_set_new(o, "rows", json_integer(ev->rows));
-      json_object_set_new(o, "ms", json_real(ev->ms));
-    }
-    if (ev->error) json_object_set_new(o, "error", tt_str_or_null(ev->error));
-    return o;
-  case TT_EV_VERIFY:
-    json_object_set_new(o, "event", json_string("verify"));
-    json_object_set_new(o, "step", json_integer(ev->step));
-    json_object_set_new(o, "decision", tt_str_or_null(ev->decision));
-    json_object_set_new(o, "reason", tt_str_or_null(ev->reason));
-    json_object_set_new(o, "numbers_checked", json_integer((json_int_t)ev->numbers_checked));
-    json_object_set_new(o, "unbacked_numbers", tt_strings_json(ev->unbacked, ev->nunbacked));
-    return o;
-  case TT_EV_SCHEMA:
-    json_object_set_new(o, "event", json_string("schema"));
-    json_object_set_new(o, "tables", ev->tables ? json_deep_copy(ev->tables) : json_array());
-    json_object_set_new(o, "card_tokens", json_integer(ev->tokens_after));
-    json_object_set_new(o, "card_budget", json_integer(ev->limit));
-    return o;
-  case TT_EV_CONTEXT: {
-    bool result = strcmp(ev->action, "result_cut") == 0;
-    json_object_set_new(o, "event", json_string("context"));
-    json_object_set_new(o, "step", json_integer(ev->step));
-    json_object_set_new(o, "action", json_string(ev->action));
-    json_object_set_new(o, "context", json_integer(ev->context));
-    json_object_set_new(o, "reply_reserve", json_integer(ev->reserve));
-    if (result) {
-      json_object_set_new(o, "rows", json_integer(ev->rows));
-      json_object_set_new(o, "rows_shown", json_integer(ev->rows_shown));
-      json_object_set_new(o, "result_tokens_before", json_integer(ev->tokens_before));
-      json_object_set_new(o, "result_tokens_after", json_integer(ev->tokens_after));
-      json_object_set_new(o, "result_token_limit", json_integer(ev->limit));
-    } else {
-      json_object_set_new(o, "prompt_tokens_before", json_integer(ev->tokens_before));
-      json_object_set_new(o, "prompt_tokens_after", json_integer(ev->tokens_after));
-      json_object_set_new(o, "prompt_token_limit", json_integer(ev->limit));
-      json_object_set_new(o, "results_shortened", json_integer(ev->results_shortened));
-      json_object_set_new(o, "turns_dropped", json_integer(ev->turns_dropped));
-    }
-    if (ev->error) json_object_set_new(o, "error", tt_str_or_null(ev->error));
-    return o;
-  }
-  }
-  return o;
-}
-
+/* The event's JSON with when and which run: what the trace keeps and the
+ * front end gets. */
 static void tt_tracer_event(void *ud, const tt_event *ev) {
   tt_tracer *tr = ud;
-  json_t *j = tt_event_json(tr, ev);
-  if (j) tt_trace_write(tr->trace, j);
-  if (tr->ui && tr->ui->on_event) tr->ui->on_event(tr->ui->ud, ev);
+  json_t *j = json_object();
+  tt_buf ts = TT_BUF_INIT;
+  tt_buf_put_iso_time(&ts, tt_wall_time());
+  json_object_set_new(j, "ts", json_string(tt_buf_cstr(&ts)));
+  json_object_set_new(j, "run_id", json_string(tr->run_id));
+  tt_buf_free(&ts);
+  json_t *body = tt_event_json(ev);
+  json_object_update(j, body);
+  json_decref(body);
+  if (tt_event_traced(ev->kind)) tt_trace_write(tr->trace, j);
+  if (tr->ui && tr->ui->on_event) tr->ui->on_event(tr->ui->ud, ev, j);
+  json_decref(j);
 }
 
 /* Saves a chart the model made: PNG (or SVG) in the state folder, named
@@ -249,16 +157,6 @@ static bool tt_tracer_chart(void *ud, const tt_chart *chart, size_t index, tt_bu
   }
   free(file);
   return ok;
-}
-
-static void tt_tracer_text(void *ud, const char *piece, size_t n) {
-  tt_tracer *tr = ud;
-  if (tr->ui && tr->ui->on_text) tr->ui->on_text(tr->ui->ud, piece, n);
-}
-
-static void tt_tracer_restart(void *ud) {
-  tt_tracer *tr = ud;
-  if (tr->ui && tr->ui->on_text_restart) tr->ui->on_text_restart(tr->ui->ud);
 }
 
 /* The trace keeps every row the run holds of its final result (the
@@ -299,13 +197,14 @@ static tt_turn *tt_session_history(const tt_thread *th, bool have, tt_chat *pend
   return history;
 }
 
-/* The run_start event: the question, where it runs and on what model. */
-static json_t *tt_session_start_event(tt_session *s, const char *thread, const char *question,
-                                      bool resumed, tt_llm *llm) {
-  json_t *start = json_pack("{s:s,s:s,s:s,s:b}", "event", "run_start", "database", s->db_shown,
-                            "thread", thread, "resumed", resumed);
+/* The run_start event's fields: the question, where it runs and on what
+ * model. */
+static json_t *tt_session_start_data(tt_session *s, const char *thread, const char *question,
+                                     bool resumed, tt_llm *llm) {
+  json_t *start = json_pack("{s:s,s:s,s:b}", "database", s->db_shown, "thread", thread, "resumed",
+                            resumed);
   json_object_set_new(start, "backend", tt_str_or_null(llm ? tt_llm_backend(llm) : NULL));
-  json_object_set_new(start, "gen_ai.request.model", tt_str_or_null(llm ? tt_llm_model(llm) : NULL));
+  json_object_set_new(start, "model", tt_str_or_null(llm ? tt_llm_model(llm) : NULL));
   json_object_set_new(start, "question", tt_str_or_null(question));
   /* the service's start-up goes with the first question, so that the cost
    * of the first question is complete */
@@ -321,7 +220,7 @@ static json_t *tt_session_start_event(tt_session *s, const char *thread, const c
 }
 
 void tt_session_ask(tt_session *s, const char *thread, const char *question,
-                    const tt_agent_hooks *ui, tt_run *run, tt_ask_result *info) {
+                    const tt_session_hooks *ui, tt_run *run, tt_ask_result *info) {
   double t0 = tt_now_ms();
   memset(info, 0, sizeof *info);
   memset(run, 0, sizeof *run);
@@ -367,11 +266,12 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
       run->error = tt_xstrdup(tt_error_text(&err));
     }
   }
-  tr.model = llm ? tt_llm_model(llm) : NULL;
-  tt_trace_write(trace, tt_session_start_event(s, thread, question, info->resumed, llm));
+  json_t *start = tt_session_start_data(s, thread, question, info->resumed, llm);
+  tt_event start_ev = {.kind = TT_EV_RUN_START, .data = start};
+  tt_tracer_event(&tr, &start_ev);
+  json_decref(start);
 
-  tt_agent_hooks hooks = {.on_event = tt_tracer_event, .on_text = tt_tracer_text,
-                          .on_text_restart = tt_tracer_restart, .on_chart = tt_tracer_chart,
+  tt_agent_hooks hooks = {.on_event = tt_tracer_event, .on_chart = tt_tracer_chart,
                           .ud = &tr, .cancel = ui ? ui->cancel : NULL};
   if (have_thread && llm)
     tt_agent_ask(tt_session_agent(s, llm), history, nturns, info->resumed ? &pending : NULL,
@@ -380,21 +280,19 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
 
   if (have_thread && llm &&
       !tt_store_save_turn(s->store, thread, s->db_shown, run_id, question, run, info->resumed, &err)) {
-    json_t *w = json_pack("{s:s}", "event", "store_error");
-    json_object_set_new(w, "error", tt_str_or_null(err.message));
-    tt_trace_write(trace, w);
     char *msg = tt_xasprintf("this question was not saved to thread \"%s\" (%s), so a "
                              "follow-up will not see it; check %s/threads.sqlite",
                              thread, err.message, s->state_dir);
+    tt_event w = {.kind = TT_EV_WARNING, .text = msg};
+    tt_tracer_event(&tr, &w);
     tt_ask_warn(info, msg);
     free(msg);
   }
   run->totals.wall_ms = tt_now_ms() - t0; /* everything the question cost */
-  json_t *end = json_pack("{s:s}", "event", "run_end");
   json_t *shape = tt_run_json(run, info, thread, TT_TRACE_ROWS);
-  json_object_update(end, shape);
+  tt_event end = {.kind = TT_EV_RUN_END, .data = shape};
+  tt_tracer_event(&tr, &end);
   json_decref(shape);
-  tt_trace_write(trace, end);
 
   tt_trace_close(trace);
   tt_chat_free(&pending);

@@ -163,9 +163,29 @@ tt_models *tt_service_models(tt_service *s);
 /* Milliseconds the service took to open (database, schema, model). */
 double tt_service_startup_ms(const tt_service *s);
 
+/* ---- the event stream (events.c) -------------------------------------------- */
+
+/* The event as JSON (docs/reference/events.md): "event" and its fields;
+ * the session adds "ts" and "run_id" before tracing and handing it on. */
+json_t *tt_event_json(const tt_event *ev);
+/* Whether the trace keeps events of this kind (the streamed pieces of the
+ * answer are only for a live view: the answer event holds the text). */
+bool tt_event_traced(tt_event_kind kind);
+/* One line for people: "ran SQL: 3 rows" (MCP progress, logs). */
+void tt_event_summary(const tt_event *ev, tt_buf *out);
+
 /* ---- questions (ask.c) ------------------------------------------------------- */
 
 typedef struct tt_session tt_session;
+
+/* What a front end receives while a question runs. */
+typedef struct tt_session_hooks {
+  /* every event in order, with its JSON exactly as the trace keeps it
+   * (valid during the call; text pieces are not traced but have JSON too) */
+  void (*on_event)(void *ud, const tt_event *ev, const json_t *json);
+  void *ud;
+  volatile sig_atomic_t *cancel; /* set: the question stops within milliseconds */
+} tt_session_hooks;
 
 /* Where a session's charts go and how big they are. */
 typedef struct tt_chart_files {
@@ -209,7 +229,7 @@ typedef struct tt_ask_result {
  * be written or a turn that cannot be saved does not stop the question;
  * info->warning says what was lost. */
 void tt_session_ask(tt_session *s, const char *thread, const char *question,
-                    const tt_agent_hooks *hooks, tt_run *run, tt_ask_result *info);
+                    const tt_session_hooks *hooks, tt_run *run, tt_ask_result *info);
 
 /* ---- the run as JSON (run_json.c) ------------------------------------------- */
 

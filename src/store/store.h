@@ -74,8 +74,9 @@ typedef struct tt_trace tt_trace;
 
 /* Creates <state_dir>/runs/<run_id>.jsonl. */
 tt_trace *tt_trace_open(const char *state_dir, const char *run_id, tt_error *err);
-/* Writes ev (stolen) as one whole line, with "ts" and "run_id" added. */
-void tt_trace_write(tt_trace *t, json_t *ev);
+/* Writes line (an event of the run, borrowed) as one whole line: a process
+ * killed at any moment leaves whole lines. t may be NULL (nothing is done). */
+void tt_trace_write(tt_trace *t, const json_t *line);
 void tt_trace_close(tt_trace *t);
 const char *tt_trace_path(const tt_trace *t);
 /* Run ids with a trace, oldest first. */

@@ -39,22 +39,11 @@ tt_trace *tt_trace_open(const char *state_dir, const char *run_id, tt_error *err
   return t;
 }
 
-void tt_trace_write(tt_trace *t, json_t *ev) {
-  if (!t) {
-    json_decref(ev);
-    return;
-  }
-  tt_buf ts = TT_BUF_INIT;
-  tt_buf_put_iso_time(&ts, tt_wall_time());
-  json_t *line = json_object();
-  json_object_set_new(line, "ts", json_string(tt_buf_cstr(&ts)));
-  json_object_set_new(line, "run_id", json_string(t->run_id));
-  json_object_update(line, ev);
-  json_decref(ev);
+void tt_trace_write(tt_trace *t, const json_t *line) {
+  if (!t) return;
   tt_buf b = TT_BUF_INIT;
   tt_json_dump(&b, line, JSON_COMPACT | JSON_REAL_PRECISION(15));
   tt_buf_putc(&b, '\n');
-  json_decref(line);
   /* One write with O_APPEND: the line lands whole or not at all. */
   size_t off = 0;
   while (off < b.len) {
@@ -64,7 +53,6 @@ void tt_trace_write(tt_trace *t, json_t *ev) {
     off += (size_t)w;
   }
   tt_buf_free(&b);
-  tt_buf_free(&ts);
 }
 
 void tt_trace_close(tt_trace *t) {

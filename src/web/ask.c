@@ -30,83 +30,11 @@ static void tt_web_ask_free(void *ud) {
 
 /* ---- events ------------------------------------------------------------------ */
 
-static json_t *tt_opt_str(const char *s) { return s ? json_string(s) : json_null(); }
-
-static void tt_web_on_event(void *ud, const tt_event *ev) {
+/* Every event of the question as one server-sent event, named as its
+ * "event" and holding the same JSON the trace keeps (docs/reference/events.md). */
+static void tt_web_on_event(void *ud, const tt_event *ev, const json_t *json) {
   tt_web_ask *a = ud;
-  json_t *o = json_object();
-  json_object_set_new(o, "step", json_integer(ev->step));
-  switch (ev->kind) {
-  case TT_EV_LLM_WAIT:
-    json_object_set_new(o, "kind", json_string("model_wait"));
-    break;
-  case TT_EV_LLM_CALL:
-    json_object_set_new(o, "kind", json_string("model"));
-    if (ev->reply) {
-      json_object_set_new(o, "ms", json_real(ev->reply->latency_ms));
-      json_object_set_new(o, "prompt_tokens", json_integer(ev->reply->usage.prompt));
-      json_object_set_new(o, "completion_tokens", json_integer(ev->reply->usage.completion));
-      json_object_set_new(o, "tool", tt_opt_str(ev->reply->is_tool ? ev->reply->tool_name : NULL));
-    } else {
-      json_object_set_new(o, "error", tt_opt_str(ev->llm_error ? ev->llm_error->message : NULL));
-    }
-    break;
-  case TT_EV_TOOL_CALL:
-    if (ev->tool && strcmp(ev->tool, "run_sql") == 0) {
-      json_object_set_new(o, "kind", json_string("sql"));
-      json_object_set_new(o, "sql", tt_opt_str(ev->sql));
-      json_object_set_new(o, "ok", json_boolean(ev->ok));
-      json_object_set_new(o, "rows", json_integer(ev->rows));
-      json_object_set_new(o, "truncated", json_boolean(ev->truncated));
-      json_object_set_new(o, "ms", json_real(ev->ms));
-    } else if (ev->tool && strcmp(ev->tool, "make_chart") == 0) {
-      json_object_set_new(o, "kind", json_string("chart"));
-      json_object_set_new(o, "ok", json_boolean(ev->ok));
-      json_object_set_new(o, "chart", tt_opt_str(ev->chart));
-      json_object_set_new(o, "rows", json_integer(ev->rows));
-      json_object_set_new(o, "ms", json_real(ev->ms));
-    } else {
-      json_object_set_new(o, "kind", json_string("tool"));
-      json_object_set_new(o, "tool", tt_opt_str(ev->tool));
-      json_object_set_new(o, "ok", json_boolean(ev->ok));
-    }
-    json_object_set_new(o, "error", tt_opt_str(ev->error));
-    break;
-  case TT_EV_VERIFY: {
-    json_object_set_new(o, "kind", json_string("verify"));
-    json_object_set_new(o, "decision", tt_opt_str(ev->decision));
-    json_object_set_new(o, "reason", tt_opt_str(ev->reason));
-    json_t *nums = json_array();
-    for (size_t i = 0; i < ev->nunbacked; i++) json_array_append_new(nums, json_string(ev->unbacked[i]));
-    json_object_set_new(o, "unbacked_numbers", nums);
-    break;
-  }
-  case TT_EV_CONTEXT:
-    json_object_set_new(o, "kind", json_string("context"));
-    json_object_set_new(o, "action", tt_opt_str(ev->action));
-    json_object_set_new(o, "error", tt_opt_str(ev->error));
-    break;
-  case TT_EV_SCHEMA:
-    json_object_set_new(o, "kind", json_string("schema"));
-    json_object_set_new(o, "tables", ev->tables ? json_deep_copy(ev->tables) : json_array());
-    break;
-  case TT_EV_QUEUED:
-    json_object_set_new(o, "kind", json_string("queued"));
-    break;
-  }
-  tt_httpd_stream_event(a->st, "step", o);
-}
-
-static void tt_web_on_text(void *ud, const char *piece, size_t n) {
-  tt_web_ask *a = ud;
-  json_t *o = json_object();
-  json_object_set_new(o, "piece", tt_json_stringn(piece, n));
-  tt_httpd_stream_event(a->st, "text", o);
-}
-
-static void tt_web_on_restart(void *ud) {
-  tt_web_ask *a = ud;
-  tt_httpd_stream_event(a->st, "text_restart", json_object());
+  tt_httpd_stream_event(a->st, tt_event_name(ev->kind), json_deep_copy(json));
 }
 
 static void tt_web_ask_error(tt_web_ask *a, const char *what) {
@@ -114,21 +42,6 @@ static void tt_web_ask_error(tt_web_ask *a, const char *what) {
 }
 
 /* ---- the worker ------------------------------------------------------------------- */
-
-/* Charts in the run get the addresses the page loads them from. */
-static void tt_web_chart_urls(json_t *run, const char *run_id) {
-  json_t *charts = json_object_get(run, "charts");
-  size_t i;
-  json_t *c;
-  json_array_foreach(charts, i, c) {
-    char *svg = tt_xasprintf("/api/charts/%s/%zu.svg", run_id, i + 1);
-    char *png = tt_xasprintf("/api/charts/%s/%zu.png", run_id, i + 1);
-    json_object_set_new(c, "url", json_string(svg));
-    json_object_set_new(c, "png_url", json_string(png));
-    free(svg);
-    free(png);
-  }
-}
 
 static void tt_web_ask_run(tt_web_ask *a) {
   tt_error err;
@@ -147,14 +60,10 @@ static void tt_web_ask_run(tt_web_ask *a) {
   cf.height = c->chart_h;
   tt_session_set_chart_files(session, &cf);
   tt_session_set_run_id(session, a->run_id);
-  tt_agent_hooks hooks = {.on_event = tt_web_on_event, .on_text = tt_web_on_text,
-                          .on_text_restart = tt_web_on_restart, .ud = a, .cancel = &a->cancel};
+  tt_session_hooks hooks = {.on_event = tt_web_on_event, .ud = a, .cancel = &a->cancel};
   tt_run run;
   tt_ask_result info;
-  tt_session_ask(session, a->thread, a->question, &hooks, &run, &info);
-  json_t *j = tt_run_json(&run, &info, a->thread, TT_WEB_RUN_ROWS);
-  tt_web_chart_urls(j, info.run_id);
-  tt_httpd_stream_event(a->st, "run", j);
+  tt_session_ask(session, a->thread, a->question, &hooks, &run, &info); /* ends with run_end */
   tt_run_free(&run);
   tt_session_free(session);
 }
@@ -217,8 +126,6 @@ enum MHD_Result tt_web_api_ask(tt_web_req *r) {
   /* stopping cancels the question, which still ends its stream with the run */
   a->st = tt_httpd_stream_new(ci ? ci->connect_fd : -1, &a->cancel, NULL,
                               tt_web_ask_free, a);
-  tt_httpd_stream_event(a->st, "start", json_pack("{s:s,s:s}", "run_id", a->run_id,
-                                                  "thread_id", a->thread));
   struct MHD_Response *resp = tt_httpd_stream_response(r->w->mhd, a->st);
   /* listed before it starts: the worker unlists itself when done */
   pthread_mutex_lock(&r->w->mu);

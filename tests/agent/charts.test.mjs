@@ -65,9 +65,9 @@ test('plot invoices per year: a PNG of 5 bars, reported in the answer, the JSON 
   assert.match(lastTool(srv.requests[2]), /Chart made: bar chart, 5 bars: Invoices per year/);
   // the trace records the chart and its file
   const ev = traceEvents(r.json.trace);
-  const made = ev.find((e) => e.event === 'tool_call' && e['gen_ai.tool.name'] === 'make_chart');
+  const made = ev.find((e) => e.event === 'chart');
   assert.equal(made.ok, true);
-  assert.equal(made.chart_file, c.file);
+  assert.equal(made.file, c.file);
   assert.equal(made.rows, 5);
   assert.deepEqual(ev.at(-1).charts, r.json.charts, 'the run_end carries the same charts as the JSON');
   assert.equal(sha256(sc.db), before);
@@ -109,7 +109,7 @@ test('a spec that does not fit the rows comes back naming the columns, and the m
     /make_chart failed: x: no column 'yr' \(did you mean 'year'\?\); the columns are year \(text\), invoices \(integer\)/);
   assert.equal(r.json.charts.length, 1);
   assert.equal(r.json.charts[0].points, 5);
-  const ev = traceEvents(r.json.trace).filter((e) => e['gen_ai.tool.name'] === 'make_chart');
+  const ev = traceEvents(r.json.trace).filter((e) => e.event === 'chart');
   assert.deepEqual(ev.map((e) => e.ok), [false, true]);
 });
 

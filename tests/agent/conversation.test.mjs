@@ -57,10 +57,10 @@ test('the request: tools with schemas, tool_choice required, temperature 0, usag
   /* usage with cached prompt tokens reaches the totals and the trace */
   assert.ok(r.json.totals.prompt_tokens > 0);
   assert.ok(r.json.totals.cached_tokens > 0, 'the second call reuses the first one\'s prefix');
-  const llm = traceEvents(r.json.trace).filter((e) => e.event === 'llm_call');
+  const llm = traceEvents(r.json.trace).filter((e) => e.event === 'model_call');
   assert.equal(llm.length, 2);
   assert.equal(llm[0].tool, 'run_sql');
-  assert.ok(llm[1]['gen_ai.usage.cache_read.input_tokens'] > 0);
+  assert.ok(llm[1].cached_tokens > 0);
   assert.equal(typeof llm[0].latency_ms, 'number');
 });
 
@@ -175,12 +175,13 @@ test('trace latest, list and RUN_ID --json read the runs back', async () => {
   assert.match(list.stdout, new RegExp(`${r.json.run_id}\\s+answered`));
   const one = await run(['trace', r.json.run_id, '--json', '--state-dir', sc.state]);
   const events = JSON.parse(one.stdout);
-  assert.deepEqual(events.map((e) => e.event), ['run_start', 'llm_call', 'tool_call', 'llm_call', 'tool_call', 'verify', 'run_end']);
-  assert.equal(events[5].decision, 'verified', 'the answer "275 artists." is backed by the count');
-  assert.equal(events[5].numbers_checked, 1);
-  assert.deepEqual(events.filter((e) => e.event === 'tool_call').map((e) => e['gen_ai.tool.name']), ['run_sql', 'answer']);
-  assert.equal(events[2].rows, 1);
-  assert.equal(events[2].ok, true);
+  assert.deepEqual(events.map((e) => e.event), ['run_start', 'model_wait', 'model_call', 'sql', 'model_wait', 'model_call', 'verify', 'answer', 'run_end']);
+  assert.equal(events[6].decision, 'verified', 'the answer "275 artists." is backed by the count');
+  assert.equal(events[6].numbers_checked, 1);
+  assert.deepEqual(events.filter((e) => e.event === 'model_call').map((e) => e.tool), ['run_sql', 'answer']);
+  assert.equal(events[7].text, '275 artists.');
+  assert.equal(events[3].rows, 1);
+  assert.equal(events[3].ok, true);
   assert.equal(events[0].question, 'How many artists?');
   assert.equal(events.at(-1).totals.llm_calls, 2);
   const missing = await run(['trace', 'nope', '--state-dir', sc.state]);

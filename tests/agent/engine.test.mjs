@@ -26,7 +26,7 @@ test('ask runs end to end on the embedded engine, and the next process reuses th
   const first = await run(args, { env });
   assert.equal(first.code === 0 || first.code === 1, true, first.stderr);
   assert.ok(['answered', 'clarify', 'budget', 'failed'].includes(first.json.status));
-  const calls = traceEvents(first.json.trace).filter((e) => e.event === 'llm_call');
+  const calls = traceEvents(first.json.trace).filter((e) => e.event === 'model_call');
   assert.ok(calls.length >= 1);
   for (const c of calls) {
     assert.equal(c.error, undefined, 'no protocol error: every reply is a tool call');
@@ -36,9 +36,9 @@ test('ask runs end to end on the embedded engine, and the next process reuses th
   assert.equal(start.backend, 'llama.cpp');
   assert.ok(fs.readdirSync(cache).some((f) => f.startsWith('prefix-')), 'the prefix state was saved');
   const second = await run(args, { env });
-  const c2 = traceEvents(second.json.trace).find((e) => e.event === 'llm_call');
-  assert.ok(c2['gen_ai.usage.cache_read.input_tokens'] > 0, 'restored from the saved prefix');
-  assert.ok(c2['gen_ai.usage.cache_read.input_tokens'] < c2['gen_ai.usage.input_tokens']);
+  const c2 = traceEvents(second.json.trace).find((e) => e.event === 'model_call');
+  assert.ok(c2.cached_tokens > 0, 'restored from the saved prefix');
+  assert.ok(c2.cached_tokens < c2.input_tokens);
 });
 
 // A long thread of SELECT * on big tables at a small context: replayed on
@@ -294,7 +294,7 @@ test('a model split into parts: every part fetched and checked, a cut part resum
   assert.ok(['answered', 'clarify', 'budget', 'failed'].includes(ask.json.status));
   const events = traceEvents(ask.json.trace);
   assert.equal(events[0].backend, 'llama.cpp');
-  assert.ok(events.some((e) => e.event === 'llm_call' && !e.error), 'the model answered');
+  assert.ok(events.some((e) => e.event === 'model_call' && e.ok), 'the model answered');
   // without the link, the only model in the folder is the default: the
   // split model counts once, by its first part
   fs.unlinkSync(path.join(models, 'default.gguf'));

@@ -162,7 +162,7 @@ test('HTTP 429 is retried, then the run succeeds', async () => {
   await srv.close();
   assert.equal(r.code, 0, r.stderr);
   assert.equal(srv.requests.length, 3);
-  const llm = traceEvents(r.json.trace).filter((e) => e.event === 'llm_call');
+  const llm = traceEvents(r.json.trace).filter((e) => e.event === 'model_call');
   assert.equal(llm[0].attempts, 2);
 });
 

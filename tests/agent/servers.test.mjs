@@ -40,10 +40,14 @@ function checkCall(shape, r, srv) {
   const call = reqs.at(-1).body.messages.find((m) => m.tool_calls)?.tool_calls[0];
   assert.equal(call.function.name, e.call);
   assert.deepEqual(JSON.parse(call.function.arguments), { sql: SQL });
-  const ev = traceEvents(r.json.trace).filter((x) => x.event === 'llm_call');
+  const events = traceEvents(r.json.trace);
+  const ev = events.filter((x) => x.event === 'model_call');
   assert.equal(ev[0].tool, e.call);
-  if (e.thinking) assert.match(ev[0].thinking ?? '', new RegExp(e.thinking), 'reasoning and text before the call are traced');
-  else assert.equal(ev[0].thinking, undefined);
+  /* a thought comes right before the call it led to */
+  const first = events.indexOf(ev[0]);
+  const thought = events[first - 1]?.event === 'thought' ? events[first - 1] : undefined;
+  if (e.thinking) assert.match(thought?.text ?? '', new RegExp(e.thinking), 'reasoning and text before the call are traced');
+  else assert.equal(thought, undefined);
   assert.doesNotMatch(r.json.answer, /think|reason/i);
   if (e.retried_with_room) assert.equal(reqs[1].body.max_tokens, 2 * reqs[0].body.max_tokens);
   if (e.max_tokens_after) assert.equal(reqs[1].body.max_tokens, e.max_tokens_after);
@@ -65,7 +69,7 @@ function checkPushBack(shape, r, srv) {
   assert.match(pushed.content, /plain text, but every reply must be exactly one tool call/);
   for (const tool of ["run_sql", "make_chart", "ask_user", "answer"]) assert.ok(pushed.content.includes(tool), tool);
   const events = traceEvents(r.json.trace);
-  assert.ok(events.some((x) => x.event === 'tool_call' && x.ok === false && /plain-text reply/.test(x.error)));
+  assert.ok(events.some((x) => x.event === 'warning' && /plain-text reply/.test(x.message)));
 }
 
 function checkError(shape, r, srv) {
@@ -90,7 +94,7 @@ for (const file of fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).s
         else if (shape.expect.push_back) checkPushBack(shape, r, srv);
         else checkError(shape, r, srv);
         if (shape.expect.from_text) {
-          const ev = traceEvents(r.json.trace).find((x) => x.event === 'llm_call');
+          const ev = traceEvents(r.json.trace).find((x) => x.event === 'model_call');
           assert.equal(ev.text, undefined, 'recovered as a call, not kept as text');
         }
       });

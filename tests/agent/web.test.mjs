@@ -95,7 +95,7 @@ async function askWeb(w, a, question, thread_id = null) {
   assert.equal(r.status, 200, r.text);
   assert.match(r.headers['content-type'], /^text\/event-stream/);
   const events = parseEvents(r.text);
-  return { events, run: events.at(-1).event === 'run' ? events.at(-1).data : null };
+  return { events, run: events.at(-1).event === 'run_end' ? events.at(-1).data : null };
 }
 
 async function stop(w) {
@@ -221,7 +221,7 @@ test('a chosen token (--token, TABLETALK_WEB_TOKEN); 0.0.0.0 warns and takes any
   await srv.close();
 });
 
-test('ask streams start, steps with the SQL, the text and the run; a follow-up continues the thread', async () => {
+test('ask streams the question\'s events (the SQL, the text, the run); a follow-up continues the thread', async () => {
   const sc = scratch();
   const q1 = 'How many customers are there?';
   const q2 = 'And how many employees?';
@@ -234,14 +234,14 @@ test('ask streams start, steps with the SQL, the text and the run; a follow-up c
   const w = await startWeb(sc, srv);
   const a = await login(w);
   const { events, run: r1 } = await askWeb(w, a, q1);
-  assert.equal(events[0].event, 'start');
+  assert.equal(events[0].event, 'run_start');
   assert.match(events[0].data.run_id, /^\d{8}-\d{6}-[0-9a-f]{6}$/);
-  const thread = events[0].data.thread_id;
+  const thread = events[0].data.thread;
   assert.ok(thread);
-  const steps = events.filter((e) => e.event === 'step').map((e) => e.data);
-  assert.ok(steps.some((s) => s.kind === 'model_wait'));
-  assert.ok(steps.some((s) => s.kind === 'model' && s.completion_tokens > 0 && s.ms >= 0));
-  const sqlStep = steps.find((s) => s.kind === 'sql');
+  for (const e of events) assert.equal(e.data.event, e.event, 'each event is named as its JSON says');
+  assert.ok(events.some((e) => e.event === 'model_wait'));
+  assert.ok(events.some((e) => e.event === 'model_call' && e.data.output_tokens > 0 && e.data.latency_ms >= 0));
+  const sqlStep = events.find((e) => e.event === 'sql').data;
   assert.equal(sqlStep.sql, COUNT);
   assert.equal(sqlStep.ok, true);
   assert.equal(sqlStep.rows, 1);
@@ -270,7 +270,11 @@ test('ask streams start, steps with the SQL, the text and the run; a follow-up c
   assert.equal(tr.status, 200);
   assert.equal(tr.json.events[0].event, 'run_start');
   assert.equal(tr.json.events.at(-1).event, 'run_end');
-  assert.ok(tr.json.events.some((e) => e.event === 'tool_call' && e.sql === COUNT));
+  assert.ok(tr.json.events.some((e) => e.event === 'sql' && e.sql === COUNT));
+  // the stream is the trace: the same events with the same keys and values,
+  // and the pieces of the streamed answer besides
+  const streamed = events.filter((e) => e.event !== 'text' && e.event !== 'text_restart').map((e) => e.data);
+  assert.deepEqual(streamed, tr.json.events);
   assert.equal((await request(w, 'GET', '/api/runs/nope', { headers: { Cookie: a.Cookie } })).status, 404);
   assert.equal((await request(w, 'GET', '/api/runs/..%2Fthreads', { headers: { Cookie: a.Cookie } })).status, 400);
   await srv.close();
@@ -316,15 +320,15 @@ test('a chart: the run links its SVG and PNG, both served', async () => {
   const w = await startWeb(sc, srv);
   const a = await login(w);
   const { events, run: r } = await askWeb(w, a, q);
-  assert.ok(events.some((e) => e.event === 'step' && e.data.kind === 'chart' && e.data.ok));
+  assert.ok(events.some((e) => e.event === 'chart' && e.data.ok));
   assert.equal(r.charts.length, 1);
-  assert.equal(r.charts[0].url, `/api/charts/${r.run_id}/1.svg`);
-  assert.equal(r.charts[0].png_url, `/api/charts/${r.run_id}/1.png`);
-  const svg = await request(w, 'GET', r.charts[0].url, { headers: { Cookie: a.Cookie } });
+  assert.match(r.charts[0].file, new RegExp(`/charts/${r.run_id}\\.(png|svg)$`));
+  /* the page loads chart N of a run from /api/charts/RUN/N.svg (and .png) */
+  const svg = await request(w, 'GET', `/api/charts/${r.run_id}/1.svg`, { headers: { Cookie: a.Cookie } });
   assert.equal(svg.status, 200);
   assert.equal(svg.headers['content-type'], 'image/svg+xml');
   assert.match(svg.text, /<svg[\s\S]*Invoices per year[\s\S]*<\/svg>/);
-  const png = await request(w, 'GET', r.charts[0].png_url, { headers: { Cookie: a.Cookie } });
+  const png = await request(w, 'GET', `/api/charts/${r.run_id}/1.png`, { headers: { Cookie: a.Cookie } });
   assert.equal(png.status, 200);
   assert.equal(png.headers['content-type'], 'image/png');
   assert.deepEqual([...png.buf.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -347,7 +351,7 @@ test('refused writes, through ask and /api/sql: 422 refused, the file unchanged;
   const { events, run: r } = await askWeb(w, a, q);
   assert.equal(r.status, 'refused');
   assert.ok(r.refusal);
-  assert.ok(events.some((e) => e.event === 'step' && e.data.kind === 'sql' && e.data.ok === false));
+  assert.ok(events.some((e) => e.event === 'sql' && e.data.ok === false && e.data.refusal === 'write'));
   for (const bad of ['DELETE FROM Customer', 'DROP TABLE Invoice', "UPDATE Customer SET FirstName = 'x'", 'ATTACH DATABASE \'/tmp/x.db\' AS x']) {
     const s = await request(w, 'POST', '/api/sql', { headers: auth(a), body: { sql: bad } });
     assert.equal(s.status, 422, bad);
@@ -463,7 +467,7 @@ test('two questions at once both finish; SIGINT during a question stops with exi
   const cut = await pending;
   // the question was cancelled, and said so if the stream got out in time
   const last = cut.text ? parseEvents(cut.text).at(-1) : null;
-  if (last?.event === 'run') assert.equal(last.data.status, 'cancelled');
+  if (last?.event === 'run_end') assert.equal(last.data.status, 'cancelled');
   await srv.close();
 });
 
@@ -512,7 +516,7 @@ test('the in-process model takes questions one at a time: the second is queued, 
     assert.ok(r.run, JSON.stringify(r.events.at(-1)));
     assert.ok(['answered', 'clarify', 'budget', 'failed', 'refused'].includes(r.run.status));
   }
-  const queued = [x, y].filter((r) => r.events.some((e) => e.event === 'step' && e.data.kind === 'queued'));
+  const queued = [x, y].filter((r) => r.events.some((e) => e.event === 'queued'));
   assert.equal(queued.length, 1, 'exactly one question waited for the model');
   assert.equal((await stop(w)).code, 0);
 });

@@ -73,7 +73,7 @@ test('--profile sql-writer: native prompt, one repair, the model phrases the ans
   assert.ok(phrase.includes('1297'));
   // the trace tells the steps
   const events = traceEvents(r.json.trace);
-  const sqls = events.filter((e) => e.event === 'tool_call' && e['gen_ai.tool.name'] === 'run_sql');
+  const sqls = events.filter((e) => e.event === 'sql');
   assert.equal(sqls.length, 2);
   assert.equal(sqls[0].ok, false);
   assert.match(sqls[0].error, /no such column: g.Nmae/);

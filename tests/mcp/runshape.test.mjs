@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { BIN, connectStdio, killAll, ms, scratch, serverEnv, startModel } from './harness.mjs';
+import { BIN, RawStdio, connectStdio, killAll, modernRequest, ms, scratch, serveArgs, serverEnv, startModel } from './harness.mjs';
 
 after(killAll);
 
@@ -104,4 +104,60 @@ test('the documented fields are the fields', async () => {
   assert.equal(run.rows.length, run.row_count);
   assert.deepEqual(run.unbacked_numbers, ['9999']);
   assert.equal(run.verified, false);
+});
+
+/* The events of a trace file, as written. */
+function traceLines(file) {
+  return fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+}
+
+/* One event stream (docs/reference/events.md): MCP progress carries each
+ * event of the question under _meta["tabletalk/event"], and those are the
+ * trace's events key by key and value by value; the summary in "message"
+ * is for people. The trace's run_start and run_end are the question's
+ * edges, which the tool's result stands for. */
+test('MCP progress carries the trace\'s events, key by key', async () => {
+  const sc = scratch();
+  const raw = new RawStdio(serveArgs(sc, { model }), { cwd: sc.dir });
+  const call = modernRequest(1, 'tools/call', { name: 'ask_database', arguments: { question: 'Plot the invoices per year' } });
+  call.params._meta.progressToken = 'ev';
+  const res = await raw.request(call, { timeout: ms(60000) });
+  assert.equal(res.result.structuredContent.status, 'answered');
+  const progress = raw.messages.filter((m) => m && m.method === 'notifications/progress' && m.params.progressToken === 'ev');
+  await raw.close();
+  const sent = progress.map((p) => p.params._meta['tabletalk/event']);
+  for (const p of progress) assert.equal(typeof p.params.message, 'string');
+  const traced = traceLines(res.result.structuredContent.trace).filter((e) => e.event !== 'run_start' && e.event !== 'run_end');
+  assert.ok(traced.some((e) => e.event === 'sql') && traced.some((e) => e.event === 'chart'));
+  assert.deepEqual(sent, traced);
+  assert.ok(sc.unchanged());
+});
+
+/* Every key of every event a scripted run traces is documented under its
+ * event's heading in docs/reference/events.md. */
+test('the documented events are the events', async () => {
+  const doc = fs.readFileSync(new URL('../../docs/reference/events.md', import.meta.url), 'utf8');
+  const section = (name) => {
+    const at = doc.indexOf(`## \`${name}\``);
+    assert.ok(at >= 0, `events.md has a section for ${name}`);
+    const next = doc.indexOf('\n## ', at + 1);
+    return doc.slice(at, next < 0 ? undefined : next);
+  };
+  const common = doc.slice(0, doc.indexOf('\n## '));
+  const sc = scratch();
+  const seen = new Set();
+  for (const q of ['Plot the invoices per year', 'What was the revenue?']) {
+    const run = await cliAsk(sc, q);
+    for (const e of traceLines(run.trace)) {
+      seen.add(e.event);
+      if (e.event === 'run_end') continue; /* run-json.md documents those */
+      const text = section(e.event);
+      for (const k of Object.keys(e)) {
+        if (['ts', 'run_id', 'event', 'step'].includes(k)) assert.match(common, new RegExp(`\`${k}\``));
+        else assert.ok(text.includes(`\`${k}\``), `events.md documents ${e.event}.${k}`);
+      }
+    }
+  }
+  for (const name of ['run_start', 'model_wait', 'model_call', 'sql', 'chart', 'verify', 'answer', 'clarification', 'run_end'])
+    assert.ok(seen.has(name), `the scripted runs produced ${name}`);
 });

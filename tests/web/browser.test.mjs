@@ -246,10 +246,18 @@ test('a trace opens in a panel with the steps, the SQL, tokens and timings', asy
   await page.click(`#conversation .turn:first-of-type .trace-link`);
   await page.waitForFunction(() => document.querySelectorAll('#trace-body tbody tr').length > 2);
   const body = await page.$eval('#trace-body', (b) => b.textContent);
-  for (const want of ['run_start', 'llm_call', 'tool_call', 'run_end', GENRES, 'prompt tokens', 'latency']) {
+  for (const want of ['run_start', 'model_call', 'sql', 'run_end', GENRES, 'prompt tokens', 'latency']) {
     assert.ok(body.includes(want), `the trace shows ${want}`);
   }
   assert.match(body, /answered: .* in all, 2 model calls/);
+  // the stored run is drawn by the live renderer: the same steps, line for line
+  const stepsOf = (sel) => page.$$eval(`${sel} .steps li`, (li) => li.map((x) => x.textContent.replace(/\d+(\.\d+)? ?(ms|s)\b/g, 'T')));
+  const live = await stepsOf('#conversation .turn:first-of-type');
+  const stored = await stepsOf('#trace-body .turn.replay');
+  assert.ok(live.length >= 3, JSON.stringify(live));
+  assert.deepEqual(stored, live);
+  assert.equal(await page.$eval('#trace-body .turn.replay .answer.final', (a) => a.textContent),
+    await page.$eval('#conversation .turn:first-of-type .answer.final', (a) => a.textContent));
   assert.equal(await page.$eval('#trace', (d) => d.open), true);
   await shot('05-trace');
   await page.keyboard.press('Escape');
