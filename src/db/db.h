@@ -205,10 +205,16 @@ void tt_value_to_text(tt_buf *out, const tt_value *v);
 /* Same type and same value (text and blobs byte for byte). */
 bool tt_value_equal(const tt_value *a, const tt_value *b);
 
-/* The result as {"columns":[...],"column_types":[...],"rows":[[...]],
- * "row_count":N,"truncated":bool,"elapsed_ms":N}. Blobs appear as the string
- * "<blob N bytes>". max_rows limits the rows included (0: all). */
-json_t *tt_result_to_json(const tt_result *r, size_t max_rows);
+/* The one JSON shape of a result set, the same wherever rows are shown
+ * (the run's JSON, run_sql's structuredContent, the web page's /api/sql):
+ * {"columns":[...],"column_types":[...],"rows":[[...]],"row_count":N,
+ * "truncated":bool,"truncated_by":"max_rows"|"max_bytes","elapsed_ms":N}.
+ * rows holds the first max_rows rows (0: every row r holds) and row_count
+ * is always how many it holds; truncated says more rows exist than are
+ * given (the query was cut, or max_rows left some out) and truncated_by
+ * (only then) which cap. Blobs as \x hex, or "<blob N bytes>" unless
+ * blob_hex. r NULL: no query ran (no columns, no rows, no elapsed_ms). */
+json_t *tt_result_to_json(const tt_result *r, size_t max_rows, bool blob_hex);
 
 /* {"kind":"refused","reason":"write","message":"..."} (reason only for
  * refusals). */

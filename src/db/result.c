@@ -100,29 +100,33 @@ json_t *tt_db_error_to_json(const tt_error *err) {
   return e;
 }
 
-json_t *tt_result_to_json(const tt_result *r, size_t max_rows) {
+json_t *tt_result_to_json(const tt_result *r, size_t max_rows, bool blob_hex) {
   json_t *o = json_object();
   json_t *cols = json_array(), *types = json_array(), *rows = json_array();
-  for (size_t c = 0; c < r->ncols; c++) {
+  size_t ncols = r ? r->ncols : 0, held = r ? r->nrows : 0;
+  for (size_t c = 0; c < ncols; c++) {
     json_array_append_new(cols, tt_json_stringn(r->names[c], strlen(r->names[c])));
     json_array_append_new(types, tt_json_stringn(r->decltypes[c], strlen(r->decltypes[c])));
   }
-  size_t n = max_rows && max_rows < r->nrows ? max_rows : r->nrows;
+  size_t n = max_rows && max_rows < held ? max_rows : held;
   for (size_t i = 0; i < n; i++) {
     json_t *row = json_array();
-    for (size_t c = 0; c < r->ncols; c++)
-      json_array_append_new(row, tt_value_to_json(tt_result_cell(r, i, c), false));
+    for (size_t c = 0; c < ncols; c++)
+      json_array_append_new(row, tt_value_to_json(tt_result_cell(r, i, c), blob_hex));
     json_array_append_new(rows, row);
   }
   json_object_set_new(o, "columns", cols);
   json_object_set_new(o, "column_types", types);
   json_object_set_new(o, "rows", rows);
-  json_object_set_new(o, "row_count", json_integer((json_int_t)r->nrows));
-  json_object_set_new(o, "truncated", json_boolean(r->truncated));
-  if (r->truncated)
-    json_object_set_new(o, "truncated_by", json_string(
-        r->truncated_by == TT_TRUNC_BYTES ? "max_bytes" : "max_rows"));
-  json_object_set_new(o, "elapsed_ms", json_real(round(r->elapsed_ms * 1000.0) / 1000.0));
+  json_object_set_new(o, "row_count", json_integer((json_int_t)n));
+  bool cut = n < held; /* this shape gives fewer rows than the result holds */
+  bool more = cut || (r && r->truncated);
+  json_object_set_new(o, "truncated", json_boolean(more));
+  if (more)
+    json_object_set_new(o, "truncated_by", json_string(!cut && r->truncated_by == TT_TRUNC_BYTES
+                                                           ? "max_bytes"
+                                                           : "max_rows"));
+  if (r) json_object_set_new(o, "elapsed_ms", json_real(round(r->elapsed_ms * 1000.0) / 1000.0));
   return o;
 }
 

@@ -247,11 +247,7 @@ static bool tt_args_known(const json_t *args, const char *const *names, tt_buf *
 /* ---- run_sql ------------------------------------------------------------------------ */
 
 static json_t *tt_rows_json(const tt_result *res, int preview) {
-  json_t *o = tt_result_to_json(res, (size_t)preview);
-  size_t shown = res->nrows < (size_t)preview ? res->nrows : (size_t)preview;
-  json_object_set_new(o, "row_count", json_integer((json_int_t)shown));
-  if (shown < res->nrows) json_object_set_new(o, "truncated", json_true());
-  return o;
+  return tt_result_to_json(res, (size_t)preview, false);
 }
 
 /* Results of repeatable statements, reused while the data is unchanged:

@@ -409,7 +409,7 @@ json_t *tt_card_to_json(const tt_card *c) {
   }
   json_object_set_new(o, "foreign_keys", fks);
   if (t->sample) {
-    json_t *sample = tt_result_to_json(t->sample, 0);
+    json_t *sample = tt_result_to_json(t->sample, 0, false);
     json_t *rows = json_object_get(sample, "rows");
     size_t i, k;
     json_t *row, *cell;

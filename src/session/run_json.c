@@ -39,40 +39,12 @@ static json_t *tt_run_totals_json(const tt_run_totals *t) {
                    "llm_ms", t->llm_ms, "own_ms", t->wall_ms - t->llm_ms);
 }
 
-/* columns, column_types, rows (the first max_rows), row_count (rows given
- * here), truncated (more rows exist), truncated_by, elapsed_ms. */
+/* columns, column_types, rows (the first max_rows), row_count, truncated,
+ * truncated_by, elapsed_ms: the one shape of a result set (db.h). */
 static void tt_run_rows_json(json_t *o, const tt_result *res, size_t max_rows) {
-  if (!res) {
-    json_object_set_new(o, "columns", json_array());
-    json_object_set_new(o, "column_types", json_array());
-    json_object_set_new(o, "rows", json_array());
-    json_object_set_new(o, "row_count", json_integer(0));
-    json_object_set_new(o, "truncated", json_false());
-    return;
-  }
-  json_t *cols = json_array(), *types = json_array(), *rows = json_array();
-  for (size_t c = 0; c < res->ncols; c++) {
-    json_array_append_new(cols, tt_str_or_null(res->names[c]));
-    json_array_append_new(types, tt_str_or_null(res->decltypes[c]));
-  }
-  size_t n = res->nrows < max_rows ? res->nrows : max_rows;
-  for (size_t i = 0; i < n; i++) {
-    json_t *row = json_array();
-    for (size_t c = 0; c < res->ncols; c++)
-      json_array_append_new(row, tt_value_to_json(tt_result_cell(res, i, c), true));
-    json_array_append_new(rows, row);
-  }
-  json_object_set_new(o, "columns", cols);
-  json_object_set_new(o, "column_types", types);
-  json_object_set_new(o, "rows", rows);
-  json_object_set_new(o, "row_count", json_integer((json_int_t)n));
-  bool cut = n < res->nrows;
-  json_object_set_new(o, "truncated", json_boolean(cut || res->truncated));
-  if (cut || res->truncated)
-    json_object_set_new(o, "truncated_by",
-                        json_string(!cut && res->truncated_by == TT_TRUNC_BYTES ? "max_bytes"
-                                                                                : "max_rows"));
-  json_object_set_new(o, "elapsed_ms", json_real(round(res->elapsed_ms * 1000.0) / 1000.0));
+  json_t *rows = tt_result_to_json(res, max_rows ? max_rows : SIZE_MAX, true);
+  json_object_update(o, rows);
+  json_decref(rows);
 }
 
 json_t *tt_run_json(const tt_run *run, const tt_ask_result *info, const char *thread,

@@ -67,7 +67,7 @@ enum MHD_Result tt_web_api_sql(tt_web_req *r) {
     json_object_set_new(e, "refused", json_boolean(derr.kind == TT_ERR_REFUSED));
     return tt_web_send_json(r, 422, e);
   }
-  json_t *j = tt_result_to_json(res, 0);
+  json_t *j = tt_result_to_json(res, 0, false);
   tt_result_free(res);
   return tt_web_send_json(r, 200, j);
 }

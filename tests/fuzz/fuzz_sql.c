@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tt_result *r = tt_db_query(g_db, (const char *)data, size, &err);
   tt_buf out = TT_BUF_INIT;
   if (r) {
-    json_t *j = tt_result_to_json(r, 0);
+    json_t *j = tt_result_to_json(r, 0, true);
     tt_json_dump(&out, j, JSON_COMPACT);
     json_decref(j);
     tt_escape_opts eo = {.max_chars = 50};
