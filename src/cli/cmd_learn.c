@@ -79,10 +79,10 @@ int cmd_learn(int argc, char **argv) {
   if (!*question) return tt_usage_error("learn", "the question is empty");
   tt_error err;
   tt_db_target target;
-  bool server = tt_db_target_parse(db_path, &target, &err) && target.kind == TT_DB_KIND_POSTGRES;
+  bool server = tt_db_target_parse(db_path, &target, &err) && target.uri;
   tt_db_target_free(&target);
   if (server && !given) /* no file to keep it beside */
-    return tt_usage_error("learn", "a PostgreSQL database has no file beside it for the "
+    return tt_usage_error("learn", "a database on a server has no file beside it for the "
                                    "knowledge; name one with --knowledge FILE");
   /* the example must run: the database through the session layer */
   tt_config cfg;

@@ -121,12 +121,8 @@ static void tt_free_scrubbed(void) {
 
 static char *tt_scrub_arg(char *a) {
   const char *uri = strncmp(a, "--", 2) == 0 && strchr(a, '=') ? strchr(a, '=') + 1 : a;
-  if (!tt_db_path_is_uri(uri)) return a;
-  char *red = tt_pg_redact_uri(uri);
-  if (strcmp(red, uri) == 0) {
-    free(red);
-    return a;
-  }
+  char *red = tt_db_uri_redacted(uri);
+  if (!red) return a;
   char *copy = tt_xstrdup(a);
   tt_scrubbed = tt_xrealloc(tt_scrubbed, (tt_nscrubbed + 1) * sizeof *tt_scrubbed);
   tt_scrubbed[tt_nscrubbed++] = copy;
@@ -181,7 +177,7 @@ char **tt_cli_db_url_args(const tt_cmd_spec *spec, int *argc, char **argv, int *
     }
     tt_db_target t;
     tt_error terr;
-    bool server = tt_db_target_parse(v, &t, &terr) && t.kind == TT_DB_KIND_POSTGRES;
+    bool server = tt_db_target_parse(v, &t, &terr) && t.uri;
     tt_db_target_free(&t);
     if (!server) {
       *rc = tt_usage_error(spec->name, "--db-url wants a postgres:// or postgresql:// URI "

@@ -1,12 +1,15 @@
-/* db.h — public face of the db layer: opening a SQLite database strictly
- * read-only, running one guarded query under limits, result sets, and the
- * catalog (tables, columns, keys, row counts, sample rows).
+/* db.h — public face of the db layer: naming a database (the target: a
+ * SQLite file, CSV files, a PostgreSQL URI), opening it strictly read-only
+ * through the engine that reads it, running one guarded query under
+ * limits, result sets, and the catalog (tables, columns, keys, row counts,
+ * sample rows).
  *
- * Read-only is enforced by SQLite itself, never by parsing SQL text: the
- * connection is opened read-only, an authorizer allows only reads and
- * allow-listed functions, sqlite3_stmt_readonly must hold, exactly one
- * statement is accepted, and limits bound time, memory, rows and bytes.
- * Every refusal carries a reason a user can act on.
+ * Read-only is enforced by each engine's own machinery, never by matching
+ * SQL text: on SQLite the connection is opened read-only, an authorizer
+ * allows only reads and allow-listed functions, sqlite3_stmt_readonly must
+ * hold; on PostgreSQL a parse-level guard and a READ ONLY transaction.
+ * Exactly one statement is accepted, limits bound time, memory, rows and
+ * bytes, and every refusal carries a reason a user can act on.
  *
  * A tt_db handle is used by one thread at a time. Queries leave no state
  * behind (nothing can be written, not even to temp), so one handle serves
@@ -22,6 +25,55 @@
 #include "util/util.h"
 
 typedef struct tt_db tt_db;
+
+/* ---- the database target: what the user named, parsed once ------------- */
+
+typedef enum tt_db_kind { TT_DB_KIND_SQLITE, TT_DB_KIND_CSV, TT_DB_KIND_POSTGRES } tt_db_kind;
+
+typedef struct tt_db_target {
+  tt_db_kind kind;
+  const char *engine; /* the engine's name: "sqlite" (SQLite files and CSV) or "postgres" */
+  char *given;        /* as the user gave it (a URI may hold a password: never show it) */
+  char *path;         /* what is opened: the real path of a file or folder when it exists
+                       * (realpath), else as given; a URI as given */
+  char *shown;        /* for people, traces and thread keys: path for files, the URI with its
+                       * password replaced by "***" (today's tt_pg_redact_uri) */
+  bool uri;           /* named by a URI (a server's database), not a file or folder */
+} tt_db_target;
+
+/* Works out which engine reads given and how it is named; reads no file
+ * contents and makes no connection (it may stat/realpath). A URI starting
+ * postgres:// or postgresql:// (any case) is PostgreSQL; a name ending in
+ * .csv or .tsv (any case), or a folder, is CSV; anything else a SQLite
+ * file. false with err (TT_ERR_CONFIG) when given is empty. Free with
+ * tt_db_target_free. */
+bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err);
+void tt_db_target_free(tt_db_target *t);
+/* When s is the URI of a database server (any engine's scheme) holding a
+ * password, s with the password replaced by "***" (free()); else NULL.
+ * Reads only the string: for scrubbing arguments and messages. */
+char *tt_db_uri_redacted(const char *s);
+/* "SQLite"/"PostgreSQL" for a kind, before opening (replaces
+ * tt_db_path_dialect). */
+const char *tt_db_kind_dialect(tt_db_kind kind);
+
+/* How an engine stores a name written without quotes. */
+typedef enum tt_db_fold {
+  TT_DB_FOLD_NONE,  /* as written, and matched without regard to case (SQLite) */
+  TT_DB_FOLD_LOWER, /* to lower case (PostgreSQL) */
+  TT_DB_FOLD_UPPER, /* to upper case (the SQL standard) */
+} tt_db_fold;
+
+/* What callers that write SQL for a database, or explain its options,
+ * need to know of its dialect (from the engine's table). */
+typedef struct tt_db_dialect_facts {
+  const char *name;  /* as the prompt names it: "SQLite", "PostgreSQL" */
+  char ident_quote;  /* quotes an identifier; doubled inside one */
+  tt_db_fold fold;
+  bool schemas;      /* tables live in schemas that opts.schemas (--schemas) chooses */
+} tt_db_dialect_facts;
+
+const tt_db_dialect_facts *tt_db_kind_facts(tt_db_kind kind);
 
 /* Settings for one handle; start from tt_db_default_opts(). */
 /* Whether the first line of a CSV file names the columns. */
@@ -77,30 +129,9 @@ const char *tt_db_refusal_name(tt_db_refusal r);
  * data or its schema. */
 bool tt_db_refusal_is_write(tt_db_refusal r);
 
-/* ---- the database target: what a string names, parsed once ------------------ */
-
-typedef enum tt_db_kind { TT_DB_KIND_SQLITE, TT_DB_KIND_CSV, TT_DB_KIND_POSTGRES } tt_db_kind;
-typedef struct tt_db_target {
-  tt_db_kind kind;
-  const char *engine; /* the engine's name: "sqlite" (SQLite files and CSV) or "postgres" */
-  char *given;        /* as the user gave it (a URI may hold a password: never show it) */
-  char *path;         /* what is opened: the real path of a file or folder when it exists
-                       * (realpath), else as given; a URI as given */
-  char *shown;        /* for people, traces and thread keys: path for files, the URI with its
-                       * password replaced by "***" */
-} tt_db_target;
-/* Works out which engine reads given and how it is named; reads no file
- * contents and makes no connection (it may stat/realpath). false with err
- * (TT_ERR_CONFIG) when given is empty. */
-bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err);
-void tt_db_target_free(tt_db_target *t);
-/* Opens the target read-only, as tt_db_open does. */
-tt_db *tt_db_open_target(const tt_db_target *t, const tt_db_opts *opts, tt_error *err);
-/* "SQLite"/"PostgreSQL" for a kind, before opening. */
-const char *tt_db_kind_dialect(tt_db_kind kind);
-
-/* Opens path read-only. A missing, unreadable or non-SQLite file is a
- * TT_ERR_IO error; no file is ever created. Returns NULL on error.
+/* Opens path read-only. An empty path is a TT_ERR_CONFIG error; a
+ * missing, unreadable or non-SQLite file is a TT_ERR_IO error; no file is
+ * ever created. Returns NULL on error.
  * A path ending in .csv or .tsv, or a folder (its *.csv and *.tsv files),
  * is loaded into an in-memory database, one table per file, once per
  * contents: every handle on it shares that one copy and reads it under the
@@ -108,17 +139,23 @@ const char *tt_db_kind_dialect(tt_db_kind kind);
  * SQLite file (changed files are loaded again before the next query). Nothing is written beside the files; a
  * malformed file is a TT_ERR_IO error naming its line. */
 tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_error *err);
+/* Opens the target read-only, as tt_db_open does (tt_db_open is
+ * tt_db_target_parse and this). The handle keeps its own copy of t. */
+tt_db *tt_db_open_target(const tt_db_target *t, const tt_db_opts *opts, tt_error *err);
 void tt_db_close(tt_db *db);
+/* The target the handle was opened from. */
+const tt_db_target *tt_db_get_target(const tt_db *db);
 /* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
- * (any case), or a folder. */
+ * (any case), or a folder. Prefer tt_db_target (kind). */
 bool tt_db_path_is_csv(const char *path);
 /* True when tt_db_open reads path as a PostgreSQL server: a URI starting
  * postgres:// or postgresql:// (any case). "postgresql://" alone means
- * libpq's defaults and the PG* environment variables (PGHOST, PGUSER...). */
+ * libpq's defaults and the PG* environment variables (PGHOST, PGUSER...).
+ * Prefer tt_db_target (kind). */
 bool tt_db_path_is_uri(const char *path);
 /* uri with its password (user:PASSWORD@ and ?password=...) replaced by
  * "***", for anything shown or written; a copy of any other string.
- * Free with free(). */
+ * Free with free(). Prefer tt_db_target (shown). */
 char *tt_pg_redact_uri(const char *uri);
 /* For the behaviour suite on PostgreSQL: a new database made from the one
  * uri names by the server (CREATE DATABASE ... TEMPLATE, which only reads
@@ -127,12 +164,15 @@ char *tt_pg_redact_uri(const char *uri);
  * dbname set to the copy (free()), *name the copy's name (free()); NULL
  * with err. tt_pg_scratch_drop removes the copy (connected to the server's
  * "postgres" database). Never pointed at the user's database. */
-char *tt_pg_scratch_create(const char *uri, const char *setup_sql, char **name, tt_buf *err);
-bool tt_pg_scratch_drop(const char *uri, const char *name, tt_buf *err);
+char *tt_pg_scratch_create(const char *uri, const char *setup_sql, char **name, tt_error *err);
+bool tt_pg_scratch_drop(const char *uri, const char *name, tt_error *err);
 /* The SQL dialect the handle speaks, as the prompt names it: "SQLite" or
  * "PostgreSQL". */
 const char *tt_db_dialect(const tt_db *db);
-/* The dialect of the database at path, before opening it. */
+/* The same and the rest of what its engine's dialect is like. */
+const tt_db_dialect_facts *tt_db_facts(const tt_db *db);
+/* The dialect of the database at path, before opening it. Prefer
+ * tt_db_kind_dialect of a tt_db_target. */
 const char *tt_db_path_dialect(const char *path);
 /* The path as the user gave it (a URI without its password). */
 const char *tt_db_path(const tt_db *db);
@@ -239,7 +279,7 @@ typedef struct tt_cursor tt_cursor;
 
 /* Runs one guarded, read-only statement (the same checks as tt_db_query)
  * and returns its rows one at a time, holding only the current row. The
- * handle's time limit counts the time spent inside SQLite; max_rows and
+ * handle's time limit counts the time spent inside the engine; max_rows and
  * max_bytes cap the rows returned (0: no cap; the handle's own caps do not
  * apply). NULL with err filled in. The handle serves no other query until
  * the cursor is closed. */
@@ -247,7 +287,7 @@ tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_ro
                              long max_bytes, tt_error *err);
 /* 1 with *row (ncols values, valid until the next call; text is
  * NUL-terminated, blobs are not), 0 at the end or at the row cap, -1 with
- * err filled in (the time limit, SQLite's own errors). */
+ * err filled in (the time limit, the engine's own errors). */
 int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err);
 size_t tt_cursor_ncols(const tt_cursor *c);
 const char *tt_cursor_name(const tt_cursor *c, size_t col);
@@ -255,7 +295,7 @@ const char *tt_cursor_decltype(const tt_cursor *c, size_t col);
 long tt_cursor_rows(const tt_cursor *c);
 /* Which cap stopped it while more rows were left (TT_TRUNC_NONE: none). */
 tt_trunc tt_cursor_truncated(const tt_cursor *c);
-/* Time spent inside SQLite so far. */
+/* Time spent inside the engine (SQLite, the server) so far. */
 double tt_cursor_elapsed_ms(const tt_cursor *c);
 void tt_cursor_close(tt_cursor *c);
 

@@ -1,5 +1,7 @@
-/* result.c — result sets: freeing them, rendering values as text, and the
- * JSON form shared by `tabletalk sql --format json` and the MCP server. */
+/* result.c — result sets: building them from an engine's rows under the
+ * row, byte and cell caps (the same rules for every engine), freeing them,
+ * rendering values as text, and the JSON form shared by `tabletalk sql
+ * --format json` and the MCP server. */
 #include "db/db_internal.h"
 
 #include <math.h>
@@ -92,14 +94,6 @@ json_t *tt_value_to_json(const tt_value *v, bool blob_hex) {
   return json_null();
 }
 
-json_t *tt_db_error_to_json(const tt_error *err) {
-  json_t *e = json_pack("{s:s}", "kind", tt_errkind_name(err->kind));
-  if (err->kind == TT_ERR_REFUSED)
-    json_object_set_new(e, "reason", json_string(tt_db_refusal_name(err->reason)));
-  json_object_set_new(e, "message", tt_json_stringn(err->message, strlen(err->message)));
-  return e;
-}
-
 json_t *tt_result_to_json(const tt_result *r, size_t max_rows, bool blob_hex) {
   json_t *o = json_object();
   json_t *cols = json_array(), *types = json_array(), *rows = json_array();
@@ -130,10 +124,59 @@ json_t *tt_result_to_json(const tt_result *r, size_t max_rows, bool blob_hex) {
   return o;
 }
 
-tt_value *tt_result_grow(tt_result *r, size_t *alloc) {
-  if (r->nrows == *alloc) {
-    *alloc = *alloc ? *alloc * 2 : 16;
-    r->cells = tt_xrealloc(r->cells, sizeof(tt_value) * *alloc * (r->ncols ? r->ncols : 1));
+/* ---- the builder: rows under the caps ----------------------------------- */
+
+tt_result *tt_result_builder_start(tt_result_builder *b, size_t ncols, const tt_db_opts *limits) {
+  tt_result *r = tt_xcalloc(1, sizeof *r);
+  r->arena = tt_arena_new();
+  r->ncols = ncols;
+  r->names = tt_arena_alloc(r->arena, sizeof(char *) * (ncols ? ncols : 1));
+  r->decltypes = tt_arena_alloc(r->arena, sizeof(char *) * (ncols ? ncols : 1));
+  *b = (tt_result_builder){
+      .r = r,
+      .cap_rows = limits->max_rows > 0 ? (size_t)limits->max_rows : 0,
+      .cap_bytes = limits->max_bytes > 0 ? (size_t)limits->max_bytes : 0,
+      .count_cap = limits->count_rows > 0 ? limits->count_rows : 0,
+  };
+  return r;
+}
+
+/* A cap cut the result here: the rows kept are complete up to it. */
+static tt_row_fate tt_result_cut(tt_result_builder *b, tt_trunc by) {
+  b->r->truncated = true;
+  b->r->truncated_by = by;
+  if (b->seen >= b->count_cap) return TT_ROW_ENOUGH;
+  b->counting = true; /* past the cut, count the rows no longer kept */
+  return TT_ROW_COUNTED;
+}
+
+tt_row_fate tt_result_builder_row(tt_result_builder *b) {
+  b->seen++;
+  if (b->counting) return b->seen >= b->count_cap ? TT_ROW_ENOUGH : TT_ROW_COUNTED;
+  if (b->r->nrows >= b->cap_rows) return tt_result_cut(b, TT_TRUNC_ROWS);
+  return TT_ROW_WEIGH;
+}
+
+tt_value *tt_result_builder_keep(tt_result_builder *b, size_t rb, bool *enough) {
+  tt_result *r = b->r;
+  /* NULL and empty cells weigh nothing in bytes but still cost memory: the
+   * number of cells is capped too. */
+  if (r->bytes + rb > b->cap_bytes || (r->nrows + 1) * r->ncols > TT_MAX_CELLS) {
+    *enough = tt_result_cut(b, TT_TRUNC_BYTES) == TT_ROW_ENOUGH;
+    return NULL;
   }
-  return r->cells + r->nrows * r->ncols;
+  if (r->nrows == b->alloc) {
+    b->alloc = b->alloc ? b->alloc * 2 : 16;
+    r->cells = tt_xrealloc(r->cells, sizeof(tt_value) * b->alloc * (r->ncols ? r->ncols : 1));
+  }
+  tt_value *cells = r->cells + r->nrows * r->ncols;
+  r->bytes += rb;
+  r->nrows++;
+  *enough = false;
+  return cells;
+}
+
+void tt_result_builder_end(tt_result_builder *b, bool reached_end) {
+  b->r->total_rows = b->seen;
+  b->r->total_exact = reached_end;
 }

@@ -572,9 +572,13 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
   }
   char *dir = NULL, *pg_name = NULL;
   /* on PostgreSQL a database made from the one named; the copy goes at the end */
-  char *scratch = pg ? tt_pg_scratch_create(o->db_path, tt_planted, &pg_name, err)
+  tt_error perr = TT_ERROR_INIT;
+  char *scratch = pg ? tt_pg_scratch_create(o->db_path, tt_planted, &pg_name, &perr)
                      : tt_make_scratch(o->db_path, &dir, err);
-  if (!scratch) return NULL;
+  if (!scratch) {
+    if (pg) tt_buf_puts(err, perr.message);
+    return NULL;
+  }
   tt_db_target st; /* the copy as it is shown: a URI without its password */
   char *shown = tt_db_target_parse(scratch, &st, &terr) ? tt_xstrdup(st.shown) : tt_xstrdup("");
   tt_db_target_free(&st);
@@ -632,10 +636,9 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
   tt_service_free(svc);
   free(s.bytes);
   if (pg) {
-    tt_buf derr2 = TT_BUF_INIT;
+    tt_error derr2 = TT_ERROR_INIT;
     if (!tt_pg_scratch_drop(o->db_path, pg_name, &derr2) && result)
-      json_object_set_new(result, "warning", json_string(tt_buf_cstr(&derr2)));
-    tt_buf_free(&derr2);
+      json_object_set_new(result, "warning", json_string(derr2.message));
   } else if (!result || json_integer_value(json_object_get(result, "failed")) == 0) {
     /* the scratch copy stays for a look when a case failed */
     unlink(scratch);

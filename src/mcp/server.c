@@ -111,7 +111,7 @@ tt_mcp_server *tt_mcp_server_new(const tt_mcp_config *cfg, tt_error *err) {
   s->db_opts.count_rows = 1000000;
   /* a file by its name, a server's URI whole (without its password) */
   const tt_db_target *t = tt_service_target(cfg->svc);
-  const char *slash = t->kind == TT_DB_KIND_POSTGRES ? NULL : strrchr(t->shown, '/');
+  const char *slash = t->uri ? NULL : strrchr(t->shown, '/');
   const char *named = slash ? slash + 1 : t->shown;
   tt_buf name = TT_BUF_INIT; /* a file name may hold any bytes; JSON wants UTF-8 */
   tt_utf8_escape_invalid(&name, named, strlen(named));

@@ -110,7 +110,7 @@ tt_service *tt_service_open(const tt_config *c, unsigned flags, tt_error *err) {
   pthread_cond_init(&s->cv, NULL);
   s->models = tt_models_new(c);
   if (!tt_db_target_parse(c->db, &s->target, err)) goto fail;
-  if (c->schemas && s->target.kind != TT_DB_KIND_POSTGRES) {
+  if (c->schemas && !tt_db_kind_facts(s->target.kind)->schemas) {
     tt_error_set(err, TT_ERR_CONFIG, "--schemas applies to PostgreSQL (a postgres:// URI or "
                                      "--db-url); a SQLite or CSV database has no schemas to choose");
     goto fail;

@@ -2,8 +2,12 @@
 """layers.py — the layers of src/ are a one-way street (DESIGN.md, "Layers
 and rooms"): a file may include the headers of its own layer and the
 public header of a layer below it, never a layer above, and never another
-layer's private headers. Reads every #include "..." under src/ and names
-each file:line that breaks the rule.
+layer's private headers. Inside db/, each engine has a folder of its own
+(db/sqlite/, db/pg/...): an engine includes the shared headers of db/ and
+its own folder's, never another engine's, and a shared file of db/
+includes no engine's header (it reaches engines through db/engine.h); the
+headers of db/ include each other without a circle. Reads every
+#include "..." under src/ and names each file:line that breaks a rule.
 
 usage: layers.py [SRC_DIR]   (default: the src/ beside tests/)
 """
@@ -43,8 +47,50 @@ def public_header(layer, header):
     return header == layer + ".h"
 
 
+def db_engine(rel):
+    """The engine folder of a file of db/ (db/sqlite/exec.c: sqlite), None
+    for the shared files of db/."""
+    parts = rel.replace(os.sep, "/").split("/")
+    return parts[1] if len(parts) > 2 else None
+
+
+def check_db_include(rel, inc, where):
+    """The rules between db/'s shared files and its engine folders."""
+    parts = inc.split("/")
+    if parts[0] != "db" or len(parts) < 3:
+        return None  # a shared header of db/ (or another layer's)
+    mine, theirs = db_engine(rel), parts[1]
+    if mine is None:
+        return ('%s: the shared file includes "%s" of the engine %s; shared files reach engines '
+                'only through db/engine.h' % (where, inc, theirs))
+    if mine != theirs:
+        return ('%s: the engine %s includes "%s" of the engine %s; engines share code only '
+                'through the shared files of db/' % (where, mine, inc, theirs))
+    return None
+
+
+def include_circles(edges):
+    """Circles among the headers of one layer: each as a list of files."""
+    found, state = [], {}
+
+    def visit(v, path):
+        state[v] = 1
+        for w in sorted(edges.get(v, ())):
+            if state.get(w) == 1:
+                found.append(path[path.index(w):] + [w])
+            elif w not in state:
+                visit(w, path + [w])
+        state[v] = 2
+
+    for v in sorted(edges):
+        if v not in state:
+            visit(v, [v])
+    return found
+
+
 def check(src):
     problems = []
+    db_edges = {}
     for root, _, files in os.walk(src):
         for name in sorted(files):
             if not name.endswith((".c", ".h")):
@@ -66,6 +112,11 @@ def check(src):
                         continue  # generated, third party, or this folder's own
                     other, header = inc.split("/", 1)
                     where = "src/%s:%d" % (rel.replace(os.sep, "/"), lineno)
+                    if layer == "db" and other == "db":
+                        db_edges.setdefault(rel.replace(os.sep, "/"), set()).add(inc)
+                        problem = check_db_include(rel, inc, where)
+                        if problem:
+                            problems.append(problem)
                     if other not in RANKS:
                         problems.append('%s: includes "%s" from no known layer' % (where, inc))
                     elif other == layer:
@@ -77,6 +128,9 @@ def check(src):
                     elif not public_header(other, header):
                         problems.append('%s: includes "%s", a private header of %s/; use %s/%s.h'
                                         % (where, inc, other, other, other))
+    for circle in include_circles(db_edges):
+        problems.append("src/%s: includes itself through %s; move what they share down into one "
+                        "header" % (circle[0], " -> ".join(circle[1:])))
     return problems
 
 

@@ -19,7 +19,7 @@
 
 #include "agent/agent_internal.h"
 #include "db/db.h"
-#include "db/db_internal.h"
+#include "db/pg/pg.h"
 #include "schema/schema.h"
 #include "testutil.h"
 

@@ -1,4 +1,4 @@
-/* test_pg_guard.c — the PostgreSQL parse-level guard (src/db/pg_guard.c):
+/* test_pg_guard.c — the PostgreSQL parse-level guard (src/db/pg/pg_guard.c):
  * every case of tests/fixtures/pg_guard_corpus.tsv gets its expected
  * outcome (ok, refused with the expected reason code, or a syntax or limit
  * error), plus the messages users read, the configured allow-list, input
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/pg_guard.h"
+#include "db/pg/pg_guard.h"
 #include "testutil.h"
 
 #ifndef TT_SOURCE_DIR

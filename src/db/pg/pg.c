@@ -1,5 +1,6 @@
-/* pg.c — the PostgreSQL engine behind db.h, through libpq: connecting to a
- * postgres:// URI (its password never shown: tt_pg_redact_uri), and
+/* pg.c — the PostgreSQL engine behind db.h, through libpq: its table
+ * (engine.h), connecting to a postgres:// URI (its password never shown:
+ * messages name the target's redacted form), and
  * running one statement per query inside BEGIN TRANSACTION READ ONLY with
  * SET LOCAL statement_timeout, lock_timeout and
  * idle_in_transaction_session_timeout, through the extended protocol (one
@@ -7,9 +8,8 @@
  * always ROLLBACK. Rows become tt_value: integers (and booleans as 1/0),
  * reals, numeric as a real when it has at most 15 significant digits (else
  * its exact text), bytea as a blob, everything else as text. */
-#define _GNU_SOURCE /* strcasestr */
-#include "db/db_internal.h"
-#include "db/pg_guard.h"
+#include "db/pg/pg.h"
+#include "db/pg/pg_guard.h"
 
 #include <ctype.h>
 #include <libpq-fe.h>
@@ -17,14 +17,18 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-struct tt_pg {
+/* The engine's state: db->state of a handle it opened. The URI, password
+ * and all, is the target's path, only ever passed to libpq. */
+typedef struct tt_pg {
   PGconn *conn;
-  char *uri; /* as given, with the password: only ever passed to libpq */
-};
+} tt_pg;
 
-struct tt_pg_run {
+static inline tt_pg *tt_pg_of(const tt_db *db) { return (tt_pg *)db->state; }
+
+/* One statement's rows one at a time (whole results and cursors). */
+typedef struct tt_pg_run {
+  tt_engine_cursor base;   /* first: what the shared cursor reads */
   tt_db *db;
   PGconn *conn;
   PGcancel *cancel;
@@ -36,71 +40,20 @@ struct tt_pg_run {
                             * a new one) */
   double cancel_ms;        /* when the last cancel request went */
   double cancel_first_ms;  /* ... and the first */
-  size_t ncols;
   Oid *types;
-  const char **names, **decltypes;
   tt_arena *arena;         /* names and types */
   PGresult *pending;       /* the first result, read to learn the columns */
   PGresult *cur;           /* the row now returned (values point into it) */
   unsigned char *bytea;    /* unescaped bytea values of the current row */
   unsigned char **byteas;
   tt_value *row;
-};
+} tt_pg_run;
 
 #define TT_PG_GRACE_MS 1000.0 /* the server's statement_timeout fires first */
 /* A statement still running this long after the first cancel request is
  * one the server does not interrupt (a huge value being built or sent):
  * its connection is closed, which stops it when it next writes. */
 #define TT_PG_ABANDON_MS 2000.0
-
-bool tt_db_path_is_uri(const char *path) {
-  return path && (strncasecmp(path, "postgres://", 11) == 0 ||
-                  strncasecmp(path, "postgresql://", 13) == 0);
-}
-
-/* Replaces the value of every password=... parameter from p on with ***. */
-static void tt_redact_params(tt_buf *b, const char *p) {
-  while (*p) {
-    const char *hit = strcasestr(p, "password=");
-    if (!hit) {
-      tt_buf_puts(b, p);
-      return;
-    }
-    hit += 9;
-    tt_buf_append(b, p, (size_t)(hit - p));
-    tt_buf_puts(b, "***");
-    p = hit + strcspn(hit, "& ");
-  }
-}
-
-char *tt_pg_redact_uri(const char *uri) {
-  if (!uri) return NULL;
-  tt_buf b = TT_BUF_INIT;
-  const char *scheme_end = strstr(uri, "://");
-  if (!tt_db_path_is_uri(uri) || !scheme_end) {
-    tt_redact_params(&b, uri); /* key=value connection strings */
-    return tt_buf_detach(&b);
-  }
-  const char *auth = scheme_end + 3;
-  const char *auth_end = auth + strcspn(auth, "/?#");
-  const char *at = NULL;
-  for (const char *p = auth; p < auth_end; p++)
-    if (*p == '@') at = p; /* the last @ ends the user information */
-  tt_buf_append(&b, uri, (size_t)(auth - uri));
-  if (at) {
-    const char *colon = memchr(auth, ':', (size_t)(at - auth));
-    if (colon) {
-      tt_buf_append(&b, auth, (size_t)(colon - auth));
-      tt_buf_puts(&b, ":***");
-    } else {
-      tt_buf_append(&b, auth, (size_t)(at - auth));
-    }
-    auth = at;
-  }
-  tt_buf_append(&b, auth, (size_t)(auth_end - auth));
-  tt_redact_params(&b, auth_end);
-  return tt_buf_detach(&b);
-}
 
 /* libpq's message on one line, without its trailing newline. */
 static void tt_pg_message(char *out, size_t n, const char *msg) {
@@ -112,13 +65,13 @@ static void tt_pg_message(char *out, size_t n, const char *msg) {
 }
 
 static bool tt_pg_connect(tt_db *db, tt_error *err) {
-  tt_pg *pg = db->pg;
+  tt_pg *pg = tt_pg_of(db);
   char timeout[32];
   double t = db->opts.timeout_s > 0 ? ceil(db->opts.timeout_s) : 5;
   snprintf(timeout, sizeof timeout, "%d", t < 2 ? 2 : t > 600 ? 600 : (int)t);
   /* dbname first: the URI is expanded, and the keywords after it win */
   const char *keys[] = {"dbname", "connect_timeout", "application_name", "client_encoding", NULL};
-  const char *vals[] = {pg->uri, timeout, "tabletalk", "UTF8", NULL};
+  const char *vals[] = {db->target.path, timeout, "tabletalk", "UTF8", NULL};
   if (pg->conn) PQfinish(pg->conn);
   pg->conn = PQconnectdbParams(keys, vals, 1);
   if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
@@ -128,7 +81,7 @@ static bool tt_pg_connect(tt_db *db, tt_error *err) {
                     "cannot connect to %s: %s (check the URI, that the server runs and lets "
                     "this user in; PGHOST, PGUSER, PGPASSWORD and the other PG* variables fill "
                     "in what the URI leaves out)",
-                    db->path, msg);
+                    db->name, msg);
     return false;
   }
   /* no session-level SET: every query begins its own READ ONLY
@@ -137,28 +90,24 @@ static bool tt_pg_connect(tt_db *db, tt_error *err) {
   return true;
 }
 
-tt_db *tt_pg_open(const char *uri, const tt_db_opts *opts, tt_error *err) {
-  tt_db *db = tt_xcalloc(1, sizeof *db);
-  db->path = tt_pg_redact_uri(uri);
-  db->opts = opts ? *opts : tt_db_default_opts();
-  db->pg = tt_xcalloc(1, sizeof *db->pg);
-  db->pg->uri = tt_xstrdup(uri);
-  if (!tt_pg_connect(db, err)) {
-    tt_db_close(db);
-    return NULL;
-  }
-  return db;
+static bool tt_pg_open(tt_db *db, tt_error *err) {
+  db->state = tt_xcalloc(1, sizeof(tt_pg));
+  if (tt_pg_connect(db, err)) return true;
+  tt_pg *pg = tt_pg_of(db);
+  if (pg->conn) PQfinish(pg->conn);
+  free(pg);
+  db->state = NULL;
+  return false;
 }
 
-void tt_pg_close(tt_pg *pg) {
+static void tt_pg_close(tt_db *db) {
+  tt_pg *pg = tt_pg_of(db);
   if (!pg) return;
   if (pg->conn) PQfinish(pg->conn);
-  if (pg->uri) memset(pg->uri, 0, strlen(pg->uri));
-  free(pg->uri);
   free(pg);
 }
 
-bool tt_pg_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
+static bool tt_pg_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
   (void)err;
   /* No cheap data version on a server that others write: every snapshot is
    * new, so nothing is served from a cache (results are not repeatable). */
@@ -168,6 +117,8 @@ bool tt_pg_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
                         2 * sizeof(uint64_t));
   return true;
 }
+
+static void tt_pg_snapshot_end(tt_db *db) { (void)db; }
 
 /* ---- types ------------------------------------------------------------- */
 
@@ -308,7 +259,7 @@ static PGresult *tt_pg_wait(tt_pg_run *run, bool *lost) {
        * hold the caller (and the rows it sends, memory) far past the limit */
       PQfinish(run->conn);
       run->conn = NULL;
-      run->db->pg->conn = NULL;
+      tt_pg_of(run->db)->conn = NULL;
       run->abandoned = true;
       *lost = true;
       return NULL;
@@ -358,7 +309,7 @@ static void tt_pg_fail(tt_pg_run *run, const PGresult *res, tt_error *err) {
   } else if (strncmp(state, "53", 2) == 0 || strncmp(state, "54", 2) == 0) {
     tt_db_set_error(err, TT_ERR_LIMIT, "query is over a server limit: %s", msg);
   } else if (strncmp(state, "08", 2) == 0) {
-    tt_db_set_error(err, TT_ERR_IO, "the connection to %s failed: %s", run->db->path, msg);
+    tt_db_set_error(err, TT_ERR_IO, "the connection to %s failed: %s", run->db->name, msg);
   } else {
     tt_db_set_error(err, TT_ERR_SQL, "%s", msg);
   }
@@ -382,7 +333,7 @@ static void tt_pg_lost(tt_pg_run *run, tt_error *err) {
   tt_pg_message(msg, sizeof msg, PQerrorMessage(run->conn));
   tt_db_set_error(err, TT_ERR_IO,
                   "the connection to %s was lost: %s (check that the server runs; the next "
-                  "query connects again)", run->db->path, msg);
+                  "query connects again)", run->db->name, msg);
 }
 
 static bool tt_pg_exec(PGconn *conn, const char *sql, char *msg, size_t n) {
@@ -395,7 +346,7 @@ static bool tt_pg_exec(PGconn *conn, const char *sql, char *msg, size_t n) {
 
 /* Frees the current row's memory. */
 static void tt_pg_row_clear(tt_pg_run *run) {
-  for (size_t c = 0; c < run->ncols; c++) {
+  for (size_t c = 0; c < run->base.ncols; c++) {
     PQfreemem(run->byteas[c]);
     run->byteas[c] = NULL;
   }
@@ -414,7 +365,7 @@ static void tt_pg_run_free(tt_pg_run *run) {
   free(run);
 }
 
-void tt_pg_run_close(tt_pg_run *run) {
+static void tt_pg_run_close(tt_pg_run *run) {
   if (!run) return;
   tt_pg_row_clear(run);
   PQclear(run->pending);
@@ -439,19 +390,13 @@ void tt_pg_run_close(tt_pg_run *run) {
   tt_pg_run_free(run);
 }
 
-tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout_s,
+static tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout_s,
                           tt_error *err) {
-  if (err) *err = (tt_error){0};
-  if (!tt_guard_check_text(sql, len, db->trusted_text, err)) return NULL;
-  if (len > TT_LIMIT_SQL_LENGTH) {
-    tt_db_set_error(err, TT_ERR_LIMIT, "the SQL text is %zu bytes; the limit is %d bytes",
-                    len, TT_LIMIT_SQL_LENGTH);
-    return NULL;
-  }
+  if (!tt_db_check_sql_text(sql, len, db->trusted_text, err)) return NULL;
   /* the parse-level guard (pg_guard.c) for every text that is not
    * tabletalk's own; the READ ONLY transaction below is the next layer */
   if (!db->trusted_text && !tt_pg_guard_check(sql, len, NULL, err)) return NULL;
-  tt_pg *pg = db->pg;
+  tt_pg *pg = tt_pg_of(db);
   if (PQstatus(pg->conn) != CONNECTION_OK && !tt_pg_connect(db, err)) return NULL;
   long ms = timeout_s > 0 ? (long)ceil(timeout_s * 1000.0) : 5000;
   char setup[320], msg[400];
@@ -469,7 +414,7 @@ tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout
         !tt_pg_exec(pg->conn, setup, msg, sizeof msg)) {
       if (PQstatus(pg->conn) == CONNECTION_OK || err->kind == TT_OK)
         tt_db_set_error(err, TT_ERR_IO, "cannot start a read-only transaction on %s: %s",
-                        db->path, msg);
+                        db->name, msg);
       return NULL;
     }
   }
@@ -522,26 +467,22 @@ tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout
     return NULL;
   }
   run->pending = first;
-  run->ncols = (size_t)PQnfields(first);
-  size_t n = run->ncols ? run->ncols : 1;
+  run->base.ncols = (size_t)PQnfields(first);
+  size_t n = run->base.ncols ? run->base.ncols : 1;
   run->types = tt_xcalloc(n, sizeof *run->types);
-  run->names = tt_arena_alloc(run->arena, n * sizeof *run->names);
-  run->decltypes = tt_arena_alloc(run->arena, n * sizeof *run->decltypes);
+  run->base.names = tt_arena_alloc(run->arena, n * sizeof *run->base.names);
+  run->base.decltypes = tt_arena_alloc(run->arena, n * sizeof *run->base.decltypes);
   run->byteas = tt_xcalloc(n, sizeof *run->byteas);
   run->row = tt_xcalloc(n, sizeof *run->row);
-  for (size_t c = 0; c < run->ncols; c++) {
+  for (size_t c = 0; c < run->base.ncols; c++) {
     run->types[c] = PQftype(first, (int)c);
-    run->names[c] = tt_db_shown_name(run->arena, PQfname(first, (int)c));
-    run->decltypes[c] = tt_pg_type_name(run->types[c]);
+    run->base.names[c] = tt_db_shown_name(run->arena, PQfname(first, (int)c));
+    run->base.decltypes[c] = tt_pg_type_name(run->types[c]);
   }
   return run;
 }
 
-size_t tt_pg_run_ncols(const tt_pg_run *run) { return run->ncols; }
-const char *tt_pg_run_name(const tt_pg_run *run, size_t col) { return run->names[col]; }
-const char *tt_pg_run_decltype(const tt_pg_run *run, size_t col) { return run->decltypes[col]; }
-
-int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_error *err) {
+static int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_error *err) {
   *row = NULL;
   *row_bytes = 0;
   if (run->done) return 0;
@@ -554,7 +495,7 @@ int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_e
   if (res && st == PGRES_SINGLE_TUPLE) {
     run->cur = res;
     size_t bytes = 0;
-    for (size_t c = 0; c < run->ncols; c++) bytes += tt_pg_value(run, res, c, &run->row[c]);
+    for (size_t c = 0; c < run->base.ncols; c++) bytes += tt_pg_value(run, res, c, &run->row[c]);
     *row = run->row;
     *row_bytes = bytes;
     return 1;
@@ -576,68 +517,82 @@ int tt_pg_run_next(tt_pg_run *run, const tt_value **row, size_t *row_bytes, tt_e
 
 /* ---- whole results ------------------------------------------------------ */
 
-tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_error *err) {
+static tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_error *err) {
   double t0 = tt_now_ms();
   const tt_db_opts *o = tt_db_limits(db);
   tt_pg_run *run = tt_pg_run_open(db, sql, len, o->timeout_s, err);
   if (!run) return NULL;
-  tt_result *r = tt_xcalloc(1, sizeof *r);
-  r->arena = tt_arena_new();
-  r->ncols = run->ncols;
-  r->names = tt_arena_alloc(r->arena, sizeof(char *) * (r->ncols ? r->ncols : 1));
-  r->decltypes = tt_arena_alloc(r->arena, sizeof(char *) * (r->ncols ? r->ncols : 1));
+  tt_result_builder b;
+  tt_result *r = tt_result_builder_start(&b, run->base.ncols, o);
   for (size_t c = 0; c < r->ncols; c++) {
-    r->names[c] = tt_arena_strdup(r->arena, run->names[c]);
-    r->decltypes[c] = tt_arena_strdup(r->arena, run->decltypes[c]);
+    r->names[c] = tt_arena_strdup(r->arena, run->base.names[c]);
+    r->decltypes[c] = tt_arena_strdup(r->arena, run->base.decltypes[c]);
   }
-  size_t cap_rows = o->max_rows > 0 ? (size_t)o->max_rows : 0;
-  size_t cap_bytes = o->max_bytes > 0 ? (size_t)o->max_bytes : 0;
-  int64_t count_cap = o->count_rows > 0 ? o->count_rows : 0;
-  size_t alloc = 0;
-  int64_t seen = 0;
-  bool counting = false;
   const tt_value *row;
   size_t rb;
   int rc;
   while ((rc = tt_pg_run_next(run, &row, &rb, err)) == 1) {
-    seen++;
-    if (counting) {
-      if (seen >= count_cap) break;
+    tt_row_fate fate = tt_result_builder_row(&b);
+    if (fate == TT_ROW_ENOUGH) break;
+    if (fate == TT_ROW_COUNTED) continue;
+    bool enough;
+    tt_value *out = tt_result_builder_keep(&b, rb, &enough);
+    if (!out) {
+      if (enough) break;
       continue;
     }
-    tt_trunc cut = TT_TRUNC_NONE;
-    if (r->nrows >= cap_rows)
-      cut = TT_TRUNC_ROWS;
-    else if (r->bytes + rb > cap_bytes || (r->nrows + 1) * r->ncols > TT_MAX_CELLS)
-      cut = TT_TRUNC_BYTES;
-    if (cut != TT_TRUNC_NONE) {
-      r->truncated = true;
-      r->truncated_by = cut;
-      if (seen >= count_cap) break;
-      counting = true;
-      continue;
-    }
-    tt_value *out = tt_result_grow(r, &alloc);
     for (size_t c = 0; c < r->ncols; c++) {
       out[c] = row[c];
       if (row[c].type == TT_VAL_TEXT || row[c].type == TT_VAL_BLOB)
         out[c].u.s = tt_arena_memdup(r->arena, row[c].u.s, row[c].len);
     }
-    r->bytes += rb;
-    r->nrows++;
   }
   /* counting past the cut is a courtesy: a timeout there keeps the rows */
-  bool counted_out = rc < 0 && counting && err->kind == TT_ERR_TIMEOUT;
+  bool counted_out = rc < 0 && b.counting && err->kind == TT_ERR_TIMEOUT;
   if (rc < 0 && !counted_out) {
     tt_pg_run_close(run);
     tt_result_free(r);
     return NULL;
   }
-  if (err) *err = (tt_error){0};
-  r->total_rows = seen;
-  r->total_exact = rc == 0 && !counted_out;
+  tt_error_clear(err);
+  tt_result_builder_end(&b, rc == 0 && !counted_out);
   r->repeatable = false; /* another session may change the data at any time */
   tt_pg_run_close(run);
   r->elapsed_ms = tt_now_ms() - t0;
   return r;
 }
+
+/* ---- the cursor: a run seen through the table ---------------------------- */
+
+static tt_engine_cursor *tt_pg_cursor_open(tt_db *db, const char *sql, size_t len,
+                                           tt_error *err) {
+  tt_pg_run *run = tt_pg_run_open(db, sql, len, db->opts.timeout_s, err);
+  return run ? &run->base : NULL;
+}
+
+static int tt_pg_cursor_next(tt_engine_cursor *c, const tt_value **row, size_t *row_bytes,
+                             tt_error *err) {
+  return tt_pg_run_next((tt_pg_run *)c, row, row_bytes, err);
+}
+
+static void tt_pg_cursor_close(tt_engine_cursor *c) { tt_pg_run_close((tt_pg_run *)c); }
+
+const tt_db_engine tt_db_engine_pg = {
+    .name = "postgres",
+    .facts = {.name = "PostgreSQL", .ident_quote = '"', .fold = TT_DB_FOLD_LOWER,
+              .schemas = true},
+    .list_tables_sql = "SELECT table_schema, table_name FROM information_schema.tables WHERE "
+                       "table_schema NOT IN ('pg_catalog', 'information_schema')",
+    .open = tt_pg_open,
+    .close = tt_pg_close,
+    .set_opts = NULL,
+    .query = tt_pg_query,
+    .cursor_open = tt_pg_cursor_open,
+    .cursor_next = tt_pg_cursor_next,
+    .cursor_close = tt_pg_cursor_close,
+    .catalog_load = tt_pg_catalog_load,
+    .snapshot_begin = tt_pg_snapshot_begin,
+    .snapshot_end = tt_pg_snapshot_end,
+    .sql_column_values = tt_pg_sql_column_values,
+    .is_text_type = tt_pg_is_text_type,
+};

@@ -5,7 +5,7 @@
  * a NUL byte, bytes that are not UTF-8, a field or a line past the limits)
  * an error that names the file and the line and says what to do. Also the
  * guess of the delimiter of a .csv file and the type of a value. */
-#include "db/db_internal.h"
+#include "db/sqlite/csv.h"
 
 #include <errno.h>
 #include <stdio.h>

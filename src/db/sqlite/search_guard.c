@@ -9,7 +9,7 @@
  * random inputs, invalid UTF-8 included) and search with memmem() and hash
  * lookups instead. */
 #define _GNU_SOURCE /* memmem */
-#include "db/db_internal.h"
+#include "db/sqlite/sqlite.h"
 
 #include <stdint.h>
 #include <stdlib.h>

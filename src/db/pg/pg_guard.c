@@ -6,7 +6,7 @@
  * data-modifying WITH, and every function called anywhere on the
  * allow-list. Deny by default: a function not on the list is refused.
  * The rules and the allow-list's families are in docs/postgres.md. */
-#include "db/pg_guard.h"
+#include "db/pg/pg_guard.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -632,18 +632,7 @@ static void tt_pg_walk_value(tt_pg_walk *w, json_t *v) {
 
 bool tt_pg_guard_check(const char *sql, size_t len, const tt_pg_guard_opts *opts,
                        tt_error *err) {
-  if (err) {
-    err->kind = TT_OK;
-    err->reason = TT_REFUSE_NONE;
-    err->message[0] = '\0';
-  }
-  if (!tt_guard_check_text(sql, len, false, err)) return false;
-  if (len > TT_LIMIT_SQL_LENGTH) {
-    tt_db_set_error(err, TT_ERR_LIMIT,
-                    "the SQL text is %zu bytes, over the limit of %d; write a shorter query", len,
-                    TT_LIMIT_SQL_LENGTH);
-    return false;
-  }
+  if (!tt_db_check_sql_text(sql, len, false, err)) return false;
   pthread_once(&tt_pgq_once, tt_pgq_load);
   if (!tt_pgq_ready) {
     tt_db_set_error(err, TT_ERR_IO, "%s", tt_pgq_error);

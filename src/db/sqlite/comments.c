@@ -3,7 +3,7 @@
  * stands") describe the column defined on their line, and a comment on the
  * line that opens the statement describes the table. Read from
  * sqlite_schema.sql as written; nothing is guessed. */
-#include "db/db_internal.h"
+#include "db/sqlite/sqlite.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -1,8 +1,10 @@
-/* guard.c — the read-only guard: an authorizer that allows only reads and
- * allow-listed functions, the single-statement rule, checks on the raw SQL
- * text, the wall-clock deadline, and pruning of virtual-table modules that
- * expose internals. Each refusal records a reason a user can act on. */
-#include "db/db_internal.h"
+/* guard.c — SQLite's read-only guard: an authorizer that allows only reads
+ * and allow-listed functions, the single-statement rule and the PRAGMA
+ * statement check on the text SQLite left, the wall-clock deadline, and
+ * pruning of virtual-table modules that expose internals. Each refusal
+ * records a reason a user can act on. (The text checks every engine makes
+ * first are in ../sql_text.c.) */
+#include "db/sqlite/sqlite.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -89,35 +91,35 @@ static bool tt_table_forbidden(const char *t) {
  * through the authorizer with a note, and the statement's own reason, if it
  * comes, replaces the note. The read-only connection, DEFENSIVE mode and
  * the sqlite3_stmt_readonly check refuse the write regardless. */
-static void tt_note(tt_db *db, bool weak, tt_db_refusal why, const char *fmt, va_list ap)
+static void tt_note(tt_sqlite *s, bool weak, tt_db_refusal why, const char *fmt, va_list ap)
     TT_PRINTF(4, 0);
 
-static void tt_note(tt_db *db, bool weak, tt_db_refusal why, const char *fmt, va_list ap) {
-  if (db->denied && !db->deny_weak) return;
-  if (db->denied && weak) return;
-  vsnprintf(db->deny, sizeof db->deny, fmt, ap);
-  db->deny_reason = why;
-  db->denied = true;
-  db->deny_weak = weak;
+static void tt_note(tt_sqlite *s, bool weak, tt_db_refusal why, const char *fmt, va_list ap) {
+  if (s->denied && !s->deny_weak) return;
+  if (s->denied && weak) return;
+  vsnprintf(s->deny, sizeof s->deny, fmt, ap);
+  s->deny_reason = why;
+  s->denied = true;
+  s->deny_weak = weak;
 }
 
-static int tt_deny(tt_db *db, tt_db_refusal why, const char *fmt, ...) TT_PRINTF(3, 4);
+static int tt_deny(tt_sqlite *s, tt_db_refusal why, const char *fmt, ...) TT_PRINTF(3, 4);
 
-static int tt_deny(tt_db *db, tt_db_refusal why, const char *fmt, ...) {
+static int tt_deny(tt_sqlite *s, tt_db_refusal why, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  tt_note(db, false, why, fmt, ap);
+  tt_note(s, false, why, fmt, ap);
   va_end(ap);
   return SQLITE_DENY;
 }
 
-static int tt_note_weak(tt_db *db, const char *fmt, ...) TT_PRINTF(2, 3);
+static int tt_note_weak(tt_sqlite *s, const char *fmt, ...) TT_PRINTF(2, 3);
 
 /* Weak notes are writes to the schema table. */
-static int tt_note_weak(tt_db *db, const char *fmt, ...) {
+static int tt_note_weak(tt_sqlite *s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  tt_note(db, true, TT_REFUSE_WRITE, fmt, ap);
+  tt_note(s, true, TT_REFUSE_WRITE, fmt, ap);
   va_end(ap);
   return SQLITE_OK;
 }
@@ -155,23 +157,23 @@ static bool tt_is_schema_table(const char *t) {
 
 static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
                         const char *dbname, const char *inner) {
-  tt_db *db = ud;
+  tt_sqlite *s = ud;
   (void)dbname;
   (void)inner;
-  if (db->internal) return SQLITE_OK; /* tabletalk's own BEGIN and COMMIT */
+  if (s->internal) return SQLITE_OK; /* tabletalk's own BEGIN and COMMIT */
   switch (code) {
   case SQLITE_SELECT:
   case SQLITE_RECURSIVE:
     return SQLITE_OK;
   case SQLITE_READ:
     if (a1 && tt_table_forbidden(a1))
-      return tt_deny(db, strncasecmp(a1, "pragma_", 7) == 0 ? TT_REFUSE_PRAGMA : TT_REFUSE_INTERNALS,
+      return tt_deny(s, strncasecmp(a1, "pragma_", 7) == 0 ? TT_REFUSE_PRAGMA : TT_REFUSE_INTERNALS,
                      "reading %s is not allowed: it exposes database internals, not data", a1);
     return SQLITE_OK;
   case SQLITE_FUNCTION:
-    if (TT_IN(a2, tt_varying_functions)) db->varies = true;
+    if (TT_IN(a2, tt_varying_functions)) s->varies = true;
     if (TT_IN(a2, tt_allowed_functions)) return SQLITE_OK;
-    return tt_deny(db, TT_REFUSE_FUNCTION, "function not allowed: %s() (only built-in scalar, "
+    return tt_deny(s, TT_REFUSE_FUNCTION, "function not allowed: %s() (only built-in scalar, "
                        "aggregate, window, date, math and JSON functions can "
                        "be used)", S(a2));
   case SQLITE_UPDATE:
@@ -179,86 +181,86 @@ static int tt_authorize(void *ud, int code, const char *a1, const char *a2,
      * pragma table functions; the connection stays read-only regardless. */
     if (a1 && strcasecmp(a1, "sqlite_master") == 0) return SQLITE_OK;
     if (tt_is_shadow_table(a1))
-      return tt_note_weak(db, "writes are not allowed: UPDATE of %s", S(a1));
-    return tt_deny(db, TT_REFUSE_WRITE, "writes are not allowed: UPDATE of %s", S(a1));
+      return tt_note_weak(s, "writes are not allowed: UPDATE of %s", S(a1));
+    return tt_deny(s, TT_REFUSE_WRITE, "writes are not allowed: UPDATE of %s", S(a1));
   case SQLITE_PRAGMA:
-    if (db->stepping && TT_IN(a1, tt_allowed_pragmas)) return SQLITE_OK;
+    if (s->stepping && TT_IN(a1, tt_allowed_pragmas)) return SQLITE_OK;
     if (tt_is_module_pragma(a1, a2)) return SQLITE_OK;
-    if (db->stepping)
-      return tt_deny(db, TT_REFUSE_PRAGMA, "pragma_%s is not allowed (readable: pragma_table_info, "
+    if (s->stepping)
+      return tt_deny(s, TT_REFUSE_PRAGMA, "pragma_%s is not allowed (readable: pragma_table_info, "
                          "pragma_table_xinfo, pragma_index_list, "
                          "pragma_index_info, pragma_index_xinfo, "
                          "pragma_foreign_key_list)", S(a1));
-    return tt_deny(db, TT_REFUSE_PRAGMA, "PRAGMA statements are not allowed: PRAGMA %s (to read "
+    return tt_deny(s, TT_REFUSE_PRAGMA, "PRAGMA statements are not allowed: PRAGMA %s (to read "
                        "a table's columns use SELECT * FROM "
                        "pragma_table_info('Table'))", S(a1));
   case SQLITE_INSERT:
     if (tt_is_schema_table(a1) || tt_is_shadow_table(a1))
-      return tt_note_weak(db, "writes are not allowed: INSERT into %s", S(a1));
-    return tt_deny(db, TT_REFUSE_WRITE, "writes are not allowed: INSERT into %s", S(a1));
+      return tt_note_weak(s, "writes are not allowed: INSERT into %s", S(a1));
+    return tt_deny(s, TT_REFUSE_WRITE, "writes are not allowed: INSERT into %s", S(a1));
   case SQLITE_DELETE:
     if (tt_is_schema_table(a1) || tt_is_shadow_table(a1))
-      return tt_note_weak(db, "writes are not allowed: DELETE on %s", S(a1));
-    return tt_deny(db, TT_REFUSE_WRITE, "writes are not allowed: DELETE on %s", S(a1));
+      return tt_note_weak(s, "writes are not allowed: DELETE on %s", S(a1));
+    return tt_deny(s, TT_REFUSE_WRITE, "writes are not allowed: DELETE on %s", S(a1));
   case SQLITE_CREATE_INDEX: case SQLITE_CREATE_TEMP_INDEX:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "schema changes are not allowed: CREATE INDEX %s", S(a1));
+    return tt_deny(s, TT_REFUSE_SCHEMA, "schema changes are not allowed: CREATE INDEX %s", S(a1));
   case SQLITE_CREATE_TABLE: case SQLITE_CREATE_TEMP_TABLE:
     if (a1 && strncasecmp(a1, "sqlite_stat", 11) == 0) /* ANALYZE creates these first */
-      return tt_deny(db, TT_REFUSE_SCHEMA, "ANALYZE is not allowed: it writes statistics tables");
-    return tt_deny(db, TT_REFUSE_SCHEMA, "schema changes are not allowed: CREATE TABLE %s", S(a1));
+      return tt_deny(s, TT_REFUSE_SCHEMA, "ANALYZE is not allowed: it writes statistics tables");
+    return tt_deny(s, TT_REFUSE_SCHEMA, "schema changes are not allowed: CREATE TABLE %s", S(a1));
   case SQLITE_CREATE_TRIGGER: case SQLITE_CREATE_TEMP_TRIGGER:
-    return tt_deny(db, TT_REFUSE_SCHEMA,
+    return tt_deny(s, TT_REFUSE_SCHEMA,
                    "schema changes are not allowed: CREATE TRIGGER %s", S(a1));
   case SQLITE_CREATE_VIEW: case SQLITE_CREATE_TEMP_VIEW:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "schema changes are not allowed: CREATE VIEW %s", S(a1));
+    return tt_deny(s, TT_REFUSE_SCHEMA, "schema changes are not allowed: CREATE VIEW %s", S(a1));
   case SQLITE_CREATE_VTABLE:
-    return tt_deny(db, TT_REFUSE_SCHEMA,
+    return tt_deny(s, TT_REFUSE_SCHEMA,
                    "schema changes are not allowed: CREATE VIRTUAL TABLE %s", S(a1));
   case SQLITE_DROP_INDEX: case SQLITE_DROP_TEMP_INDEX:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP INDEX %s", S(a1));
+    return tt_deny(s, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP INDEX %s", S(a1));
   case SQLITE_DROP_TABLE: case SQLITE_DROP_TEMP_TABLE:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP TABLE %s", S(a1));
+    return tt_deny(s, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP TABLE %s", S(a1));
   case SQLITE_DROP_TRIGGER: case SQLITE_DROP_TEMP_TRIGGER:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP TRIGGER %s", S(a1));
+    return tt_deny(s, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP TRIGGER %s", S(a1));
   case SQLITE_DROP_VIEW: case SQLITE_DROP_TEMP_VIEW:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP VIEW %s", S(a1));
+    return tt_deny(s, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP VIEW %s", S(a1));
   case SQLITE_DROP_VTABLE:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP TABLE %s", S(a1));
+    return tt_deny(s, TT_REFUSE_SCHEMA, "schema changes are not allowed: DROP TABLE %s", S(a1));
   case SQLITE_ALTER_TABLE:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "schema changes are not allowed: ALTER TABLE %s", S(a2));
+    return tt_deny(s, TT_REFUSE_SCHEMA, "schema changes are not allowed: ALTER TABLE %s", S(a2));
   case SQLITE_ATTACH:
-    return tt_deny(db, TT_REFUSE_ATTACH, "attaching other databases is not allowed: ATTACH %s",
+    return tt_deny(s, TT_REFUSE_ATTACH, "attaching other databases is not allowed: ATTACH %s",
                    a1 && *a1 ? a1 : "''");
   case SQLITE_DETACH:
-    return tt_deny(db, TT_REFUSE_ATTACH, "detaching databases is not allowed: DETACH %s", S(a1));
+    return tt_deny(s, TT_REFUSE_ATTACH, "detaching databases is not allowed: DETACH %s", S(a1));
   case SQLITE_TRANSACTION:
-    return tt_deny(db, TT_REFUSE_TRANSACTION,
+    return tt_deny(s, TT_REFUSE_TRANSACTION,
                    "transactions are not allowed: %s (each query runs on its own)", S(a1));
   case SQLITE_SAVEPOINT: {
     const char *verb = a1 && strcmp(a1, "BEGIN") == 0      ? "SAVEPOINT"
                        : a1 && strcmp(a1, "ROLLBACK") == 0 ? "ROLLBACK TO"
                                                            : S(a1);
-    return tt_deny(db, TT_REFUSE_TRANSACTION, "savepoints are not allowed: %s %s", verb, S(a2));
+    return tt_deny(s, TT_REFUSE_TRANSACTION, "savepoints are not allowed: %s %s", verb, S(a2));
   }
   case SQLITE_ANALYZE:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "ANALYZE is not allowed: it writes statistics tables");
+    return tt_deny(s, TT_REFUSE_SCHEMA, "ANALYZE is not allowed: it writes statistics tables");
   case SQLITE_REINDEX:
-    return tt_deny(db, TT_REFUSE_SCHEMA, "REINDEX is not allowed: it rewrites indexes");
+    return tt_deny(s, TT_REFUSE_SCHEMA, "REINDEX is not allowed: it rewrites indexes");
   default:
-    return tt_deny(db, TT_REFUSE_OTHER, "this statement is not allowed: only SELECT (with WITH, "
+    return tt_deny(s, TT_REFUSE_OTHER, "this statement is not allowed: only SELECT (with WITH, "
                        "VALUES or EXPLAIN QUERY PLAN) can run (authorizer "
                        "action %d)", code);
   }
 }
 
 static int tt_progress(void *ud) {
-  tt_db *db = ud;
-  if (tt_db_limits(db)->cancel && *tt_db_limits(db)->cancel) {
-    db->cancelled = true;
+  tt_sqlite *s = ud;
+  if (tt_db_limits(s->db)->cancel && *tt_db_limits(s->db)->cancel) {
+    s->cancelled = true;
     return 1;
   }
-  if (tt_now_ms() < db->deadline_ms) return 0;
-  db->timed_out = true;
+  if (tt_now_ms() < s->deadline_ms) return 0;
+  s->timed_out = true;
   return 1;
 }
 
@@ -270,47 +272,29 @@ static void tt_assert_sorted(const char *const *list, size_t n) {
 }
 #endif
 
-void tt_guard_install(tt_db *db) {
+void tt_guard_install(tt_sqlite *s) {
 #ifndef NDEBUG
   tt_assert_sorted(tt_allowed_functions, sizeof tt_allowed_functions / sizeof tt_allowed_functions[0]);
   tt_assert_sorted(tt_allowed_pragmas, sizeof tt_allowed_pragmas / sizeof tt_allowed_pragmas[0]);
   tt_assert_sorted(tt_forbidden_tables, sizeof tt_forbidden_tables / sizeof tt_forbidden_tables[0]);
 #endif
-  sqlite3_drop_modules(db->h, tt_kept_modules);
-  tt_printf_guard_register(db->h);
-  tt_search_guard_register(db->h);
-  sqlite3_set_authorizer(db->h, tt_authorize, db);
-  sqlite3_progress_handler(db->h, 1000, tt_progress, db);
+  sqlite3_drop_modules(s->h, tt_kept_modules);
+  tt_printf_guard_register(s->h);
+  tt_search_guard_register(s->h);
+  sqlite3_set_authorizer(s->h, tt_authorize, s);
+  sqlite3_progress_handler(s->h, 1000, tt_progress, s);
 }
 
-void tt_guard_arm(tt_db *db, double deadline_ms) {
-  db->denied = false;
-  db->deny_weak = false;
-  db->deny[0] = '\0';
-  db->deny_reason = TT_REFUSE_NONE;
-  db->timed_out = false;
-  db->cancelled = false;
-  db->varies = false;
-  db->stepping = false;
-  db->deadline_ms = deadline_ms;
-}
-
-bool tt_guard_check_text(const char *sql, size_t len, bool trusted, tt_error *err) {
-  const char *nul = memchr(sql, '\0', len);
-  if (nul) {
-    tt_db_refuse(err, TT_REFUSE_TEXT,
-                 "the SQL text contains a NUL byte (at byte %zu); remove it",
-                    (size_t)(nul - sql));
-    return false;
-  }
-  size_t bad;
-  if (!trusted && !tt_utf8_valid(sql, len, &bad)) {
-    tt_db_refuse(err, TT_REFUSE_TEXT,
-                 "the SQL text is not valid UTF-8 (byte 0x%02X at offset %zu)",
-                    (unsigned)(unsigned char)sql[bad], bad);
-    return false;
-  }
-  return true;
+void tt_guard_arm(tt_sqlite *s, double deadline_ms) {
+  s->denied = false;
+  s->deny_weak = false;
+  s->deny[0] = '\0';
+  s->deny_reason = TT_REFUSE_NONE;
+  s->timed_out = false;
+  s->cancelled = false;
+  s->varies = false;
+  s->stepping = false;
+  s->deadline_ms = deadline_ms;
 }
 
 /* Skips whitespace and comments. */

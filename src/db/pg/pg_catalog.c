@@ -4,24 +4,18 @@
  * the search_path first), their columns and types, primary and foreign
  * keys, comments as descriptions, row estimates from pg_class.reltuples
  * (never a count), and sample rows and frequent values read under the
- * catalog's time budget (catalog.c). opts.schemas (--schemas) keeps or
+ * catalog's time budget (../catalog.c). opts.schemas (--schemas) keeps or
  * leaves out schemas by name. Names are "schema.table" only when
  * the tables come from more than one schema. */
-#include "db/db_internal.h"
+#define _GNU_SOURCE /* strcasestr */
+#include "db/pg/pg.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static tt_result *tt_pgc_query(tt_db *db, const char *sql, tt_error *err) {
-  tt_db_opts o = db->opts;
-  o.timeout_s = 5.0;
-  o.max_rows = 1000000;
-  o.max_bytes = 64 << 20;
-  o.count_rows = 0;
-  db->trusted_text = true;
-  tt_result *r = tt_db_query_opts(db, sql, strlen(sql), &o, err);
-  db->trusted_text = false;
-  return r;
+  return tt_catalog_query(db, sql, 5.0, 1000000, 64 << 20, err);
 }
 
 static const char *tt_pgc_text(tt_arena *a, const tt_result *r, size_t row, size_t col) {
@@ -142,8 +136,6 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
   tt_catalog *cat = tt_xcalloc(1, sizeof *cat);
   tt_arena *a = cat->arena = tt_arena_new();
   cat->ntables = n;
-  cat->list_tables_sql = "SELECT table_schema, table_name FROM information_schema.tables WHERE "
-                         "table_schema NOT IN ('pg_catalog', 'information_schema')";
   cat->tables = tt_arena_alloc(a, sizeof(tt_table_info) * (n ? n : 1));
   memset(cat->tables, 0, sizeof(tt_table_info) * (n ? n : 1));
   int64_t *oids = tt_xcalloc(n ? n : 1, sizeof *oids);
@@ -231,4 +223,22 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
   free(oids);
   free(froms);
   return cat;
+}
+
+void tt_pg_sql_column_values(const tt_table_info *t, const tt_column_info *c, long scan_rows,
+                             long max_len, tt_buf *out) {
+  tt_buf_puts(out, "SELECT v FROM (SELECT ");
+  tt_buf_put_sql_ident(out, c->raw_name ? c->raw_name : c->name);
+  tt_buf_puts(out, "::text AS v FROM ");
+  if (t->sql_name) tt_buf_puts(out, t->sql_name);
+  else tt_buf_put_sql_ident(out, t->raw_name ? t->raw_name : t->name);
+  tt_buf_printf(out, " LIMIT %ld) AS s WHERE v IS NOT NULL AND octet_length(v) <= %ld GROUP BY v",
+                scan_rows, max_len);
+}
+
+bool tt_pg_is_text_type(const char *type) {
+  /* text, character varying(n), character(n), and types named so */
+  if (strncasecmp(type, "character", 9) == 0) return true;
+  if (strcasestr(type, "INT")) return false;
+  return strcasestr(type, "CHAR") || strcasestr(type, "CLOB") || strcasestr(type, "TEXT");
 }

@@ -14,7 +14,7 @@
  * the image of their new contents when they changed; the old image goes
  * when its last handle lets go. Nothing is ever written beside the files. */
 #define _GNU_SOURCE /* mremap */
-#include "db/db_internal.h"
+#include "db/sqlite/csv.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -44,12 +44,6 @@ struct tt_csv_data {
 /* The images loaded in this process (see the top of the file). */
 static pthread_mutex_t tt_csv_mu = PTHREAD_MUTEX_INITIALIZER;
 static tt_csv_data *tt_csv_loaded;
-
-bool tt_db_path_is_csv(const char *path) {
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return true;
-  return tt_has_suffix_nocase(path, ".csv") || tt_has_suffix_nocase(path, ".tsv");
-}
 
 static bool tt_csv_is_data_name(const char *name) {
   return name[0] != '.' && (tt_has_suffix_nocase(name, ".csv") || tt_has_suffix_nocase(name, ".tsv"));

@@ -6,7 +6,7 @@
  * format the way SQLite's printf does, refuses any width or precision above
  * SQLITE_LIMIT_LENGTH, and formats each conversion through SQLite's own
  * engine (sqlite3_str_appendf), so results match the built-in function. */
-#include "db/db_internal.h"
+#include "db/sqlite/sqlite.h"
 
 #include <stdlib.h>
 #include <string.h>

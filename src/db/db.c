@@ -1,0 +1,91 @@
+/* db.c — the public entry points of db.h that every engine shares:
+ * options and their defaults, opening a target through the engine that
+ * reads it (engines.c), and handing each call to that engine's table.
+ * Nothing here knows which engine it talks to. */
+#include "db/engine.h"
+
+#include <stdlib.h>
+
+tt_db_opts tt_db_default_opts(void) {
+  return (tt_db_opts){
+      .immutable = false,
+      .timeout_s = 5.0,
+      .max_rows = 200,
+      .max_bytes = 1000000,
+      .double_quoted_strings = true,
+  };
+}
+
+tt_db *tt_db_open_target(const tt_db_target *t, const tt_db_opts *opts, tt_error *err) {
+  tt_db *db = tt_xcalloc(1, sizeof *db);
+  db->engine = tt_db_engine_for(t->kind);
+  tt_db_target_copy(&db->target, t);
+  db->target.engine = db->engine->name;
+  db->name = db->target.shown;
+  db->opts = opts ? *opts : tt_db_default_opts();
+  if (!db->engine->open(db, err)) {
+    tt_db_target_free(&db->target);
+    free(db);
+    return NULL;
+  }
+  return db;
+}
+
+tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_error *err) {
+  tt_db_target t;
+  if (!tt_db_target_parse(path, &t, err)) return NULL;
+  tt_db *db = tt_db_open_target(&t, opts, err);
+  tt_db_target_free(&t);
+  return db;
+}
+
+void tt_db_close(tt_db *db) {
+  if (!db) return;
+  db->engine->close(db);
+  tt_db_target_free(&db->target);
+  free(db);
+}
+
+const tt_db_target *tt_db_get_target(const tt_db *db) { return &db->target; }
+
+const char *tt_db_path(const tt_db *db) { return db->name; }
+
+const tt_db_opts *tt_db_get_opts(const tt_db *db) { return &db->opts; }
+
+const char *tt_db_dialect(const tt_db *db) { return db->engine->facts.name; }
+
+const tt_db_dialect_facts *tt_db_facts(const tt_db *db) { return &db->engine->facts; }
+
+void tt_db_set_opts(tt_db *db, const tt_db_opts *opts) {
+  if (db->engine->set_opts) db->engine->set_opts(db, opts);
+  db->opts = *opts;
+}
+
+tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_error *err) {
+  return db->engine->query(db, sql, len, err);
+}
+
+tt_result *tt_db_query_opts(tt_db *db, const char *sql, size_t len, const tt_db_opts *opts,
+                            tt_error *err) {
+  db->query_opts = opts;
+  tt_result *r = db->engine->query(db, sql, len, err);
+  db->query_opts = NULL;
+  return r;
+}
+
+bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
+  return db->engine->snapshot_begin(db, version, err);
+}
+
+void tt_db_snapshot_end(tt_db *db) { db->engine->snapshot_end(db); }
+
+tt_catalog *tt_db_catalog_load(tt_db *db, tt_error *err) {
+  tt_catalog *cat = db->engine->catalog_load(db, err);
+  if (cat) cat->list_tables_sql = db->engine->list_tables_sql;
+  return cat;
+}
+
+void tt_db_sql_column_values(const tt_db *db, const tt_table_info *t, const tt_column_info *c,
+                             long scan_rows, long max_len, tt_buf *out) {
+  db->engine->sql_column_values(t, c, scan_rows, max_len, out);
+}

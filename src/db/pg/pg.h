@@ -1,0 +1,21 @@
+/* pg.h — the PostgreSQL engine's own header, seen only by the files of
+ * src/db/pg/ (and the units that test them): what pg.c, the engine's table
+ * and connection, takes from pg_catalog.c. The parse-level guard has its
+ * own header (pg_guard.h). */
+#ifndef TT_DB_PG_H
+#define TT_DB_PG_H
+
+#include "db/engine.h"
+
+/* pg_catalog.c: the tables of every schema --schemas keeps, from
+ * pg_catalog, with samples and counts from the shared probes. */
+tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err);
+/* Whether --schemas (opts.schemas, NULL: all) keeps the schema named nsp. */
+bool tt_pg_schema_wanted(const char *list, const char *nsp);
+/* SQL reading a column's distinct values as text (engine.h). */
+void tt_pg_sql_column_values(const tt_table_info *t, const tt_column_info *c, long scan_rows,
+                             long max_len, tt_buf *out);
+/* Whether a column of this type (as format_type names it) holds text. */
+bool tt_pg_is_text_type(const char *decltype);
+
+#endif

@@ -1,0 +1,47 @@
+/* csv.h — the SQLite engine's CSV loader, seen only by src/db/sqlite/: a
+ * CSV file or a folder of them becomes an in-memory SQLite database (one
+ * table per file), loaded once per process and file contents and shared
+ * by every handle on it. csv_read.c reads records, csv.c builds and shares
+ * the images. */
+#ifndef TT_DB_SQLITE_CSV_H
+#define TT_DB_SQLITE_CSV_H
+
+#include <stdio.h>
+
+#include "db/sqlite/sqlite.h"
+
+#define TT_CSV_MAX_COLUMNS 500        /* SQLITE_LIMIT_COLUMN of every handle */
+#define TT_CSV_MAX_FIELD TT_LIMIT_LENGTH
+
+typedef struct tt_csv_reader tt_csv_reader;
+tt_csv_reader *tt_csv_reader_new(FILE *f, const char *name, char delim);
+void tt_csv_reader_free(tt_csv_reader *r);
+/* Skips a UTF-8 byte order mark; a UTF-16 one is an error. */
+bool tt_csv_reader_skip_bom(tt_csv_reader *r, tt_error *err);
+/* 1: a record (its fields until the next call), 0: the end, -1: err
+ * names the file and line. Lines with nothing on them are skipped. */
+int tt_csv_next(tt_csv_reader *r, tt_error *err);
+size_t tt_csv_nfields(const tt_csv_reader *r);
+const char *tt_csv_field(const tt_csv_reader *r, size_t i, size_t *len);
+long tt_csv_record_line(const tt_csv_reader *r);
+long long tt_csv_reader_offset(const tt_csv_reader *r);
+/* ',', ';', tab or '|': the one that splits the first lines of the sample
+ * into the same number of fields, most fields first; ',' when none does. */
+char tt_csv_sniff_delimiter(const char *sample, size_t n);
+
+typedef enum tt_csv_kind { TT_CSV_EMPTY, TT_CSV_INT, TT_CSV_REAL, TT_CSV_TEXT } tt_csv_kind;
+/* What a field holds: an integer (no leading zero, fits 64 bits), a real
+ * (digits with a point or an exponent), or text. */
+tt_csv_kind tt_csv_value_kind(const char *s, size_t n);
+
+/* The in-memory database of the CSV file or folder at path (real: its
+ * resolved path), loaded once per process and file contents and shared;
+ * NULL with err filled in. */
+tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
+                            tt_error *err);
+void tt_csv_release(tt_csv_data *d);
+/* A fresh connection reading d, read-only (sqlite3_deserialize of the one
+ * shared image: no copy); NULL with err filled in. */
+sqlite3 *tt_csv_connect(tt_csv_data *d, const char *path, tt_error *err);
+
+#endif

@@ -1,0 +1,173 @@
+/* target.c — the database target: what the user named (a SQLite file, a
+ * CSV file or folder, a postgres:// URI), worked out once, from the
+ * string alone (and stat/realpath), into the kind, its engine, what is
+ * opened and what people are shown. The only place of the layer that
+ * looks at the string: engines read the parsed target. A URI's password
+ * never leaves given and path: shown has it replaced by "***". */
+#define _GNU_SOURCE /* strcasestr */
+#include "db/engine.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* Targets named by a URI: each kind's schemes (any case). */
+static const struct tt_db_scheme {
+  const char *prefix;
+  tt_db_kind kind;
+} tt_db_schemes[] = {
+    {"postgres://", TT_DB_KIND_POSTGRES},
+    {"postgresql://", TT_DB_KIND_POSTGRES},
+};
+
+/* Targets named by a file: each kind's name endings (any case). Any other
+ * file is a SQLite database, and a folder holds CSV files. */
+static const struct tt_db_suffix {
+  const char *suffix;
+  tt_db_kind kind;
+} tt_db_suffixes[] = {
+    {".csv", TT_DB_KIND_CSV},
+    {".tsv", TT_DB_KIND_CSV},
+};
+
+#define TT_DB_FOLDER_KIND TT_DB_KIND_CSV
+
+/* The kind of a URI's scheme; false when s is no URI tabletalk reads. */
+static bool tt_db_uri_kind(const char *s, tt_db_kind *kind) {
+  for (size_t i = 0; s && i < sizeof tt_db_schemes / sizeof tt_db_schemes[0]; i++)
+    if (strncasecmp(s, tt_db_schemes[i].prefix, strlen(tt_db_schemes[i].prefix)) == 0) {
+      *kind = tt_db_schemes[i].kind;
+      return true;
+    }
+  return false;
+}
+
+/* The kind of a file or folder, from its name (and stat for a folder). */
+static tt_db_kind tt_db_file_kind(const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return TT_DB_FOLDER_KIND;
+  for (size_t i = 0; i < sizeof tt_db_suffixes / sizeof tt_db_suffixes[0]; i++)
+    if (tt_has_suffix_nocase(path, tt_db_suffixes[i].suffix)) return tt_db_suffixes[i].kind;
+  return TT_DB_KIND_SQLITE;
+}
+
+bool tt_db_path_is_uri(const char *path) {
+  tt_db_kind kind;
+  return tt_db_uri_kind(path, &kind) && kind == TT_DB_KIND_POSTGRES;
+}
+
+bool tt_db_path_is_csv(const char *path) {
+  tt_db_kind kind;
+  return !tt_db_uri_kind(path, &kind) && tt_db_file_kind(path) == TT_DB_KIND_CSV;
+}
+
+const char *tt_db_path_dialect(const char *path) {
+  tt_db_kind kind;
+  return tt_db_kind_dialect(tt_db_uri_kind(path, &kind) ? kind : tt_db_file_kind(path));
+}
+
+/* Replaces the value of every password=... parameter from p on with ***. */
+static void tt_redact_params(tt_buf *b, const char *p) {
+  while (*p) {
+    const char *hit = strcasestr(p, "password=");
+    if (!hit) {
+      tt_buf_puts(b, p);
+      return;
+    }
+    hit += 9;
+    tt_buf_append(b, p, (size_t)(hit - p));
+    tt_buf_puts(b, "***");
+    p = hit + strcspn(hit, "& ");
+  }
+}
+
+char *tt_pg_redact_uri(const char *uri) {
+  if (!uri) return NULL;
+  tt_buf b = TT_BUF_INIT;
+  const char *scheme_end = strstr(uri, "://");
+  tt_db_kind kind;
+  if (!tt_db_uri_kind(uri, &kind) || !scheme_end) {
+    tt_redact_params(&b, uri); /* key=value connection strings */
+    return tt_buf_detach(&b);
+  }
+  const char *auth = scheme_end + 3;
+  const char *auth_end = auth + strcspn(auth, "/?#");
+  const char *at = NULL;
+  for (const char *p = auth; p < auth_end; p++)
+    if (*p == '@') at = p; /* the last @ ends the user information */
+  tt_buf_append(&b, uri, (size_t)(auth - uri));
+  if (at) {
+    const char *colon = memchr(auth, ':', (size_t)(at - auth));
+    if (colon) {
+      tt_buf_append(&b, auth, (size_t)(colon - auth));
+      tt_buf_puts(&b, ":***");
+    } else {
+      tt_buf_append(&b, auth, (size_t)(at - auth));
+    }
+    auth = at;
+  }
+  tt_buf_append(&b, auth, (size_t)(auth_end - auth));
+  tt_redact_params(&b, auth_end);
+  return tt_buf_detach(&b);
+}
+
+char *tt_db_uri_redacted(const char *s) {
+  tt_db_kind kind;
+  if (!tt_db_uri_kind(s, &kind)) return NULL;
+  char *red = tt_pg_redact_uri(s);
+  if (strcmp(red, s) != 0) return red;
+  free(red);
+  return NULL;
+}
+
+bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err) {
+  memset(out, 0, sizeof *out);
+  if (!given || !*given) {
+    tt_db_set_error(err, TT_ERR_CONFIG,
+                    "no database given: name a SQLite file, a CSV file or a folder of them, or a "
+                    "postgres:// URI");
+    return false;
+  }
+  out->given = tt_xstrdup(given);
+  if (tt_db_uri_kind(given, &out->kind)) {
+    out->uri = true;
+    out->engine = tt_db_engine_for(out->kind)->name;
+    out->path = tt_xstrdup(given);
+    out->shown = tt_pg_redact_uri(given);
+    return true;
+  }
+  out->kind = tt_db_file_kind(given);
+  out->engine = tt_db_engine_for(out->kind)->name;
+  char *real = realpath(given, NULL);
+  out->path = real ? real : tt_xstrdup(given);
+  out->shown = tt_xstrdup(out->path);
+  return true;
+}
+
+/* Frees s after overwriting it: a URI may hold a password. */
+static void tt_wipe(char *s) {
+  if (!s) return;
+  memset(s, 0, strlen(s));
+  free(s);
+}
+
+void tt_db_target_free(tt_db_target *t) {
+  if (!t) return;
+  tt_wipe(t->given);
+  tt_wipe(t->path);
+  free(t->shown);
+  memset(t, 0, sizeof *t);
+}
+
+void tt_db_target_copy(tt_db_target *dst, const tt_db_target *src) {
+  *dst = (tt_db_target){
+      .kind = src->kind,
+      .engine = src->engine,
+      .given = src->given ? tt_xstrdup(src->given) : NULL,
+      .path = src->path ? tt_xstrdup(src->path) : NULL,
+      .shown = src->shown ? tt_xstrdup(src->shown) : NULL,
+      .uri = src->uri,
+  };
+}
