@@ -130,7 +130,7 @@ static void tt_judge_call(json_t *checks, const char *name, const tt_probe_out *
   } else if (!p->is_tool) {
     tt_check(checks, name, "fail",
              "tabletalk pushes a plain-text reply back once, naming the tools; use a model trained "
-             "for tool calls, and the server's tool parser (docs/servers.md)",
+             "for tool calls, and the server's tool parser (docs/guide/servers.md)",
              "the model answered in text instead of calling a tool: \"%s\"", p->text);
   } else if (!p->args_ok) {
     tt_check(checks, name, "warn", "tabletalk tells the model what is wrong and lets it try once more",

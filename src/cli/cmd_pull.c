@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What a known model is good at (docs/models.md has the evidence). */
+/* What a known model is good at (docs/guide/models.md has the evidence). */
 typedef enum tt_model_role {
   TT_ROLE_AGENT,      /* trained for tool calls: runs tabletalk's loop */
   TT_ROLE_GENERAL,    /* a general model with tool calls that thinks first */
@@ -31,7 +31,7 @@ typedef struct tt_known_model {
 } tt_known_model;
 
 /* The first is the default. URLs, sizes and sha256 were checked against
- * public listings (docs/models.md says how); RAM is the file plus the KV
+ * public listings (docs/guide/models.md says how); RAM is the file plus the KV
  * cache and compute buffers at the default context (same page). */
 static const tt_known_model tt_known_models[] = {
     {"qwen2.5-coder-7b", TT_ROLE_AGENT, 4.68, 6.0, "",
@@ -232,7 +232,7 @@ static void tt_pull_list_to(tt_buf *b) {
   tt_buf_puts(b, "A tool-calling agent was trained to call tools, the loop tabletalk runs; a\n"
                  "general model calls them too and thinks first (slow on a CPU); an SQL\n"
                  "writer was trained only to write one query from a schema and a question.\n"
-                 "Evidence and sources: docs/models.md. Any https URL of a .gguf works too.\n");
+                 "Evidence and sources: docs/guide/models.md. Any https URL of a .gguf works too.\n");
 }
 
 static int tt_pull_list(void) {

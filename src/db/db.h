@@ -26,7 +26,7 @@ typedef struct tt_db tt_db;
 /* Settings for one handle; start from tt_db_default_opts(). */
 /* Whether the first line of a CSV file names the columns. */
 typedef enum tt_csv_header {
-  TT_CSV_HEADER_AUTO = 0, /* guessed (docs/tabletalk.1, "CSV files") */
+  TT_CSV_HEADER_AUTO = 0, /* guessed (man tabletalk, "CSV FILES") */
   TT_CSV_HEADER_YES,
   TT_CSV_HEADER_NO,
 } tt_csv_header;

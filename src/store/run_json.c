@@ -1,4 +1,4 @@
-/* run_json.c — the one JSON shape of a run (docs/run-json.md). `ask
+/* run_json.c — the one JSON shape of a run (docs/reference/run-json.md). `ask
  * --json` prints it, the MCP ask_database tool returns it as its
  * structuredContent and the trace's run_end event carries it, so a script,
  * an MCP client and a reader of traces see the same names and values. */

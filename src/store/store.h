@@ -163,7 +163,7 @@ bool tt_store_gc_due(const char *state_dir);
 
 /* ---- the run as JSON ----------------------------------------------------- */
 
-/* The one JSON shape of a run (docs/run-json.md), the same for `ask
+/* The one JSON shape of a run (docs/reference/run-json.md), the same for `ask
  * --json`, MCP's ask_database and the trace's run_end: status, answer,
  * clarification, error, sql, verified, unbacked_numbers, refusal, charts,
  * thread_id, run_id, trace, resumed, warning, totals, then the rows of the

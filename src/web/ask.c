@@ -1,6 +1,6 @@
 /* ask.c — POST /api/ask: one question answered on a thread of its own
  * while its progress streams to the page as server-sent events (start,
- * step, text, text_restart, then run or error; docs/web-api.md). Each
+ * step, text, text_restart, then run or error; docs/reference/web-api.md). Each
  * question opens its own database handle and session, so questions of
  * several tabs run side by side; a model made per question (an HTTP
  * endpoint) runs in parallel, the in-process model answers one at a time.

@@ -177,7 +177,7 @@ test('pull --list says what each model is good at, its download and RAM, and mar
   assert.equal(bad.code, 2);
 });
 
-/* Where each known model lives on Hugging Face (docs/models.md). */
+/* Where each known model lives on Hugging Face (docs/guide/models.md). */
 const HF_PATHS = {
   'qwen2.5-coder-7b': '/Qwen/Qwen2.5-Coder-7B-Instruct-GGUF/resolve/main/qwen2.5-coder-7b-instruct-q4_k_m.gguf',
   'qwen2.5-coder-3b': '/Qwen/Qwen2.5-Coder-3B-Instruct-GGUF/resolve/main/qwen2.5-coder-3b-instruct-q4_k_m.gguf',
