@@ -221,8 +221,8 @@ typedef enum tt_opt_complete {
 /* One option: its id, spellings, value, the one line --help shows and the
  * man page's paragraph. The paragraph (doc) is written in the light markup
  * man.c reads: `code` for literal words (bold in the man page), *word* for
- * placeholders (italic; \\* is a star), a blank line between paragraphs and
- * lines indented by four spaces for examples. */
+ * placeholders (italic; a backslash before a star makes it a star), a blank
+ * line between paragraphs and lines indented by four spaces for examples. */
 typedef struct tt_opt {
   int id;
   const char *name;      /* long name, without the dashes */

@@ -171,8 +171,9 @@ static void tt_man_example(tt_man *m, const char *const *lines, const size_t *le
 }
 
 /* Text in the markup: paragraphs separated by blank lines, example lines
- * indented by four spaces. first: whether a paragraph mark is needed
- * before the first paragraph (not right after a tag). */
+ * indented by four spaces. first_mark: whether the first paragraph needs
+ * its mark (.PP, .IP; an indent in a Markdown list item); roff's first
+ * paragraph right after a .TP tag does not. */
 static void tt_man_text(tt_man *m, const char *text, tt_man_where where, bool first_mark) {
   enum { TT_MAN_LINES = 256 };
   const char *lines[TT_MAN_LINES];
@@ -225,20 +226,16 @@ static void tt_man_item(tt_man *m, const char *tag, const char *body) {
     tt_man_inline(m, tag, strlen(tag));
     tt_buf_puts(&m->out, "\n\n");
   }
-  if (m->fmt == TT_MAN_MD) {
-    /* the body's paragraphs indented under the list item */
-    tt_man_text(m, body, TT_MAN_ITEM, true);
-    return;
-  }
-  tt_man_text(m, body, TT_MAN_ITEM, false);
+  tt_man_text(m, body, TT_MAN_ITEM, m->fmt == TT_MAN_MD);
 }
 
 static void tt_man_heading(tt_man *m, int level, const char *title) {
   if (m->fmt == TT_MAN_ROFF) {
     tt_buf_printf(&m->out, "%s \"", level == 1 ? ".SH" : ".SS");
-    for (const char *c = title; *c; c++) {
-      if (*c == '"') tt_buf_puts(&m->out, "\\(dq");
-      else tt_man_roff_char(&m->out, title, (size_t)(c - title), strlen(title), false);
+    size_t n = strlen(title);
+    for (size_t i = 0; i < n; i++) {
+      if (title[i] == '"') tt_buf_puts(&m->out, "\\(dq");
+      else tt_man_roff_char(&m->out, title, i, n, false);
     }
     tt_buf_puts(&m->out, "\"\n");
   } else {
