@@ -312,7 +312,26 @@ def run_until(block, work, env, url, text):
     return None
 
 
+def readme_commands():
+    """The README's table of commands names every command of --help, and
+    only those."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"^## Commands\n(.*?)(?=^## )", text, re.M | re.S)
+    listed = set(re.findall(r"^\| `tabletalk ([a-z-]+)", m.group(1), re.M)) if m else set()
+    out = subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
+    block = re.search(r"^Commands:\n(.*?)\n\n", out, re.M | re.S)
+    known = set(re.findall(r"^  ([a-z-]+) ", block.group(1), re.M)) if block else set()
+    if not known:
+        results["fail"].append("no commands in tabletalk --help")
+    for c in sorted(known - listed):
+        results["fail"].append(f"README.md: the table of commands lacks {c}")
+    for c in sorted(listed - known):
+        results["fail"].append(f"README.md: the table of commands names {c}, which is no command")
+
+
 def main():
+    readme_commands()
     pages = [os.path.join(ROOT, "README.md")] + sorted(
         os.path.join(ROOT, "docs", "guide", f)
         for f in os.listdir(os.path.join(ROOT, "docs", "guide")) if f.endswith(".md"))
@@ -348,7 +367,6 @@ def main():
                     why = run_console(b, work, env, url)
                 if why:
                     results["fail"].append(f"{b.where()}: {why}")
-                    print(f"FAIL: {b.where()}: {why}\n")
                 else:
                     results["ok"] += 1
                     print(f"ok: {b.where()}")
@@ -359,6 +377,8 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     for s in results["skip"]:
         print("skipped:", s)
+    for f in results["fail"]:
+        print(f"FAIL: {f}\n")
     if results["fail"]:
         print(f"{len(results['fail'])} example(s) failed")
         sys.exit(1)
