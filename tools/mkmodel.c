@@ -7,7 +7,7 @@
  *   0.5b / 1.5b / 3b / 7b: the shapes of Qwen2.5(-Coder)-0.5B/1.5B/3B/7B-
  *          Instruct with the full vocabulary (the 7B with its own output
  *          matrix, the others tied to the embeddings as the real ones),
- *          quantized to Q4_K_M like the real files (docs/models.md measures
+ *          quantized to Q4_K_M like the real files (docs/guide/models.md measures
  *          memory and speed with them),
  * with a ChatML chat template that describes tool calls as Qwen2.5 does.
  * Same seed, same file. The answers of such a model are nonsense; every

@@ -1,5 +1,5 @@
 // app.js — the page of `tabletalk web`: asks questions through the HTTP API
-// (docs/web-api.md), reads the answer as it streams (server-sent events over
+// (docs/reference/web-api.md), reads the answer as it streams (server-sent events over
 // a POST, read with fetch and a stream reader), and shows each run as the
 // CLI does: steps, answer, refusals, unverified numbers, SQL, rows, charts.
 // Everything that comes from the model or the database is hostile input: it

@@ -199,7 +199,11 @@ typedef enum tt_opt_complete {
   TT_COMPLETE_WORDS,   /* the words in tt_opt.words / tt_cmd_spec.words */
 } tt_opt_complete;
 
-/* One option: its id, spellings, value and the one line --help shows. */
+/* One option: its id, spellings, value, the one line --help shows and the
+ * man page's paragraph. The paragraph (doc) is written in the light markup
+ * man.c reads: `code` for literal words (bold in the man page), *word* for
+ * placeholders (italic; a backslash before a star makes it a star), a blank
+ * line between paragraphs and lines indented by four spaces for examples. */
 typedef struct tt_opt {
   int id;
   const char *name;      /* long name, without the dashes */
@@ -209,6 +213,7 @@ typedef struct tt_opt {
   const char *help;      /* one line, at most 54 columns */
   tt_opt_complete complete;
   const char *words;     /* TT_COMPLETE_WORDS: space-separated */
+  const char *doc;       /* the man page's paragraph; every listed option has one */
 } tt_opt;
 
 /* Options that belong together, which a command opts into whole. A compact
@@ -228,10 +233,54 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
  * the catalog lists. Commands with their own tables list the same entries. */
 #define TT_OPT_DB_URL_ENTRY                                                                \
   {TT_OPT_DB_URL, "db-url", 0, TT_ARG_REQUIRED, "URL", "a postgres:// URI instead of DB",   \
-   TT_COMPLETE_NOTHING, NULL}
+   TT_COMPLETE_NOTHING, NULL, TT_DOC_DB_URL}
 #define TT_OPT_SCHEMAS_ENTRY                                                               \
   {TT_OPT_SCHEMAS, "schemas", 0, TT_ARG_REQUIRED, "LIST", "PostgreSQL schemas: a,b or !c",  \
-   TT_COMPLETE_NOTHING, NULL}
+   TT_COMPLETE_NOTHING, NULL, TT_DOC_SCHEMAS}
+/* The man page's paragraphs of options that several tables list (each
+ * command's own table, or a shared group), written once. */
+#define TT_DOC_DB_URL                                                                       \
+  "The database as a `postgres://` or `postgresql://` URI, given instead of the *DB* "      \
+  "argument, which is then left out: `tabletalk sql --db-url postgresql:// \"SELECT 1\"` "  \
+  "(ask, chat, sql, chart, schema, learn, serve-mcp, web; not `eval behaviors`, whose "      \
+  "`--db` is the Chinook SQLite file or URI, run on a scratch copy). `postgresql://` alone " \
+  "connects with libpq's defaults and the PG* variables (`PGHOST`, `PGPORT`, `PGUSER`, "    \
+  "`PGDATABASE`, `PGPASSWORD`, `PGSERVICE`, ~/.pgpass). Anything else, or the option "       \
+  "twice, is a usage error (exit 2).\n\n"                                                    \
+  "A password written in a URI on the command line is overwritten in tabletalk's own "      \
+  "arguments as soon as it starts, but other local users can read the command line of a "   \
+  "process until then (and a shell keeps its history): keep the password in `PGPASSWORD`, " \
+  "~/.pgpass or a `PGSERVICE` entry instead. See POSTGRESQL."
+#define TT_DOC_SCHEMAS                                                                      \
+  "PostgreSQL: the schemas whose tables and views the catalog lists, as names separated "   \
+  "by commas, spelled as in pg_namespace (case matters): `--schemas sales,hr` lists only "   \
+  "those; `--schemas '!audit'` lists every schema but audit (quote the `!` from the "        \
+  "shell); both kinds together keep the names given less those after `!`. The system "      \
+  "schemas are never listed. Queries may still name other schemas: this chooses what the "  \
+  "model is shown, not what the role may read. With one schema left the names lose their "  \
+  "*schema.* prefix. A list that keeps no table is an error (exit 1) that names the "        \
+  "schemas with tables; on a SQLite or CSV database the option is a usage error (exit 2)."
+#define TT_DOC_IMMUTABLE                                                                    \
+  "Open the SQLite file with immutable=1: no locks. Only for files nothing writes: a write " \
+  "in progress would be read half-done. Without it, tabletalk waits for writers' locks "     \
+  "within the time limit, follows a file replaced by rename, and never creates a file "      \
+  "beside the database."
+#define TT_DOC_HEADER                                                                       \
+  "A CSV file's first line names the columns (default: guessed; see CSV FILES)."
+#define TT_DOC_NO_HEADER                                                                    \
+  "A CSV file's first line is data: the columns are column_1, column_2 and so on."
+#define TT_DOC_KNOWLEDGE                                                                    \
+  "Use *FILE* as the knowledge file instead of *DB*.knowledge.json beside the database "    \
+  "(see KNOWLEDGE FILE). A malformed *FILE* is a usage error (exit 2) naming the file and "  \
+  "line, where a malformed file beside the database is only warned about and left out."
+#define TT_DOC_SQL_TIMEOUT                                                                  \
+  "Stop a query after this many seconds of work (default 5): the time the database "       \
+  "works, not the time spent writing rows."
+#define TT_DOC_STATE_DIR                                                                    \
+  "The state folder: threads, traces and charts (`TABLETALK_STATE_DIR`; default "           \
+  "`$XDG_STATE_HOME/tabletalk`, that is ~/.local/state/tabletalk)."
+#define TT_DOC_CHART_SIZE                                                                   \
+  "The chart's size in pixels, *W*`x`*H* (1200x700)."
 /* Checks --schemas LIST (comma-separated names, each possibly after '!'):
  * 0, or a usage error's exit code after saying why. */
 int tt_cli_schemas_option(const char *cmd, const char *arg);
@@ -245,6 +294,7 @@ char **tt_cli_db_url_args(const tt_cmd_spec *spec, int *argc, char **argv, int *
 #define TT_DB_IS \
   "DB: a SQLite file, a .csv or .tsv file or a folder, or a postgresql:// URI."
 extern const tt_opt_group tt_opts_chart;  /* charts the agent draws */
+extern const tt_opt tt_opts_help_opt[];   /* -h, --help (every command's), then the end */
 extern const tt_opt_group tt_opts_run;    /* --thread, --show-thinking, --quiet */
 
 /* Everything the parser, --help and shell completion know of a command. */
@@ -256,6 +306,7 @@ struct tt_cmd_spec {
   const char *footer;    /* a last line or two, or NULL */
   tt_opt_complete args;  /* what the arguments are */
   const char *words;     /* TT_COMPLETE_WORDS: the first argument's words */
+  const char *doc;       /* the man page's description (tt_opt's markup) */
 };
 
 /* Handles one parsed option: 0, or an exit code after printing why. */
@@ -273,6 +324,14 @@ void tt_opts_help(const tt_cmd_spec *s, FILE *f);
 
 /* The command table (main.c). */
 const tt_command *tt_cli_commands(size_t *n);
+
+/* The manual generated from the command table, the option tables and a
+ * template for the prose (man.c): `tabletalk --generate-man-page
+ * roff|markdown TEMPLATE [OUT]`, which the build runs; not listed in
+ * --help. Writes the page (on stdout, or to OUT) and returns 0, or says on
+ * stderr what is missing (an option without a doc paragraph...) and
+ * returns 1. */
+int tt_cli_man_main(int argc, char **argv);
 
 /* The agent option groups' handler: 0 when handled, -1 when id is none of
  * theirs, or the usage exit code after printing the error. */

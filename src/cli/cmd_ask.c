@@ -16,12 +16,22 @@ typedef struct tt_ask_cli {
 
 static const tt_opt tt_ask_own[] = {
     {TT_OPT_FORMAT, "format", 'f', TT_ARG_REQUIRED, "FMT", "table, csv, tsv, json or markdown", TT_COMPLETE_WORDS,
-     "table csv tsv json markdown"},
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "the same as --format json", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", "rows printed (table: 10; others: all)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_SQL_ONLY, "sql-only", 0, TT_ARG_NONE, NULL, "print only the final SQL", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_OUT, "out", 'o', TT_ARG_REQUIRED, "FILE", "write the chart to FILE.png or FILE.svg", TT_COMPLETE_FILE, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+     "table csv tsv json markdown",
+     "Output for pipelines: `csv` and `tsv` print the rows alone (the answer goes to stderr), "
+     "`markdown` the answer, the SQL in a fence and the rows as a table, `json` one object "
+     "(above); `table`, for people, is the default. These formats write every row of the final "
+     "query (read again when the model saw only its first 200) unless `--max-rows` is given, and "
+     "a cut is announced."},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "the same as --format json", TT_COMPLETE_NOTHING, NULL,
+     "The same as `--format json`."},
+    {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", "rows printed (table: 10; others: all)", TT_COMPLETE_NOTHING, NULL,
+     "At most *N* rows: in the table view *N* rows instead of 10; in the other formats *N* "
+     "instead of every row."},
+    {TT_OPT_SQL_ONLY, "sql-only", 0, TT_ARG_NONE, NULL, "print only the final SQL", TT_COMPLETE_NOTHING, NULL,
+     "Print only the final SQL."},
+    {TT_OPT_OUT, "out", 'o', TT_ARG_REQUIRED, "FILE", "write the chart to FILE.png or FILE.svg", TT_COMPLETE_FILE, NULL,
+     "Write the chart to *FILE*.png or *FILE*.svg instead of *STATE*/charts/*RUN_ID*.png."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_ask_group = {NULL, false, tt_ask_own};
 static const tt_opt_group *const tt_ask_groups[] = {&tt_opts_run, &tt_ask_group, &tt_opts_model,
@@ -34,6 +44,31 @@ const tt_cmd_spec tt_cmd_ask = {
     .groups = tt_ask_groups,
     .footer = "Exit: 0 answered or asked back, 1 failure, 2 usage, 3 refused, 130 Ctrl-C.",
     .args = TT_COMPLETE_FILE,
+    .doc =
+        "Answer one question about *DB* (`-` as the question: read it from standard input). A "
+        "model writes SQL, tabletalk runs it read-only, feeds the rows back and lets the model "
+        "repair its errors, within 8 tool calls per question and 3 failed queries in a row. "
+        "Progress goes to stderr, a line per step; on a terminal the answer streams as it is "
+        "written. Then the answer, the SQL, the first 10 rows (a table wider than the terminal "
+        "in the expanded layout) and a summary line go to stdout.\n\n"
+        "Every number of the answer is checked against the results; unbacked numbers are pushed "
+        "back to the model once, then shown with a warning (`verified: false`, "
+        "`unbacked_numbers` in JSON). A write the model tried is reported as refused (status "
+        "`refused`, exit 3) whatever the model says next. A clarifying question is answered in "
+        "the same thread: ask prints the command (`tabletalk ask` *DB* `--thread` *NAME* \"your "
+        "answer\"). A question asking for a chart gets one: the model calls make_chart and "
+        "tabletalk draws it to *STATE*/charts/*RUN_ID*.png (`--out`, `--size`, `--chart-format "
+        "svg`), with a preview in the terminal (`--no-preview` to leave it out).\n\n"
+        "`--format json` prints one object, the shape MCP's ask_database returns and each "
+        "trace's run_end holds: `status` (answered, clarify, refused, failed, budget, "
+        "cancelled), `answer`, `clarification`, `error`, `sql`, `verified`, `unbacked_numbers`, "
+        "`refusal`, `charts`, `thread_id`, `run_id`, `trace`, `resumed`, `warning`, `totals`, "
+        "then `columns`, `column_types`, `rows`, `row_count`, `truncated` (every field is in "
+        "docs/reference/run-json.md). A trace that cannot be written or a turn that cannot be "
+        "saved to its thread is a `warning` (also on stderr); a thread store that cannot be read "
+        "fails the question.\n\n"
+        "Exit status: 0 answered or a clarifying question asked, 1 failure, 2 usage, 3 the model "
+        "tried to change the database and was refused, 130 interrupted.",
 };
 
 static int tt_ask_option(void *ud, int id, const char *arg) {

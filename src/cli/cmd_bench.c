@@ -14,16 +14,26 @@
 #include <string.h>
 
 static const tt_opt tt_bench_own[] = {
-    {TT_OPT_MODEL_PATH, "model-path", 0, TT_ARG_REQUIRED, "FILE", "the GGUF model (or TABLETALK_MODEL_PATH)", TT_COMPLETE_FILE, NULL},
-    {TT_OPT_DB, "db", 0, TT_ARG_REQUIRED, "FILE", "the database (instead of the recording's)", TT_COMPLETE_FILE, NULL},
-    {TT_OPT_NO_REUSE, "no-reuse", 0, TT_ARG_NONE, NULL, "recompute the whole prompt at every call", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_COLD, "cold", 0, TT_ARG_NONE, NULL, "compute the prefix, do not restore it", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_GRAMMAR_OVERHEAD, "grammar-overhead", 0, TT_ARG_NONE, NULL, "also time decoding without the grammar", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_THREADS, "threads", 0, TT_ARG_REQUIRED, "N", "CPU threads (default: all cores)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_CTX, "ctx", 0, TT_ARG_REQUIRED, "N", "context tokens (default: model, memory)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_SCHEMA_BUDGET, "schema-budget", 0, TT_ARG_REQUIRED, "N", "prompt tokens for the schema (2000)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: steps and totals", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_MODEL_PATH, "model-path", 0, TT_ARG_REQUIRED, "FILE", "the GGUF model (or TABLETALK_MODEL_PATH)", TT_COMPLETE_FILE, NULL,
+     "The GGUF model (or `TABLETALK_MODEL_PATH`)."},
+    {TT_OPT_DB, "db", 0, TT_ARG_REQUIRED, "FILE", "the database (instead of the recording's)", TT_COMPLETE_FILE, NULL,
+     "The database, instead of the recording's."},
+    {TT_OPT_NO_REUSE, "no-reuse", 0, TT_ARG_NONE, NULL, "recompute the whole prompt at every call", TT_COMPLETE_NOTHING, NULL,
+     "Recompute the whole prompt at every call, as a server without prompt caching would."},
+    {TT_OPT_COLD, "cold", 0, TT_ARG_NONE, NULL, "compute the prefix, do not restore it", TT_COMPLETE_NOTHING, NULL,
+     "Compute the shared prefix instead of restoring a saved state (and save it for the next "
+     "run)."},
+    {TT_OPT_GRAMMAR_OVERHEAD, "grammar-overhead", 0, TT_ARG_NONE, NULL, "also time decoding without the grammar", TT_COMPLETE_NOTHING, NULL,
+     "Also time decoding without the grammar and report its cost."},
+    {TT_OPT_THREADS, "threads", 0, TT_ARG_REQUIRED, "N", "CPU threads (default: all cores)", TT_COMPLETE_NOTHING, NULL,
+     "CPU threads (default: all cores)."},
+    {TT_OPT_CTX, "ctx", 0, TT_ARG_REQUIRED, "N", "context tokens (default: model, memory)", TT_COMPLETE_NOTHING, NULL,
+     "Context tokens (default: from the model and the memory, as for `ask`)."},
+    {TT_OPT_SCHEMA_BUDGET, "schema-budget", 0, TT_ARG_REQUIRED, "N", "prompt tokens for the schema (2000)", TT_COMPLETE_NOTHING, NULL,
+     "Prompt tokens for the schema (2000), as for `ask`."},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: steps and totals", TT_COMPLETE_NOTHING, NULL,
+     "One JSON object: the steps and the totals."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_bench_group = {NULL, false, tt_bench_own};
 static const tt_opt_group *const tt_bench_groups[] = {&tt_bench_group, NULL};
@@ -34,6 +44,12 @@ const tt_cmd_spec tt_cmd_bench = {
              "thread) on the embedded engine and time prefill and decoding.",
     .groups = tt_bench_groups,
     .args = TT_COMPLETE_FILE,
+    .doc =
+        "Replay a recorded conversation (its questions and the model's tool calls, in one "
+        "thread; bench/chinook-genres.json) on the embedded engine, each model turn forced to "
+        "the recorded call so that every token still costs a forward pass, and report per step "
+        "and in total the prompt tokens sent, reused and computed, the tokens decoded, and "
+        "prefill, decode and wall seconds. docs/contributing/benchmarks.md has the figures.",
 };
 
 typedef struct tt_bench_cli {

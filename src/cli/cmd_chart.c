@@ -9,39 +9,66 @@
 
 static const tt_opt tt_chart_what[] = {
     {TT_OPT_KIND, "kind", 'k', TT_ARG_REQUIRED, "KIND", "bar, line, area, scatter, pie or histogram", TT_COMPLETE_WORDS,
-     "bar line area scatter pie histogram"},
-    {TT_OPT_X, "x", 'x', TT_ARG_REQUIRED, "COL", "x: categories, numbers or dates", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_Y, "y", 'y', TT_ARG_REQUIRED, "COL", "a numeric column; repeat for more series", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_SERIES, "series", 0, TT_ARG_REQUIRED, "COL", "one series per value of COL (one --y)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_TITLE, "title", 't', TT_ARG_REQUIRED, "TEXT", "the title (default: \"Y by X\")", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_OUT, "out", 'o', TT_ARG_REQUIRED, "FILE", "FILE.png or FILE.svg (default: STATE/charts)", TT_COMPLETE_FILE, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+     "bar line area scatter pie histogram",
+     "`bar`, `line`, `area`, `scatter`, `pie` or `histogram`."},
+    {TT_OPT_X, "x", 'x', TT_ARG_REQUIRED, "COL", "x: categories, numbers or dates", TT_COMPLETE_NOTHING, NULL,
+     "The column along the x axis: categories, numbers or dates (a time axis with year, month, "
+     "day or hour ticks for values such as '2021', '2021-03', '2021-03-04 10:00' or integer "
+     "years); for a pie the slice labels, for a histogram the values."},
+    {TT_OPT_Y, "y", 'y', TT_ARG_REQUIRED, "COL", "a numeric column; repeat for more series", TT_COMPLETE_NOTHING, NULL,
+     "A numeric column to plot; give several `--y` for several series."},
+    {TT_OPT_SERIES, "series", 0, TT_ARG_REQUIRED, "COL", "one series per value of COL (one --y)", TT_COMPLETE_NOTHING, NULL,
+     "One series per value of *COL* (with one `--y`)."},
+    {TT_OPT_TITLE, "title", 't', TT_ARG_REQUIRED, "TEXT", "the title (default: \"Y by X\")", TT_COMPLETE_NOTHING, NULL,
+     "The title (default: \"*Y* by *X*\")."},
+    {TT_OPT_OUT, "out", 'o', TT_ARG_REQUIRED, "FILE", "FILE.png or FILE.svg (default: STATE/charts)", TT_COMPLETE_FILE, NULL,
+     "Write *FILE*.png or *FILE*.svg (default: *STATE*/charts/*RUN_ID*.png)."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt tt_chart_look[] = {
-    {TT_OPT_X_LABEL, "x-label", 0, TT_ARG_REQUIRED, "TEXT", NULL, TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_Y_LABEL, "y-label", 0, TT_ARG_REQUIRED, "TEXT", NULL, TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_SORT, "sort", 0, TT_ARG_REQUIRED, "x|y|none", NULL, TT_COMPLETE_WORDS, "x y none"},
-    {TT_OPT_LIMIT, "limit", 0, TT_ARG_REQUIRED, "N", NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_X_LABEL, "x-label", 0, TT_ARG_REQUIRED, "TEXT", NULL, TT_COMPLETE_NOTHING, NULL,
+     "The x axis' title (default: the column's name)."},
+    {TT_OPT_Y_LABEL, "y-label", 0, TT_ARG_REQUIRED, "TEXT", NULL, TT_COMPLETE_NOTHING, NULL,
+     "The y axis' title (default: the column's name)."},
+    {TT_OPT_SORT, "sort", 0, TT_ARG_REQUIRED, "x|y|none", NULL, TT_COMPLETE_WORDS, "x y none",
+     "Order the points: by x ascending, by y (the total of all series) largest first, or as the "
+     "rows come. By default bars keep the result's order for text and sort by x for numbers and "
+     "dates, lines and areas sort by x, pies by y."},
+    {TT_OPT_LIMIT, "limit", 0, TT_ARG_REQUIRED, "N", NULL, TT_COMPLETE_NOTHING, NULL,
+     "Keep the first *N* bars, points or slices after sorting (a pie: *N*-1 slices plus "
+     "\"Other\"; a histogram: *N* bins)."},
     {TT_OPT_ORIENTATION, "orientation", 0, TT_ARG_REQUIRED, "vertical|horizontal", NULL, TT_COMPLETE_WORDS,
-     "vertical horizontal"},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+     "vertical horizontal",
+     "Bars upright or lying; by default bars lie when their labels are long or many."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt tt_chart_output[] = {
-    {TT_OPT_SIZE, "size", 0, TT_ARG_REQUIRED, "WxH", NULL, TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_PREVIEW, "preview", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_NO_PREVIEW, "no-preview", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_SIZE, "size", 0, TT_ARG_REQUIRED, "WxH", NULL, TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_CHART_SIZE},
+    {TT_OPT_PREVIEW, "preview", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL,
+     "Print the terminal preview also when the output is not a terminal."},
+    {TT_OPT_NO_PREVIEW, "no-preview", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL,
+     "No terminal preview, also on a terminal."},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL,
+     "One JSON object instead: `file`, `width`, `height`, `chart` (a description), `points`, "
+     "`spec`, `row_count`, `truncated`, `run_id`."},
+    {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL,
+     TT_DOC_STATE_DIR},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt tt_chart_query[] = {
-    {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", NULL, TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_SQL_TIMEOUT, "timeout", 0, TT_ARG_REQUIRED, "SECS", NULL, TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", NULL, TT_COMPLETE_NOTHING, NULL,
+     "At most *N* rows of the query are drawn (10,000)."},
+    {TT_OPT_SQL_TIMEOUT, "timeout", 0, TT_ARG_REQUIRED, "SECS", NULL, TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_SQL_TIMEOUT},
+    {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_IMMUTABLE},
     TT_OPT_DB_URL_ENTRY,
-    {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_HEADER},
+    {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_NO_HEADER},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_chart_what_group = {NULL, false, tt_chart_what};
 static const tt_opt_group tt_chart_look_group = {"Look", true, tt_chart_look};
@@ -60,6 +87,22 @@ const tt_cmd_spec tt_cmd_chart = {
               "  count(*) AS n FROM Invoice GROUP BY c\" -k bar -x c -y n\n"
               "Exit codes: 0 drawn, 1 failure, 2 usage, 3 refused, 4 stopped by a limit.",
     .args = TT_COMPLETE_FILE,
+    .doc =
+        "Draw the rows of one read-only query as a chart, without a model, with one layout for "
+        "PNG (cairo) and SVG (valid XML, text as text). The file is `--out` *FILE*.png or "
+        "*FILE*.svg, else *STATE*/charts/*RUN_ID*.png. On a terminal a preview is printed, then "
+        "the file; otherwise the file name alone (`--preview`, `--no-preview` decide), or one "
+        "JSON object with `--json`.\n\n"
+        "The value axis of bars, areas and lines starts at zero; a line chart's is zoomed only "
+        "when all values lie on one side of zero and spread over less than 2 % of their size, "
+        "and the note under the chart then says where the axis starts. Repeated x values are "
+        "added up; at most 60 bars unless `--limit` says otherwise; a pie shows its 7 largest "
+        "slices plus \"Other\"; a histogram is binned by Freedman–Diaconis (or `--limit` bins). "
+        "A note under the chart says when rows were cut, skipped (NULL or not a number), added "
+        "together or folded into \"Other\".\n\n"
+        "Exit status: 0 drawn, 1 the SQL failed or the file could not be written, 2 usage or a "
+        "spec that does not fit the rows (the message lists the columns), 3 refused, 4 stopped "
+        "by a limit.",
 };
 
 bool tt_cli_parse_size(const char *s, int *w, int *h, tt_buf *err) {

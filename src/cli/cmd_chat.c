@@ -23,6 +23,14 @@ const tt_cmd_spec tt_cmd_chat = {
     .groups = tt_chat_groups,
     .footer = "In the chat: /new /sql /trace /thread /help /quit; Ctrl-C cancels a question.",
     .args = TT_COMPLETE_FILE,
+    .doc =
+        "Questions and follow-ups about *DB* with line editing and history, in one thread per "
+        "database unless `--thread` names one. In the chat: /new starts a fresh thread, /sql "
+        "shows the SQL of the last answer, /trace the steps of the last question, /thread the "
+        "thread's name, /help the commands, /quit leaves (also exit, quit, Ctrl-D). Lines pasted "
+        "at once are one question; a line ending in a backslash continues on the next. A reply "
+        "to a clarifying question continues that question. Ctrl-C cancels the current question, "
+        "not the chat.",
 };
 
 static int tt_chat_option(void *ud, int id, const char *arg) {

@@ -22,13 +22,23 @@ const tt_cmd_spec tt_cmd_completion = {
     .groups = tt_completion_groups,
     .args = TT_COMPLETE_WORDS,
     .words = "bash zsh fish",
+    .doc =
+        "Print a completion script for the shell, made from the same option tables the commands "
+        "parse with: it completes the commands, each command's options, the values of options "
+        "that take one of a few words (`--format`, `--chart-format`, `--profile`, `--kind`), "
+        "files for databases and other file arguments, and folders for `--state-dir` and the "
+        "like. Try it in the running shell with `source <(tabletalk completion bash)` (zsh: the "
+        "same with zsh, after compinit) or `tabletalk completion fish | source`; keep it by "
+        "saving it as ~/.local/share/bash-completion/completions/tabletalk (bash), as _tabletalk "
+        "in a folder on zsh's `$fpath` (zsh), or as ~/.config/fish/completions/tabletalk.fish "
+        "(fish).",
 };
 
 /* Calls fn for every option of s, --help first. */
 typedef void (*tt_opt_visit)(tt_buf *b, const tt_cmd_spec *s, const tt_opt_group *g,
                              const tt_opt *o);
 static const tt_opt tt_help_entry = {TT_OPT_HELP, "help", 'h', TT_ARG_NONE, NULL, "show the help",
-                                     TT_COMPLETE_NOTHING, NULL};
+                                     TT_COMPLETE_NOTHING, NULL, NULL};
 
 static void tt_each_opt(tt_buf *b, const tt_cmd_spec *s, tt_opt_visit fn) {
   fn(b, s, NULL, &tt_help_entry);
@@ -166,7 +176,7 @@ static void tt_completion_zsh(tt_buf *b, const tt_command *cmds, size_t n) {
                  "    commands=(\n");
   for (size_t i = 0; i < n; i++) {
     tt_buf_printf(b, "        '%s:", cmds[i].name);
-    tt_opt fake = {0, cmds[i].name, 0, TT_ARG_NONE, NULL, cmds[i].summary, 0, NULL};
+    tt_opt fake = {0, cmds[i].name, 0, TT_ARG_NONE, NULL, cmds[i].summary, 0, NULL, NULL};
     tt_put_desc_q(b, NULL, &fake, TT_ZSH_QUOTE);
     tt_buf_puts(b, "'\n");
   }
@@ -229,7 +239,7 @@ static void tt_completion_fish(tt_buf *b, const tt_command *cmds, size_t n) {
                  "complete -c tabletalk -n __fish_use_subcommand -l version -d 'print the version'\n");
   tt_buf puts = TT_BUF_INIT;
   for (size_t i = 0; i < n; i++) {
-    tt_opt fake = {0, cmds[i].name, 0, TT_ARG_NONE, NULL, cmds[i].summary, 0, NULL};
+    tt_opt fake = {0, cmds[i].name, 0, TT_ARG_NONE, NULL, cmds[i].summary, 0, NULL, NULL};
     tt_buf_printf(b, "complete -c tabletalk -n __fish_use_subcommand -a %s -d '", cmds[i].name);
     tt_put_desc_q(b, NULL, &fake, TT_FISH_QUOTE);
     tt_buf_puts(b, "'\n");

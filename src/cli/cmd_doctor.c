@@ -16,8 +16,9 @@ typedef struct tt_doctor_cli {
 } tt_doctor_cli;
 
 static const tt_opt tt_doctor_own[] = {
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: checks, status, action", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: checks, status, action", TT_COMPLETE_NOTHING, NULL,
+     "Print the checks as one JSON object: checks, status, action."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_doctor_group = {NULL, false, tt_doctor_own};
 static const tt_opt_group *const tt_doctor_groups[] = {&tt_doctor_group, &tt_opts_model, NULL};
@@ -29,6 +30,14 @@ const tt_cmd_spec tt_cmd_doctor = {
              "tabletalk does about what does not. A few short model calls are made.",
     .groups = tt_doctor_groups,
     .footer = "Exit codes: 0 usable (a tool call came back), 1 not usable, 2 usage.",
+    .doc =
+        "Probe the model ask would use, or the one given: the server (llama-server, vLLM, "
+        "Ollama, LM Studio, OpenAI) and the context it gives a request where it says "
+        "(llama-server /props, Ollama /api/show, vLLM and LM Studio model lists), tool calls, "
+        "tool_choice \"required\", streaming with usage, a forced tool, reasoning, and what "
+        "tabletalk adapts; each check says what tabletalk does about what does not work. A few "
+        "short model calls are made. Each server's flags are in docs/guide/servers.md.\n\n"
+        "Exit status: 0 when a tool call came back, 1 otherwise, 2 usage.",
 };
 
 static int tt_doctor_option(void *ud, int id, const char *arg) {
@@ -121,7 +130,7 @@ static void tt_judge_call(json_t *checks, const char *name, const tt_probe_out *
   } else if (!p->is_tool) {
     tt_check(checks, name, "fail",
              "tabletalk pushes a plain-text reply back once, naming the tools; use a model trained "
-             "for tool calls, and the server's tool parser (docs/servers.md)",
+             "for tool calls, and the server's tool parser (docs/guide/servers.md)",
              "the model answered in text instead of calling a tool: \"%s\"", p->text);
   } else if (!p->args_ok) {
     tt_check(checks, name, "warn", "tabletalk tells the model what is wrong and lets it try once more",

@@ -25,40 +25,68 @@ typedef struct tt_eval_cli {
   double price_in, price_out, price_cached;
 } tt_eval_cli;
 
-#define TT_EVAL_OPT(ID, NAME, ARG, META) \
-  {ID, NAME, 0, ARG, META, NULL, TT_COMPLETE_NOTHING, NULL}
+#define TT_EVAL_OPT(ID, NAME, ARG, META, DOC) \
+  {ID, NAME, 0, ARG, META, NULL, TT_COMPLETE_NOTHING, NULL, DOC}
 static const tt_opt tt_eval_own[] = {
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object instead of tables", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object instead of tables", TT_COMPLETE_NOTHING, NULL,
+     "One JSON object instead of tables."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt tt_eval_spider_opts[] = {
-    {TT_OPT_DATA, "data", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL},
-    TT_EVAL_OPT(TT_OPT_N, "n", TT_ARG_REQUIRED, "N"),
-    TT_EVAL_OPT(TT_OPT_TAG, "tag", TT_ARG_REQUIRED, "T"),
-    TT_EVAL_OPT(TT_OPT_JOBS, "jobs", TT_ARG_REQUIRED, "J"),
-    {TT_OPT_BACKEND, "backend", 0, TT_ARG_REQUIRED, "oracle", NULL, TT_COMPLETE_WORDS, "oracle model"},
-    {TT_OPT_RESULTS, "results", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL},
-    TT_EVAL_OPT(TT_OPT_FRESH, "fresh", TT_ARG_NONE, NULL),
-    {TT_OPT_COMPARE, "compare", 0, TT_ARG_REQUIRED, "A.json B.json", NULL, TT_COMPLETE_FILE, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_DATA, "data", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL,
+     "`spider`: the folder of `questions.jsonl` (id, db_id, question, gold_sql) and "
+     "`databases/`*db_id*`.sqlite`; `schema`: the folder of `schema.sqlite` and "
+     "`questions.jsonl` (id, category, question, tables), written by `python3 "
+     "bench/schema/gen.py --out` *DIR*."},
+    TT_EVAL_OPT(TT_OPT_N, "n", TT_ARG_REQUIRED, "N",
+      "Ask the first *N* questions (after `--seed` shuffled them; seed 0 keeps the file's order)."),
+    TT_EVAL_OPT(TT_OPT_TAG, "tag", TT_ARG_REQUIRED, "T",
+      "The tag in the results file's name (default: the model's name). A results file of another "
+      "model, backend, endpoint or question folder is never mixed in: give another tag to keep "
+      "both."),
+    TT_EVAL_OPT(TT_OPT_JOBS, "jobs", TT_ARG_REQUIRED, "J",
+      "Ask *J* questions at once, each worker with its own model connection, databases and "
+      "sessions (the in-process engine answers one question at a time)."),
+    {TT_OPT_BACKEND, "backend", 0, TT_ARG_REQUIRED, "oracle", NULL, TT_COMPLETE_WORDS, "oracle model",
+     "`oracle` answers with the gold SQL, which validates the harness (100 %); `model`, the "
+     "default, asks the model."},
+    {TT_OPT_RESULTS, "results", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL,
+     "Where results files go (default `evals/results/`)."},
+    TT_EVAL_OPT(TT_OPT_FRESH, "fresh", TT_ARG_NONE, NULL,
+      "Start over instead of resuming the results file."),
+    {TT_OPT_COMPARE, "compare", 0, TT_ARG_REQUIRED, "A.json B.json", NULL, TT_COMPLETE_FILE, NULL,
+     "List the questions whose outcome changed between two results files (fixed, broken, another "
+     "wrong outcome), matched by id, with each run's EX over the questions both answered."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt tt_eval_behaviour_opts[] = {
-    {TT_OPT_DB, "db", 0, TT_ARG_REQUIRED, "FILE", NULL, TT_COMPLETE_FILE, NULL},
-    TT_EVAL_OPT(TT_OPT_ONLY, "only", TT_ARG_REQUIRED, "NAME"),
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_DB, "db", 0, TT_ARG_REQUIRED, "FILE", NULL, TT_COMPLETE_FILE, NULL,
+     "The Chinook database the cases run on, a SQLite file (copied to a scratch file first) or a "
+     "PostgreSQL URI (copied on the server with CREATE DATABASE ... TEMPLATE: the role needs "
+     "CREATEDB and no other session may be on it; the copy is dropped at the end)."},
+    TT_EVAL_OPT(TT_OPT_ONLY, "only", TT_ARG_REQUIRED, "NAME",
+      "Run only the cases whose name contains *NAME*."),
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt tt_eval_report_opts[] = {
-    {TT_OPT_RUNS, "runs", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL},
-    TT_EVAL_OPT(TT_OPT_SINCE, "since", TT_ARG_REQUIRED, "T"),
-    TT_EVAL_OPT(TT_OPT_PRICE_IN, "price-in", TT_ARG_REQUIRED, "USD"),
-    TT_EVAL_OPT(TT_OPT_PRICE_OUT, "price-out", TT_ARG_REQUIRED, "USD"),
-    TT_EVAL_OPT(TT_OPT_PRICE_CACHED, "price-cached", TT_ARG_REQUIRED, "USD"),
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_RUNS, "runs", 0, TT_ARG_REQUIRED, "DIR", NULL, TT_COMPLETE_DIR, NULL,
+     "The folder of traces (default *STATE*/runs)."},
+    TT_EVAL_OPT(TT_OPT_SINCE, "since", TT_ARG_REQUIRED, "T",
+      "Only runs since *T*: a date or an age (2h)."),
+    TT_EVAL_OPT(TT_OPT_PRICE_IN, "price-in", TT_ARG_REQUIRED, "USD",
+      "US dollars per million prompt tokens computed, for the cost column."),
+    TT_EVAL_OPT(TT_OPT_PRICE_OUT, "price-out", TT_ARG_REQUIRED, "USD",
+      "US dollars per million completion tokens."),
+    TT_EVAL_OPT(TT_OPT_PRICE_CACHED, "price-cached", TT_ARG_REQUIRED, "USD",
+      "US dollars per million prompt tokens reused from a cache (default: `--price-in`)."),
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt tt_eval_schema_opts[] = {
-    TT_EVAL_OPT(TT_OPT_BUDGET, "budget", TT_ARG_REQUIRED, "N"),
-    TT_EVAL_OPT(TT_OPT_DETAILS, "details", TT_ARG_NONE, NULL),
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    TT_EVAL_OPT(TT_OPT_BUDGET, "budget", TT_ARG_REQUIRED, "N",
+      "A schema budget in tokens to measure, repeatable (1000, 2000 and 4000 by default)."),
+    TT_EVAL_OPT(TT_OPT_DETAILS, "details", TT_ARG_NONE, NULL,
+      "Add each question's misses (and, with `--json`, its picks with score and reason)."),
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_eval_group = {NULL, false, tt_eval_own};
 static const tt_opt_group tt_eval_spider_group = {"spider", true, tt_eval_spider_opts};
@@ -81,6 +109,31 @@ const tt_cmd_spec tt_cmd_eval = {
     .footer = "Exit: 0 done (behaviors: all passed), 1 failure or a failed case, 2 usage.",
     .args = TT_COMPLETE_WORDS,
     .words = "spider behaviors report schema",
+    .doc =
+        "Measure tabletalk with a model. Every question goes through the agent exactly as `ask` "
+        "does, so the numbers describe the program, not a separate harness "
+        "(docs/contributing/evaluations.md has the rules and the protocol for a model with real "
+        "weights).\n\n"
+        "`eval spider`: Spider execution accuracy. Each question of *DIR*/questions.jsonl goes "
+        "through the agent in a fresh thread; its final SQL and the gold SQL run on "
+        "*DIR*/databases/*db_id*.sqlite and the rows are compared as multisets (in order only "
+        "when the gold query has ORDER BY at its outer level), columns matched by permutation, "
+        "numbers within a relative 1e-6. Outcomes: correct, wrong, sql_failed, no_sql, error, "
+        "clarify. Results go to *RESULTS*/spider_n*N*_s*S*_*TAG*.json after every question; the "
+        "same command resumes an interrupted run.\n\n"
+        "`eval behaviors`: the behaviour suite, 18 cases on a scratch copy of chinook with a "
+        "planted row, each judged by the rows, SQL, status, chart file and the database's bytes "
+        "(on PostgreSQL the copy's tables are compared by an md5 of their rows). Exit status 1 "
+        "when a case fails.\n\n"
+        "`eval report`: per question from the traces (*STATE*/runs or `--runs`), LLM calls, tool "
+        "calls, prompt tokens sent, reused and computed, completion tokens, seconds and cost "
+        "(`--price-in`, `--price-cached`, `--price-out` in USD per million tokens), as mean, "
+        "median, max and total.\n\n"
+        "`eval schema`: schema retrieval without a model, on *DIR*/schema.sqlite and "
+        "*DIR*/questions.jsonl. For each budget the tables chosen for each question are compared "
+        "with the tables it needs: all-needed recall, per-table recall, and the tables and "
+        "tokens shown, overall and per category (see docs/contributing/benchmarks.md).\n\n"
+        "Exit status: 0 done (behaviors: all passed), 1 failure or a failed case, 2 usage.",
 };
 
 static int tt_eval_option(void *ud, int id, const char *arg) {

@@ -10,11 +10,16 @@
 #include <string.h>
 
 static const tt_opt tt_gc_own[] = {
-    {TT_OPT_OLDER_THAN, "older-than", 0, TT_ARG_REQUIRED, "AGE", "remove what is older than AGE (30d, 12h, 2w)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_DRY_RUN, "dry-run", 0, TT_ARG_NONE, NULL, "only count what would be removed", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "print {removed, bytes, kept, failed}", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", "the state folder (TABLETALK_STATE_DIR)", TT_COMPLETE_DIR, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_OLDER_THAN, "older-than", 0, TT_ARG_REQUIRED, "AGE", "remove what is older than AGE (30d, 12h, 2w)", TT_COMPLETE_NOTHING, NULL,
+     "Remove what was last changed more than *AGE* ago: 30d, 12h, 2w, 90m or a number of days "
+     "(default `TABLETALK_KEEP`, else 90 days)."},
+    {TT_OPT_DRY_RUN, "dry-run", 0, TT_ARG_NONE, NULL, "only count what would be removed", TT_COMPLETE_NOTHING, NULL,
+     "Only count what would be removed."},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "print {removed, bytes, kept, failed}", TT_COMPLETE_NOTHING, NULL,
+     "Print one object: {\"removed\", \"bytes\", \"kept\", \"failed\"}."},
+    {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", "the state folder (TABLETALK_STATE_DIR)", TT_COMPLETE_DIR, NULL,
+     TT_DOC_STATE_DIR},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_gc_group = {NULL, false, tt_gc_own};
 static const tt_opt_group *const tt_gc_groups[] = {&tt_gc_group, NULL};
@@ -27,6 +32,10 @@ const tt_cmd_spec tt_cmd_gc = {
              "ask and chat run the same clean-up once a day; TABLETALK_KEEP=never\n"
              "turns that off.",
     .groups = tt_gc_groups,
+    .doc =
+        "Remove the traces (*STATE*/runs) and chart files (*STATE*/charts) older than an age; "
+        "threads and models are kept. `ask` and `chat` run the same clean-up once a day with "
+        "`TABLETALK_KEEP` (`never` turns it off).",
 };
 
 typedef struct tt_gc_cli {

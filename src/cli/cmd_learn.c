@@ -18,9 +18,10 @@
 #include <unistd.h>
 
 static const tt_opt tt_learn_own[] = {
-    {TT_OPT_KNOWLEDGE, "knowledge", 'k', TT_ARG_REQUIRED, "FILE", "the knowledge file (DB.knowledge.json)", TT_COMPLETE_FILE, NULL},
+    {TT_OPT_KNOWLEDGE, "knowledge", 'k', TT_ARG_REQUIRED, "FILE", "the knowledge file (DB.knowledge.json)", TT_COMPLETE_FILE, NULL,
+     "The knowledge file to add to (default: *DB*.knowledge.json beside the database)."},
     TT_OPT_DB_URL_ENTRY,
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_learn_group = {NULL, false, tt_learn_own};
 static const tt_opt_group *const tt_learn_groups[] = {&tt_learn_group, NULL};
@@ -34,6 +35,14 @@ const tt_cmd_spec tt_cmd_learn = {
     .footer = "Exit codes: 0 added, 1 SQL error or file not writable, 2 usage or malformed\n"
               "knowledge file, 3 refused by the guard.",
     .args = TT_COMPLETE_FILE,
+    .doc =
+        "Add an example question and the SQL that answers it to the knowledge file (see "
+        "KNOWLEDGE FILE), creating the file when absent. The SQL is run read-only first: SQL the "
+        "guard refuses exits 3 and SQL that fails exits 1, and neither is added. The database is "
+        "never written; the knowledge file is rewritten whole (a temporary file renamed over "
+        "it). With each question the model is shown the three examples nearest it.\n\n"
+        "Exit status: 0 added, 1 SQL error or file not writable, 2 usage or malformed knowledge "
+        "file, 3 refused by the guard.",
 };
 
 static int tt_learn_option(void *ud, int id, const char *arg) {

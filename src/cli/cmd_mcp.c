@@ -21,12 +21,22 @@ typedef struct tt_mcp_cli {
 } tt_mcp_cli;
 
 static const tt_opt tt_mcp_own[] = {
-    {TT_OPT_HTTP, "http", 0, TT_ARG_REQUIRED, "[HOST:]PORT", "serve Streamable HTTP at /mcp instead", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_ALLOW_ORIGIN, "allow-origin", 0, TT_ARG_REQUIRED, "URL", "let browser pages from URL call it", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_MAX_MESSAGE, "max-message", 0, TT_ARG_REQUIRED, "BYTES", "largest message accepted (1048576)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_WORKERS, "workers", 0, TT_ARG_REQUIRED, "N", "questions answered at once over stdio (4)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_NO_CACHE, "no-cache", 0, TT_ARG_NONE, NULL, "run every run_sql, even a repeat", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_HTTP, "http", 0, TT_ARG_REQUIRED, "[HOST:]PORT", "serve Streamable HTTP at /mcp instead", TT_COMPLETE_NOTHING, NULL,
+     "Serve Streamable HTTP at http://*HOST*:*PORT*/mcp instead of stdio, on 127.0.0.1 unless "
+     "told otherwise (with a warning when there is no token). Requests whose Host is not this "
+     "machine, and browser Origins other than loopback ones, are refused; `Authorization: "
+     "Bearer` *TOKEN* is required when `TABLETALK_MCP_TOKEN` is set."},
+    {TT_OPT_ALLOW_ORIGIN, "allow-origin", 0, TT_ARG_REQUIRED, "URL", "let browser pages from URL call it", TT_COMPLETE_NOTHING, NULL,
+     "Let browser pages from *URL* call the server (repeatable)."},
+    {TT_OPT_MAX_MESSAGE, "max-message", 0, TT_ARG_REQUIRED, "BYTES", "largest message accepted (1048576)", TT_COMPLETE_NOTHING, NULL,
+     "The largest message accepted, in bytes (1048576); a larger one is refused without stopping "
+     "the server."},
+    {TT_OPT_WORKERS, "workers", 0, TT_ARG_REQUIRED, "N", "questions answered at once over stdio (4)", TT_COMPLETE_NOTHING, NULL,
+     "Questions answered at once over stdio (4)."},
+    {TT_OPT_NO_CACHE, "no-cache", 0, TT_ARG_NONE, NULL, "run every run_sql, even a repeat", TT_COMPLETE_NOTHING, NULL,
+     "Run every run_sql statement, even when an identical one ran on the unchanged database "
+     "before (by default its result is reused and marked `cached: true`)."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_mcp_group = {NULL, false, tt_mcp_own};
 static const tt_opt_group *const tt_mcp_groups[] = {&tt_mcp_group, &tt_opts_model, &tt_opts_limits, &tt_opts_db, NULL};
@@ -39,6 +49,17 @@ const tt_cmd_spec tt_cmd_mcp = {
     .groups = tt_mcp_groups,
     .footer = "Exit codes: 0 after the input ends or SIGINT/SIGTERM, 1 failure, 2 usage.",
     .args = TT_COMPLETE_FILE,
+    .doc =
+        "Serve the database read-only to MCP clients (Claude Code, Claude Desktop, any MCP SDK "
+        "client) over stdin and stdout, or over Streamable HTTP with `--http`. Tools: "
+        "ask_database (the agent), run_sql (one guarded statement, 50 rows and the total count), "
+        "describe_schema (the cards); a resource per table and one for the schema (and the "
+        "knowledge file as tabletalk://knowledge); the prompts explore_database and "
+        "analyze_table. Speaks MCP revision 2026-07-28 and the handshake revisions 2025-11-25, "
+        "2025-06-18 and 2025-03-26. The model is loaded on the first question; run_sql and "
+        "describe_schema need none. Ends at end of input, SIGINT or SIGTERM. For Claude Code:\n\n"
+        "claude mcp add tabletalk -- tabletalk serve-mcp /path/to/db.sqlite\n\n"
+        "Exit status: 0 after the input ends or SIGINT/SIGTERM, 1 failure, 2 usage.",
 };
 
 static int tt_mcp_option(void *ud, int id, const char *arg) {

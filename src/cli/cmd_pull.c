@@ -13,9 +13,12 @@
 
 
 static const tt_opt tt_pull_own[] = {
-    {TT_OPT_LIST, "list", 0, TT_ARG_NONE, NULL, "the models pull knows, their size and RAM", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_NO_DEFAULT, "no-default", 0, TT_ARG_NONE, NULL, "keep the current default model", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_LIST, "list", 0, TT_ARG_NONE, NULL, "the models pull knows, their size and RAM", TT_COMPLETE_NOTHING, NULL,
+     "Show every known name with what it is good at (tool-calling agent, general, SQL writer), "
+     "its download and the memory it needs."},
+    {TT_OPT_NO_DEFAULT, "no-default", 0, TT_ARG_NONE, NULL, "keep the current default model", TT_COMPLETE_NOTHING, NULL,
+     "Download without making the model the default."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_pull_group = {NULL, false, tt_pull_own};
 static const tt_opt_group *const tt_pull_groups[] = {&tt_pull_group, NULL};
@@ -33,12 +36,28 @@ const tt_cmd_spec tt_cmd_pull = {
     /* the names in tt_known_models */
     .words = "qwen2.5-coder-7b qwen2.5-coder-3b qwen2.5-coder-1.5b qwen3-8b qwen3-4b omnisql-7b "
              "xiyan-7b",
+    .doc =
+        "Download a GGUF model (with a progress bar, resuming an interrupted download) into the "
+        "models folder, *DATA*/models (`TABLETALK_DATA_DIR`, default ~/.local/share/tabletalk), "
+        "check the sha256 Hugging Face announces for it, and make it the default "
+        "(`default.gguf`); without *NAME*, qwen2.5-coder-7b (Qwen2.5-Coder-7B-Instruct, Q4_K_M), "
+        "a model trained for tool calls. For the Qwen models pull knows the file's sha256 too "
+        "and refuses a server offering another file. A *URL* must be https (plain http only from "
+        "this machine: localhost, 127.0.0.1, [::1]); another is a usage error. The URL of any "
+        "part of a model split into parts (*NAME*-00001-of-00003.gguf) fetches every part, and "
+        "the first part becomes the default. `HF_ENDPOINT` names a mirror of "
+        "https://huggingface.co for the known names. Offline it says which host it cannot reach, "
+        "and it leaves no empty .part file behind. The known models, what each is good at and "
+        "the evidence for each figure are in docs/guide/models.md.",
 };
 
 static const tt_opt tt_models_own[] = {
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: installed and known", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_WHICH, "which", 0, TT_ARG_NONE, NULL, "print the model ask would use and why", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: installed and known", TT_COMPLETE_NOTHING, NULL,
+     "One JSON object: the installed models and the known ones."},
+    {TT_OPT_WHICH, "which", 0, TT_ARG_NONE, NULL, "print the model ask would use and why", TT_COMPLETE_NOTHING, NULL,
+     "Print the model ask would use (a GGUF file or an endpoint) and where the choice came from, "
+     "as *LOCATION*<TAB>*SOURCE*, or exit 1 when none is set up."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_models_group = {NULL, false, tt_models_own};
 static const tt_opt_group *const tt_models_groups[] = {&tt_models_group, NULL};
@@ -52,6 +71,11 @@ const tt_cmd_spec tt_cmd_models = {
     .groups = tt_models_groups,
     .args = TT_COMPLETE_WORDS,
     .words = "rm",
+    .doc =
+        "List the installed models (the default marked; a split model once, with the bytes of "
+        "all its parts and whether it is complete) and the models `tabletalk pull` knows. "
+        "`models rm` *NAME* deletes an installed model (every part of a split one, and the "
+        "default link when it pointed there); exit 1 when none of that name is installed.",
 };
 
 /* models rm NAME: its help is models'; it takes no options of its own */
@@ -167,7 +191,7 @@ static void tt_pull_list_to(tt_buf *b) {
   tt_buf_puts(b, "A tool-calling agent was trained to call tools, the loop tabletalk runs; a\n"
                  "general model calls them too and thinks first (slow on a CPU); an SQL\n"
                  "writer was trained only to write one query from a schema and a question.\n"
-                 "Evidence and sources: docs/models.md. Any https URL of a .gguf works too.\n");
+                 "Evidence and sources: docs/guide/models.md. Any https URL of a .gguf works too.\n");
 }
 
 static int tt_pull_list(void) {

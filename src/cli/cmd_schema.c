@@ -15,17 +15,35 @@
 #include <unistd.h>
 
 static const tt_opt tt_schema_own[] = {
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: tables, token_estimate", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_BUDGET, "budget", 0, TT_ARG_OPTIONAL, "N", "the first prompt's cost in tokens (2000)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_QUESTION, "question", 0, TT_ARG_REQUIRED, "TEXT", "what the model gets for this question", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_SCORES, "scores", 0, TT_ARG_NONE, NULL, "with --question, each table's score", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_KNOWLEDGE, "knowledge", 0, TT_ARG_REQUIRED, "FILE", "the knowledge file (DB.knowledge.json)", TT_COMPLETE_FILE, NULL},
-    {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: tables, token_estimate", TT_COMPLETE_NOTHING, NULL,
+     "One JSON object instead of text (`tables`, `token_estimate`; with `--budget` or "
+     "`--question`, what they show)."},
+    {TT_OPT_BUDGET, "budget", 0, TT_ARG_OPTIONAL, "N", "the first prompt's cost in tokens (2000)", TT_COMPLETE_NOTHING, NULL,
+     "Print instead what the first prompt of a question costs, in estimated tokens, under a "
+     "schema budget of *N* (default 2000): rules (the system prompt's fixed text), tools (their "
+     "descriptions and JSON schemas), the table index, the cards, the knowledge file's "
+     "definitions and examples (\"known\", counted within the budget) and the total."},
+    {TT_OPT_QUESTION, "question", 0, TT_ARG_REQUIRED, "TEXT", "what the model gets for this question", TT_COMPLETE_NOTHING, NULL,
+     "Show first what the model gets for that question when the schema is over the budget: the "
+     "tables chosen to go in full, with the reason for each (`name matches 'genre'`, `value "
+     "'Rotterdam' in office_location.city`, `joins Invoice to Customer`), then their cards, the "
+     "value hints and the knowledge file's part that go with the question. Tables are ranked by "
+     "BM25 over table names, column names and sample values, and the tables on the shortest "
+     "foreign-key paths between them are added. The trace of an `ask` records the same choice as "
+     "a `schema` event."},
+    {TT_OPT_SCORES, "scores", 0, TT_ARG_NONE, NULL, "with --question, each table's score", TT_COMPLETE_NOTHING, NULL,
+     "With `--question`, each chosen table's ranking score."},
+    {TT_OPT_KNOWLEDGE, "knowledge", 0, TT_ARG_REQUIRED, "FILE", "the knowledge file (DB.knowledge.json)", TT_COMPLETE_FILE, NULL,
+     TT_DOC_KNOWLEDGE},
+    {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_IMMUTABLE},
     TT_OPT_DB_URL_ENTRY,
     TT_OPT_SCHEMAS_ENTRY,
-    {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_HEADER},
+    {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_NO_HEADER},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_schema_group = {NULL, false, tt_schema_own};
 static const tt_opt_group *const tt_schema_groups[] = {&tt_schema_group, NULL};
@@ -37,6 +55,17 @@ const tt_cmd_spec tt_cmd_schema = {
              "tokens. Name tables to show only those.\n" TT_DB_IS,
     .groups = tt_schema_groups,
     .args = TT_COMPLETE_FILE,
+    .doc =
+        "Print the schema cards, as the model sees them: for each table and view its columns "
+        "with types, primary and foreign keys, descriptions (from the knowledge file, else from "
+        "SQL comments in CREATE TABLE: a comment on a column's line describes it, one on the "
+        "first line the table), the three most frequent values of text columns among the first "
+        "10,000 rows (one example for dates, none for numbers), the row count (from sqlite_stat1 "
+        "when present, shown ~N, else counted up to 100,000, shown >100000; on PostgreSQL the "
+        "planner's estimate) and the estimated prompt tokens. Name tables to show only those. In "
+        "a schema of 10 or more tables, columns that half of the tables share and that are "
+        "neither keys nor described (audit stamps, ETL ids) are folded into one \"also:\" line "
+        "per card.",
 };
 
 typedef struct tt_schema_cli {

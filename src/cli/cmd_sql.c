@@ -15,16 +15,27 @@
 #include <unistd.h>
 
 static const tt_opt tt_sql_own[] = {
-    {TT_OPT_FORMAT, "format", 'f', TT_ARG_REQUIRED, "FMT", "table (default), csv, tsv or json", TT_COMPLETE_WORDS, "table csv tsv json"},
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "the same as --format json", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_SQL_TIMEOUT, "timeout", 't', TT_ARG_REQUIRED, "SECS", "stop the query after SECS s of work (5)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", "at most N rows (table: 200; others: all)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_MAX_BYTES, "max-bytes", 0, TT_ARG_REQUIRED, "N", "at most N bytes of values (table: 1000000)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL},
+    {TT_OPT_FORMAT, "format", 'f', TT_ARG_REQUIRED, "FMT", "table (default), csv, tsv or json", TT_COMPLETE_WORDS, "table csv tsv json",
+     "`table` (the default), `csv`, `tsv` or `json`."},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "the same as --format json", TT_COMPLETE_NOTHING, NULL,
+     "The same as `--format json`."},
+    {TT_OPT_SQL_TIMEOUT, "timeout", 't', TT_ARG_REQUIRED, "SECS", "stop the query after SECS s of work (5)", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_SQL_TIMEOUT " The time limit is exit 4; a watchdog ends the process "
+     "shortly after it, should the database be stuck inside one long operation."},
+    {TT_OPT_MAX_ROWS, "max-rows", 0, TT_ARG_REQUIRED, "N", "at most N rows (table: 200; others: all)", TT_COMPLETE_NOTHING, NULL,
+     "At most *N* rows: the table shows 200 by default, csv, tsv and json every row unless this "
+     "is given. A cut is announced on stderr and marked truncated in JSON."},
+    {TT_OPT_MAX_BYTES, "max-bytes", 0, TT_ARG_REQUIRED, "N", "at most N bytes of values (table: 1000000)", TT_COMPLETE_NOTHING, NULL,
+     "At most *N* bytes of values (the table's default: 1000000; csv, tsv and json: no cap "
+     "unless this is given)."},
+    {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_IMMUTABLE},
     TT_OPT_DB_URL_ENTRY,
-    {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_HEADER},
+    {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_NO_HEADER},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_sql_group = {NULL, false, tt_sql_own};
 static const tt_opt_group *const tt_sql_groups[] = {&tt_sql_group, NULL};
@@ -38,6 +49,23 @@ const tt_cmd_spec tt_cmd_sql = {
     .footer = "SQL that starts with '-' goes after '--'. csv, tsv and json stream every row.\n"
               "Exit codes: 0 ok, 1 SQL error, 2 usage, 3 refused, 4 stopped by a limit.",
     .args = TT_COMPLETE_FILE,
+    .doc =
+        "Run one read-only query and print the rows: a table (box drawing on a terminal, the "
+        "expanded layout when wider than it, plain aligned text otherwise) of the first 200 "
+        "rows, then *N* rows, *M* ms. With `-` as *SQL*, read it from standard input (any "
+        "bytes); empty SQL is a usage error, and SQL that starts with `-` goes after `--`. csv, "
+        "tsv and json write every row, streamed as the database returns them (memory does not "
+        "grow with the row count), unless `--max-rows` or `--max-bytes` is given; a cut is "
+        "announced on stderr and, in JSON, with `truncated_by`. Blobs are exported as \\x and "
+        "lower-case hex (PostgreSQL's bytea form), NULL as an empty field in CSV and TSV. A "
+        "closed pipe (`| head`) ends the output quietly with 0.\n\n"
+        "With `--format json` the output is one object, the rows or the error:\n\n"
+        "    {\"columns\":[...],\"column_types\":[...],\"rows\":[[...]],\"row_count\":N,\"truncated\":B,\"elapsed_ms\":N}\n    "
+        "{\"error\":{\"kind\":\"refused|timeout|limit|sql|io\",\"reason\":\"write|schema|...\",\"message\":\"...\"}}\n\n"
+        "`reason` for refusals: write, schema, attach, transaction, pragma, function, internals, "
+        "multiple, explain, text.\n\n"
+        "Exit status: 0 ok, 1 SQL error or missing file, 2 usage (also empty SQL), 3 refused by "
+        "the guard, 4 stopped by a limit (time, memory, size).",
 };
 
 typedef struct tt_sql_cli {

@@ -8,10 +8,13 @@
 #include <string.h>
 
 static const tt_opt tt_trace_own[] = {
-    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "the events as JSON (list: an array of runs)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_LIMIT, "limit", 'n', TT_ARG_REQUIRED, "N", "how many runs `list` shows (20)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", "where traces live (TABLETALK_STATE_DIR)", TT_COMPLETE_DIR, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "the events as JSON (list: an array of runs)", TT_COMPLETE_NOTHING, NULL,
+     "The events as one JSON array (`list`: an array of runs)."},
+    {TT_OPT_LIMIT, "limit", 'n', TT_ARG_REQUIRED, "N", "how many runs `list` shows (20)", TT_COMPLETE_NOTHING, NULL,
+     "How many runs `list` shows (20)."},
+    {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", "where traces live (TABLETALK_STATE_DIR)", TT_COMPLETE_DIR, NULL,
+     TT_DOC_STATE_DIR},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_trace_group = {NULL, false, tt_trace_own};
 static const tt_opt_group *const tt_trace_groups[] = {&tt_trace_group, NULL};
@@ -24,6 +27,10 @@ const tt_cmd_spec tt_cmd_trace = {
     .groups = tt_trace_groups,
     .args = TT_COMPLETE_WORDS,
     .words = "latest list",
+    .doc =
+        "Show a run's steps from its trace, *STATE*/runs/*RUN_ID*.jsonl: each model call (tool, "
+        "time, tokens), each query (rows, time, errors), the answer checks and the result; "
+        "`latest` the last run, `list` the recent runs.",
 };
 
 typedef struct tt_trace_cli {

@@ -26,11 +26,18 @@ typedef struct tt_web_cli {
 } tt_web_cli;
 
 static const tt_opt tt_web_own[] = {
-    {TT_OPT_PORT, "port", 0, TT_ARG_REQUIRED, "N", "port (8765; 0: any free port)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_HOST, "host", 0, TT_ARG_REQUIRED, "H", "address to listen on (127.0.0.1)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_OPEN, "open", 0, TT_ARG_NONE, NULL, "open the page in the browser (xdg-open)", TT_COMPLETE_NOTHING, NULL},
-    {TT_OPT_TOKEN, "token", 0, TT_ARG_REQUIRED, "T", "access token (TABLETALK_WEB_TOKEN; random)", TT_COMPLETE_NOTHING, NULL},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {TT_OPT_PORT, "port", 0, TT_ARG_REQUIRED, "N", "port (8765; 0: any free port)", TT_COMPLETE_NOTHING, NULL,
+     "The port (8765; `0` picks a free one)."},
+    {TT_OPT_HOST, "host", 0, TT_ARG_REQUIRED, "H", "address to listen on (127.0.0.1)", TT_COMPLETE_NOTHING, NULL,
+     "The address to listen on (127.0.0.1). An address other than loopback needs a token you "
+     "chose, by `--token` or `TABLETALK_WEB_TOKEN`, else web exits with status 2, and warns that "
+     "the page is reachable from the network; 0.0.0.0 or :: accept any Host, the token guarding."},
+    {TT_OPT_OPEN, "open", 0, TT_ARG_NONE, NULL, "open the page in the browser (xdg-open)", TT_COMPLETE_NOTHING, NULL,
+     "Open the page with xdg-open."},
+    {TT_OPT_TOKEN, "token", 0, TT_ARG_REQUIRED, "T", "access token (TABLETALK_WEB_TOKEN; random)", TT_COMPLETE_NOTHING, NULL,
+     "The access token (`TABLETALK_WEB_TOKEN`): 8 to 200 letters, digits, -, _, ., ~; by default "
+     "32 random hex digits."},
+    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_web_group = {NULL, false, tt_web_own};
 static const tt_opt_group *const tt_web_groups[] = {&tt_web_group, &tt_opts_model, &tt_opts_limits,
@@ -43,6 +50,26 @@ const tt_cmd_spec tt_cmd_web = {
     .groups = tt_web_groups,
     .footer = "Exit codes: 0 after Ctrl-C or SIGTERM, 1 failure, 2 usage.",
     .args = TT_COMPLETE_FILE,
+    .doc =
+        "Serve a page to ask questions about the database in a browser, from this binary (no "
+        "build step, no CDN): the answer streams in as the model writes it, with each step "
+        "(model call, SQL, rows, time), the SQL (copy, edit and run again through the same "
+        "read-only guard), the rows (sorted, paged, CSV), charts as SVG (PNG download), "
+        "clarifying questions answered in place, the threads of the thread store (the same as "
+        "`ask --thread`), each run's trace and the schema with sample values. The page and its "
+        "files are embedded at build time; the HTTP API is in docs/reference/web-api.md. It "
+        "needs a model as `ask` does (without one it exits 1 saying how to set one up). It "
+        "prints\n\n"
+        "tabletalk web: serving DB at http://127.0.0.1:PORT/?token=TOKEN\n\n"
+        "on standard output (then \"Press Ctrl-C to stop.\" on standard error). Open that URL: "
+        "the token is exchanged for an HttpOnly, SameSite=Strict cookie; scripts may send "
+        "`Authorization: Bearer` *TOKEN* instead. Every request's Host must name the address "
+        "served and a browser's Origin must be the page's own (403 otherwise), and requests that "
+        "change something (POST, PATCH, DELETE) carry the page's CSRF token.\n\n"
+        "Several tabs and questions at once work: each question has its own database handle; a "
+        "model endpoint answers them in parallel, the in-process model one after another. A tab "
+        "that closes its stream cancels its question. SIGINT or SIGTERM cancels running "
+        "questions and exits 0.",
 };
 
 static int tt_web_option(void *ud, int id, const char *arg) {

@@ -217,6 +217,8 @@ int main(int argc, char **argv) {
     tt_print_help(stdout);
     return TT_EXIT_OK;
   }
+  if (strcmp(name, "--generate-man-page") == 0) /* the build's, not listed */
+    return tt_cli_man_main(argc - 1, argv + 1);
   if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
     printf("tabletalk %s (SQLite %s, jansson %s)\n", TT_VERSION, sqlite3_libversion(),
            JANSSON_VERSION);

@@ -895,7 +895,7 @@ int tt_exit_for_run(const tt_run *run) {
   }
 }
 
-/* The run in its one shape (docs/run-json.md); the rows come last,
+/* The run in its one shape (docs/reference/run-json.md); the rows come last,
  * streamed: all of them unless --max-rows. */
 void tt_print_run_json(const tt_run *run, const tt_ask_result *info, const char *thread,
                        const tt_ui_out *out) {

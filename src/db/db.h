@@ -78,7 +78,7 @@ const tt_db_dialect_facts *tt_db_kind_facts(tt_db_kind kind);
 /* Settings for one handle; start from tt_db_default_opts(). */
 /* Whether the first line of a CSV file names the columns. */
 typedef enum tt_csv_header {
-  TT_CSV_HEADER_AUTO = 0, /* guessed (docs/tabletalk.1, "CSV files") */
+  TT_CSV_HEADER_AUTO = 0, /* guessed (man tabletalk, "CSV FILES") */
   TT_CSV_HEADER_YES,
   TT_CSV_HEADER_NO,
 } tt_csv_header;

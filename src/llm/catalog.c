@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* The first is the default. URLs, sizes and sha256 were checked against
- * public listings (docs/models.md says how); RAM is the file plus the KV
+ * public listings (docs/guide/models.md says how); RAM is the file plus the KV
  * cache and compute buffers at the default context (same page). */
 static const tt_known_model tt_catalog[] = {
     {"qwen2.5-coder-7b", TT_MODEL_AGENT, 4.68, 6.0, "",

@@ -585,7 +585,7 @@ static const char *tt_http_status_hint(long status, const char *detail) {
     return "; start llama-server with --jinja (without it, it takes no tools)";
   if (tt_has(detail, "tool-call-parser") || tt_has(detail, "enable-auto-tool-choice"))
     return "; start vLLM with --enable-auto-tool-choice --tool-call-parser hermes (Qwen models; "
-           "see docs/servers.md)";
+           "see docs/guide/servers.md)";
   if (tt_error_is_context(detail))
     return "; the conversation does not fit the model's context: raise the server's context "
            "(llama-server -c, vLLM --max-model-len, Ollama num_ctx) or lower --schema-budget";

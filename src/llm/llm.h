@@ -448,7 +448,7 @@ bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o,
 
 /* ---- the model catalogue (catalog.c) ---------------------------------------- */
 
-/* What a known model is good at (docs/models.md has the evidence). */
+/* What a known model is good at (docs/guide/models.md has the evidence). */
 typedef enum tt_model_role {
   TT_MODEL_AGENT,      /* trained for tool calls: runs tabletalk's loop */
   TT_MODEL_GENERAL,    /* a general model with tool calls that thinks first */

@@ -70,7 +70,7 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
                 "ask_database again with the same thread_id and their reply as question. "
                 "Read-only: it never changes the database.",
                 s->db_name);
-  /* the one shape of a run: docs/run-json.md */
+  /* the one shape of a run: docs/reference/run-json.md */
   tt_buf_puts(&o,
               "{\"type\":\"object\",\"properties\":{"
               "\"status\":{\"type\":\"string\",\"enum\":[\"answered\",\"clarify\",\"failed\","
@@ -550,7 +550,7 @@ static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_resu
   bool failed = run->status == TT_RUN_FAILED || run->status == TT_RUN_BUDGET ||
                 run->status == TT_RUN_CANCELLED;
   const char *answer = run->answer ? run->answer : run->error ? run->error : "";
-  /* the one shape of a run (docs/run-json.md), the first preview rows */
+  /* the one shape of a run (docs/reference/run-json.md), the first preview rows */
   json_t *o = tt_run_json(run, info, thread, preview);
 
   tt_buf text = TT_BUF_INIT;

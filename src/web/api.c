@@ -1,4 +1,4 @@
-/* api.c — the JSON endpoints of `tabletalk web` (docs/web-api.md): the
+/* api.c — the JSON endpoints of `tabletalk web` (docs/reference/web-api.md): the
  * session, guarded SQL, the threads of the thread store, the schema with
  * sample values, a run's trace and its chart files. Each request opens
  * what it needs (a database handle, the store) and closes it, so requests

@@ -1,6 +1,6 @@
 /* ask.c — POST /api/ask: one question answered on a thread of its own
- * while its progress streams to the page as server-sent events (start,
- * step, text, text_restart, then run or error; docs/web-api.md). Each
+ * while its events stream to the page as server-sent events, each the
+ * very JSON the trace keeps (docs/reference/events.md, web-api.md). Each
  * question has a session of its own (its own database handle), so
  * questions of several tabs run side by side; the session layer decides
  * from the model's backend whether they share one model. A client that

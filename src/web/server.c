@@ -73,7 +73,7 @@ json_t *tt_web_body_object(tt_web_req *r, enum MHD_Result *ret) {
   json_t *j = r->body_len ? json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &e) : NULL;
   if (!json_is_object(j)) {
     json_decref(j);
-    *ret = tt_web_send_error(r, 400, "the request body must be a JSON object (%s); see docs/web-api.md",
+    *ret = tt_web_send_error(r, 400, "the request body must be a JSON object (%s); see docs/reference/web-api.md",
                              r->body_len ? e.text : "the body is empty");
     return NULL;
   }
@@ -227,7 +227,7 @@ static enum MHD_Result tt_web_api(tt_web_req *r) {
     return tt_is(m, "GET") ? tt_web_api_run(r, p + 6) : tt_web_method_not_allowed(r, "GET");
   if (strncmp(p, "/charts/", 8) == 0)
     return tt_is(m, "GET") ? tt_web_api_chart(r, p + 8) : tt_web_method_not_allowed(r, "GET");
-  return tt_web_send_error(r, 404, "no endpoint %s; the API is described in docs/web-api.md",
+  return tt_web_send_error(r, 404, "no endpoint %s; the API is described in docs/reference/web-api.md",
                            r->path);
 }
 

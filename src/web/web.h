@@ -1,6 +1,6 @@
 /* web.h — public face of the web layer: `tabletalk web`, the agent in a
  * browser. An HTTP server on libmicrohttpd serves the page embedded at
- * build time (web/, see assets.h) and a JSON API (docs/web-api.md): the
+ * build time (web/, see assets.h) and a JSON API (docs/reference/web-api.md): the
  * session, questions streamed as server-sent events, guarded SQL, the
  * threads of the thread store, the schema, traces and charts.
  *

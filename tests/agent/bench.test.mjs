@@ -1,4 +1,4 @@
-// The recorded conversations in bench/, replayed as docs/benchmarks.md
+// The recorded conversations in bench/, replayed as docs/contributing/benchmarks.md
 // says, on the tiny random-weight model: every documented `tabletalk bench`
 // command line (its options read from the document itself) over every
 // question of every recording. A recording the agent no longer follows (an
@@ -18,20 +18,20 @@ const RECORDINGS = fs.readdirSync(path.join(ROOT, 'bench')).filter((f) => f.ends
 /* The options of each documented bench command: the indented lines
  * "build/tabletalk bench RECORDING --model-path M [options]   # comment". */
 function documentedOptions() {
-  const doc = fs.readFileSync(path.join(ROOT, 'docs/benchmarks.md'), 'utf8');
+  const doc = fs.readFileSync(path.join(ROOT, 'docs/contributing/benchmarks.md'), 'utf8');
   const out = [];
   for (const line of doc.split('\n')) {
     const m = /^\s+build\/tabletalk bench (\S+) --model-path M\b([^#]*)/.exec(line);
     if (!m) continue;
-    assert.ok(fs.existsSync(path.join(ROOT, m[1])), `docs/benchmarks.md names ${m[1]}, which is not there`);
+    assert.ok(fs.existsSync(path.join(ROOT, m[1])), `docs/contributing/benchmarks.md names ${m[1]}, which is not there`);
     out.push(m[2].trim().split(/\s+/).filter(Boolean));
   }
   return out;
 }
 
-test('bench/ holds recordings and docs/benchmarks.md documents bench commands', () => {
+test('bench/ holds recordings and docs/contributing/benchmarks.md documents bench commands', () => {
   assert.ok(RECORDINGS.length > 0, 'no recording in bench/');
-  assert.ok(documentedOptions().length > 0, 'no `build/tabletalk bench ... --model-path M` line in docs/benchmarks.md');
+  assert.ok(documentedOptions().length > 0, 'no `build/tabletalk bench ... --model-path M` line in docs/contributing/benchmarks.md');
 });
 
 for (const rec of RECORDINGS) {
@@ -48,7 +48,7 @@ for (const rec of RECORDINGS) {
     assert.deepEqual(steps, recorded);
   });
 
-  test(`${name}: each command of docs/benchmarks.md runs as written`, { skip: !TINY && 'no tiny model' }, async () => {
+  test(`${name}: each command of docs/contributing/benchmarks.md runs as written`, { skip: !TINY && 'no tiny model' }, async () => {
     const dir = tempDir(); // one cache: the documented order is cold, then warm
     for (const opts of documentedOptions()) {
       const r = await run(['bench', rec, '--model-path', TINY, ...opts],

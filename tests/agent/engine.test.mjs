@@ -166,7 +166,7 @@ test('pull --list says what each model is good at, its download and RAM, and mar
   assert.match(row('xiyan-7b'), /SQL writer +4\.7 GB/);
   assert.equal(list.stdout.split('\n').filter((l) => /  default$/.test(l)).length, 1, 'one default');
   assert.match(list.stdout, /RAM: with an 8,192-token context/);
-  assert.match(list.stdout, /docs\/models\.md/);
+  assert.match(list.stdout, /docs\/guide\/models\.md/);
   const help = await run(['pull', '--help']);
   assertFitsScreen(help.stdout, 'pull --help');
   const models = await run(['models'], { env: { TABLETALK_DATA_DIR: tempDir() } });
@@ -177,7 +177,7 @@ test('pull --list says what each model is good at, its download and RAM, and mar
   assert.equal(bad.code, 2);
 });
 
-/* Where each known model lives on Hugging Face (docs/models.md). */
+/* Where each known model lives on Hugging Face (docs/guide/models.md). */
 const HF_PATHS = {
   'qwen2.5-coder-7b': '/Qwen/Qwen2.5-Coder-7B-Instruct-GGUF/resolve/main/qwen2.5-coder-7b-instruct-q4_k_m.gguf',
   'qwen2.5-coder-3b': '/Qwen/Qwen2.5-Coder-3B-Instruct-GGUF/resolve/main/qwen2.5-coder-3b-instruct-q4_k_m.gguf',

@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
-# cli_options.sh BIN MANPAGE — what the option tables promise: every
-# command of the command table has a --help of at most 24 lines of at most
-# 80 columns; every option its help lists is accepted by its parser (it
-# does not answer "unknown option") and is documented in the man page; an
-# option a command does not have is refused the same way everywhere; and
-# the shell completion scripts made from the same tables work (bash:
-# commands, options, values, files) or at least parse (zsh, fish, when
-# installed).
+# cli_options.sh BIN — what the option tables promise: every command of
+# the command table has a --help of at most 24 lines of at most 80 columns;
+# every option its help lists is accepted by its parser (it does not answer
+# "unknown option"); an option a command does not have is refused the same
+# way everywhere; and the shell completion scripts made from the same
+# tables work (bash: commands, options, values, files) or at least parse
+# (zsh, fish, when installed). The man page, generated from the same
+# tables, is checked by man_page.py.
 set -u
 BIN=$1
-MAN=$2
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
@@ -25,7 +24,6 @@ main_help=$("$BIN" --help)
 [ "$(printf '%s\n' "$main_help" | wc -L)" -le 80 ] || bad "tabletalk --help is wider than 80 columns"
 cmds=$("$BIN" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && !/^Commands:/ {print $1}')
 [ -n "$cmds" ] || bad "no commands in tabletalk --help"
-man_text=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$MAN")
 
 for cmd in $cmds; do
   help=$("$BIN" "$cmd" --help 2>&1); rc=$?
@@ -36,7 +34,6 @@ for cmd in $cmds; do
   [ "$lines" -le 24 ] || bad "$cmd --help has $lines lines (at most 24)"
   [ "$cols" -le 80 ] || bad "$cmd --help is $cols columns wide (at most 80)"
   grep -q -- "--help" <<<"$help" || bad "$cmd --help does not list --help"
-  grep -q -- "^\.SS.*$cmd\|^\.B.*tabletalk $cmd\|tabletalk $cmd" <<<"$man_text" || bad "the man page does not describe $cmd"
   # a command's first argument, where the parser comes after it
   sub=()
   [ "$cmd" = eval ] && sub=(report)
@@ -54,7 +51,6 @@ for cmd in $cmds; do
     # extra arguments make every command stop after parsing, before work
     out=$(timeout 20 "$BIN" "$cmd" "${sub[@]}" "${args[@]}" x1 x2 x3 x4 x5 </dev/null 2>&1)
     grep -q "unknown option" <<<"$out" && bad "$cmd lists $name in --help but does not accept it: $out"
-    grep -qF -- "$name" <<<"$man_text" || bad "the man page does not mention $name (tabletalk $cmd)"
   done <<<"$opts"
   # short spellings listed as "-x, --name"
   for s in $(printf '%s\n' "$help" | grep -oE '^  -[a-zA-Z],' | tr -d ' ,'); do
@@ -122,5 +118,5 @@ fi
 out=$("$BIN" completion tcsh 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "choose bash, zsh or fish" <<<"$out" || bad "completion tcsh: $rc $out"
 
-[ $fail -eq 0 ] && echo "PASS: every command's help fits 24x80, its options parse and are in the man page; completion works"
+[ $fail -eq 0 ] && echo "PASS: every command's help fits 24x80, its options parse; completion works"
 exit $fail

@@ -100,7 +100,7 @@ grep -q 'PostgreSQL dialect' "$work/mcp.out" || bad "serve-mcp: no PostgreSQL di
 grep -q '\[\[3503\]\]' "$work/mcp.out" || bad "serve-mcp: run_sql did not count 3503 tracks"
 grep -rq Sw0rdFish "$work/mcp.out" "$work/mcp.err" "$work/mcp" && bad "serve-mcp: the password is shown"
 
-# password login as the README's read-only role (LOGIN + pg_read_all_data):
+# password login as the read-only role of docs/guide/postgresql.md (LOGIN + pg_read_all_data):
 # SCRAM-SHA-256 and md5, in the URI, by PGPASSWORD with --db-url, and a
 # wrong password: a clear error (exit 1) that never shows the password
 for f in "${TT_PG_READER_URI_FILE:-}" "${TT_PG_MD5_URI_FILE:-}"; do

@@ -4,8 +4,8 @@
 # (postgresql:// alone) and with a whole URI, its usage errors; a password
 # in a URI overwritten in the process's command line and never printed;
 # --schemas include/exclude on a scratch database with three schemas, and
-# a usage error on SQLite for every command that takes it; the README's
-# read-only role. Exit 77
+# a usage error on SQLite for every command that takes it; the guide's
+# read-only role (docs/guide/postgresql.md). Exit 77
 # (skipped) without a server URI.
 set -u
 BIN=$1
@@ -130,7 +130,7 @@ else
   bad "cannot create a scratch database with psql: $(cat "$work/psql")"
 fi
 
-# the README's read-only role (PostgreSQL 14+): it reads everything, and
+# the read-only role of docs/guide/postgresql.md (PostgreSQL 14+): it reads everything, and
 # even a transaction begun without READ ONLY cannot write
 if "$PSQL" -qX -v ON_ERROR_STOP=1 -d "$URI" >"$work/psql" 2>&1 <<'EOF'
 DROP ROLE IF EXISTS tabletalk_ro;

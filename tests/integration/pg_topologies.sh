@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pg_topologies.sh BIN — tabletalk through the two set-ups docs/postgres.md
+# pg_topologies.sh BIN — tabletalk through the two set-ups docs/guide/postgresql.md
 # describes beside a direct connection, both made here from the pg_server
 # fixture's server: PgBouncer in transaction mode with a pool of one server
 # connection, and a hot standby made with pg_basebackup. On each: a count,

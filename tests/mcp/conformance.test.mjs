@@ -6,7 +6,7 @@
 // counts as a failure here). A scenario that needs the suite's own fixture
 // tools, prompts or resources, or a capability or extension tabletalk does
 // not declare, is not applicable: NOT_APPLICABLE says why, and
-// docs/mcp-conformance.md must list it. Such a scenario still runs: the
+// docs/contributing/mcp-conformance.md must list it. Such a scenario still runs: the
 // messages the server sent in it must match the revision's schema, and it
 // must fail for the reason given, not for another. The suite runs offline
 // from node_modules; results go to a temporary folder.
@@ -22,7 +22,7 @@ after(killAll); // no server outlives a failed test
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.join(here, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
-const DOC = path.resolve(here, '../../docs/mcp-conformance.md');
+const DOC = path.resolve(here, '../../docs/contributing/mcp-conformance.md');
 
 /* What the suite is asked to run. --requirements runs exactly what a
  * revision requires (plus its not-scored scenarios, for visibility) at that
@@ -273,12 +273,12 @@ describe('the official MCP conformance suite', { timeout: SUITE_TIMEOUT }, () =>
     });
   }
 
-  test('docs/mcp-conformance.md lists every scenario and check that does not apply', () => {
+  test('docs/contributing/mcp-conformance.md lists every scenario and check that does not apply', () => {
     const doc = fs.readFileSync(DOC, 'utf8');
     const absent = [
       ...Object.keys(NOT_APPLICABLE),
       ...Object.values(CHECKS_NOT_APPLICABLE).flatMap((checks) => Object.keys(checks)),
     ].filter((name) => !doc.includes(`\`${name}\``));
-    assert.deepEqual(absent, [], 'not applicable here but not explained in docs/mcp-conformance.md');
+    assert.deepEqual(absent, [], 'not applicable here but not explained in docs/contributing/mcp-conformance.md');
   });
 });

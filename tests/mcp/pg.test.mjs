@@ -8,7 +8,7 @@
 // without the fixture's URI.
 //
 // Numbers: PostgreSQL's numeric comes back a real when it has at most 15
-// digits and its exact text otherwise (docs/postgres.md, "Values"), and
+// digits and its exact text otherwise (docs/guide/postgresql.md, "Values"), and
 // SQLite's sums of REAL money carry binary noise (49.620000000000005), so a
 // number (or a numeric text on PostgreSQL) matches within 1e-9 relative;
 // everything else must be equal.

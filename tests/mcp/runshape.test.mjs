@@ -1,4 +1,4 @@
-// The one JSON shape of a run (docs/run-json.md): the same scripted
+// The one JSON shape of a run (docs/reference/run-json.md): the same scripted
 // question asked through `tabletalk ask --json` and through the MCP
 // ask_database tool, with the run_end event of each one's trace. The CLI
 // output and its trace's run_end are identical; so are the MCP
@@ -94,12 +94,12 @@ for (const question of ['Plot the invoices per year', 'Name three genres', 'What
 }
 
 test('the documented fields are the fields', async () => {
-  const doc = fs.readFileSync(new URL('../../docs/run-json.md', import.meta.url), 'utf8');
+  const doc = fs.readFileSync(new URL('../../docs/reference/run-json.md', import.meta.url), 'utf8');
   const sc = scratch();
   const run = await cliAsk(sc, 'Plot the invoices per year');
-  for (const k of Object.keys(run)) assert.match(doc, new RegExp(`\\| \`${k}\` \\|`), `docs/run-json.md documents ${k}`);
-  for (const k of Object.keys(run.totals)) assert.match(doc, new RegExp(`\\| \`totals.${k}\` \\|`), `docs/run-json.md documents totals.${k}`);
-  for (const k of Object.keys(run.charts[0])) assert.match(doc, new RegExp(`\\| \`charts\\[\\].${k}\` \\|`), `docs/run-json.md documents charts[].${k}`);
+  for (const k of Object.keys(run)) assert.match(doc, new RegExp(`\\| \`${k}\` \\|`), `docs/reference/run-json.md documents ${k}`);
+  for (const k of Object.keys(run.totals)) assert.match(doc, new RegExp(`\\| \`totals.${k}\` \\|`), `docs/reference/run-json.md documents totals.${k}`);
+  for (const k of Object.keys(run.charts[0])) assert.match(doc, new RegExp(`\\| \`charts\\[\\].${k}\` \\|`), `docs/reference/run-json.md documents charts[].${k}`);
   assert.equal(run.status, 'answered');
   assert.equal(run.rows.length, run.row_count);
   assert.deepEqual(run.unbacked_numbers, ['9999']);

@@ -48,7 +48,7 @@ setup)
     "$server" stop "$dir"
     exit 1
   fi
-  # Roles that log in with a password, as the README recommends for
+  # Roles that log in with a password, as docs/guide/postgresql.md recommends for
   # tabletalk: LOGIN, pg_read_all_data, nothing more; tt_reader by
   # SCRAM-SHA-256, tt_md5reader by md5 (the lines go before initdb's
   # "trust" lines, and the first match wins).

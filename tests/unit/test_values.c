@@ -126,7 +126,7 @@ static void test_chinook(void **state) {
   free(dir);
 }
 
-/* The bounds the README states: 1,000 values per column, 64 bytes each,
+/* The bounds docs/guide/asking.md states: 1,000 values per column, 64 bytes each,
  * the first 50,000 rows of a table. */
 static void test_bounds(void **state) {
   (void)state;

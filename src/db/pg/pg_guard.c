@@ -5,7 +5,7 @@
  * VALUES, TABLE, WITH of selects), no SELECT INTO, no locking clause, no
  * data-modifying WITH, and every function called anywhere on the
  * allow-list. Deny by default: a function not on the list is refused.
- * The rules and the allow-list's families are in docs/postgres.md. */
+ * The rules and the allow-list's families are in docs/guide/postgresql.md. */
 #include "db/pg/pg_guard.h"
 
 #include <pthread.h>
@@ -124,7 +124,7 @@ static const tt_pg_denied TT_PG_DENIED[] = {
     {"pg_sequence_last_value", "it reads sequence state"},
 };
 
-/* Ordinary read-only functions, by family (docs/postgres.md lists the
+/* Ordinary read-only functions, by family (docs/guide/postgresql.md lists the
  * families). Names as the parser gives them: lower case, without schema;
  * pg_catalog.x counts as x. */
 static const char *const TT_PG_ALLOWED[] = {
@@ -306,7 +306,7 @@ static void tt_pg_check_funcname(tt_pg_walk *w, json_t *names, const char *what)
   if (tt_pg_builtin_allowed(name) || tt_pg_configured(w->opts, name)) return;
   tt_pg_refuse(w, TT_REFUSE_FUNCTION,
                "%s is not allowed: it is not on tabletalk's list of read-only functions "
-               "(docs/postgres.md, \"The guard\"); use an ordinary built-in function instead",
+               "(docs/guide/postgresql.md, \"The guard\"); use an ordinary built-in function instead",
                name);
 }
 

@@ -5,7 +5,7 @@
  * with libpg_query (the server's own PostgreSQL 15 grammar) and accepts
  * only one plain read: a SELECT, VALUES, TABLE or WITH of selects, with no
  * data-modifying CTE, no SELECT INTO, no locking clause, and only functions
- * on an allow-list (docs/postgres.md, "The guard"). It is the first layer
+ * on an allow-list (docs/guide/postgresql.md, "The guard"). It is the first layer
  * of several: the backend still runs what passes inside a READ ONLY
  * transaction under timeouts, with a row cap, and always rolls back. */
 #ifndef TT_DB_PG_GUARD_H
