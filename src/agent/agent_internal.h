@@ -48,11 +48,11 @@ tt_result *tt_agent_guarded_query(tt_agent *a, volatile sig_atomic_t *cancel, co
 
 /* A chart built for the run: described into desc, handed to the caller
  * (hooks->on_chart saves or previews it; path receives its file) and kept
- * in out with the SQL that fed it. False, with the chart freed and why set,
- * when the caller refused it. */
+ * in out with the SQL that fed it. False, with the chart freed and err set
+ * by the hook, when the caller refused it. */
 bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
                          const tt_chart_spec *spec, const char *sql, tt_buf *desc, tt_buf *path,
-                         tt_buf *why);
+                         tt_error *err);
 
 /* writer.c: the question answered through an SQL writer's own prompt */
 void tt_writer_ask(tt_agent *a, const tt_turn *history, size_t nhistory, const char *question,

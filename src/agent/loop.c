@@ -300,26 +300,29 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
 /* The rows make_chart draws: the question's latest result (read again in
  * full when it was cut and reading it again gives the same rows), or, in a
  * follow-up that has not queried yet, the thread's latest SQL run again.
- * NULL with what to do in why. *owned: the caller frees the result. */
+ * NULL with what to do in err. *owned: the caller frees the result. */
 static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool *owned,
-                                      tt_buf *why) {
+                                      tt_error *err) {
   tt_agent *a = st->a;
   tt_run *out = st->out;
   *owned = false;
-  tt_error err;
+  tt_error qerr;
   if (!out->rows && !st->thread_sql) {
-    tt_buf_puts(why, "there are no rows to draw yet: call run_sql first with a query whose "
-                     "columns are what the chart shows (one row per bar or point), then "
-                     "make_chart naming those columns");
+    /* the model called its tools in the wrong order */
+    tt_error_set(err, TT_ERR_CONFIG, "there are no rows to draw yet: call run_sql first with a "
+                 "query whose columns are what the chart shows (one row per bar or point), "
+                 "then make_chart naming those columns");
     return NULL;
   }
   if (!out->rows) {
     /* a follow-up: the thread's query runs again as this question's query,
      * under the same row cap as run_sql */
-    tt_result *res = tt_agent_query(st, st->thread_sql, a->o.sql.max_rows, &err);
+    tt_result *res = tt_agent_query(st, st->thread_sql, a->o.sql.max_rows, &qerr);
     if (!res) {
-      tt_buf_printf(why, "the previous question's query could not be run again (%s); call "
-                         "run_sql to get the rows to draw", err.message);
+      tt_error_set(err, qerr.kind, "the previous question's query could not be run again (%s)",
+                   qerr.message);
+      err->reason = qerr.reason;
+      tt_error_hint(err, "call run_sql to get the rows to draw");
       return NULL;
     }
     free(out->sql);
@@ -330,7 +333,7 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
   *sql = out->sql;
   if (!out->rows->truncated || !out->rows->repeatable || a->o.chart_rows <= a->o.sql.max_rows)
     return out->rows;
-  tt_result *full = tt_agent_query(st, out->sql, a->o.chart_rows, &err);
+  tt_result *full = tt_agent_query(st, out->sql, a->o.chart_rows, &qerr);
   if (!full) return out->rows; /* the rows already read will do */
   *owned = true;
   return full;
@@ -338,9 +341,9 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
 
 bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
                          const tt_chart_spec *spec, const char *sql, tt_buf *desc, tt_buf *path,
-                         tt_buf *why) {
+                         tt_error *err) {
   tt_chart_describe(chart, desc);
-  if (h && h->on_chart && !h->on_chart(h->ud, chart, out->ncharts, path, why)) {
+  if (h && h->on_chart && !h->on_chart(h->ud, chart, out->ncharts, path, err)) {
     tt_chart_free(chart);
     return false;
   }
@@ -355,16 +358,18 @@ bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
 static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
   tt_run *out = st->out;
   tt_event ev = {.kind = TT_EV_CHART, .tool = "make_chart", .args = r->tool_args};
-  tt_buf why = TT_BUF_INIT, msg = TT_BUF_INIT, desc = TT_BUF_INIT, path = TT_BUF_INIT;
+  tt_buf msg = TT_BUF_INIT, desc = TT_BUF_INIT, path = TT_BUF_INIT;
+  tt_error err = TT_ERROR_INIT;
+  char *why = NULL;
   json_t *args = json_loads(r->tool_args, 0, NULL);
-  tt_chart_spec *spec = tt_chart_spec_from_json(args, &why);
+  tt_chart_spec *spec = tt_chart_spec_from_json(args, &err);
   const char *sql = NULL;
   bool owned = false;
-  const tt_result *rows = spec ? tt_chart_rows(st, &sql, &owned, &why) : NULL;
-  tt_chart *chart = rows ? tt_chart_build(spec, rows, &why) : NULL;
+  const tt_result *rows = spec ? tt_chart_rows(st, &sql, &owned, &err) : NULL;
+  tt_chart *chart = rows ? tt_chart_build(spec, rows, &err) : NULL;
   if (chart) {
     double t0 = tt_now_ms();
-    if (!tt_agent_keep_chart(st->hooks, out, chart, spec, sql, &desc, &path, &why)) chart = NULL;
+    if (!tt_agent_keep_chart(st->hooks, out, chart, spec, sql, &desc, &path, &err)) chart = NULL;
     ev.ms = tt_now_ms() - t0;
   }
   if (chart) {
@@ -377,17 +382,18 @@ static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
     ev.sql = sql;
     ev.chart = tt_buf_cstr(&desc);
     ev.chart_file = path.len ? tt_buf_cstr(&path) : NULL;
-  } else {
+  } else { /* a copy: the event's readers may call tt_error_text themselves */
+    why = tt_xstrdup(tt_error_text(&err));
     tt_buf_printf(&msg, "make_chart failed: %s. Fix the call and try again, or answer without a "
-                        "chart.", tt_buf_cstr(&why));
-    ev.error = tt_buf_cstr(&why);
+                        "chart.", why);
+    ev.error = why;
   }
   tt_reply_tool(st, r, tt_buf_cstr(&msg));
   tt_emit(st, &ev);
   if (owned) tt_result_free((tt_result *)rows);
   tt_chart_spec_free(spec);
   json_decref(args);
-  tt_buf_free(&why);
+  free(why);
   tt_buf_free(&msg);
   tt_buf_free(&desc);
   tt_buf_free(&path);

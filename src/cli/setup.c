@@ -86,11 +86,10 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
       return tt_usage_error(cmd, "--threads wants a number from 1 to 1024, not '%s'", arg);
     return 0;
   case TT_OPT_SIZE: {
-    tt_buf err = TT_BUF_INIT;
-    bool ok = tt_cli_parse_size(arg, &o->cfg.chart_w, &o->cfg.chart_h, &err);
-    int rc = ok ? 0 : tt_usage_error(cmd, "%s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
-    return rc;
+    tt_error err;
+    if (!tt_cli_parse_size(arg, &o->cfg.chart_w, &o->cfg.chart_h, &err))
+      return tt_usage_error(cmd, "%s", tt_error_text(&err));
+    return 0;
   }
   case TT_OPT_CHART_FORMAT:
     if (strcmp(arg, "png") && strcmp(arg, "svg"))
