@@ -668,10 +668,10 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
   bool over = false;
   size_t hist_begin, hist_end;
   tt_history_span(&st.chat, history, nhistory, &hist_begin, &hist_end);
-  tt_buf room_err = TT_BUF_INIT;
+  tt_error room_err;
   if (!tt_room_start(&st.room, a->llm, &st.chat, &call, hist_begin, hist_end, a->o.schema_budget,
                      &room_err)) {
-    out->error = tt_buf_detach(&room_err);
+    out->error = tt_xstrdup(tt_error_text(&room_err));
     tt_event ev = {.action = "too_big", .tokens_before = st.room.fixed,
                    .tokens_after = st.room.fixed, .limit = st.room.limit, .error = out->error};
     tt_emit_context(&st, &ev);
@@ -701,16 +701,16 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     call.force_tool = last ? "answer" : NULL;
     tt_room_report fit;
     bool fits = tt_room_fit(&st.room, &st.chat, &call, &fit, &room_err);
+    if (!fits) out->error = tt_xstrdup(tt_error_text(&room_err));
     if (fit.results_shortened || fit.turns_dropped || !fits) {
       tt_event ev = {.action = fits ? "shortened" : "too_big", .tokens_before = fit.before,
                      .tokens_after = fit.after, .limit = st.room.limit,
                      .results_shortened = fit.results_shortened,
-                     .turns_dropped = fit.turns_dropped, .error = fits ? NULL : tt_buf_cstr(&room_err)};
+                     .turns_dropped = fit.turns_dropped, .error = fits ? NULL : out->error};
       tt_emit_context(&st, &ev);
     }
     if (!fits) {
       out->status = TT_RUN_FAILED;
-      out->error = tt_buf_detach(&room_err);
       break;
     }
     tt_event wait = {.kind = TT_EV_MODEL_WAIT};
@@ -758,7 +758,6 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     tt_llm_reply_free(&r);
   }
   free(asked);
-  tt_buf_free(&room_err);
   /* a refused write is what the user must learn first, whatever the model
    * said or did after it */
   if (st.write_refused && (out->status == TT_RUN_ANSWERED || out->status == TT_RUN_BUDGET ||
