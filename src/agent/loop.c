@@ -735,26 +735,27 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       continue;
     }
     const tt_tool_spec *tool = tt_tool_find(a->tools, a->ntools, r.tool_name);
-    tt_buf why = TT_BUF_INIT;
+    tt_error bad = TT_ERROR_INIT; /* a call the model must make again */
     if (!tool) {
       tt_buf names = TT_BUF_INIT;
-      tt_buf_printf(&why, "there is no tool named \"%s\" (available: %s)", r.tool_name,
-                    tt_tool_list(a, &names));
+      tt_error_set(&bad, TT_ERR_CONFIG, "there is no tool named \"%s\" (available: %s)",
+                   r.tool_name, tt_tool_list(a, &names));
       tt_buf_free(&names);
-    } else if (!tt_tool_check(tool, r.tool_args, &why)) {
-      /* why says what is wrong */
+    } else if (!tt_tool_check(tool, r.tool_args, &bad)) {
+      /* bad says what is wrong */
     } else if (call.force_tool && strcmp(r.tool_name, call.force_tool) != 0 &&
                strcmp(r.tool_name, "run_sql") != 0) {
-      tt_buf_printf(&why, "only %s can be called now", call.force_tool);
+      tt_error_set(&bad, TT_ERR_CONFIG, "only %s can be called now", call.force_tool);
     }
-    if (why.len) {
-      over = !tt_reject_call(&st, &r, tt_buf_cstr(&why));
+    if (bad.kind != TT_OK) {
+      char *why = tt_xstrdup(tt_error_text(&bad));
+      over = !tt_reject_call(&st, &r, why);
+      free(why);
     } else {
       st.bad_calls = 0;
       st.tool_calls++;
       over = tt_do_tool(&st, &r);
     }
-    tt_buf_free(&why);
     tt_llm_reply_free(&r);
   }
   free(asked);

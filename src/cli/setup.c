@@ -20,12 +20,11 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
   long n;
   switch (c) {
   case TT_OPT_BASE_URL: {
-    tt_buf why = TT_BUF_INIT;
+    tt_error why;
     bool ok = tt_llm_http_url_ok(arg, &why);
     int rc = ok ? 0
                 : tt_usage_error(cmd, "--base-url '%s' is not a usable URL: %s; a base URL looks "
-                                      "like http://127.0.0.1:8080/v1", arg, tt_buf_cstr(&why));
-    tt_buf_free(&why);
+                                      "like http://127.0.0.1:8080/v1", arg, why.message);
     o->cfg.base_url = arg;
     return rc;
   }
