@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
     double *t[5];
     for (int s = 0; s < 5; s++) t[s] = calloc((size_t)runs, sizeof(double));
     json_t *sj = json_loads(cases[k].spec, 0, NULL);
-    tt_buf err = TT_BUF_INIT;
+    tt_error err = TT_ERROR_INIT;
     tt_chart_spec *spec = tt_chart_spec_from_json(sj, &err);
     char *png = tt_xasprintf("%s/%s.png", dir, cases[k].name), *svg = tt_xasprintf("%s/%s.svg", dir, cases[k].name);
     for (long r = 0; r < runs; r++) {
@@ -123,12 +123,12 @@ int main(int argc, char **argv) {
       tt_chart *c = tt_chart_build(spec, cases[k].rows, &err);
       double t1 = tt_now_ms();
       if (!c || !tt_chart_write_png(c, png, TT_CHART_DEFAULT_WIDTH, TT_CHART_DEFAULT_HEIGHT, &err)) {
-        fprintf(stderr, "tt-chartbench: %s\n", tt_buf_cstr(&err));
+        fprintf(stderr, "tt-chartbench: %s\n", tt_error_text(&err));
         return 1;
       }
       double t2 = tt_now_ms();
       if (!tt_chart_write_svg(c, svg, TT_CHART_DEFAULT_WIDTH, TT_CHART_DEFAULT_HEIGHT, &err)) {
-        fprintf(stderr, "tt-chartbench: %s\n", tt_buf_cstr(&err));
+        fprintf(stderr, "tt-chartbench: %s\n", tt_error_text(&err));
         return 1;
       }
       double t3 = tt_now_ms();
@@ -151,7 +151,6 @@ int main(int argc, char **argv) {
     }
     tt_chart_spec_free(spec);
     json_decref(sj);
-    tt_buf_free(&err);
     tt_result_free(cases[k].rows);
     free(png);
     free(svg);

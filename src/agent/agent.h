@@ -136,7 +136,7 @@ typedef struct tt_agent_hooks {
   /* make_chart built chart number index (0-based) of this question: save
    * it and put the file in path; false with the reason in err (the model
    * is told). NULL: charts are kept in the run, no file is written. */
-  bool (*on_chart)(void *ud, const tt_chart *chart, size_t index, tt_buf *path, tt_buf *err);
+  bool (*on_chart)(void *ud, const tt_chart *chart, size_t index, tt_buf *path, tt_error *err);
   void *ud;
   volatile sig_atomic_t *cancel;
 } tt_agent_hooks;

@@ -48,11 +48,11 @@ tt_result *tt_agent_guarded_query(tt_agent *a, volatile sig_atomic_t *cancel, co
 
 /* A chart built for the run: described into desc, handed to the caller
  * (hooks->on_chart saves or previews it; path receives its file) and kept
- * in out with the SQL that fed it. False, with the chart freed and why set,
- * when the caller refused it. */
+ * in out with the SQL that fed it. False, with the chart freed and err set
+ * by the hook, when the caller refused it. */
 bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
                          const tt_chart_spec *spec, const char *sql, tt_buf *desc, tt_buf *path,
-                         tt_buf *why);
+                         tt_error *err);
 
 /* writer.c: the question answered through an SQL writer's own prompt */
 void tt_writer_ask(tt_agent *a, const tt_turn *history, size_t nhistory, const char *question,
@@ -132,17 +132,17 @@ typedef struct tt_room_report {
 
 /* Measures what the question needs before the first call (chat as built,
  * its earlier turns at [hist_begin, hist_end)). False with the reason in
- * err, naming --ctx and --schema-budget and the numbers, when the system
- * prompt with its tools and schema cards and the question cannot fit
- * beside the room kept for the reply. */
+ * err (TT_ERR_LIMIT: the numbers; the hint names --ctx and
+ * --schema-budget), when the system prompt with its tools and schema cards
+ * and the question cannot fit beside the room kept for the reply. */
 bool tt_room_start(tt_room *r, tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
-                   size_t hist_begin, size_t hist_end, size_t schema_budget, tt_buf *err);
+                   size_t hist_begin, size_t hist_end, size_t schema_budget, tt_error *err);
 /* Before a call: when chat and call would not fit, shortens chat (older
  * results, then earlier turns, then the newest result) until they fit with
- * room for one more result; rep says what it did. False with err when even
- * that does not fit. */
+ * room for one more result; rep says what it did. False with err
+ * (TT_ERR_LIMIT) when even that does not fit. */
 bool tt_room_fit(tt_room *r, tt_chat *chat, const tt_llm_call *call, tt_room_report *rep,
-                 tt_buf *err);
+                 tt_error *err);
 
 /* sqlrefs.c: the catalog's tables a query names in FROM/JOIN, in order */
 typedef struct tt_sql_table_ref {

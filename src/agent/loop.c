@@ -300,26 +300,29 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
 /* The rows make_chart draws: the question's latest result (read again in
  * full when it was cut and reading it again gives the same rows), or, in a
  * follow-up that has not queried yet, the thread's latest SQL run again.
- * NULL with what to do in why. *owned: the caller frees the result. */
+ * NULL with what to do in err. *owned: the caller frees the result. */
 static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool *owned,
-                                      tt_buf *why) {
+                                      tt_error *err) {
   tt_agent *a = st->a;
   tt_run *out = st->out;
   *owned = false;
-  tt_error err;
+  tt_error qerr;
   if (!out->rows && !st->thread_sql) {
-    tt_buf_puts(why, "there are no rows to draw yet: call run_sql first with a query whose "
-                     "columns are what the chart shows (one row per bar or point), then "
-                     "make_chart naming those columns");
+    /* the model called its tools in the wrong order */
+    tt_error_set(err, TT_ERR_CONFIG, "there are no rows to draw yet: call run_sql first with a "
+                 "query whose columns are what the chart shows (one row per bar or point), "
+                 "then make_chart naming those columns");
     return NULL;
   }
   if (!out->rows) {
     /* a follow-up: the thread's query runs again as this question's query,
      * under the same row cap as run_sql */
-    tt_result *res = tt_agent_query(st, st->thread_sql, a->o.sql.max_rows, &err);
+    tt_result *res = tt_agent_query(st, st->thread_sql, a->o.sql.max_rows, &qerr);
     if (!res) {
-      tt_buf_printf(why, "the previous question's query could not be run again (%s); call "
-                         "run_sql to get the rows to draw", err.message);
+      tt_error_set(err, qerr.kind, "the previous question's query could not be run again (%s)",
+                   qerr.message);
+      err->reason = qerr.reason;
+      tt_error_hint(err, "call run_sql to get the rows to draw");
       return NULL;
     }
     free(out->sql);
@@ -330,7 +333,7 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
   *sql = out->sql;
   if (!out->rows->truncated || !out->rows->repeatable || a->o.chart_rows <= a->o.sql.max_rows)
     return out->rows;
-  tt_result *full = tt_agent_query(st, out->sql, a->o.chart_rows, &err);
+  tt_result *full = tt_agent_query(st, out->sql, a->o.chart_rows, &qerr);
   if (!full) return out->rows; /* the rows already read will do */
   *owned = true;
   return full;
@@ -338,9 +341,9 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
 
 bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
                          const tt_chart_spec *spec, const char *sql, tt_buf *desc, tt_buf *path,
-                         tt_buf *why) {
+                         tt_error *err) {
   tt_chart_describe(chart, desc);
-  if (h && h->on_chart && !h->on_chart(h->ud, chart, out->ncharts, path, why)) {
+  if (h && h->on_chart && !h->on_chart(h->ud, chart, out->ncharts, path, err)) {
     tt_chart_free(chart);
     return false;
   }
@@ -355,16 +358,18 @@ bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
 static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
   tt_run *out = st->out;
   tt_event ev = {.kind = TT_EV_CHART, .tool = "make_chart", .args = r->tool_args};
-  tt_buf why = TT_BUF_INIT, msg = TT_BUF_INIT, desc = TT_BUF_INIT, path = TT_BUF_INIT;
+  tt_buf msg = TT_BUF_INIT, desc = TT_BUF_INIT, path = TT_BUF_INIT;
+  tt_error err = TT_ERROR_INIT;
+  char *why = NULL;
   json_t *args = json_loads(r->tool_args, 0, NULL);
-  tt_chart_spec *spec = tt_chart_spec_from_json(args, &why);
+  tt_chart_spec *spec = tt_chart_spec_from_json(args, &err);
   const char *sql = NULL;
   bool owned = false;
-  const tt_result *rows = spec ? tt_chart_rows(st, &sql, &owned, &why) : NULL;
-  tt_chart *chart = rows ? tt_chart_build(spec, rows, &why) : NULL;
+  const tt_result *rows = spec ? tt_chart_rows(st, &sql, &owned, &err) : NULL;
+  tt_chart *chart = rows ? tt_chart_build(spec, rows, &err) : NULL;
   if (chart) {
     double t0 = tt_now_ms();
-    if (!tt_agent_keep_chart(st->hooks, out, chart, spec, sql, &desc, &path, &why)) chart = NULL;
+    if (!tt_agent_keep_chart(st->hooks, out, chart, spec, sql, &desc, &path, &err)) chart = NULL;
     ev.ms = tt_now_ms() - t0;
   }
   if (chart) {
@@ -377,17 +382,18 @@ static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
     ev.sql = sql;
     ev.chart = tt_buf_cstr(&desc);
     ev.chart_file = path.len ? tt_buf_cstr(&path) : NULL;
-  } else {
+  } else { /* a copy: the event's readers may call tt_error_text themselves */
+    why = tt_xstrdup(tt_error_text(&err));
     tt_buf_printf(&msg, "make_chart failed: %s. Fix the call and try again, or answer without a "
-                        "chart.", tt_buf_cstr(&why));
-    ev.error = tt_buf_cstr(&why);
+                        "chart.", why);
+    ev.error = why;
   }
   tt_reply_tool(st, r, tt_buf_cstr(&msg));
   tt_emit(st, &ev);
   if (owned) tt_result_free((tt_result *)rows);
   tt_chart_spec_free(spec);
   json_decref(args);
-  tt_buf_free(&why);
+  free(why);
   tt_buf_free(&msg);
   tt_buf_free(&desc);
   tt_buf_free(&path);
@@ -662,10 +668,10 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
   bool over = false;
   size_t hist_begin, hist_end;
   tt_history_span(&st.chat, history, nhistory, &hist_begin, &hist_end);
-  tt_buf room_err = TT_BUF_INIT;
+  tt_error room_err;
   if (!tt_room_start(&st.room, a->llm, &st.chat, &call, hist_begin, hist_end, a->o.schema_budget,
                      &room_err)) {
-    out->error = tt_buf_detach(&room_err);
+    out->error = tt_xstrdup(tt_error_text(&room_err));
     tt_event ev = {.action = "too_big", .tokens_before = st.room.fixed,
                    .tokens_after = st.room.fixed, .limit = st.room.limit, .error = out->error};
     tt_emit_context(&st, &ev);
@@ -695,16 +701,16 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
     call.force_tool = last ? "answer" : NULL;
     tt_room_report fit;
     bool fits = tt_room_fit(&st.room, &st.chat, &call, &fit, &room_err);
+    if (!fits) out->error = tt_xstrdup(tt_error_text(&room_err));
     if (fit.results_shortened || fit.turns_dropped || !fits) {
       tt_event ev = {.action = fits ? "shortened" : "too_big", .tokens_before = fit.before,
                      .tokens_after = fit.after, .limit = st.room.limit,
                      .results_shortened = fit.results_shortened,
-                     .turns_dropped = fit.turns_dropped, .error = fits ? NULL : tt_buf_cstr(&room_err)};
+                     .turns_dropped = fit.turns_dropped, .error = fits ? NULL : out->error};
       tt_emit_context(&st, &ev);
     }
     if (!fits) {
       out->status = TT_RUN_FAILED;
-      out->error = tt_buf_detach(&room_err);
       break;
     }
     tt_event wait = {.kind = TT_EV_MODEL_WAIT};
@@ -729,30 +735,30 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       continue;
     }
     const tt_tool_spec *tool = tt_tool_find(a->tools, a->ntools, r.tool_name);
-    tt_buf why = TT_BUF_INIT;
+    tt_error bad = TT_ERROR_INIT; /* a call the model must make again */
     if (!tool) {
       tt_buf names = TT_BUF_INIT;
-      tt_buf_printf(&why, "there is no tool named \"%s\" (available: %s)", r.tool_name,
-                    tt_tool_list(a, &names));
+      tt_error_set(&bad, TT_ERR_CONFIG, "there is no tool named \"%s\" (available: %s)",
+                   r.tool_name, tt_tool_list(a, &names));
       tt_buf_free(&names);
-    } else if (!tt_tool_check(tool, r.tool_args, &why)) {
-      /* why says what is wrong */
+    } else if (!tt_tool_check(tool, r.tool_args, &bad)) {
+      /* bad says what is wrong */
     } else if (call.force_tool && strcmp(r.tool_name, call.force_tool) != 0 &&
                strcmp(r.tool_name, "run_sql") != 0) {
-      tt_buf_printf(&why, "only %s can be called now", call.force_tool);
+      tt_error_set(&bad, TT_ERR_CONFIG, "only %s can be called now", call.force_tool);
     }
-    if (why.len) {
-      over = !tt_reject_call(&st, &r, tt_buf_cstr(&why));
+    if (bad.kind != TT_OK) {
+      char *why = tt_xstrdup(tt_error_text(&bad));
+      over = !tt_reject_call(&st, &r, why);
+      free(why);
     } else {
       st.bad_calls = 0;
       st.tool_calls++;
       over = tt_do_tool(&st, &r);
     }
-    tt_buf_free(&why);
     tt_llm_reply_free(&r);
   }
   free(asked);
-  tt_buf_free(&room_err);
   /* a refused write is what the user must learn first, whatever the model
    * said or did after it */
   if (st.write_refused && (out->status == TT_RUN_ANSWERED || out->status == TT_RUN_BUDGET ||

@@ -27,7 +27,7 @@ static long tt_room_fixed_tokens(const tt_room *r, const tt_chat *chat, const tt
 }
 
 bool tt_room_start(tt_room *r, tt_llm *llm, const tt_chat *chat, const tt_llm_call *call,
-                   size_t hist_begin, size_t hist_end, size_t schema_budget, tt_buf *err) {
+                   size_t hist_begin, size_t hist_end, size_t schema_budget, tt_error *err) {
   memset(r, 0, sizeof *r);
   r->llm = llm;
   r->hist_begin = hist_begin;
@@ -39,12 +39,13 @@ bool tt_room_start(tt_room *r, tt_llm *llm, const tt_chat *chat, const tt_llm_ca
   r->limit = r->context - r->reserve;
   r->fixed = tt_room_fixed_tokens(r, chat, call);
   if (r->fixed > r->limit) {
-    tt_buf_printf(err, "the question does not fit the model's context: the system prompt with its "
-                       "tools and schema cards, and the question, take %ld tokens, but the context "
-                       "holds %ld and %ld of them are kept for the reply; raise --ctx (it needs "
-                       "more than %ld) or lower --schema-budget (now %zu) so that fewer schema "
-                       "cards go into the prompt", r->fixed, r->context, r->reserve,
-                  r->fixed + r->reserve, schema_budget);
+    tt_error_set(err, TT_ERR_LIMIT, "the question does not fit the model's context: the system "
+                 "prompt with its tools and schema cards, and the question, take %ld tokens, but "
+                 "the context holds %ld and %ld of them are kept for the reply", r->fixed,
+                 r->context, r->reserve);
+    tt_error_hint(err, "raise --ctx (it needs more than %ld) or lower --schema-budget (now %zu) so "
+                  "that fewer schema cards go into the prompt", r->fixed + r->reserve,
+                  schema_budget);
     return false;
   }
   /* a result may take a third of the room beside the fixed part: the
@@ -74,7 +75,7 @@ static bool tt_room_shorten_result(tt_chat *chat, size_t i) {
 }
 
 bool tt_room_fit(tt_room *r, tt_chat *chat, const tt_llm_call *call, tt_room_report *rep,
-                 tt_buf *err) {
+                 tt_error *err) {
   memset(rep, 0, sizeof *rep);
   if (r->context <= 0) return true;
   long n = tt_llm_count_prompt(r->llm, chat, call);
@@ -103,8 +104,9 @@ bool tt_room_fit(tt_room *r, tt_chat *chat, const tt_llm_call *call, tt_room_rep
   r->results_shortened += rep->results_shortened;
   r->turns_dropped += rep->turns_dropped;
   if (n <= r->limit) return true;
-  tt_buf_printf(err, "the conversation does not fit the model's context even shortened: it takes "
-                     "%ld tokens, but the context holds %ld and %ld of them are kept for the "
-                     "reply; raise --ctx or lower --schema-budget", n, r->context, r->reserve);
+  tt_error_set(err, TT_ERR_LIMIT, "the conversation does not fit the model's context even "
+               "shortened: it takes %ld tokens, but the context holds %ld and %ld of them are "
+               "kept for the reply", n, r->context, r->reserve);
+  tt_error_hint(err, "raise --ctx or lower --schema-budget");
   return false;
 }

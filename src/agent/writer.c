@@ -255,7 +255,7 @@ static bool tt_column_numeric(const tt_result *r, size_t c) {
 /* A chart spec read off the result and the question: the first column
  * that is not a number (else the first) across, the first other numeric
  * column up; a line over years, months or dates, a pie when asked for. */
-static json_t *tt_writer_chart_spec(const char *question, const tt_result *r, tt_buf *why) {
+static json_t *tt_writer_chart_spec(const char *question, const tt_result *r, tt_error *err) {
   size_t x = r->ncols, y = r->ncols;
   for (size_t c = 0; c < r->ncols && x == r->ncols; c++)
     if (!tt_column_numeric(r, c)) x = c;
@@ -263,7 +263,8 @@ static json_t *tt_writer_chart_spec(const char *question, const tt_result *r, tt
   for (size_t c = 0; c < r->ncols && y == r->ncols; c++)
     if (c != x && tt_column_numeric(r, c)) y = c;
   if (r->ncols < 2 || y == r->ncols) {
-    tt_buf_puts(why, "the result has no column of numbers to draw against another column");
+    tt_error_set(err, TT_ERR_CONFIG,
+                 "the result has no column of numbers to draw against another column");
     return NULL;
   }
   const char *xn = r->names[x];
@@ -281,17 +282,17 @@ static json_t *tt_writer_chart_spec(const char *question, const tt_result *r, tt
   return spec;
 }
 
-/* Draws the chart a question asked for; on failure why says what stopped it. */
-static bool tt_writer_chart(tt_writer_state *st, tt_buf *why) {
+/* Draws the chart a question asked for; on failure err says what stopped it. */
+static bool tt_writer_chart(tt_writer_state *st, tt_error *err) {
   tt_run *out = st->out;
-  json_t *j = tt_writer_chart_spec(st->question, out->rows, why);
-  tt_chart_spec *spec = j ? tt_chart_spec_from_json(j, why) : NULL;
-  tt_chart *chart = spec ? tt_chart_build(spec, out->rows, why) : NULL;
+  json_t *j = tt_writer_chart_spec(st->question, out->rows, err);
+  tt_chart_spec *spec = j ? tt_chart_spec_from_json(j, err) : NULL;
+  tt_chart *chart = spec ? tt_chart_build(spec, out->rows, err) : NULL;
   tt_buf desc = TT_BUF_INIT, path = TT_BUF_INIT;
-  char *args = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  char *args = j ? json_dumps(j, JSON_COMPACT) : NULL, *etext = NULL;
   tt_event ev = {.kind = TT_EV_CHART, .tool = "make_chart", .args = args, .sql = out->sql};
   double t0 = tt_now_ms();
-  if (chart && !tt_agent_keep_chart(st->hooks, out, chart, spec, out->sql, &desc, &path, why))
+  if (chart && !tt_agent_keep_chart(st->hooks, out, chart, spec, out->sql, &desc, &path, err))
     chart = NULL;
   ev.ms = tt_now_ms() - t0;
   if (chart) {
@@ -299,10 +300,12 @@ static bool tt_writer_chart(tt_writer_state *st, tt_buf *why) {
     ev.rows = (long)out->rows->nrows;
     ev.chart = tt_buf_cstr(&desc);
     ev.chart_file = path.len ? tt_buf_cstr(&path) : NULL;
-  } else {
-    ev.error = tt_buf_cstr(why);
+  } else { /* a copy: the event's readers may call tt_error_text themselves */
+    etext = tt_xstrdup(tt_error_text(err));
+    ev.error = etext;
   }
   tt_writer_emit(st, &ev);
+  free(etext);
   free(args);
   json_decref(j);
   tt_chart_spec_free(spec);
@@ -420,15 +423,15 @@ void tt_writer_ask(tt_agent *a, const tt_turn *history, size_t nhistory, const c
   if (res == TT_TRY_RAN) {
     free(out->error);
     out->error = NULL;
-    tt_buf why = TT_BUF_INIT;
+    tt_error why = TT_ERROR_INIT;
     bool drawn = false;
-    const char *problem = NULL;
+    char *problem = NULL;
     if (tt_wants_chart(question)) {
       drawn = tt_writer_chart(&st, &why);
-      if (!drawn) problem = tt_buf_cstr(&why);
+      if (!drawn) problem = tt_xstrdup(tt_error_text(&why));
     }
     tt_writer_answer(&st, drawn, problem);
-    tt_buf_free(&why);
+    free(problem);
   } else if (res == TT_TRY_REFUSED) {
     out->status = TT_RUN_REFUSED;
     out->answer = tt_xstrdup("I cannot change data: tabletalk opens the database read-only, and "

@@ -5,12 +5,11 @@
 #include "chart/cairo_api.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 
 static tt_cairo_api tt_cairo_loaded;
 static const tt_cairo_api *tt_cairo_ready;
-static char tt_cairo_error[512];
+static tt_error tt_cairo_error;
 static pthread_once_t tt_cairo_once = PTHREAD_ONCE_INIT;
 
 static void tt_cairo_load(void) {
@@ -50,21 +49,21 @@ static void tt_cairo_load(void) {
   char why[200];
   switch (tt_dl_load(files, "cairo_", syms, sizeof syms / sizeof syms[0], why, sizeof why)) {
   case TT_DL_NO_LIBRARY:
-    snprintf(tt_cairo_error, sizeof tt_cairo_error,
-             "cannot load cairo (%s); install it with: apt-get install libcairo2, or write "
-             "SVG instead (--out chart.svg)", why);
+    tt_error_set(&tt_cairo_error, TT_ERR_UNAVAILABLE, "cannot load cairo (%s)", why);
+    tt_error_hint(&tt_cairo_error, "install it with: apt-get install libcairo2, or write SVG "
+                  "instead (--out chart.svg)");
     return;
   case TT_DL_NO_SYMBOL:
-    snprintf(tt_cairo_error, sizeof tt_cairo_error, "libcairo lacks %s; install "
-             "cairo 1.16 or later", why);
+    tt_error_set(&tt_cairo_error, TT_ERR_UNAVAILABLE, "libcairo lacks %s", why);
+    tt_error_hint(&tt_cairo_error, "install cairo 1.16 or later");
     return;
   case TT_DL_OK: break;
   }
   tt_cairo_ready = &tt_cairo_loaded; /* the library stays loaded for good */
 }
 
-const tt_cairo_api *tt_cairo_get(tt_buf *err) {
+const tt_cairo_api *tt_cairo_get(tt_error *err) {
   pthread_once(&tt_cairo_once, tt_cairo_load);
-  if (!tt_cairo_ready && err) tt_buf_puts(err, tt_cairo_error);
+  if (!tt_cairo_ready && err) *err = tt_cairo_error;
   return tt_cairo_ready;
 }

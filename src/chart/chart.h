@@ -54,8 +54,8 @@ typedef struct tt_chart_spec {
  * "title", "x_label"?, "y_label"?, "sort"? ("x"|"y"|"none"), "limit"?,
  * "orientation"? ("vertical"|"horizontal")}. Unknown keys, wrong types and
  * out-of-range values are errors that name the key and what is allowed.
- * Returns NULL with the reason in err. */
-tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_buf *err);
+ * Returns NULL with the reason in err (TT_ERR_CONFIG). */
+tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_error *err);
 json_t *tt_chart_spec_to_json(const tt_chart_spec *s);
 void tt_chart_spec_free(tt_chart_spec *s);
 /* The JSON Schema of that object (for tool definitions), as text. */
@@ -71,12 +71,13 @@ typedef struct tt_chart tt_chart;
  * builds the model: values grouped and sorted, series split, NULLs and
  * non-numeric cells skipped (and counted), dates on a time axis (year,
  * month or day granularity, from the values), tick values, top-N plus
- * "Other" for pies, the truncation note when the rows were cut. On error,
- * err says what is wrong and lists the available columns with their types
+ * "Other" for pies, the truncation note when the rows were cut. On error
+ * (TT_ERR_CONFIG: the spec does not fit the rows), err says what is wrong
+ * and lists the available columns with their types
  * ("x: no column 'year'; the columns are InvoiceYear (integer), total
  * (real)"), so a model can repair its spec. Zero rows is not an error: the
  * chart says "no data". */
-tt_chart *tt_chart_build(const tt_chart_spec *spec, const tt_result *rows, tt_buf *err);
+tt_chart *tt_chart_build(const tt_chart_spec *spec, const tt_result *rows, tt_error *err);
 void tt_chart_free(tt_chart *c);
 
 /* A one-line description for answers and traces: "bar chart, 5 bars:
@@ -97,8 +98,9 @@ tt_chart_kind tt_chart_get_kind(const tt_chart *c);
 #define TT_CHART_MAX_SIDE 8000
 #define TT_CHART_MAX_PIXELS 32000000
 
-/* True when width x height can be drawn; else err says the limits. */
-bool tt_chart_size_ok(int width, int height, tt_buf *err);
+/* True when width x height can be drawn; else err (TT_ERR_CONFIG) says
+ * the limits. */
+bool tt_chart_size_ok(int width, int height, tt_error *err);
 
 /* PNG through cairo (loaded with dlopen on first use: cairo and its
  * libraries cost start-up time every other command would pay). Title,
@@ -106,15 +108,22 @@ bool tt_chart_size_ok(int width, int height, tt_buf *err);
  * labels, a legend for several series, a colour-blind-safe palette.
  * width and height in pixels (see tt_chart_size_ok). The file is written
  * whole or not at all (a temporary file renamed into place). False with
- * the reason in err (cairo missing, the file cannot be written). */
-bool tt_chart_write_png(const tt_chart *c, const char *path, int width, int height, tt_buf *err);
-/* True when PNGs can be drawn (cairo loads); else why says so. */
-bool tt_chart_png_available(tt_buf *why);
+ * the reason in err: TT_ERR_CONFIG (the size), TT_ERR_UNAVAILABLE (cairo
+ * missing), TT_ERR_LIMIT (cairo ran out of memory), TT_ERR_IO (the file
+ * cannot be written). */
+bool tt_chart_write_png(const tt_chart *c, const char *path, int width, int height,
+                        tt_error *err);
+/* True when PNGs can be drawn (cairo loads); else err (TT_ERR_UNAVAILABLE)
+ * says so; err may be NULL. */
+bool tt_chart_png_available(tt_error *err);
 /* The same drawing as SVG 1.1 (valid XML, text as <text>). */
-bool tt_chart_write_svg(const tt_chart *c, const char *path, int width, int height, tt_buf *err);
+bool tt_chart_write_svg(const tt_chart *c, const char *path, int width, int height,
+                        tt_error *err);
 void tt_chart_render_svg(const tt_chart *c, int width, int height, tt_buf *out);
-/* PNG or SVG, by the extension of path (.png, .svg; any case). */
-bool tt_chart_write_file(const tt_chart *c, const char *path, int width, int height, tt_buf *err);
+/* PNG or SVG, by the extension of path (.png, .svg; any case); another
+ * extension is a TT_ERR_CONFIG. */
+bool tt_chart_write_file(const tt_chart *c, const char *path, int width, int height,
+                         tt_error *err);
 
 typedef struct tt_chart_term_opts {
   size_t width;    /* columns available (>= 20) */

@@ -163,7 +163,8 @@ tt_rgba tt_palette_other(void);
 /* ---- cairo, loaded with dlopen (cairo_api.c) ------------------------------- */
 
 typedef struct tt_cairo_api tt_cairo_api;
-/* The loaded library, or NULL with the reason in err. */
-const tt_cairo_api *tt_cairo_get(tt_buf *err);
+/* The loaded library, or NULL with the reason in err (TT_ERR_UNAVAILABLE,
+ * with what to install in the hint). */
+const tt_cairo_api *tt_cairo_get(tt_error *err);
 
 #endif

@@ -34,22 +34,48 @@ static const char *tt_col_kind(const tt_result *r, size_t col) {
   return r->decltypes && r->decltypes[col] && *r->decltypes[col] ? r->decltypes[col] : "empty";
 }
 
-static void tt_list_columns(const tt_result *r, tt_buf *err) {
+/* An error's text is composed in a tt_buf (the lists of columns are built
+ * piece by piece) and set on the tt_error once; a list stops before the
+ * text outgrows the error's message, keeping room for " and N more". */
+#define TT_MSG_ROOM (sizeof ((tt_error *)0)->message - 1 - 24)
+
+/* Sets err (TT_ERR_CONFIG: the spec does not fit the rows) to msg, which
+ * it frees; returns false for the caller to return. */
+static bool tt_build_fail(tt_error *err, tt_buf *msg) {
+  tt_error_set(err, TT_ERR_CONFIG, "%s", tt_buf_cstr(msg));
+  tt_buf_free(msg);
+  return false;
+}
+
+/* Appends "<sep>name (kind)" to msg when it fits TT_MSG_ROOM; false when
+ * it does not (msg is left as it was). */
+static bool tt_list_one(tt_buf *msg, const char *sep, const char *name, const char *kind) {
+  size_t before = msg->len;
+  tt_buf_printf(msg, "%s%.80s (%s)", sep, name, kind);
+  if (msg->len <= TT_MSG_ROOM) return true;
+  msg->len = before;
+  msg->data[before] = '\0';
+  return false;
+}
+
+/* Appends "; the columns are a (integer), b (text)" to msg. */
+static void tt_list_columns(const tt_result *r, tt_buf *msg) {
   if (r->ncols == 0) {
-    tt_buf_puts(err, "; the result has no columns");
+    tt_buf_puts(msg, "; the result has no columns");
     return;
   }
-  tt_buf_puts(err, "; the columns are ");
-  size_t show = r->ncols < 30 ? r->ncols : 30;
-  for (size_t c = 0; c < show; c++)
-    tt_buf_printf(err, "%s%.80s (%s)", c ? ", " : "", r->names[c], tt_col_kind(r, c));
-  if (show < r->ncols) tt_buf_printf(err, " and %zu more", r->ncols - show);
+  tt_buf_puts(msg, "; the columns are ");
+  size_t show = 0;
+  while (show < r->ncols && show < 30 &&
+         tt_list_one(msg, show ? ", " : "", r->names[show], tt_col_kind(r, show)))
+    show++;
+  if (show < r->ncols) tt_buf_printf(msg, " and %zu more", r->ncols - show);
 }
 
 /* The column called name (case-insensitive; "t.Name" also finds "Name"),
  * or an error naming the closest one and every column. */
 static bool tt_find_col(const tt_result *r, const char *role, const char *name, size_t *idx,
-                        tt_buf *err) {
+                        tt_error *err) {
   for (size_t c = 0; c < r->ncols; c++)
     if (tt_streq_nocase(r->names[c], name)) {
       *idx = c;
@@ -61,15 +87,16 @@ static bool tt_find_col(const tt_result *r, const char *role, const char *name, 
       *idx = c;
       return true;
     }
-  tt_buf_printf(err, "%s: no column '%.80s'", role, name);
+  tt_buf msg = TT_BUF_INIT;
+  tt_buf_printf(&msg, "%s: no column '%.80s'", role, name);
   size_t best = SIZE_MAX, best_d = 4;
   for (size_t c = 0; c < r->ncols; c++) {
     size_t d = tt_edit_distance(r->names[c], name, 3);
     if (d < best_d) best_d = d, best = c;
   }
-  if (best != SIZE_MAX) tt_buf_printf(err, " (did you mean '%.80s'?)", r->names[best]);
-  tt_list_columns(r, err);
-  return false;
+  if (best != SIZE_MAX) tt_buf_printf(&msg, " (did you mean '%.80s'?)", r->names[best]);
+  tt_list_columns(r, &msg);
+  return tt_build_fail(err, &msg);
 }
 
 /* A cell as a number: integers, finite reals and text that is wholly a
@@ -610,7 +637,7 @@ static void tt_emit_points(tt_build *b, const size_t *order, size_t keep, bool o
 
 /* ---- kinds ---------------------------------------------------------------------- */
 
-static bool tt_check_numeric(const tt_build *b, size_t col, const char *role, tt_buf *err) {
+static bool tt_check_numeric(const tt_build *b, size_t col, const char *role, tt_error *err) {
   const tt_result *r = b->r;
   size_t nonnull = 0, numbers = 0;
   for (size_t i = 0; i < r->nrows; i++) {
@@ -621,17 +648,20 @@ static bool tt_check_numeric(const tt_build *b, size_t col, const char *role, tt
     numbers += tt_cell_number(v, &d);
   }
   if (nonnull == 0 || numbers > 0) return true;
-  tt_buf_printf(err, "%s: column '%.80s' holds %s, not numbers", role, r->names[col],
+  tt_buf msg = TT_BUF_INIT;
+  tt_buf_printf(&msg, "%s: column '%.80s' holds %s, not numbers", role, r->names[col],
                 tt_col_kind(r, col));
   bool first = true;
+  size_t left = 0;
   for (size_t c = 0; c < r->ncols; c++) {
     const char *k = tt_col_kind(r, c);
     if (strcmp(k, "integer") && strcmp(k, "real") && strcmp(k, "number")) continue;
-    tt_buf_printf(err, "%s%.80s (%s)", first ? "; numeric columns: " : ", ", r->names[c], k);
-    first = false;
+    if (left || !tt_list_one(&msg, first ? "; numeric columns: " : ", ", r->names[c], k)) left++;
+    else first = false;
   }
-  if (first) tt_list_columns(r, err);
-  return false;
+  if (left) tt_buf_printf(&msg, " and %zu more", left);
+  if (first && !left) tt_list_columns(r, &msg);
+  return tt_build_fail(err, &msg);
 }
 
 static int tt_cmp_values(const void *a, const void *b) {
@@ -744,7 +774,7 @@ static void tt_build_histogram(tt_build *b) {
 }
 
 /* The x scale a kind gets from what x holds. */
-static bool tt_choose_scale(tt_build *b, tt_buf *err) {
+static bool tt_choose_scale(tt_build *b, tt_error *err) {
   tt_chart *c = b->c;
   const tt_xprobe *p = &b->px;
   bool dates = p->nonnull && p->dates == p->nonnull;
@@ -763,9 +793,9 @@ static bool tt_choose_scale(tt_build *b, tt_buf *err) {
     } else if (numbers || (p->nonnull == 0)) {
       c->xscale = TT_X_NUMBER;
     } else if (c->kind == TT_CHART_SCATTER) {
-      tt_buf_printf(err, "x: a scatter plot needs numbers or dates on x, and column '%.80s' "
-                         "holds %s; use a bar chart for categories",
-                    b->r->names[b->xcol], tt_col_kind(b->r, b->xcol));
+      tt_error_set(err, TT_ERR_CONFIG, "x: a scatter plot needs numbers or dates on x, and "
+                   "column '%.80s' holds %s; use a bar chart for categories",
+                   b->r->names[b->xcol], tt_col_kind(b->r, b->xcol));
       return false;
     } else {
       c->xscale = TT_X_CATEGORY; /* a line through categories, in the result's order */
@@ -795,15 +825,15 @@ static void tt_make_series(tt_build *b) {
 }
 
 /* Pie: values must not be negative; slices of nothing are dropped. */
-static bool tt_pie_check(tt_build *b, tt_buf *err) {
+static bool tt_pie_check(tt_build *b, tt_error *err) {
   tt_points *p = &b->pts;
   for (size_t i = 0; i < p->n; i++) {
     if (!(p->vals[i] < 0)) continue;
     tt_buf t = TT_BUF_INIT;
     tt_fmt_value(&t, p->vals[i]);
-    tt_buf_printf(err, "y: a pie chart shows shares of a whole and column '%.80s' has a "
-                       "negative value (%s for '%.60s'); use a bar chart",
-                  b->r->names[b->ycols[0]], tt_buf_cstr(&t), p->labels[i]);
+    tt_error_set(err, TT_ERR_CONFIG, "y: a pie chart shows shares of a whole and column '%.80s' "
+                 "has a negative value (%s for '%.60s'); use a bar chart",
+                 b->r->names[b->ycols[0]], tt_buf_cstr(&t), p->labels[i]);
     tt_buf_free(&t);
     return false;
   }
@@ -955,7 +985,7 @@ static size_t tt_max_label_chars(const tt_chart *c) {
   return m;
 }
 
-tt_chart *tt_chart_build(const tt_chart_spec *spec, const tt_result *rows, tt_buf *err) {
+tt_chart *tt_chart_build(const tt_chart_spec *spec, const tt_result *rows, tt_error *err) {
   tt_build b = {.spec = spec, .r = rows};
   if (!tt_find_col(rows, "x", spec->x, &b.xcol, err)) return NULL;
   for (size_t k = 0; k < spec->ny && k < 8; k++) {
@@ -966,7 +996,8 @@ tt_chart *tt_chart_build(const tt_chart_spec *spec, const tt_result *rows, tt_bu
   if (spec->series) {
     if (!tt_find_col(rows, "series", spec->series, &b.scol, err)) return NULL;
     if (spec->ny > 1) {
-      tt_buf_puts(err, "series: give either several y columns or a series column, not both");
+      tt_error_set(err, TT_ERR_CONFIG,
+                   "series: give either several y columns or a series column, not both");
       return NULL;
     }
     b.has_series = true;

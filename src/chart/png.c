@@ -107,27 +107,30 @@ static void tt_png_text(void *ud, double x, double y, const char *s, double size
 static const tt_canvas_ops tt_png_ops = {tt_png_rect, tt_png_line, tt_png_path,
                                          tt_png_circle, tt_png_wedge, tt_png_text};
 
-bool tt_chart_size_ok(int width, int height, tt_buf *err) {
+bool tt_chart_size_ok(int width, int height, tt_error *err) {
   if (width < TT_CHART_MIN_SIDE || height < TT_CHART_MIN_SIDE || width > TT_CHART_MAX_SIDE ||
       height > TT_CHART_MAX_SIDE || (long)width * height > TT_CHART_MAX_PIXELS) {
-    tt_buf_printf(err, "a chart of %dx%d pixels cannot be drawn: each side must be %d to %d "
-                       "pixels and the whole at most %d million pixels (e.g. --size 1200x700)",
-                  width, height, TT_CHART_MIN_SIDE, TT_CHART_MAX_SIDE, TT_CHART_MAX_PIXELS / 1000000);
+    tt_error_set(err, TT_ERR_CONFIG, "a chart of %dx%d pixels cannot be drawn: each side must be "
+                 "%d to %d pixels and the whole at most %d million pixels (e.g. --size 1200x700)",
+                 width, height, TT_CHART_MIN_SIDE, TT_CHART_MAX_SIDE,
+                 TT_CHART_MAX_PIXELS / 1000000);
     return false;
   }
   return true;
 }
 
-bool tt_chart_png_available(tt_buf *why) { return tt_cairo_get(why) != NULL; }
+bool tt_chart_png_available(tt_error *err) { return tt_cairo_get(err) != NULL; }
 
-bool tt_chart_write_png(const tt_chart *c, const char *path, int width, int height, tt_buf *err) {
+bool tt_chart_write_png(const tt_chart *c, const char *path, int width, int height,
+                        tt_error *err) {
   if (!tt_chart_size_ok(width, height, err)) return false;
   const tt_cairo_api *api = tt_cairo_get(err);
   if (!api) return false;
   cairo_surface_t *surface = api->image_surface_create(CAIRO_FORMAT_RGB24, width, height);
   if (api->surface_status(surface) != CAIRO_STATUS_SUCCESS) {
-    tt_buf_printf(err, "cairo could not make a %dx%d picture: %s", width, height,
-                  api->status_to_string(api->surface_status(surface)));
+    /* cairo's reasons here are memory and size: a limit */
+    tt_error_set(err, TT_ERR_LIMIT, "cairo could not make a %dx%d picture: %s", width, height,
+                 api->status_to_string(api->surface_status(surface)));
     api->surface_destroy(surface);
     return false;
   }
@@ -135,16 +138,17 @@ bool tt_chart_write_png(const tt_chart *c, const char *path, int width, int heig
   tt_chart_draw(c, width, height, p.m, &tt_png_ops, &p);
   cairo_status_t st = api->status(p.cr);
   bool ok = st == CAIRO_STATUS_SUCCESS;
-  if (!ok) tt_buf_printf(err, "drawing the chart failed: %s", api->status_to_string(st));
+  if (!ok)
+    tt_error_set(err, TT_ERR_LIMIT, "drawing the chart failed: %s", api->status_to_string(st));
   char *tmp = tt_xasprintf("%s.tmp-%ld", path, (long)getpid());
   if (ok) {
     st = api->surface_write_to_png(surface, tmp);
     if (st != CAIRO_STATUS_SUCCESS) {
-      tt_buf_printf(err, "cannot write %s: %s; check that the folder exists and is writable",
-                    path, api->status_to_string(st));
+      tt_error_set(err, TT_ERR_IO, "cannot write %s: %s", path, api->status_to_string(st));
+      tt_error_hint(err, "check that the folder exists and is writable");
       ok = false;
     } else if (rename(tmp, path) != 0) {
-      tt_buf_printf(err, "cannot write %s: %s", path, strerror(errno));
+      tt_error_set(err, TT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
       ok = false;
     }
   }

@@ -54,27 +54,28 @@ void tt_chart_spec_free(tt_chart_spec *s) {
   free(s);
 }
 
-/* A string field of at most max characters; false (and err) when it is
- * present but not a usable string. */
+/* A string field of at most max characters; false (and err, a
+ * TT_ERR_CONFIG) when it is present but not a usable string. */
 static bool tt_spec_string(const json_t *j, const char *key, size_t max, bool required, char **out,
-                           tt_buf *err) {
+                           tt_error *err) {
   const json_t *v = json_object_get(j, key);
   if (!v || json_is_null(v)) {
-    if (required) tt_buf_printf(err, "\"%s\" is required", key);
+    if (required) tt_error_set(err, TT_ERR_CONFIG, "\"%s\" is required", key);
     return !required;
   }
   if (!json_is_string(v)) {
-    tt_buf_printf(err, "\"%s\" must be a string", key);
+    tt_error_set(err, TT_ERR_CONFIG, "\"%s\" must be a string", key);
     return false;
   }
   const char *s = json_string_value(v);
   size_t n = json_string_length(v);
   if (n == 0 || strlen(s) != n) {
-    tt_buf_printf(err, "\"%s\" must be a non-empty string without NUL characters", key);
+    tt_error_set(err, TT_ERR_CONFIG,
+                 "\"%s\" must be a non-empty string without NUL characters", key);
     return false;
   }
   if (tt_utf8_count(s, n) > max) {
-    tt_buf_printf(err, "\"%s\" is longer than %zu characters", key, max);
+    tt_error_set(err, TT_ERR_CONFIG, "\"%s\" is longer than %zu characters", key, max);
     return false;
   }
   *out = tt_xstrdup(s);
@@ -89,11 +90,11 @@ static int tt_spec_enum(const json_t *v, const char *const *names, size_t n) {
   return -1;
 }
 
-tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_buf *err) {
+tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_error *err) {
   static const char *const keys[] = {"kind",    "x",    "y",     "series",     "title",
                                      "x_label", "y_label", "sort", "limit", "orientation"};
   if (!json_is_object(j)) {
-    tt_buf_puts(err, "the chart spec must be a JSON object");
+    tt_error_set(err, TT_ERR_CONFIG, "the chart spec must be a JSON object");
     return NULL;
   }
   const char *key;
@@ -102,8 +103,8 @@ tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_buf *err) {
     bool known = false;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) known = known || strcmp(key, keys[i]) == 0;
     if (!known) {
-      tt_buf_printf(err, "unknown key \"%.60s\"; a chart spec has kind, x, y, series, title, "
-                         "x_label, y_label, sort, limit, orientation", key);
+      tt_error_set(err, TT_ERR_CONFIG, "unknown key \"%.60s\"; a chart spec has kind, x, y, "
+                   "series, title, x_label, y_label, sort, limit, orientation", key);
       return NULL;
     }
   }
@@ -111,7 +112,8 @@ tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_buf *err) {
   int k = tt_spec_enum(json_object_get(j, "kind"), tt_kind_names,
                        sizeof tt_kind_names / sizeof tt_kind_names[0]);
   if (k < 0) {
-    tt_buf_puts(err, "\"kind\" must be one of bar, line, area, scatter, pie, histogram");
+    tt_error_set(err, TT_ERR_CONFIG,
+                 "\"kind\" must be one of bar, line, area, scatter, pie, histogram");
     goto fail;
   }
   s->kind = (tt_chart_kind)k;
@@ -127,8 +129,8 @@ tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_buf *err) {
     if (!json_is_array(list) || json_array_size(list) == 0 ||
         json_array_size(list) > TT_CHART_MAX_Y) {
       json_decref(list);
-      tt_buf_printf(err, "\"y\" must be a column name or a list of 1 to %d column names",
-                    TT_CHART_MAX_Y);
+      tt_error_set(err, TT_ERR_CONFIG,
+                   "\"y\" must be a column name or a list of 1 to %d column names", TT_CHART_MAX_Y);
       goto fail;
     }
     s->y = tt_xcalloc(json_array_size(list), sizeof *s->y);
@@ -145,17 +147,18 @@ tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_buf *err) {
     json_decref(list);
   }
   if (s->kind == TT_CHART_HISTOGRAM && s->ny) {
-    tt_buf_puts(err, "a histogram takes no \"y\": \"x\" names the numeric column whose "
-                     "distribution is drawn");
+    tt_error_set(err, TT_ERR_CONFIG, "a histogram takes no \"y\": \"x\" names the numeric "
+                 "column whose distribution is drawn");
     goto fail;
   }
   if (s->kind != TT_CHART_HISTOGRAM && !s->ny) {
-    tt_buf_printf(err, "\"y\" is required for a %s chart: the numeric column(s) to plot",
-                  tt_chart_kind_name(s->kind));
+    tt_error_set(err, TT_ERR_CONFIG,
+                 "\"y\" is required for a %s chart: the numeric column(s) to plot",
+                 tt_chart_kind_name(s->kind));
     goto fail;
   }
   if (s->kind == TT_CHART_PIE && (s->ny != 1 || s->series)) {
-    tt_buf_puts(err, "a pie chart takes exactly one \"y\" and no \"series\"");
+    tt_error_set(err, TT_ERR_CONFIG, "a pie chart takes exactly one \"y\" and no \"series\"");
     goto fail;
   }
 
@@ -164,7 +167,7 @@ tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_buf *err) {
     static const char *const sorts[] = {"x", "y", "none"};
     int v = tt_spec_enum(sort, sorts, 3);
     if (v < 0) {
-      tt_buf_puts(err, "\"sort\" must be \"x\", \"y\" or \"none\"");
+      tt_error_set(err, TT_ERR_CONFIG, "\"sort\" must be \"x\", \"y\" or \"none\"");
       goto fail;
     }
     s->sort = v == 0 ? TT_CHART_SORT_X : v == 1 ? TT_CHART_SORT_Y : TT_CHART_SORT_NONE;
@@ -173,7 +176,8 @@ tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_buf *err) {
   if (limit && !json_is_null(limit)) {
     if (!json_is_integer(limit) || json_integer_value(limit) < 1 ||
         json_integer_value(limit) > TT_CHART_MAX_LIMIT) {
-      tt_buf_printf(err, "\"limit\" must be a whole number from 1 to %d", TT_CHART_MAX_LIMIT);
+      tt_error_set(err, TT_ERR_CONFIG, "\"limit\" must be a whole number from 1 to %d",
+                   TT_CHART_MAX_LIMIT);
       goto fail;
     }
     s->limit = (long)json_integer_value(limit);
@@ -183,11 +187,11 @@ tt_chart_spec *tt_chart_spec_from_json(const json_t *j, tt_buf *err) {
     static const char *const orients[] = {"vertical", "horizontal"};
     int v = tt_spec_enum(orient, orients, 2);
     if (v < 0) {
-      tt_buf_puts(err, "\"orientation\" must be \"vertical\" or \"horizontal\"");
+      tt_error_set(err, TT_ERR_CONFIG, "\"orientation\" must be \"vertical\" or \"horizontal\"");
       goto fail;
     }
     if (s->kind != TT_CHART_BAR) {
-      tt_buf_puts(err, "\"orientation\" applies to bar charts only");
+      tt_error_set(err, TT_ERR_CONFIG, "\"orientation\" applies to bar charts only");
       goto fail;
     }
     s->orient = v == 0 ? TT_CHART_ORIENT_VERTICAL : TT_CHART_ORIENT_HORIZONTAL;

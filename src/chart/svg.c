@@ -202,7 +202,7 @@ void tt_chart_render_svg(const tt_chart *c, int width, int height, tt_buf *out) 
 }
 
 /* Writes all of b to path through a temporary file renamed into place. */
-static bool tt_write_whole(const char *path, const tt_buf *b, tt_buf *err) {
+static bool tt_write_whole(const char *path, const tt_buf *b, tt_error *err) {
   char *tmp = tt_xasprintf("%s.tmp-%ld", path, (long)getpid());
   FILE *f = fopen(tmp, "wb");
   bool ok = f != NULL;
@@ -212,15 +212,16 @@ static bool tt_write_whole(const char *path, const tt_buf *b, tt_buf *err) {
     if (ok && rename(tmp, path) != 0) ok = false;
   }
   if (!ok) {
-    tt_buf_printf(err, "cannot write %s: %s; check that the folder exists and is writable", path,
-                  strerror(errno));
+    tt_error_set(err, TT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    tt_error_hint(err, "check that the folder exists and is writable");
     unlink(tmp);
   }
   free(tmp);
   return ok;
 }
 
-bool tt_chart_write_svg(const tt_chart *c, const char *path, int width, int height, tt_buf *err) {
+bool tt_chart_write_svg(const tt_chart *c, const char *path, int width, int height,
+                        tt_error *err) {
   if (!tt_chart_size_ok(width, height, err)) return false;
   tt_buf b = TT_BUF_INIT;
   tt_chart_render_svg(c, width, height, &b);
@@ -229,9 +230,11 @@ bool tt_chart_write_svg(const tt_chart *c, const char *path, int width, int heig
   return ok;
 }
 
-bool tt_chart_write_file(const tt_chart *c, const char *path, int width, int height, tt_buf *err) {
+bool tt_chart_write_file(const tt_chart *c, const char *path, int width, int height,
+                         tt_error *err) {
   if (tt_has_suffix_nocase(path, ".svg")) return tt_chart_write_svg(c, path, width, height, err);
   if (tt_has_suffix_nocase(path, ".png")) return tt_chart_write_png(c, path, width, height, err);
-  tt_buf_printf(err, "cannot tell the chart format of %s: name the file .png or .svg", path);
+  tt_error_set(err, TT_ERR_CONFIG, "cannot tell the chart format of %s: name the file .png or .svg",
+               path);
   return false;
 }

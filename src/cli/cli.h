@@ -360,8 +360,8 @@ void tt_interrupt_clear(void);
 
 /* ---- charts (cmd_chart.c) ------------------------------------------------------ */
 
-/* Parses --size WIDTHxHEIGHT; false with the reason in err. */
-bool tt_cli_parse_size(const char *s, int *w, int *h, tt_buf *err);
+/* Parses --size WIDTHxHEIGHT; false with the reason in err (TT_ERR_CONFIG). */
+bool tt_cli_parse_size(const char *s, int *w, int *h, tt_error *err);
 /* A chart file name tabletalk can write: NAME.png or NAME.svg. */
 bool tt_cli_chart_file_ok(const char *path);
 /* The terminal preview of c for terminal t (at most 100 columns wide). */

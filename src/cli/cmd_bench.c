@@ -142,10 +142,13 @@ static json_t *tt_step_json(const tt_bench_step *s) {
                    s->restore_s);
 }
 
-/* Runs every question of the recording once; fills b. */
+/* Runs every question of the recording once; fills b. A question that
+ * does not end answered, or takes another number of model calls than
+ * recorded, stops it: TT_EXIT_FAIL with err (config: the recording does
+ * not replay with these settings; cancelled). */
 static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, tt_llm *engine,
-                        long schema_budget, bool by_bias, bool no_grammar, tt_bench *b,
-                        tt_buf *err) {
+                        const tt_config *cfg, bool by_bias, bool no_grammar, tt_bench *b,
+                        tt_error *err) {
   json_t *calls = json_array();
   size_t i;
   json_t *q;
@@ -153,8 +156,7 @@ static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, t
     json_array_extend(calls, json_object_get(q, "calls"));
   }
   tt_llm *replay = tt_llm_replay_new(engine, calls, by_bias, no_grammar);
-  tt_agent_opts ao = tt_agent_default_opts();
-  if (schema_budget) ao.schema_budget = (size_t)schema_budget;
+  tt_agent_opts ao = tt_config_agent_opts(cfg); /* as ask would run it */
   tt_agent *agent = tt_agent_new(db, schema, replay, &ao);
   tt_agent_hooks hooks = {.on_event = tt_bench_event, .ud = b};
   tt_turn *history = tt_xcalloc(json_array_size(json_object_get(rec, "questions")) + 1, sizeof(tt_turn));
@@ -167,8 +169,9 @@ static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, t
     const char *text = json_string_value(json_object_get(q, "question"));
     tt_agent_ask(agent, history, i, NULL, text ? text : "", &hooks, &runs[i]);
     if (runs[i].status != TT_RUN_ANSWERED) {
-      tt_buf_printf(err, "question %zu ended %s: %s", i + 1, tt_run_status_name(runs[i].status),
-                    runs[i].error ? runs[i].error : "(no error)");
+      tt_error_set(err, runs[i].status == TT_RUN_CANCELLED ? TT_ERR_CANCELLED : TT_ERR_CONFIG,
+                   "question %zu ended %s: %s", i + 1, tt_run_status_name(runs[i].status),
+                   runs[i].error ? runs[i].error : "(no error)");
       rc = TT_EXIT_FAIL;
       break;
     }
@@ -176,8 +179,8 @@ static int tt_bench_run(const json_t *rec, tt_db *db, const tt_schema *schema, t
      * number would hand its neighbour's calls to the wrong question */
     size_t recorded = json_array_size(json_object_get(q, "calls"));
     if (b->calls != recorded) {
-      tt_buf_printf(err, "question %zu took %zu model calls, the recording has %zu: it no longer "
-                         "matches what the agent does", i + 1, b->calls, recorded);
+      tt_error_set(err, TT_ERR_CONFIG, "question %zu took %zu model calls, the recording has %zu: "
+                   "it no longer matches what the agent does", i + 1, b->calls, recorded);
       rc = TT_EXIT_FAIL;
       break;
     }
@@ -301,17 +304,18 @@ int cmd_bench(int argc, char **argv) {
     engine = tt_models_make(models, &lerr);
     if (!engine) rc = tt_cli_error("bench", &lerr);
     tt_bench b = {0}, bare = {0};
-    tt_buf err = TT_BUF_INIT;
-    if (engine) rc = tt_bench_run(rec, db, schema, engine, schema_budget, true, false, &b, &err);
+    tt_error err = TT_ERROR_INIT;
+    if (engine) rc = tt_bench_run(rec, db, schema, engine, &cfg, true, false, &b, &err);
     if (engine && rc == TT_EXIT_OK && grammar) {
       /* the same turns again, without the grammar: the difference in decode
        * time is what the grammar costs */
       tt_llm_free(engine);
       cfg.llama_no_prefix_file = true;
       engine = tt_models_make(models, &lerr);
-      if (engine) rc = tt_bench_run(rec, db, schema, engine, schema_budget, true, true, &bare, &err);
+      if (engine) rc = tt_bench_run(rec, db, schema, engine, &cfg, true, true, &bare, &err);
+      else rc = tt_cli_error("bench", &lerr); /* the model without its prefix file */
     }
-    if (rc != TT_EXIT_OK && err.len) tt_fail(rc, "%s", tt_buf_cstr(&err));
+    if (rc != TT_EXIT_OK && err.kind != TT_OK) tt_fail(rc, "%s", tt_error_text(&err));
     if (rc == TT_EXIT_OK) {
       tt_bench_step t, tb;
       tt_bench_totals(&b, &t);
@@ -368,7 +372,6 @@ int cmd_bench(int argc, char **argv) {
     }
     free(b.steps);
     free(bare.steps);
-    tt_buf_free(&err);
   }
   tt_llm_free(engine);
   tt_service_free(svc);

@@ -105,7 +105,7 @@ const tt_cmd_spec tt_cmd_chart = {
         "by a limit.",
 };
 
-bool tt_cli_parse_size(const char *s, int *w, int *h, tt_buf *err) {
+bool tt_cli_parse_size(const char *s, int *w, int *h, tt_error *err) {
   const char *x = strpbrk(s, "xX");
   long a, b;
   char first[32];
@@ -118,7 +118,8 @@ bool tt_cli_parse_size(const char *s, int *w, int *h, tt_buf *err) {
       return tt_chart_size_ok(*w, *h, err);
     }
   }
-  tt_buf_printf(err, "--size wants WIDTHxHEIGHT in pixels, e.g. 1200x700, not '%s'", s);
+  tt_error_set(err, TT_ERR_CONFIG, "--size wants WIDTHxHEIGHT in pixels, e.g. 1200x700, not '%s'",
+               s);
   return false;
 }
 
@@ -191,11 +192,10 @@ static int tt_chart_option(void *ud, int id, const char *val) {
     return 0;
   case TT_OPT_OUT: c->out = val; return 0;
   case TT_OPT_SIZE: {
-    tt_buf err = TT_BUF_INIT;
-    bool ok = tt_cli_parse_size(val, &c->w, &c->h, &err);
-    int rc = ok ? 0 : tt_usage_error("chart", "%s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
-    return rc;
+    tt_error err;
+    if (!tt_cli_parse_size(val, &c->w, &c->h, &err))
+      return tt_usage_error("chart", "%s", tt_error_text(&err));
+    return 0;
   }
   case TT_OPT_PREVIEW: c->preview = 1; return 0;
   case TT_OPT_NO_PREVIEW: c->preview = -1; return 0;
@@ -261,12 +261,12 @@ int cmd_chart(int argc, char **argv) {
   tt_config cfg;
   tt_config_init(&cfg);
   tt_service *svc = NULL;
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   if (rc >= 0) goto done;
   tt_default_title(c.spec);
   spec = tt_chart_spec_from_json(c.spec, &err);
   if (!spec) {
-    rc = tt_usage_error("chart", "%s", tt_buf_cstr(&err));
+    rc = tt_usage_error("chart", "%s", tt_error_text(&err));
     goto done;
   }
   cfg.db = argv[optind];
@@ -287,7 +287,7 @@ int cmd_chart(int argc, char **argv) {
   }
   chart = tt_chart_build(spec, r, &err);
   if (!chart) {
-    rc = tt_usage_error("chart", "%s", tt_buf_cstr(&err));
+    rc = tt_usage_error("chart", "%s", tt_error_text(&err));
     goto done;
   }
   run_id = tt_new_run_id();
@@ -302,7 +302,7 @@ int cmd_chart(int argc, char **argv) {
     }
   }
   if (!tt_chart_write_file(chart, file, c.w, c.h, &err)) {
-    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_error_text(&err));
     goto done;
   }
   if (c.json) {
@@ -323,7 +323,6 @@ int cmd_chart(int argc, char **argv) {
   rc = tt_write_result(stdout, &out);
   tt_buf_free(&out);
 done:
-  tt_buf_free(&err);
   free(file);
   free(run_id);
   tt_chart_free(chart);

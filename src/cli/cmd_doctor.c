@@ -91,11 +91,10 @@ static void tt_doctor_chat(tt_llm *llm, const char *question, const char *force,
     p->from_text = r.call_from_text;
     snprintf(p->name, sizeof p->name, "%s", r.tool_name ? r.tool_name : "");
     const tt_tool_spec *t = tt_tool_find(tt_doctor_tools, 2, r.tool_name);
-    tt_buf why = TT_BUF_INIT;
+    tt_error why = TT_ERROR_INIT;
     p->args_ok = t && tt_tool_check(t, r.tool_args, &why);
-    if (!t) tt_buf_printf(&why, "there is no tool named \"%s\"", p->name);
-    snprintf(p->why, sizeof p->why, "%s", tt_buf_cstr(&why));
-    tt_buf_free(&why);
+    if (!t) tt_error_set(&why, TT_ERR_CONFIG, "there is no tool named \"%s\"", p->name);
+    snprintf(p->why, sizeof p->why, "%s", tt_error_text(&why));
   } else {
     snprintf(p->text, sizeof p->text, "%s", r.text ? r.text : "");
   }
@@ -277,13 +276,13 @@ static bool tt_doctor_http(const tt_cli_agent_opts *o, tt_models *models, const 
     tt_check(checks, "configuration", "fail", NULL, "%s", tt_error_text(&herr));
     return false;
   }
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   json_object_set_new(report, "backend", json_string("openai-http"));
   json_object_set_new(report, "base_url", json_string(url));
   json_object_set_new(report, "model", json_string(h.model));
   tt_llm_server_info info;
   bool probed = tt_llm_server_probe(&h, &info, &err);
-  if (!probed) tt_check(checks, "endpoint", "fail", NULL, "%s", tt_buf_cstr(&err));
+  if (!probed) tt_check(checks, "endpoint", "fail", NULL, "%s", tt_error_text(&err));
   bool go_on = probed && tt_doctor_endpoint(checks, &info, url);
   if (go_on) {
     json_object_set_new(report, "server", json_string(info.kind));
@@ -323,7 +322,6 @@ static bool tt_doctor_http(const tt_cli_agent_opts *o, tt_models *models, const 
   tt_llm_free(a);
   tt_llm_free(b);
   if (probed) tt_llm_server_info_free(&info);
-  tt_buf_free(&err);
   return usable;
 }
 

@@ -303,12 +303,12 @@ static int tt_eval_spider(tt_eval_cli *c, tt_models *models) {
   }
   o.cancel = tt_interrupt_install();
   tt_spider_summary s;
-  tt_buf err = TT_BUF_INIT;
+  tt_error err = TT_ERROR_INIT;
   bool ok = tt_spider_run(&o, &s, &err);
   int rc = TT_EXIT_OK;
   if (bar.open) fputc('\n', stderr); /* the bar's line ends before the table */
   if (!ok && s.done == 0) {
-    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_error_text(&err));
   } else if (c->json) {
     json_t *j = json_load_file(s.results_file, 0, NULL);
     json_t *summary = j ? json_incref(json_object_get(j, "summary")) : json_object();
@@ -340,9 +340,8 @@ static int tt_eval_spider(tt_eval_cli *c, tt_models *models) {
     tt_fail(0, "interrupted after %zu of %zu questions; run the same command again to resume", s.done, s.total);
     rc = 130;
   } else if (rc == TT_EXIT_OK && !ok) {
-    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_error_text(&err));
   }
-  tt_buf_free(&err);
   free(tag);
   tt_model_choice_free(&ch);
   return rc;
@@ -385,15 +384,13 @@ static void tt_compare_list(tt_buf *b, const json_t *list, const char *title) {
   }
 }
 
-/* Says what err holds, frees it and returns the failure's exit code. */
-static int tt_eval_fail(tt_buf *err) {
-  int rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(err));
-  tt_buf_free(err);
-  return rc;
+/* Says what err holds and returns the failure's exit code. */
+static int tt_eval_fail(const tt_error *err) {
+  return tt_fail(TT_EXIT_FAIL, "%s", tt_error_text(err));
 }
 
 static int tt_eval_compare(const tt_eval_cli *c) {
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   json_t *r = tt_spider_compare(c->compare_a, c->compare_b, &err);
   if (!r) {
     return tt_eval_fail(&err);
@@ -421,7 +418,6 @@ static int tt_eval_compare(const tt_eval_cli *c) {
     tt_buf_free(&b);
   }
   json_decref(r);
-  tt_buf_free(&err);
   return TT_EXIT_OK;
 }
 
@@ -466,7 +462,7 @@ static int tt_eval_behaviours(tt_eval_cli *c, tt_models *models) {
     o.on_case = tt_behaviour_line;
     o.case_ud = &t;
   }
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   json_t *res = tt_behaviour_run(&o, &err);
   if (!res) {
     return tt_eval_fail(&err);
@@ -483,7 +479,6 @@ static int tt_eval_behaviours(tt_eval_cli *c, tt_models *models) {
   }
   bool cancelled = o.cancel && *o.cancel;
   json_decref(res);
-  tt_buf_free(&err);
   return cancelled ? 130 : failed ? TT_EXIT_FAIL : TT_EXIT_OK;
 }
 
@@ -498,11 +493,11 @@ static int tt_eval_report(tt_eval_cli *c, const char *state) {
     return tt_usage_error("eval", "--since wants a date (2026-12-01, 2026-12-01T10:00) or an age (90m, 2h, 3d), "
                                   "not '%s'", c->since);
   }
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   json_t *r = tt_report_build(&o, &err);
   int rc = TT_EXIT_OK;
   if (!r) {
-    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_error_text(&err));
   } else if (c->json) {
     tt_print_json(r);
   } else {
@@ -539,7 +534,6 @@ static int tt_eval_report(tt_eval_cli *c, const char *state) {
     tt_buf_free(&b);
   }
   json_decref(r);
-  tt_buf_free(&err);
   free(runs);
   return rc;
 }
@@ -564,7 +558,7 @@ static int tt_eval_schema(tt_eval_cli *c) {
     o.nbudgets = c->nbudgets;
     memcpy(o.budgets, c->budgets, sizeof o.budgets);
   }
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   json_t *r = tt_schema_bench_run(&o, &err);
   if (!r) {
     return tt_eval_fail(&err);
@@ -606,7 +600,6 @@ static int tt_eval_schema(tt_eval_cli *c) {
     tt_buf_free(&b);
   }
   json_decref(r);
-  tt_buf_free(&err);
   return TT_EXIT_OK;
 }
 

@@ -244,15 +244,15 @@ static int tt_pull_one(const char *url, const char *dir, const char *file, int p
   tt_pull_opts po = {.on_progress = tt_bar_update, .ud = &bar, .cancel = tt_interrupt_install(),
                      .expect_sha256 = expect_sha256};
   tt_pull_result res;
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   bool ok = tt_model_pull(url, dest, &po, &res, &err);
   if (bar.t.tty) fputs("\r\033[K", stderr);
   char size[32];
   tt_human(size, sizeof size, res.bytes);
   if (!ok && count > 1) {
-    rc = tt_fail(TT_EXIT_FAIL, "part %d of %d (%s): %s", part, count, file, tt_buf_cstr(&err));
+    rc = tt_fail(TT_EXIT_FAIL, "part %d of %d (%s): %s", part, count, file, tt_error_text(&err));
   } else if (!ok) {
-    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_buf_cstr(&err));
+    rc = tt_fail(TT_EXIT_FAIL, "%s", tt_error_text(&err));
   } else if (count > 1) {
     printf("part %d of %d: %s, %s%s, sha256 %s\n", part, count, file, size,
            res.resumed_from ? " (resumed)" : "", res.verified ? "verified" : "not announced, unchecked");
@@ -261,7 +261,6 @@ static int tt_pull_one(const char *url, const char *dir, const char *file, int p
     if (res.verified) printf("sha256 %s verified\n", res.sha256);
     else printf("sha256 %s (the server announced none to check against)\n", res.sha256);
   }
-  tt_buf_free(&err);
   free(dest);
   return rc;
 }
@@ -283,11 +282,8 @@ int cmd_pull(int argc, char **argv) {
   } else {
     if (!strstr(what, "://"))
       return tt_usage_error("pull", "'%s' is neither a known model (see --list) nor a URL", what);
-    tt_buf why = TT_BUF_INIT;
-    bool ok = tt_pull_url_ok(what, &why);
-    int rc = ok ? TT_EXIT_OK : tt_usage_error("pull", "%s", tt_buf_cstr(&why));
-    tt_buf_free(&why);
-    if (!ok) return rc;
+    tt_error why;
+    if (!tt_pull_url_ok(what, &why)) return tt_usage_error("pull", "%s", why.message);
     url = tt_xstrdup(what);
   }
   char *file = tt_url_file_name(url);

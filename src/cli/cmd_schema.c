@@ -184,10 +184,9 @@ static void tt_show_picks(tt_buf *out, const tt_agent *a, const tt_schema *s, co
 
 /* The first prompt's cost under budget, as text or JSON; with a question,
  * the tables it gets first. */
-static int tt_show_cost(const tt_schema *s, tt_db *db, size_t budget, const char *question,
+static int tt_show_cost(const tt_schema *s, tt_db *db, const tt_config *cfg, const char *question,
                         bool scores, bool as_json) {
-  tt_agent_opts ao = tt_agent_default_opts();
-  ao.schema_budget = budget;
+  tt_agent_opts ao = tt_config_agent_opts(cfg); /* the budget as --budget says */
   tt_agent *a = tt_agent_new(db, s, NULL, &ao);
   tt_prompt_cost c;
   tt_agent_prompt_cost(a, question, &c);
@@ -246,7 +245,7 @@ static int tt_schema_open(tt_schema_cli *sc, const char *path, tt_service **svc,
 
 int cmd_schema(int argc, char **argv) {
   tt_schema_cli sc = {.argc = argc, .argv = argv,
-                      .budget = (long)tt_agent_default_opts().schema_budget};
+                      .budget = 0};
   tt_config_init(&sc.cfg);
   int rc0 = tt_opts_parse(&tt_cmd_schema, argc, argv, 1, tt_schema_option, &sc);
   if (rc0 == TT_OPTS_GO && optind >= argc) rc0 = tt_usage_error("schema", "give a database file");
@@ -264,8 +263,8 @@ int cmd_schema(int argc, char **argv) {
     return rc1;
   }
   if (sc.cost) {
-    int rc = tt_show_cost(s, tt_service_db(svc), (size_t)sc.budget, sc.question, sc.scores,
-                          sc.as_json);
+    if (sc.budget) sc.cfg.schema_budget = sc.budget; /* else the configuration's default */
+    int rc = tt_show_cost(s, tt_service_db(svc), &sc.cfg, sc.question, sc.scores, sc.as_json);
     tt_service_free(svc);
     tt_config_free(&sc.cfg);
     return rc;

@@ -20,12 +20,11 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
   long n;
   switch (c) {
   case TT_OPT_BASE_URL: {
-    tt_buf why = TT_BUF_INIT;
+    tt_error why;
     bool ok = tt_llm_http_url_ok(arg, &why);
     int rc = ok ? 0
                 : tt_usage_error(cmd, "--base-url '%s' is not a usable URL: %s; a base URL looks "
-                                      "like http://127.0.0.1:8080/v1", arg, tt_buf_cstr(&why));
-    tt_buf_free(&why);
+                                      "like http://127.0.0.1:8080/v1", arg, why.message);
     o->cfg.base_url = arg;
     return rc;
   }
@@ -86,11 +85,10 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
       return tt_usage_error(cmd, "--threads wants a number from 1 to 1024, not '%s'", arg);
     return 0;
   case TT_OPT_SIZE: {
-    tt_buf err = TT_BUF_INIT;
-    bool ok = tt_cli_parse_size(arg, &o->cfg.chart_w, &o->cfg.chart_h, &err);
-    int rc = ok ? 0 : tt_usage_error(cmd, "%s", tt_buf_cstr(&err));
-    tt_buf_free(&err);
-    return rc;
+    tt_error err;
+    if (!tt_cli_parse_size(arg, &o->cfg.chart_w, &o->cfg.chart_h, &err))
+      return tt_usage_error(cmd, "%s", tt_error_text(&err));
+    return 0;
   }
   case TT_OPT_CHART_FORMAT:
     if (strcmp(arg, "png") && strcmp(arg, "svg"))

@@ -523,11 +523,11 @@ static const tt_case tt_cases[] = {
 
 /* ---- the scratch copy -------------------------------------------------------------------- */
 
-static char *tt_make_scratch(const char *src, char **dir_out, tt_buf *err) {
+static char *tt_make_scratch(const char *src, char **dir_out, tt_error *err) {
   const char *tmp = getenv("TMPDIR");
   char *tmpl = tt_xasprintf("%s/tabletalk-behaviours-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(tmpl)) {
-    tt_buf_printf(err, "cannot create a scratch folder: %s", strerror(errno));
+    tt_error_set(err, TT_ERR_IO, "cannot create a scratch folder: %s", strerror(errno));
     free(tmpl);
     return NULL;
   }
@@ -542,8 +542,8 @@ static char *tt_make_scratch(const char *src, char **dir_out, tt_buf *err) {
   }
   if (ok) ok = sqlite3_exec(out, tt_planted, NULL, NULL, NULL) == SQLITE_OK;
   if (!ok)
-    tt_buf_printf(err, "cannot copy %s to a scratch file: %s", src,
-                  out ? sqlite3_errmsg(out) : in ? sqlite3_errmsg(in) : "out of memory");
+    tt_error_set(err, TT_ERR_IO, "cannot copy %s to a scratch file: %s", src,
+                 out ? sqlite3_errmsg(out) : in ? sqlite3_errmsg(in) : "out of memory");
   sqlite3_close(in);
   sqlite3_close(out);
   if (!ok) {
@@ -557,29 +557,23 @@ static char *tt_make_scratch(const char *src, char **dir_out, tt_buf *err) {
   return dst;
 }
 
-json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
+json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_error *err) {
   tt_db_target target;
-  tt_error terr;
-  if (!tt_db_target_parse(o->db_path, &target, &terr)) {
-    tt_buf_puts(err, tt_error_text(&terr));
-    return NULL;
-  }
+  if (!tt_db_target_parse(o->db_path, &target, err)) return NULL;
   bool pg = target.kind == TT_DB_KIND_POSTGRES;
   tt_db_target_free(&target);
   if (!pg && !tt_file_exists(o->db_path)) {
-    tt_buf_printf(err, "%s does not exist; --db wants the chinook database (make data fetches it)", o->db_path);
+    tt_error_set(err, TT_ERR_IO, "%s does not exist", o->db_path);
+    tt_error_hint(err, "--db wants the chinook database (make data fetches it)");
     return NULL;
   }
   char *dir = NULL, *pg_name = NULL;
   /* on PostgreSQL a database made from the one named; the copy goes at the end */
-  tt_error perr = TT_ERROR_INIT;
-  char *scratch = pg ? tt_pg_scratch_create(o->db_path, tt_planted, &pg_name, &perr)
+  char *scratch = pg ? tt_pg_scratch_create(o->db_path, tt_planted, &pg_name, err)
                      : tt_make_scratch(o->db_path, &dir, err);
-  if (!scratch) {
-    if (pg) tt_buf_puts(err, perr.message);
-    return NULL;
-  }
+  if (!scratch) return NULL;
   tt_db_target st; /* the copy as it is shown: a URI without its password */
+  tt_error terr;
   char *shown = tt_db_target_parse(scratch, &st, &terr) ? tt_xstrdup(st.shown) : tt_xstrdup("");
   tt_db_target_free(&st);
   tt_suite s = {.o = o, .scratch = scratch, .pg = pg};
@@ -593,15 +587,14 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
   tt_config cfg = *o->cfg; /* a copy that owns nothing, on the scratch database */
   cfg.db = scratch;
   cfg.knowledge = NULL;
-  tt_error e;
-  tt_service *svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_NO_VALUES, &e);
+  tt_service *svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_NO_VALUES, err);
   tt_db_opts ro = tt_config_db_opts(&cfg);
   ro.max_rows = 100000;
-  s.ref = svc ? tt_service_db_open(svc, &ro, &e) : NULL;
+  s.ref = svc ? tt_service_db_open(svc, &ro, err) : NULL;
   if (pg && s.ref) s.bytes = tt_pg_digest(&s);
-  tt_llm *llm = s.ref ? tt_models_make(o->models, &e) : NULL;
-  s.session = llm ? tt_session_new(svc, llm, &e) : NULL;
-  if (!s.session) tt_buf_printf(err, "%s: %s", shown, tt_error_text(&e));
+  tt_llm *llm = s.ref ? tt_models_make(o->models, err) : NULL;
+  s.session = llm ? tt_session_new(svc, llm, err) : NULL;
+  if (!s.session) tt_error_prefix(err, "%s: ", shown);
   json_t *result = NULL;
   if (s.session && s.bytes) {
     json_t *cases = json_array();
@@ -627,8 +620,9 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err) {
     result = json_pack("{s:o,s:I,s:I}", "cases", cases, "passed", (json_int_t)passed, "failed", (json_int_t)failed);
     /* a file stays for a look; a database on someone's server does not */
     json_object_set_new(result, "scratch", failed && !pg ? tt_json_stringn(scratch, strlen(scratch)) : json_null());
-  } else if (!err->len) {
-    tt_buf_printf(err, "cannot read %s%s", shown, pg ? " (the digest of its tables)" : "");
+  } else if (s.session) { /* the copy's bytes (or its tables' digest) could not be read */
+    tt_error_set(err, pg ? TT_ERR_SQL : TT_ERR_IO, "cannot read %s%s", shown,
+                 pg ? " (the digest of its tables)" : "");
   }
   tt_session_free(s.session);
   tt_llm_free(llm);

@@ -44,16 +44,19 @@ static json_t *tt_change(const json_t *a, const json_t *b) {
   return c;
 }
 
-/* A results file, checked to be one. */
-static json_t *tt_load_results(const char *path, tt_buf *err) {
+/* A results file, checked to be one: NULL with err, io when it cannot
+ * be opened, config when it is not JSON or not a results file. */
+static json_t *tt_load_results(const char *path, tt_error *err) {
   json_error_t jerr;
   json_t *doc = json_load_file(path, 0, &jerr);
   if (!doc) {
-    tt_buf_printf(err, "cannot read %s: %s", path, jerr.text);
+    tt_error_set(err, json_error_code(&jerr) == json_error_cannot_open_file ? TT_ERR_IO : TT_ERR_CONFIG,
+                 "cannot read %s: %s", path, jerr.text);
     return NULL;
   }
   if (!json_is_array(json_object_get(doc, "questions"))) {
-    tt_buf_printf(err, "%s is not a results file of `tabletalk eval spider` (no \"questions\" list)", path);
+    tt_error_set(err, TT_ERR_CONFIG,
+                 "%s is not a results file of `tabletalk eval spider` (no \"questions\" list)", path);
     json_decref(doc);
     return NULL;
   }
@@ -68,7 +71,7 @@ static json_t *tt_results_side(const char *path, const json_t *doc, size_t corre
                    common ? 100.0 * (double)correct / (double)common : 0.0);
 }
 
-json_t *tt_spider_compare(const char *file_a, const char *file_b, tt_buf *err) {
+json_t *tt_spider_compare(const char *file_a, const char *file_b, tt_error *err) {
   json_t *da = tt_load_results(file_a, err);
   json_t *db = da ? tt_load_results(file_b, err) : NULL;
   if (!db) {

@@ -22,9 +22,10 @@ bool tt_sql_outer_order_by(const char *sql);
  * evaluation does: the same number of rows and columns; columns matched
  * by some permutation; rows as multisets (in order when ordered); numbers
  * equal within a relative 1e-6 (integers and reals alike), text byte for
- * byte, NULL equal to NULL. False with a short reason in why ("5 rows,
- * gold has 3"). */
-bool tt_ex_equal(const tt_result *gold, const tt_result *pred, bool ordered, tt_buf *why);
+ * byte, NULL equal to NULL. False (an answer, not a failure) with how
+ * they differ appended to detail, for the results file ("5 rows, gold
+ * has 3"). */
+bool tt_ex_equal(const tt_result *gold, const tt_result *pred, bool ordered, tt_buf *detail);
 
 /* ---- the oracle backend ---------------------------------------------------------- */
 
@@ -86,9 +87,11 @@ typedef struct tt_spider_summary {
 
 /* Runs the evaluation, writing the results file after every question (so
  * an interrupted run resumes where it stopped). false with err when it
- * cannot start (no questions file, unwritable results folder, no model,
- * an earlier run in the same file by another model or on other data). */
-bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err);
+ * cannot start: io (no questions file, an unwritable results folder or
+ * file), config (a questions file with a bad line, an earlier run in the
+ * same file by another model or on other data, --jobs with the local
+ * engine), unavailable (no model), or the model's own error. */
+bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_error *err);
 
 /* Compares two results files question by question (matched by id):
  * {"a": {file, tag, model, questions, correct_in_common, ex_in_common},
@@ -96,8 +99,9 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
  * in B), "broken": [..] (correct only in A), "changed": [..] (another
  * outcome, correct in neither), "only_a": [..], "only_b": [..]}, each entry
  * {id, db_id, question, a, b (outcomes), a_detail, b_detail, a_sql, b_sql}.
- * NULL with err when a file cannot be read or is not a results file. */
-json_t *tt_spider_compare(const char *file_a, const char *file_b, tt_buf *err);
+ * NULL with err when a file cannot be read (io) or is not a results file
+ * (config). */
+json_t *tt_spider_compare(const char *file_a, const char *file_b, tt_error *err);
 
 /* ---- the behaviour suite ------------------------------------------------------------ */
 
@@ -116,8 +120,9 @@ tt_behaviour_opts tt_behaviour_default_opts(void);
 /* Runs every case on a scratch copy of the database with a planted row.
  * Returns {"cases":[{"name","what","passed","checks":[{"check","passed",
  * "detail"}],"run_ids":[...]}],"passed":N,"failed":N,"scratch":PATH} or
- * NULL with err when it cannot start. */
-json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_buf *err);
+ * NULL with err when it cannot start (the database, its scratch copy or
+ * the model). */
+json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_error *err);
 
 /* ---- the report from traces ---------------------------------------------------------- */
 
@@ -131,9 +136,9 @@ typedef struct tt_report_opts {
 
 /* Per question: LLM calls, tool calls, prompt tokens sent, reused and
  * computed, completion tokens, wall seconds, cost: {"runs":N,"metrics":
- * {name:{"mean","median","max","total"}},"skipped":N}. NULL with err when
- * the folder cannot be read. */
-json_t *tt_report_build(const tt_report_opts *o, tt_buf *err);
+ * {name:{"mean","median","max","total"}},"skipped":N}. NULL with err (io)
+ * when the folder does not exist. */
+json_t *tt_report_build(const tt_report_opts *o, tt_error *err);
 
 /* Parses "2026-12-01", "2026-12-01T10:00", or an age like "90m", "2h",
  * "3d" (before now) into epoch seconds. */
@@ -154,13 +159,13 @@ tt_schema_bench_opts tt_schema_bench_default_opts(void);
  * "questions","all_needed_recall","table_recall","tables_shown","tokens",
  * "categories":{name:{same figures}}, "per_question"?}]}. NULL with err set
  * when the folder cannot be read. */
-json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err);
+json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_error *err);
 
 /* One JSON object a line of path (blank lines skipped), each passing ok;
- * NULL with err when the file cannot be read (err ends with hint), a line
- * is not JSON or fails ok ("PATH line N is not " need), or it holds no
- * questions (jsonl.c). */
+ * NULL with err when the file cannot be read (io, with hint as the hint),
+ * a line is not JSON or fails ok (config, err->line set: "PATH line N is
+ * not " need), or it holds no questions (config) (jsonl.c). */
 json_t *tt_eval_read_jsonl(const char *path, bool (*ok)(const json_t *q), const char *need,
-                           const char *hint, tt_buf *err);
+                           const char *hint, tt_error *err);
 
 #endif

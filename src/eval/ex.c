@@ -242,14 +242,16 @@ static bool tt_assign(tt_match *m, size_t i) {
   return false;
 }
 
-bool tt_ex_equal(const tt_result *gold, const tt_result *pred, bool ordered, tt_buf *why) {
+bool tt_ex_equal(const tt_result *gold, const tt_result *pred, bool ordered, tt_buf *detail) {
   if (gold->nrows != pred->nrows) {
-    tt_buf_printf(why, "%zu row%s, gold has %zu", pred->nrows, pred->nrows == 1 ? "" : "s", gold->nrows);
+    tt_buf_printf(detail, "%zu row%s, gold has %zu", pred->nrows, pred->nrows == 1 ? "" : "s",
+                  gold->nrows);
     return false;
   }
   if (gold->nrows == 0) return true; /* both empty: equal whatever the columns */
   if (gold->ncols != pred->ncols) {
-    tt_buf_printf(why, "%zu column%s, gold has %zu", pred->ncols, pred->ncols == 1 ? "" : "s", gold->ncols);
+    tt_buf_printf(detail, "%zu column%s, gold has %zu", pred->ncols, pred->ncols == 1 ? "" : "s",
+                  gold->ncols);
     return false;
   }
   size_t ncols = gold->ncols, n = gold->nrows;
@@ -273,15 +275,17 @@ bool tt_ex_equal(const tt_result *gold, const tt_result *pred, bool ordered, tt_
       any |= same;
     }
     if (!any && possible) {
-      tt_buf_printf(why, "no column has the values of gold column %zu (%.60s)", i + 1, gold->names[i]);
+      tt_buf_printf(detail, "no column has the values of gold column %zu (%.60s)", i + 1,
+                    gold->names[i]);
       possible = false;
     }
   }
   bool equal = possible && tt_assign(&m, 0);
   if (possible && !equal) {
-    if (m.tries >= TT_EX_MAX_TRIES) tt_buf_puts(why, "too many ways to match the columns");
-    else tt_buf_puts(why, ordered ? "the rows differ (or come in another order; the gold query orders them)"
-                                  : "the same columns, but the rows differ");
+    if (m.tries >= TT_EX_MAX_TRIES) tt_buf_puts(detail, "too many ways to match the columns");
+    else tt_buf_puts(detail, ordered ? "the rows differ (or come in another order; the gold query "
+                                       "orders them)"
+                                     : "the same columns, but the rows differ");
   }
   for (size_t c = 0; c < ncols; c++) {
     free(gc[c]);

@@ -9,10 +9,11 @@
 #include <string.h>
 
 json_t *tt_eval_read_jsonl(const char *path, bool (*ok)(const json_t *q), const char *need,
-                           const char *hint, tt_buf *err) {
+                           const char *hint, tt_error *err) {
   FILE *f = fopen(path, "r");
   if (!f) {
-    tt_buf_printf(err, "cannot read %s: %s; %s", path, strerror(errno), hint);
+    tt_error_set(err, TT_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    tt_error_hint(err, "%s", hint);
     return NULL;
   }
   json_t *qs = json_array();
@@ -25,9 +26,9 @@ json_t *tt_eval_read_jsonl(const char *path, bool (*ok)(const json_t *q), const 
     json_error_t jerr;
     json_t *q = json_loads(line, 0, &jerr);
     if (!json_is_object(q) || !ok(q)) {
-      tt_buf_printf(err, "%s line %ld is not %s%s%s", path, lineno, need, q ? "" : " (invalid JSON: ",
-                    q ? "" : jerr.text);
-      if (!q) tt_buf_puts(err, ")");
+      tt_error_set(err, TT_ERR_CONFIG, "%s line %ld is not %s%s%s%s", path, lineno, need,
+                   q ? "" : " (invalid JSON: ", q ? "" : jerr.text, q ? "" : ")");
+      if (err) err->line = (int)lineno;
       json_decref(q);
       json_decref(qs);
       qs = NULL;
@@ -38,7 +39,7 @@ json_t *tt_eval_read_jsonl(const char *path, bool (*ok)(const json_t *q), const 
   free(line);
   fclose(f);
   if (qs && json_array_size(qs) == 0) {
-    tt_buf_printf(err, "%s holds no questions", path);
+    tt_error_set(err, TT_ERR_CONFIG, "%s holds no questions", path);
     json_decref(qs);
     qs = NULL;
   }

@@ -97,12 +97,12 @@ static bool tt_run_metrics(const json_t *events, const tt_report_opts *o, double
   return have_start && have_end;
 }
 
-json_t *tt_report_build(const tt_report_opts *o, tt_buf *err) {
+json_t *tt_report_build(const tt_report_opts *o, tt_error *err) {
   size_t nfiles;
   char **files = tt_list_files(o->runs_dir, ".jsonl", &nfiles);
   if (!files && !tt_file_exists(o->runs_dir)) {
-    tt_buf_printf(err, "no traces at %s: the folder does not exist (traces are in STATE/runs; give "
-                       "--runs DIR or --state-dir)", o->runs_dir);
+    tt_error_set(err, TT_ERR_IO, "no traces at %s: the folder does not exist (traces are in "
+                 "STATE/runs; give --runs DIR or --state-dir)", o->runs_dir);
     return NULL;
   }
   double *vals[M_COUNT];

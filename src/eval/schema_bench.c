@@ -26,7 +26,7 @@ static bool tt_labelled(const json_t *q) {
          json_array_size(json_object_get(q, "tables")) > 0;
 }
 
-static json_t *tt_bench_questions(const char *path, tt_buf *err) {
+static json_t *tt_bench_questions(const char *path, tt_error *err) {
   return tt_eval_read_jsonl(path, tt_labelled,
                             "a labelled question: it needs a string question and a non-empty array tables",
                             "--data wants a folder with schema.sqlite and questions.jsonl "
@@ -141,7 +141,7 @@ static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budg
   return r;
 }
 
-json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err) {
+json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_error *err) {
   char *qpath = tt_xasprintf("%s/questions.jsonl", o->data_dir);
   char *dbpath = tt_xasprintf("%s/schema.sqlite", o->data_dir);
   json_t *qs = tt_bench_questions(qpath, err), *r = NULL;
@@ -154,16 +154,12 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_buf *err) {
    * database, and the value index linking values the questions name to
    * their tables (built here, not cached, so its cost is measured) */
   cfg.db = dbpath;
-  tt_error serr;
   double t0 = tt_now_ms();
-  if (tt_config_resolve(&cfg, &serr))
-    svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT, &serr);
-  s = svc ? tt_service_schema(svc, &serr) : NULL;
+  if (tt_config_resolve(&cfg, err))
+    svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT, err);
+  s = svc ? tt_service_schema(svc, err) : NULL;
   double values_ms = tt_now_ms() - t0;
-  if (!s) {
-    tt_buf_puts(err, tt_error_text(&serr));
-    goto done;
-  }
+  if (!s) goto done;
   json_t *budgets = json_array();
   for (size_t b = 0; b < o->nbudgets; b++)
     json_array_append_new(budgets, tt_bench_budget(s, qs, o->budgets[b], o->details));

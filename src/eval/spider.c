@@ -47,7 +47,7 @@ static bool tt_spider_question(const json_t *q) {
   return true;
 }
 
-static json_t *tt_load_questions(const char *dir, tt_buf *err) {
+static json_t *tt_load_questions(const char *dir, tt_error *err) {
   char *path = tt_xasprintf("%s/questions.jsonl", dir);
   json_t *qs = tt_eval_read_jsonl(path, tt_spider_question,
                                   "a question: it needs string fields id, db_id, question and gold_sql",
@@ -127,8 +127,9 @@ static void tt_dbctx_free(tt_dbctx *c) {
 }
 
 /* The worker's handles on db_id, most recently used first; the least
- * recently used is closed beyond TT_WORKER_DBS. */
-static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
+ * recently used is closed beyond TT_WORKER_DBS. NULL with err (the
+ * database's path before the reason) when it cannot be opened. */
+static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_error *err) {
   for (size_t i = 0; i < w->ndbs; i++)
     if (strcmp(w->dbs[i].db_id, db_id) == 0) {
       tt_dbctx hit = w->dbs[i];
@@ -143,17 +144,16 @@ static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_buf *err) {
   c.cfg->db = path;
   c.cfg->knowledge = NULL;
   c.cfg->immutable = true; /* Spider's files do not change while it runs */
-  tt_error e;
   /* value hints as ask gives them (Spider's databases are small: built, not cached) */
-  c.svc = tt_service_open(c.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT, &e);
+  c.svc = tt_service_open(c.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT, err);
   tt_db_opts eo = tt_config_db_opts(c.cfg);
   eo.max_rows = 100000;
   eo.max_bytes = 256L << 20;
   eo.timeout_s = eo.timeout_s > 10 ? eo.timeout_s : 10; /* Ctrl-C waits for it */
   eo.double_quoted_strings = true;
-  if (c.svc) c.eval = tt_service_db_open(c.svc, &eo, &e);
-  if (c.eval) c.session = tt_session_new(c.svc, w->llm, &e);
-  if (!c.session) tt_buf_printf(err, "%s: %s", path, tt_error_text(&e));
+  if (c.svc) c.eval = tt_service_db_open(c.svc, &eo, err);
+  if (c.eval) c.session = tt_session_new(c.svc, w->llm, err);
+  if (!c.session) tt_error_prefix(err, "%s: ", path);
   free(path);
   c.cfg->db = NULL; /* the service keeps its own copy of the target */
   if (!c.session) {
@@ -228,13 +228,13 @@ static json_t *tt_ask_one(tt_worker *w, const json_t *q) {
   const char *question = json_string_value(json_object_get(q, "question"));
   const char *gold = json_string_value(json_object_get(q, "gold_sql"));
   json_t *e = json_pack("{s:s,s:s,s:s,s:s}", "id", id, "db_id", db_id, "question", question, "gold_sql", gold);
-  tt_buf err = TT_BUF_INIT, detail = TT_BUF_INIT;
+  tt_error err;
+  tt_buf detail = TT_BUF_INIT;
   tt_dbctx *c = tt_worker_db(w, db_id, &err);
   if (!c) {
     json_object_set_new(e, "outcome", json_string(tt_spider_outcome_name(TT_SP_ERROR)));
-    json_object_set_new(e, "detail", tt_str_json(tt_buf_cstr(&err)));
+    json_object_set_new(e, "detail", tt_str_json(tt_error_text(&err)));
     json_object_set_new(e, "pred_sql", json_null());
-    tt_buf_free(&err);
     return e;
   }
   if (w->answers) {
@@ -254,7 +254,6 @@ static json_t *tt_ask_one(tt_worker *w, const json_t *q) {
     tt_run_free(&run);
     free(thread);
     json_decref(e);
-    tt_buf_free(&err);
     return NULL;
   } else if (run.status == TT_RUN_CLARIFY) {
     out = TT_SP_CLARIFY;
@@ -287,7 +286,6 @@ static json_t *tt_ask_one(tt_worker *w, const json_t *q) {
   json_object_set_new(e, "run_id", json_string(info.run_id));
   tt_run_free(&run);
   free(thread);
-  tt_buf_free(&err);
   tt_buf_free(&detail);
   return e;
 }
@@ -350,9 +348,9 @@ static bool tt_write_results(tt_run_state *rs) {
 
 /* Entries of an earlier run of the same selection by the same model, kept
  * unless they were errors (which a resumed run tries again). An earlier
- * run by another model or on other data is not mixed in: err says so,
- * and SIZE_MAX is returned. */
-static size_t tt_resume(tt_run_state *rs, tt_buf *err) {
+ * run by another model or on other data is not mixed in: err says so
+ * (config: the hint names --tag and --fresh), and SIZE_MAX is returned. */
+static size_t tt_resume(tt_run_state *rs, tt_error *err) {
   json_t *old = json_load_file(rs->results_file, 0, NULL);
   size_t kept = 0;
   const json_t *meta = json_object_get(old, "meta");
@@ -360,10 +358,10 @@ static size_t tt_resume(tt_run_state *rs, tt_buf *err) {
   for (size_t k = 0; old && k < sizeof same / sizeof same[0]; k++) {
     const json_t *a = json_object_get(meta, same[k]), *b = json_object_get(rs->meta, same[k]);
     if ((a || b) && !(a && b && json_equal((json_t *)a, (json_t *)b))) {
-      tt_buf_printf(err, "%s holds an earlier run with another %s (%s); give --tag to keep both, or "
-                         "--fresh to start over", rs->results_file,
-                    strcmp(same[k], "data_dir") ? same[k] : "--data",
-                    json_is_string(a) ? json_string_value(a) : "none");
+      tt_error_set(err, TT_ERR_CONFIG, "%s holds an earlier run with another %s (%s)",
+                   rs->results_file, strcmp(same[k], "data_dir") ? same[k] : "--data",
+                   json_is_string(a) ? json_string_value(a) : "none");
+      tt_error_hint(err, "give --tag to keep both, or --fresh to start over");
       json_decref(old);
       return SIZE_MAX;
     }
@@ -423,17 +421,19 @@ static char *tt_results_path(const tt_spider_opts *o, size_t n) {
   return path;
 }
 
-bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err) {
+bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_error *err) {
   memset(out, 0, sizeof *out);
   json_t *all = tt_load_questions(o->data_dir, err);
   if (!all) return false;
   if (!o->oracle && !o->models) {
-    tt_buf_puts(err, "no model to evaluate: give one (--model-path, --base-url) or --backend oracle");
+    tt_error_set(err, TT_ERR_UNAVAILABLE,
+                 "no model to evaluate: give one (--model-path, --base-url) or --backend oracle");
     json_decref(all);
     return false;
   }
   if (!tt_mkdir_p(o->results_dir, 0755)) {
-    tt_buf_printf(err, "cannot create the results folder %s: %s", o->results_dir, strerror(errno));
+    tt_error_set(err, TT_ERR_IO, "cannot create the results folder %s: %s", o->results_dir,
+                 strerror(errno));
     json_decref(all);
     return false;
   }
@@ -454,27 +454,24 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
 
   /* the thread store is made once, here, so workers opening it at the same
    * moment never race to create the file and switch it to WAL */
-  tt_error serr;
-  tt_store *store = tt_store_open(tt_config_state_dir(o->cfg), &serr);
+  tt_store *store = tt_store_open(tt_config_state_dir(o->cfg), err);
   bool started_all = store != NULL;
-  if (!store) tt_buf_puts(err, tt_error_text(&serr));
   tt_store_close(store);
   int jobs = o->jobs < 1 ? 1 : o->jobs > 64 ? 64 : o->jobs;
   if ((size_t)jobs > total) jobs = (int)total;
   tt_worker *w = tt_xcalloc((size_t)jobs, sizeof *w);
   for (int k = 0; started_all && k < jobs; k++) {
     w[k].rs = &rs;
-    tt_error lerr;
     if (o->oracle) w[k].answers = json_object();
     if (!o->oracle && k > 0 && !tt_llm_parallel(w[0].llm)) { /* before a second copy loads */
-      tt_buf_puts(err, "the local engine answers one question at a time: use --jobs 1, or an "
-                       "HTTP endpoint (--base-url) for parallel jobs");
+      tt_error_set(err, TT_ERR_CONFIG, "the local engine answers one question at a time: use "
+                   "--jobs 1, or an HTTP endpoint (--base-url) for parallel jobs");
       started_all = false;
       break;
     }
-    w[k].llm = o->oracle ? tt_oracle_new(w[k].answers) : tt_models_make(o->models, &lerr);
+    w[k].llm = o->oracle ? tt_oracle_new(w[k].answers) : tt_models_make(o->models, err);
     if (!w[k].llm) {
-      tt_buf_printf(err, "cannot start the model: %s", tt_error_text(&lerr));
+      tt_error_prefix(err, "cannot start the model: ");
       started_all = false;
     }
   }
@@ -499,7 +496,7 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
     bool wrote = tt_write_results(&rs); /* fails early when the file cannot be written */
     pthread_mutex_unlock(&rs.mu);
     if (!wrote) {
-      tt_buf_puts(err, rs.write_error);
+      tt_error_set(err, TT_ERR_IO, "%s", rs.write_error);
       started_all = false;
     }
   }
@@ -532,7 +529,7 @@ bool tt_spider_run(const tt_spider_opts *o, tt_spider_summary *out, tt_buf *err)
   out->cancelled = out->done < out->total && o->cancel && *o->cancel;
   snprintf(out->results_file, sizeof out->results_file, "%s", rs.results_file);
   bool ok = started_all && !rs.write_error[0];
-  if (started_all && rs.write_error[0]) tt_buf_puts(err, rs.write_error);
+  if (started_all && rs.write_error[0]) tt_error_set(err, TT_ERR_IO, "%s", rs.write_error);
   for (size_t k = 0; k < total; k++) json_decref(rs.entries[k]);
   free(rs.entries);
   free(rs.results_file);

@@ -78,7 +78,7 @@ long tt_llm_count_prompt(tt_llm *llm, const tt_chat *chat, const tt_llm_call *ca
 
 static double tt_gib(long long bytes) { return (double)bytes / (double)(1LL << 30); }
 
-long tt_llm_pick_context(const tt_ctx_facts *f, tt_buf *why) {
+long tt_llm_pick_context(const tt_ctx_facts *f, tt_buf *note) {
   long trained = f->trained > 0 ? f->trained : 0;
   long long kv = f->kv_bytes_per_token > 0 ? f->kv_bytes_per_token : 0;
   /* what memory leaves for the KV cache: a tenth stays free for the rest
@@ -110,15 +110,15 @@ long tt_llm_pick_context(const tt_ctx_facts *f, tt_buf *why) {
       reason = "the least that holds a question, though memory is short";
     }
   }
-  if (why) {
-    tt_buf_printf(why, "%ld tokens: %s", n, reason);
-    if (trained) tt_buf_printf(why, "; trained for %ld", trained);
+  if (note) {
+    tt_buf_printf(note, "%ld tokens: %s", n, reason);
+    if (trained) tt_buf_printf(note, "; trained for %ld", trained);
     if (mem_known && kv > 0)
-      tt_buf_printf(why, "; memory allows about %ld (%.1f GiB available, %.1f GiB of weights, "
-                         "%lld bytes per token)",
+      tt_buf_printf(note, "; memory allows about %ld (%.1f GiB available, %.1f GiB of weights, "
+                          "%lld bytes per token)",
                     allows, tt_gib(f->available_bytes), tt_gib(f->weights_bytes), kv);
     else if (!mem_known)
-      tt_buf_puts(why, "; free memory unknown");
+      tt_buf_puts(note, "; free memory unknown");
   }
   return n;
 }

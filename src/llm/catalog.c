@@ -67,14 +67,13 @@ char *tt_known_model_url(const tt_known_model *m, const char *mirror, tt_error *
   size_t n = strlen(mirror);
   while (n > 0 && mirror[n - 1] == '/') n--;
   char *url = tt_xasprintf("%.*s%s", (int)n, mirror, m->url + sizeof hf - 1);
-  tt_buf why = TT_BUF_INIT;
+  tt_error why;
   if (!tt_pull_url_ok(url, &why)) {
     tt_error_set(err, TT_ERR_CONFIG, "HF_ENDPOINT '%s' cannot serve %s: %s", mirror, m->name,
-                 tt_buf_cstr(&why));
+                 why.message);
     free(url);
     url = NULL;
   }
-  tt_buf_free(&why);
   return url;
 }
 

@@ -3,13 +3,12 @@
 #include "llm/curl_api.h"
 #include "llm/llm.h"
 
-#include <stdio.h>
 #include <pthread.h>
 #include <string.h>
 
 static tt_curl_api tt_curl_loaded;
 static const tt_curl_api *tt_curl_ready;
-static char tt_curl_error[512];
+static tt_error tt_curl_error;
 static pthread_once_t tt_curl_once = PTHREAD_ONCE_INIT;
 
 static void tt_curl_load(void) {
@@ -29,24 +28,25 @@ static void tt_curl_load(void) {
   char why[200];
   switch (tt_dl_load(files, "curl_", syms, sizeof syms / sizeof syms[0], why, sizeof why)) {
   case TT_DL_NO_LIBRARY:
-    snprintf(tt_curl_error, sizeof tt_curl_error,
-             "cannot load libcurl (%s); install it with: apt-get install libcurl4", why);
+    tt_error_set(&tt_curl_error, TT_ERR_UNAVAILABLE, "cannot load libcurl (%s)", why);
+    tt_error_hint(&tt_curl_error, "install it with: apt-get install libcurl4");
     return;
   case TT_DL_NO_SYMBOL:
-    snprintf(tt_curl_error, sizeof tt_curl_error, "libcurl lacks %s; install libcurl 7.x or later", why);
+    tt_error_set(&tt_curl_error, TT_ERR_UNAVAILABLE, "libcurl lacks %s", why);
+    tt_error_hint(&tt_curl_error, "install libcurl 7.x or later");
     return;
   case TT_DL_OK: break;
   }
   if (tt_curl_loaded.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-    snprintf(tt_curl_error, sizeof tt_curl_error, "libcurl failed to initialise");
+    tt_error_set(&tt_curl_error, TT_ERR_UNAVAILABLE, "libcurl failed to initialise");
     return;
   }
   tt_curl_ready = &tt_curl_loaded; /* the library stays loaded for good */
 }
 
-const tt_curl_api *tt_curl_api_get(tt_buf *err) {
+const tt_curl_api *tt_curl_api_get(tt_error *err) {
   pthread_once(&tt_curl_once, tt_curl_load);
-  if (!tt_curl_ready && err) tt_buf_puts(err, tt_curl_error);
+  if (!tt_curl_ready && err) *err = tt_curl_error;
   return tt_curl_ready;
 }
 

@@ -22,8 +22,9 @@ typedef struct tt_curl_api {
   void (*slist_free_all)(struct curl_slist *list);
 } tt_curl_api;
 
-/* The loaded and initialised library, or NULL (why in err) when libcurl is
- * not installed. Safe to call from several threads. */
-const tt_curl_api *tt_curl_api_get(tt_buf *err);
+/* The loaded and initialised library, or NULL (why in err:
+ * TT_ERR_UNAVAILABLE, what to install in the hint) when libcurl is not
+ * installed. Safe to call from several threads. */
+const tt_curl_api *tt_curl_api_get(tt_error *err);
 
 #endif

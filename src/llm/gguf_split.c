@@ -84,24 +84,26 @@ char *tt_model_load_path(const char *path) {
   return tt_xasprintf("%.*s/%s", (int)(slash - path), path, target);
 }
 
-bool tt_model_parts_check(const char *path, tt_buf *err) {
+bool tt_model_parts_check(const char *path, tt_error *err) {
   int no = 0;
   int count = tt_gguf_split_count(path, &no);
   if (count < 2) return true;
   if (no != 1) {
     char *first = tt_gguf_split_part(path, 1);
-    tt_buf_printf(err, "%s is part %d of %d of a split model; give its first part, %s (llama.cpp "
-                       "finds the other parts from the first)", path, no, count, first);
+    /* io, as for any model file that cannot be loaded (tt_llm_llama_new) */
+    tt_error_set(err, TT_ERR_IO, "%s is part %d of %d of a split model; give its first part, "
+                 "%s (llama.cpp finds the other parts from the first)", path, no, count, first);
     free(first);
     return false;
   }
   for (int i = 2; i <= count; i++) {
     char *part = tt_gguf_split_part(path, i);
     bool there = tt_file_exists(part);
-    if (!there)
-      tt_buf_printf(err, "part %d of %d of the model is missing: %s; run the `tabletalk pull` that "
-                         "fetched it again to finish the download, or put the part beside the first "
-                         "under that name", i, count, part);
+    if (!there) {
+      tt_error_set(err, TT_ERR_IO, "part %d of %d of the model is missing: %s", i, count, part);
+      tt_error_hint(err, "run the `tabletalk pull` that fetched it again to finish the download, "
+                    "or put the part beside the first under that name");
+    }
     free(part);
     if (!there) return false;
   }

@@ -1010,7 +1010,7 @@ const char *tt_llm_http_notes(const tt_llm *llm) {
 
 /* The host[:port] part of an http(s) URL is sound: a name, an IPv4 or a
  * bracketed IPv6 address, and a port from 1 to 65535. */
-static bool tt_url_authority_ok(const char *p, size_t n, tt_buf *why) {
+static bool tt_url_authority_ok(const char *p, size_t n, tt_error *err) {
   const char *at = memchr(p, '@', n); /* user:password@ */
   if (at) {
     n -= (size_t)(at + 1 - p);
@@ -1021,12 +1021,12 @@ static bool tt_url_authority_ok(const char *p, size_t n, tt_buf *why) {
   if (n && *p == '[') {
     const char *close = memchr(p, ']', n);
     if (!close || close == p + 1) {
-      tt_buf_puts(why, "its IPv6 address lacks the closing ]");
+      tt_error_set(err, TT_ERR_CONFIG, "its IPv6 address lacks the closing ]");
       return false;
     }
     host_len = (size_t)(close + 1 - p);
     if (host_len < n && p[host_len] != ':') {
-      tt_buf_puts(why, "after the ] of the address only :PORT may follow");
+      tt_error_set(err, TT_ERR_CONFIG, "after the ] of the address only :PORT may follow");
       return false;
     }
   } else {
@@ -1037,13 +1037,13 @@ static bool tt_url_authority_ok(const char *p, size_t n, tt_buf *why) {
         break;
       }
       if (!isalnum(c) && c != '.' && c != '-' && c != '_' && c < 0x80) {
-        tt_buf_printf(why, "its host name has a '%c'", c);
+        tt_error_set(err, TT_ERR_CONFIG, "its host name has a '%c'", c);
         return false;
       }
     }
   }
   if (host_len == 0) {
-    tt_buf_puts(why, "it names no host");
+    tt_error_set(err, TT_ERR_CONFIG, "it names no host");
     return false;
   }
   if (host_len < n) port = p + host_len + 1;
@@ -1052,26 +1052,28 @@ static bool tt_url_authority_ok(const char *p, size_t n, tt_buf *why) {
     long v = 0;
     for (size_t i = 0; i < plen && v <= 65535; i++) v = isdigit((unsigned char)port[i]) ? v * 10 + (port[i] - '0') : 99999;
     if (!plen || v < 1 || v > 65535) {
-      tt_buf_printf(why, "its port '%.*s' is not a number from 1 to 65535", (int)(plen < 20 ? plen : 20), port);
+      tt_error_set(err, TT_ERR_CONFIG, "its port '%.*s' is not a number from 1 to 65535",
+                   (int)(plen < 20 ? plen : 20), port);
       return false;
     }
   }
   return true;
 }
 
-bool tt_llm_http_url_ok(const char *url, tt_buf *why) {
+bool tt_llm_http_url_ok(const char *url, tt_error *err) {
   size_t scheme = strncasecmp(url, "http://", 7) == 0 ? 7 : strncasecmp(url, "https://", 8) == 0 ? 8 : 0;
   if (!scheme) {
-    tt_buf_puts(why, "it must start with http:// or https://");
+    tt_error_set(err, TT_ERR_CONFIG, "it must start with http:// or https://");
     return false;
   }
   for (const char *c = url; *c; c++)
     if ((unsigned char)*c <= ' ' || *c == 0x7f) {
-      tt_buf_puts(why, *c == ' ' ? "it contains a space" : "it contains a control character");
+      tt_error_set(err, TT_ERR_CONFIG, "%s",
+                   *c == ' ' ? "it contains a space" : "it contains a control character");
       return false;
     }
   const char *host = url + scheme;
-  return tt_url_authority_ok(host, strcspn(host, "/?#"), why);
+  return tt_url_authority_ok(host, strcspn(host, "/?#"), err);
 }
 
 tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err) {
@@ -1080,15 +1082,13 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err) {
                      "no model endpoint configured: give --base-url or set TABLETALK_BASE_URL");
     return NULL;
   }
-  tt_buf bad = TT_BUF_INIT;
+  tt_error bad;
   if (!tt_llm_http_url_ok(opts->base_url, &bad)) {
     tt_llm_set_error(err, TT_ERR_CONFIG, 0,
                      "the base URL '%s' is not usable: %s (e.g. http://127.0.0.1:8080/v1)", opts->base_url,
-                     tt_buf_cstr(&bad));
-    tt_buf_free(&bad);
+                     bad.message);
     return NULL;
   }
-  tt_buf_free(&bad);
   const tt_profile *profile = NULL;
   if (opts->profile) {
     profile = tt_profile_by_name(opts->profile);
@@ -1102,13 +1102,8 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err) {
     const tt_profile *p = tt_profile_detect(NULL, opts->model, NULL);
     if (p->sql_writer) profile = p;
   }
-  tt_buf why = TT_BUF_INIT;
-  const tt_curl_api *api = tt_curl_api_get(&why);
-  if (!api) {
-    tt_llm_set_error(err, TT_ERR_UNAVAILABLE, 0, "%s", tt_buf_cstr(&why));
-    tt_buf_free(&why);
-    return NULL;
-  }
+  const tt_curl_api *api = tt_curl_api_get(err);
+  if (!api) return NULL;
   tt_http *h = tt_xcalloc(1, sizeof *h);
   h->curl_api = api;
   h->o = *opts;

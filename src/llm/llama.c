@@ -601,9 +601,9 @@ static void tt_llama_choose_ctx(tt_llama *L) {
       .weights_bytes = (long long)llama_model_size(L->model),
       .available_bytes = tt_mem_available(),
   };
-  tt_buf why = TT_BUF_INIT;
-  L->o.n_ctx = (int)tt_llm_pick_context(&f, &why);
-  L->ctx_note = tt_buf_detach(&why);
+  tt_buf note = TT_BUF_INIT;
+  L->o.n_ctx = (int)tt_llm_pick_context(&f, &note);
+  L->ctx_note = tt_buf_detach(&note);
 }
 
 static const tt_profile *tt_llama_profile(const void *impl) { return ((const tt_llama *)impl)->profile; }

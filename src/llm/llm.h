@@ -72,9 +72,10 @@ typedef struct tt_tool_spec {
 
 /* Checks arguments (JSON text) against the tool's schema (the subset we
  * use: object, properties, required, additionalProperties, type, enum,
- * anyOf, items, minItems/maxItems, minimum/maximum, minLength). On failure writes what is wrong in
- * words a model can act on and returns false. */
-bool tt_tool_check(const tt_tool_spec *tool, const char *args, tt_buf *why);
+ * anyOf, items, minItems/maxItems, minimum/maximum, minLength). On failure
+ * sets err (TT_ERR_CONFIG: the model must fix its call) to what is wrong
+ * in words a model can act on and returns false. */
+bool tt_tool_check(const tt_tool_spec *tool, const char *args, tt_error *err);
 const tt_tool_spec *tt_tool_find(const tt_tool_spec *tools, size_t n, const char *name);
 
 /* ---- tool calls written as text (textcall.c) ----------------------------- */
@@ -222,9 +223,10 @@ typedef struct tt_ctx_facts {
 /* min(the model's trained context, TT_CTX_DEFAULT, what memory allows:
  * nine tenths of the available memory less the weights and 0.5 GiB of
  * compute buffers, over kv_bytes_per_token, in 1024s), and at least
- * TT_CTX_FLOOR; says why in why (may be NULL): "16384 tokens: the
- * default; ...". */
-long tt_llm_pick_context(const tt_ctx_facts *f, tt_buf *why);
+ * TT_CTX_FLOOR. It cannot fail: note (may be NULL) receives how the
+ * number was chosen, for `doctor` and the run's start event: "16384 tokens:
+ * the default; ...". */
+long tt_llm_pick_context(const tt_ctx_facts *f, tt_buf *note);
 /* Memory this process may still take: MemAvailable of /proc/meminfo (or
  * the free pages sysconf reports), lowered to what a cgroup's memory.max
  * leaves; 0 when unknown. */
@@ -350,14 +352,16 @@ typedef struct tt_llm_server_info {
 
 /* Asks the endpoint's server what it is (GET /models, then llama-server's
  * /props, Ollama's /api/version and /api/show, LM Studio's /api/v1/models),
- * each within opts->connect_timeout_s. false (why in err) only when libcurl
- * cannot be used; an endpoint that does not answer is reachable = false. */
-bool tt_llm_server_probe(const tt_llm_http_opts *opts, tt_llm_server_info *out, tt_buf *err);
+ * each within opts->connect_timeout_s. false (why in err: TT_ERR_UNAVAILABLE)
+ * only when libcurl cannot be used; an endpoint that does not answer is
+ * reachable = false. */
+bool tt_llm_server_probe(const tt_llm_http_opts *opts, tt_llm_server_info *out, tt_error *err);
 void tt_llm_server_info_free(tt_llm_server_info *info);
 /* url is a usable endpoint URL: http:// or https://, a host (name, IPv4
  * or [IPv6]), an optional port from 1 to 65535, no spaces or control
- * characters; false with the reason in why ("it names no host"). */
-bool tt_llm_http_url_ok(const char *url, tt_buf *why);
+ * characters; false with the reason in err (TT_ERR_CONFIG; the message is
+ * a clause for the caller's sentence: "it names no host"). */
+bool tt_llm_http_url_ok(const char *url, tt_error *err);
 
 /* ---- the embedded llama.cpp backend ------------------------------------- */
 
@@ -436,15 +440,18 @@ typedef struct tt_pull_result {
 } tt_pull_result;
 
 /* True for an https URL, or plain http to this machine (localhost,
- * 127.x, [::1]); otherwise false with the reason in why. */
-bool tt_pull_url_ok(const char *url, tt_buf *why);
+ * 127.x, [::1]); otherwise false with the reason in err (TT_ERR_CONFIG). */
+bool tt_pull_url_ok(const char *url, tt_error *err);
 /* Downloads url (see tt_pull_url_ok; redirects stay on https) to dest (via
  * dest.part, resumed when present), verifying the sha256 the server
  * announces and the one expected (o->expect_sha256). false with err on
- * failure; an interrupted download keeps its .part for the next attempt,
- * an empty one is removed. */
+ * failure: config (the URL), unavailable (no libcurl), io (the file),
+ * connect or timeout (the network), http (an error status), protocol (a
+ * redirect off https, a file other than the one expected or announced),
+ * cancelled (o->cancel); an interrupted download keeps its .part for the
+ * next attempt, an empty one is removed. */
 bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o,
-                   tt_pull_result *res, tt_buf *err);
+                   tt_pull_result *res, tt_error *err);
 
 /* ---- the model catalogue (catalog.c) ---------------------------------------- */
 
@@ -495,10 +502,10 @@ char *tt_gguf_split_part(const char *name, int no);
  * because llama.cpp finds the other parts from the first part's name.
  * Freshly allocated. */
 char *tt_model_load_path(const char *path);
-/* true unless path names a part of a split model that cannot load: not
- * the first part, or another part missing beside it (err says which and
- * what to do). */
-bool tt_model_parts_check(const char *path, tt_buf *err);
+/* true unless path names a part of a split model that cannot load
+ * (TT_ERR_IO): not the first part (the message names the first), or
+ * another part missing beside it (the hint says what to do). */
+bool tt_model_parts_check(const char *path, tt_error *err);
 
 /* ---- streaming a string argument out of partial JSON --------------------- */
 

@@ -32,9 +32,10 @@ static size_t tt_probe_on_body(char *data, size_t size, size_t n, void *ud) {
 }
 
 /* GET url (POST post when given); the JSON it answers, or NULL. *status is
- * the HTTP status, 0 when nothing answered (why in err, when given). */
+ * the HTTP status, 0 when nothing answered (why in err, may be NULL:
+ * TT_ERR_TIMEOUT or TT_ERR_CONNECT with libcurl's words). */
 static json_t *tt_probe_json(tt_probe *p, const char *url, const char *post, long *status,
-                             tt_buf *err) {
+                             tt_error *err) {
   const tt_curl_api *api = p->api;
   tt_buf body = TT_BUF_INIT;
   struct curl_slist *headers = NULL;
@@ -54,7 +55,9 @@ static json_t *tt_probe_json(tt_probe *p, const char *url, const char *post, lon
   CURLcode rc = api->easy_perform(p->c);
   *status = 0;
   api->easy_getinfo(p->c, CURLINFO_RESPONSE_CODE, status);
-  if (rc != CURLE_OK && *status == 0 && err) tt_buf_puts(err, api->easy_strerror(rc));
+  if (rc != CURLE_OK && *status == 0)
+    tt_error_set(err, rc == CURLE_OPERATION_TIMEDOUT ? TT_ERR_TIMEOUT : TT_ERR_CONNECT, "%s",
+                 api->easy_strerror(rc));
   json_t *doc = rc == CURLE_OK ? json_loadb(body.data ? body.data : "", body.len, 0, NULL) : NULL;
   api->slist_free_all(headers);
   free(auth);
@@ -78,12 +81,13 @@ static void tt_info_context(tt_llm_server_info *i, json_int_t n, const char *fro
 /* GET /models: the names served; llama-server and vLLM say who they are. */
 static void tt_probe_models(tt_probe *p, const char *base, const char *model, tt_llm_server_info *i) {
   char *url = tt_xasprintf("%s/models", base);
-  tt_buf err = TT_BUF_INIT;
+  tt_error err = TT_ERROR_INIT;
   json_t *doc = tt_probe_json(p, url, NULL, &i->models_status, &err);
   free(url);
   i->reachable = i->models_status != 0;
-  if (!i->reachable) snprintf(i->models_error, sizeof i->models_error, "%s", tt_buf_cstr(&err));
-  tt_buf_free(&err);
+  if (!i->reachable) /* libcurl's words are short */
+    snprintf(i->models_error, sizeof i->models_error, "%.*s", (int)sizeof i->models_error - 1,
+             err.message);
   const json_t *data = json_object_get(doc, "data");
   if (i->models_status == 200 && json_is_array(data)) {
     i->models = json_array();
@@ -218,7 +222,7 @@ static char *tt_root_url(const char *base) {
   return tt_xstrndup(base, n);
 }
 
-bool tt_llm_server_probe(const tt_llm_http_opts *o, tt_llm_server_info *out, tt_buf *err) {
+bool tt_llm_server_probe(const tt_llm_http_opts *o, tt_llm_server_info *out, tt_error *err) {
   memset(out, 0, sizeof *out);
   out->tools_template = -1;
   const tt_curl_api *api = tt_curl_api_get(err);
@@ -226,7 +230,7 @@ bool tt_llm_server_probe(const tt_llm_http_opts *o, tt_llm_server_info *out, tt_
   tt_probe p = {.api = api, .c = api->easy_init(), .api_key = o->api_key && *o->api_key ? o->api_key : NULL,
                 .timeout_s = o->connect_timeout_s > 0 ? o->connect_timeout_s : 10};
   if (!p.c) {
-    tt_buf_puts(err, "cannot initialise libcurl");
+    tt_error_set(err, TT_ERR_UNAVAILABLE, "cannot initialise libcurl");
     return false;
   }
   size_t n = strlen(o->base_url);

@@ -134,13 +134,13 @@ static void tt_url_host(const char *url, char *out, size_t cap) {
 }
 
 
-bool tt_pull_url_ok(const char *url, tt_buf *why) {
+bool tt_pull_url_ok(const char *url, tt_error *err) {
   if (strncasecmp(url, "https://", 8) == 0) return true;
   char host[256];
   tt_url_host(url, host, sizeof host);
   if (strncasecmp(url, "http://", 7) == 0 && tt_host_is_loopback(host, strlen(host))) return true;
-  tt_buf_printf(why, "'%s' is not an https URL: models are downloaded over https only (plain http "
-                     "only from this machine: localhost, 127.0.0.1, [::1])", url);
+  tt_error_set(err, TT_ERR_CONFIG, "'%s' is not an https URL: models are downloaded over https "
+               "only (plain http only from this machine: localhost, 127.0.0.1, [::1])", url);
   return false;
 }
 
@@ -150,25 +150,34 @@ static void tt_drop_empty_part(const char *part) {
   if (stat(part, &st) == 0 && st.st_size == 0) unlink(part);
 }
 
-/* The message for a transfer that failed at the network (rc). */
+/* The error for a transfer that failed at the network (rc) or on the
+ * disk (d->write_failed: io); a transfer that stalled past the low-speed
+ * time is a timeout, the rest cannot connect. */
 static void tt_dl_network_error(const tt_dl *d, const tt_curl_api *api, CURLcode rc, const char *where,
-                                long long bytes, tt_buf *err) {
+                                long long bytes, tt_error *err) {
   char host[256];
   tt_url_host(where, host, sizeof host);
   const char *what = d->write_failed ? "cannot write the file" : api->easy_strerror(rc);
-  if (d->status == 0 && d->received == 0) /* nothing came back: no connection */
-    tt_buf_printf(err, "cannot reach %s: %s; check your connection (and the proxy settings, "
-                       "https_proxy, if you use one)%s", host, what,
-                  bytes ? "; what was downloaded before is kept, and the same command resumes it" : "");
-  else if (bytes == 0)
-    tt_buf_printf(err, "the download from %s stopped before any data arrived (%s); try again", host, what);
-  else
-    tt_buf_printf(err, "download interrupted after %.1f MB (%s); run the same command again to "
-                       "resume from there", (double)bytes / 1e6, what);
+  tt_errkind kind = d->write_failed                    ? TT_ERR_IO
+                    : rc == CURLE_OPERATION_TIMEDOUT ? TT_ERR_TIMEOUT
+                                                     : TT_ERR_CONNECT;
+  if (d->status == 0 && d->received == 0) { /* nothing came back: no connection */
+    tt_error_set(err, kind, "cannot reach %s: %s", host, what);
+    tt_error_hint(err, "check your connection (and the proxy settings, https_proxy, if you use "
+                  "one)%s", bytes ? "; what was downloaded before is kept, and the same command "
+                  "resumes it" : "");
+  } else if (bytes == 0) {
+    tt_error_set(err, kind, "the download from %s stopped before any data arrived (%s)", host,
+                 what);
+    tt_error_hint(err, "try again");
+  } else {
+    tt_error_set(err, kind, "download interrupted after %.1f MB (%s)", (double)bytes / 1e6, what);
+    tt_error_hint(err, "run the same command again to resume from there");
+  }
 }
 
 bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o, tt_pull_result *res,
-                   tt_buf *err) {
+                   tt_error *err) {
   memset(res, 0, sizeof *res);
   if (!tt_pull_url_ok(url, err)) return false;
   const tt_curl_api *api = tt_curl_api_get(err);
@@ -182,7 +191,7 @@ bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o, tt_
   res->resumed_from = d.have;
   d.f = fopen(part, d.have > 0 ? "ab" : "wb");
   if (!d.f) {
-    tt_buf_printf(err, "cannot write %s: %s", part, strerror(errno));
+    tt_error_set(err, TT_ERR_IO, "cannot write %s: %s", part, strerror(errno));
     free(part);
     if (d.hash) tt_sha256_finish(d.hash, (char[65]){0});
     return false;
@@ -224,34 +233,38 @@ bool tt_model_pull(const char *url, const char *dest, const tt_pull_opts *o, tt_
   if (d.hash) tt_sha256_finish(d.hash, got);
   if (d.changed) {
     res->changed = true;
-    tt_buf_printf(err, "the server offers a different file than the one this tabletalk knows (its "
-                       "sha256 is %s, expected %s), so nothing was downloaded; if you trust the new "
-                       "file, pull it by its URL", d.announced, o->expect_sha256);
+    tt_error_set(err, TT_ERR_PROTOCOL, "the server offers a different file than the one this "
+                 "tabletalk knows (its sha256 is %s, expected %s), so nothing was downloaded",
+                 d.announced, o->expect_sha256);
+    tt_error_hint(err, "if you trust the new file, pull it by its URL");
     unlink(part); /* a part of the old file cannot be resumed into the new one */
   } else if (rc == CURLE_ABORTED_BY_CALLBACK && res->bytes == 0) {
-    tt_buf_puts(err, "download stopped before any data arrived");
+    /* only o->cancel aborts the transfer from a callback */
+    tt_error_set(err, TT_ERR_CANCELLED, "download stopped before any data arrived");
   } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
-    tt_buf_printf(err, "download stopped after %.1f MB; run the same command again to resume",
-                  (double)res->bytes / 1e6);
+    tt_error_set(err, TT_ERR_CANCELLED, "download stopped after %.1f MB", (double)res->bytes / 1e6);
+    tt_error_hint(err, "run the same command again to resume");
   } else if (rc == CURLE_UNSUPPORTED_PROTOCOL) {
-    tt_buf_printf(err, "%s redirected the download to %s, which is not https; not followed", host, where);
+    tt_error_set(err, TT_ERR_PROTOCOL, "%s redirected the download to %s, which is not https; not "
+                 "followed", host, where);
   } else if (d.status >= 400 || (d.status != 200 && d.status != 206 && rc == CURLE_OK)) {
-    tt_buf_printf(err, "the server answered HTTP %ld for %s", d.status, url);
+    tt_error_set(err, TT_ERR_HTTP, "the server answered HTTP %ld for %s", d.status, url);
+    err->status = (int)d.status;
   } else if (rc != CURLE_OK || d.write_failed || !closed) {
     if (!closed) d.write_failed = true;
     tt_dl_network_error(&d, api, rc, where, res->bytes, err);
   } else if (d.announced[0] && d.hash && strcmp(got, d.announced) != 0) {
-    tt_buf_printf(err, "the downloaded file's sha256 is %s but the server announced %s; the "
-                       "download was deleted, try again", got, d.announced);
+    tt_error_set(err, TT_ERR_PROTOCOL, "the downloaded file's sha256 is %s but the server "
+                 "announced %s; the download was deleted, try again", got, d.announced);
     unlink(part);
   } else if (o->expect_sha256 && d.hash && strcmp(got, o->expect_sha256) != 0) {
     res->changed = true;
-    tt_buf_printf(err, "the downloaded file's sha256 is %s, not the %s this tabletalk knows for it; "
-                       "the download was deleted (if you trust the new file, pull it by its URL)",
-                  got, o->expect_sha256);
+    tt_error_set(err, TT_ERR_PROTOCOL, "the downloaded file's sha256 is %s, not the %s this "
+                 "tabletalk knows for it; the download was deleted (if you trust the new file, "
+                 "pull it by its URL)", got, o->expect_sha256);
     unlink(part);
   } else if (rename(part, dest) != 0) {
-    tt_buf_printf(err, "cannot rename %s to %s: %s", part, dest, strerror(errno));
+    tt_error_set(err, TT_ERR_IO, "cannot rename %s to %s: %s", part, dest, strerror(errno));
   } else {
     ok = true;
     res->verified = (d.announced[0] || o->expect_sha256) && d.hash;

@@ -228,16 +228,19 @@ static json_t *tt_tool_result(tt_mcp_req *r, const char *text, json_t *structure
   return res;
 }
 
-/* Rejects arguments the tool does not take. */
-static bool tt_args_known(const json_t *args, const char *const *names, tt_buf *why) {
+/* Rejects arguments the tool does not take: false with err (config). */
+static bool tt_args_known(const json_t *args, const char *const *names, tt_error *err) {
   const char *key;
   json_t *v;
   json_object_foreach((json_t *)args, key, v) {
     bool ok = false;
     for (size_t i = 0; names[i]; i++) ok = ok || strcmp(key, names[i]) == 0;
     if (!ok) {
-      tt_buf_printf(why, "unknown argument \"%.60s\"; this tool takes ", key);
-      for (size_t i = 0; names[i]; i++) tt_buf_printf(why, "%s%s", i ? ", " : "", names[i]);
+      tt_buf takes = TT_BUF_INIT;
+      for (size_t i = 0; names[i]; i++) tt_buf_printf(&takes, "%s%s", i ? ", " : "", names[i]);
+      tt_error_set(err, TT_ERR_CONFIG, "unknown argument \"%.60s\"; this tool takes %s", key,
+                   tt_buf_cstr(&takes));
+      tt_buf_free(&takes);
       return false;
     }
   }
@@ -350,12 +353,9 @@ static void tt_cache_put(tt_sql_cache *c, const char *sql, uint64_t stamp, const
 
 static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
   static const char *const names[] = {"sql", NULL};
-  tt_buf why = TT_BUF_INIT;
-  if (!tt_args_known(args, names, &why)) {
-    json_t *e = tt_tool_error("run_sql: %s", tt_buf_cstr(&why));
-    tt_buf_free(&why);
-    return e;
-  }
+  tt_error why;
+  if (!tt_args_known(args, names, &why))
+    return tt_tool_error("run_sql: %s", why.message);
   const json_t *sql = json_object_get(args, "sql");
   if (!json_is_string(sql) || json_string_length(sql) == 0)
     return tt_tool_error("run_sql needs \"sql\": one %s statement as a string, e.g. "
@@ -441,12 +441,9 @@ static json_t *t_describe_schema(tt_mcp_req *r, const json_t *args) {
   tt_error serr;
   const tt_schema *schema = tt_mcp_schema(r->srv, &serr);
   if (!schema) return tt_tool_error("describe_schema: %s", tt_error_text(&serr));
-  tt_buf why = TT_BUF_INIT;
-  if (!tt_args_known(args, names, &why)) {
-    json_t *e = tt_tool_error("describe_schema: %s", tt_buf_cstr(&why));
-    tt_buf_free(&why);
-    return e;
-  }
+  tt_error why;
+  if (!tt_args_known(args, names, &why))
+    return tt_tool_error("describe_schema: %s", why.message);
   const json_t *tables = json_object_get(args, "tables");
   if (tables && !json_is_array(tables))
     return tt_tool_error("describe_schema: \"tables\" must be a list of names, e.g. "
@@ -639,12 +636,9 @@ static bool tt_thread_id_ok(const char *t) {
 
 static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
   static const char *const names[] = {"question", "thread_id", NULL};
-  tt_buf why = TT_BUF_INIT;
-  if (!tt_args_known(args, names, &why)) {
-    json_t *e = tt_tool_error("ask_database: %s", tt_buf_cstr(&why));
-    tt_buf_free(&why);
-    return e;
-  }
+  tt_error why;
+  if (!tt_args_known(args, names, &why))
+    return tt_tool_error("ask_database: %s", why.message);
   const json_t *q = json_object_get(args, "question");
   const json_t *tid = json_object_get(args, "thread_id");
   if (!json_is_string(q) || json_string_length(q) == 0)

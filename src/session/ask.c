@@ -130,29 +130,23 @@ static void tt_tracer_event(void *ud, const tt_event *ev) {
 /* Saves a chart the model made: PNG (or SVG) in the state folder, named
  * after the run, or where the front end asked. */
 static bool tt_tracer_chart(void *ud, const tt_chart *chart, size_t index, tt_buf *path,
-                            tt_buf *err) {
-  tt_error e;
+                            tt_error *err) {
   tt_tracer *tr = ud;
   const tt_chart_files *f = &tr->session->charts;
   /* without cairo a chart is still drawn, as SVG */
   bool svg = f->svg || !tt_chart_png_available(NULL);
   char *file = f->out ? tt_numbered_file(f->out, index)
                       : tt_chart_file_path(tr->session->state_dir, tr->run_id, index,
-                                           svg ? "svg" : "png", &e);
-  if (!file) {
-    tt_buf_puts(err, tt_error_text(&e));
-    return false;
-  }
+                                           svg ? "svg" : "png", err);
+  if (!file) return false;
   bool ok = tt_chart_write_file(chart, file, f->width ? f->width : TT_CHART_DEFAULT_WIDTH,
                                 f->height ? f->height : TT_CHART_DEFAULT_HEIGHT, err);
   if (ok) tt_buf_puts(path, file);
   if (ok && f->both) { /* the other format beside it; a failure is not the chart's */
     size_t n = strlen(file);
     char *other = tt_xasprintf("%.*s.%s", (int)(n > 4 ? n - 4 : n), file, svg ? "png" : "svg");
-    tt_buf ignored = TT_BUF_INIT;
     tt_chart_write_file(chart, other, f->width ? f->width : TT_CHART_DEFAULT_WIDTH,
-                        f->height ? f->height : TT_CHART_DEFAULT_HEIGHT, &ignored);
-    tt_buf_free(&ignored);
+                        f->height ? f->height : TT_CHART_DEFAULT_HEIGHT, NULL);
     free(other);
   }
   free(file);

@@ -144,14 +144,13 @@ bool tt_models_http_opts(const tt_models *m, const char *url, tt_llm_http_opts *
  * checked when parsed). */
 static bool tt_models_url_ok(const tt_models *m, const tt_model_choice *ch, tt_error *err) {
   if (!ch->url || ch->url == m->cfg->base_url) return true;
-  tt_buf why = TT_BUF_INIT;
+  tt_error why;
   bool ok = tt_llm_http_url_ok(ch->url, &why);
   if (!ok) {
     tt_error_set(err, TT_ERR_CONFIG, "TABLETALK_BASE_URL '%s' (from %s) is not a usable URL: %s",
-                 ch->url, tt_config_origin(m->cfg->env, "TABLETALK_BASE_URL"), tt_buf_cstr(&why));
+                 ch->url, tt_config_origin(m->cfg->env, "TABLETALK_BASE_URL"), why.message);
     tt_error_hint(err, "set it to an endpoint such as http://127.0.0.1:8080/v1, or give --base-url");
   }
-  tt_buf_free(&why);
   return ok;
 }
 
@@ -161,14 +160,10 @@ static tt_llm *tt_models_llama(const tt_models *m, const char *given, tt_error *
   if (!tt_models_profile(c, &profile, err)) return NULL;
   /* a split model opens by its first part's own name (not default.gguf) */
   char *path = tt_model_load_path(given);
-  tt_buf why = TT_BUF_INIT;
-  if (!tt_model_parts_check(path, &why)) {
-    tt_error_set(err, TT_ERR_IO, "%s", tt_buf_cstr(&why));
-    tt_buf_free(&why);
+  if (!tt_model_parts_check(path, err)) {
     free(path);
     return NULL;
   }
-  tt_buf_free(&why);
   tt_llm_llama_opts lo = tt_llm_llama_default_opts();
   lo.model_path = path;
   lo.profile = profile;

@@ -497,15 +497,16 @@ static void test_room_shortens_in_order(void **state) {
     size_t n0 = c.n;
     tt_room room;
     tt_room_report rep;
-    tt_buf err = TT_BUF_INIT;
+    tt_error err;
     bool started = tt_room_start(&room, llm, &c, &call, 1, 7, 2000, &err);
     if (!started) {
       /* the system prompt and question alone are too big: say so, once it is true */
       assert_true(room.fixed > room.limit);
-      assert_non_null(strstr(tt_buf_cstr(&err), "--ctx"));
-      assert_non_null(strstr(tt_buf_cstr(&err), "--schema-budget"));
+      assert_int_equal(err.kind, TT_ERR_LIMIT);
+      assert_non_null(strstr(err.message, "does not fit the model's context"));
+      assert_non_null(strstr(err.hint, "--ctx"));
+      assert_non_null(strstr(err.hint, "--schema-budget"));
       saw_too_big = true;
-      tt_buf_free(&err);
       tt_chat_free(&c);
       continue;
     }
@@ -539,9 +540,9 @@ static void test_room_shortens_in_order(void **state) {
       assert_true(rep.after <= room.limit);
       assert_int_equal(rep.after, tt_llm_count_prompt(llm, &c, &call));
     } else {
-      assert_non_null(strstr(tt_buf_cstr(&err), "--ctx"));
+      assert_int_equal(err.kind, TT_ERR_LIMIT);
+      assert_non_null(strstr(tt_error_text(&err), "; raise --ctx"));
     }
-    tt_buf_free(&err);
     tt_chat_free(&c);
   }
   assert_true(saw_untouched);

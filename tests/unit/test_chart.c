@@ -59,24 +59,22 @@ static tt_chart_spec *spec_of(const char *json) {
   json_error_t jerr;
   json_t *j = json_loads(json, 0, &jerr);
   assert_non_null(j);
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   tt_chart_spec *s = tt_chart_spec_from_json(j, &err);
-  if (!s) fprintf(stderr, "spec %s: %s\n", json, tt_buf_cstr(&err));
+  if (!s) fprintf(stderr, "spec %s: %s\n", json, tt_error_text(&err));
   assert_non_null(s);
   json_decref(j);
-  tt_buf_free(&err);
   return s;
 }
 
 /* Builds the chart of sql under spec; NULL (and the error in err) allowed
  * when want_error. */
-static tt_chart *chart_of(const char *sql, const char *spec_json, tt_buf *err) {
+static tt_chart *chart_of(const char *sql, const char *spec_json, tt_error *err) {
   tt_result *r = query(sql);
   tt_chart_spec *s = spec_of(spec_json);
-  tt_buf local = TT_BUF_INIT;
+  tt_error local;
   tt_chart *c = tt_chart_build(s, r, err ? err : &local);
-  if (!c && !err) fprintf(stderr, "build: %s\n", tt_buf_cstr(&local));
-  tt_buf_free(&local);
+  if (!c && !err) fprintf(stderr, "build: %s\n", tt_error_text(&local));
   tt_chart_spec_free(s);
   tt_result_free(r);
   return c;
@@ -92,14 +90,14 @@ static const char *const INVOICES_SPEC =
 static void expect_spec_error(const char *json, const char *words) {
   json_t *j = json_loads(json, 0, NULL);
   assert_non_null(j);
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   tt_chart_spec *s = tt_chart_spec_from_json(j, &err);
-  if (s || !strstr(tt_buf_cstr(&err), words))
-    fprintf(stderr, "spec %s: got '%s', want '%s'\n", json, tt_buf_cstr(&err), words);
+  if (s || !strstr(tt_error_text(&err), words))
+    fprintf(stderr, "spec %s: got '%s', want '%s'\n", json, tt_error_text(&err), words);
   assert_null(s);
-  assert_non_null(strstr(tt_buf_cstr(&err), words));
+  assert_non_null(strstr(tt_error_text(&err), words));
+  assert_int_equal(err.kind, TT_ERR_CONFIG); /* the spec is the caller's to fix */
   json_decref(j);
-  tt_buf_free(&err);
 }
 
 static void test_spec_errors(void **state) {
@@ -126,33 +124,60 @@ static void test_spec_errors(void **state) {
 
 static void test_column_errors_list_the_columns(void **state) {
   (void)state;
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   tt_chart *c = chart_of(INVOICES_SQL, "{\"kind\":\"bar\",\"x\":\"yaer\",\"y\":\"invoices\",\"title\":\"t\"}", &err);
   assert_null(c);
-  assert_non_null(strstr(tt_buf_cstr(&err), "x: no column 'yaer' (did you mean 'year'?)"));
-  assert_non_null(strstr(tt_buf_cstr(&err), "the columns are year (text), invoices (integer)"));
-  tt_buf_reset(&err);
+  assert_int_equal(err.kind, TT_ERR_CONFIG);
+  assert_string_equal(err.message, "x: no column 'yaer' (did you mean 'year'?); the columns are "
+                                   "year (text), invoices (integer)");
   c = chart_of("SELECT Name, Composer, Milliseconds FROM Track LIMIT 20",
                "{\"kind\":\"bar\",\"x\":\"Name\",\"y\":\"Composer\",\"title\":\"t\"}", &err);
   assert_null(c);
-  assert_non_null(strstr(tt_buf_cstr(&err), "y: column 'Composer' holds text, not numbers"));
-  assert_non_null(strstr(tt_buf_cstr(&err), "numeric columns: Milliseconds (integer)"));
-  tt_buf_reset(&err);
+  assert_non_null(strstr(err.message, "y: column 'Composer' holds text, not numbers"));
+  assert_non_null(strstr(err.message, "numeric columns: Milliseconds (integer)"));
   c = chart_of("SELECT Name, Milliseconds FROM Track LIMIT 20",
                "{\"kind\":\"scatter\",\"x\":\"Name\",\"y\":\"Milliseconds\",\"title\":\"t\"}", &err);
   assert_null(c);
-  assert_non_null(strstr(tt_buf_cstr(&err), "a scatter plot needs numbers or dates on x"));
-  tt_buf_reset(&err);
+  assert_non_null(strstr(err.message, "a scatter plot needs numbers or dates on x"));
   c = chart_of("SELECT Name, Milliseconds - 300000 AS d FROM Track LIMIT 20",
                "{\"kind\":\"pie\",\"x\":\"Name\",\"y\":\"d\",\"title\":\"t\"}", &err);
   assert_null(c);
-  assert_non_null(strstr(tt_buf_cstr(&err), "has a negative value"));
-  tt_buf_reset(&err);
+  assert_non_null(strstr(err.message, "has a negative value"));
+  assert_int_equal(err.kind, TT_ERR_CONFIG);
   /* names are matched without case, and a qualified name finds its column */
   c = chart_of(INVOICES_SQL, "{\"kind\":\"bar\",\"x\":\"i.YEAR\",\"y\":\"Invoices\",\"title\":\"t\"}", &err);
   assert_non_null(c);
   tt_chart_free(c);
-  tt_buf_free(&err);
+}
+
+/* Many long column names: the list stops, says how many it left out, and
+ * the whole error still fits its message (nothing cut mid-word). */
+static void test_column_list_fits_the_error(void **state) {
+  (void)state;
+  tt_buf sql = TT_BUF_INIT;
+  tt_buf_puts(&sql, "SELECT ");
+  for (int i = 0; i < 40; i++)
+    tt_buf_printf(&sql, "%s%d AS a_rather_long_column_name_that_goes_on_and_on_for_a_while_%02d",
+                  i ? ", " : "", i, i);
+  tt_error err;
+  tt_chart *c = chart_of(tt_buf_cstr(&sql), "{\"kind\":\"bar\",\"x\":\"nope\",\"y\":\"nope\","
+                         "\"title\":\"t\"}", &err);
+  assert_null(c);
+  assert_int_equal(err.kind, TT_ERR_CONFIG);
+  size_t n = strlen(err.message);
+  assert_true(n < sizeof err.message - 1);
+  assert_non_null(strstr(err.message, "the columns are a_rather_long_column_name"));
+  assert_true(n > 5 && strcmp(err.message + n - 5, " more") == 0);
+  /* the list of numeric columns stops the same way */
+  tt_buf_puts(&sql, ", 'x' AS label");
+  c = chart_of(tt_buf_cstr(&sql), "{\"kind\":\"bar\",\"x\":\"label\",\"y\":\"label\","
+               "\"title\":\"t\"}", &err);
+  assert_null(c);
+  n = strlen(err.message);
+  assert_true(n < sizeof err.message - 1);
+  assert_non_null(strstr(err.message, "y: column 'label' holds text, not numbers; numeric columns: "));
+  assert_true(n > 5 && strcmp(err.message + n - 5, " more") == 0);
+  tt_buf_free(&sql);
 }
 
 /* ---- the model ------------------------------------------------------------------ */
@@ -435,10 +460,9 @@ static void test_edge_cases_found_in_review(void **state) {
   c = chart_of("SELECT 'a' AS k, -1000000000 AS v UNION ALL SELECT 'b', -2000000000",
                "{\"kind\":\"bar\",\"x\":\"k\",\"y\":\"v\",\"title\":\"t\",\"orientation\":\"vertical\"}", NULL);
   char *path = tt_xasprintf("%s/small.png", g_tmp);
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   assert_true(tt_chart_write_png(c, path, 100, 100, &err));
   free(path);
-  tt_buf_free(&err);
   tt_chart_free(c);
   /* grouped bars: a category whose first series has no value keeps its label */
   c = chart_of("SELECT 'north' AS region, 'A' AS s, 5 AS n UNION ALL SELECT 'north', 'B', 2 "
@@ -487,7 +511,7 @@ static void test_png_reads_back(void **state) {
   (void)state;
   tt_chart *c = chart_of(INVOICES_SQL, INVOICES_SPEC, NULL);
   char *path = tt_xasprintf("%s/invoices.png", g_tmp);
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   assert_true(tt_chart_write_png(c, path, 1200, 700, &err));
   cairo_surface_t *s = cairo_image_surface_create_from_png(path);
   assert_int_equal(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
@@ -527,16 +551,20 @@ static void test_png_reads_back(void **state) {
   assert_int_equal(bars, 10);
   cairo_surface_destroy(s);
   /* a folder that does not exist: a clear error, nothing left behind */
-  tt_buf_reset(&err);
   assert_false(tt_chart_write_png(c, "/nonexistent-dir/x.png", 640, 400, &err));
-  assert_non_null(strstr(tt_buf_cstr(&err), "cannot write /nonexistent-dir/x.png"));
-  tt_buf_reset(&err);
+  assert_int_equal(err.kind, TT_ERR_IO);
+  assert_non_null(strstr(err.message, "cannot write /nonexistent-dir/x.png"));
+  assert_string_equal(err.hint, "check that the folder exists and is writable");
+  assert_false(tt_chart_write_file(c, "/nonexistent-dir/x.svg", 640, 400, &err));
+  assert_int_equal(err.kind, TT_ERR_IO);
+  assert_non_null(strstr(tt_error_text(&err), "cannot write /nonexistent-dir/x.svg: "));
+  assert_non_null(strstr(tt_error_text(&err), "; check that the folder exists and is writable"));
   assert_false(tt_chart_write_png(c, path, 20000, 400, &err));
-  assert_non_null(strstr(tt_buf_cstr(&err), "cannot be drawn"));
-  tt_buf_reset(&err);
+  assert_int_equal(err.kind, TT_ERR_CONFIG);
+  assert_non_null(strstr(err.message, "cannot be drawn"));
   assert_false(tt_chart_write_file(c, "chart.gif", 640, 400, &err));
-  assert_non_null(strstr(tt_buf_cstr(&err), "name the file .png or .svg"));
-  tt_buf_free(&err);
+  assert_int_equal(err.kind, TT_ERR_CONFIG);
+  assert_non_null(strstr(err.message, "name the file .png or .svg"));
   tt_chart_free(c);
   free(path);
 }
@@ -614,14 +642,13 @@ static void test_svg_is_xml(void **state) {
   assert_non_null(strstr(tt_buf_cstr(&n.text), "<b>&\"x\""));
   assert_null(memchr(svg.data, 0x1b, svg.len));
   char *path = tt_xasprintf("%s/x.svg", g_tmp);
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   assert_true(tt_chart_write_file(c, path, 600, 400, &err));
   size_t len;
   char *back = tu_read_file(path, &len);
   assert_int_equal(len, svg.len);
   free(back);
   free(path);
-  tt_buf_free(&err);
   tt_buf_free(&n.text);
   tt_buf_free(&svg);
   tt_chart_free(c);
@@ -646,7 +673,7 @@ static tt_chart *line_of(const double *v, size_t n, const char *kind) {
 /* The rows of a 1200x700 PNG of c that hold the line's colour. */
 static void line_rows(const tt_chart *c, int *top, int *bottom) {
   char *path = tt_xasprintf("%s/line.png", g_tmp);
-  tt_buf err = TT_BUF_INIT;
+  tt_error err;
   assert_true(tt_chart_write_png(c, path, 1200, 700, &err));
   cairo_surface_t *s = cairo_image_surface_create_from_png(path);
   *top = 700;
@@ -657,7 +684,6 @@ static void line_rows(const tt_chart *c, int *top, int *bottom) {
       *bottom = y;
     }
   cairo_surface_destroy(s);
-  tt_buf_free(&err);
   free(path);
 }
 
@@ -1075,12 +1101,13 @@ static void test_random_specs_never_crash(void **state) {
     size_t ncols;
     tt_result *r = rnd_result(kinds, &ncols);
     json_t *sj = rnd_spec(kinds, ncols);
-    tt_buf err = TT_BUF_INIT;
+    tt_error err = TT_ERROR_INIT;
     tt_chart_spec *spec = tt_chart_spec_from_json(sj, &err);
     tt_chart *c = spec ? tt_chart_build(spec, r, &err) : NULL;
     if (!c) {
       refused++;
-      assert_true(err.len > 0); /* every refusal says why */
+      assert_int_equal(err.kind, TT_ERR_CONFIG);
+      assert_true(err.message[0] != '\0'); /* every refusal says why */
     } else {
       built++;
       assert_true(tt_chart_npoints(c) <= c->n * c->nseries);
@@ -1109,7 +1136,6 @@ static void test_random_specs_never_crash(void **state) {
       tt_buf_free(&out);
       tt_chart_free(c);
     }
-    tt_buf_free(&err);
     tt_chart_spec_free(spec);
     json_decref(sj);
     tt_result_free(r);
@@ -1124,6 +1150,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_spec_errors),
       cmocka_unit_test(test_column_errors_list_the_columns),
+      cmocka_unit_test(test_column_list_fits_the_error),
       cmocka_unit_test(test_invoices_per_year),
       cmocka_unit_test(test_dates_and_years),
       cmocka_unit_test(test_sorting_limits_and_notes),

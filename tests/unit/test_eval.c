@@ -1,7 +1,8 @@
 /* test_eval.c — the execution-accuracy comparison on tricky pairs, with
  * results made by SQLite itself (VALUES queries on chinook): row order,
  * duplicates, column permutations, floats, NULLs, types, empty results;
- * ORDER BY at the outer level; the oracle backend's replies; and --since. */
+ * ORDER BY at the outer level; the oracle backend's replies; --since; and
+ * the errors of inputs an evaluation cannot start from. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,10 +43,10 @@ static tt_result *q(const char *sql) {
 /* gold and pred compared; the outer ORDER BY of gold decides the order. */
 static bool same(const char *gold, const char *pred) {
   tt_result *g = q(gold), *p = q(pred);
-  tt_buf why = TT_BUF_INIT;
-  bool eq = tt_ex_equal(g, p, tt_sql_outer_order_by(gold), &why);
-  if (!eq && getenv("TT_VERBOSE")) fprintf(stderr, "%s | %s: %s\n", gold, pred, tt_buf_cstr(&why));
-  tt_buf_free(&why);
+  tt_buf detail = TT_BUF_INIT;
+  bool eq = tt_ex_equal(g, p, tt_sql_outer_order_by(gold), &detail);
+  if (!eq && getenv("TT_VERBOSE")) fprintf(stderr, "%s | %s: %s\n", gold, pred, tt_buf_cstr(&detail));
+  tt_buf_free(&detail);
   tt_result_free(g);
   tt_result_free(p);
   return eq;
@@ -136,10 +137,10 @@ static void test_numbers_nulls_and_types(void **state) {
                    "SELECT count(*), g.Name FROM Genre g JOIN Track t USING (GenreId) GROUP BY g.GenreId"));
   /* the reason says what differs */
   tt_result *g = q("SELECT * FROM (VALUES (1),(2),(3))"), *p = q("SELECT 1");
-  tt_buf why = TT_BUF_INIT;
-  assert_false(tt_ex_equal(g, p, false, &why));
-  assert_string_equal(tt_buf_cstr(&why), "1 row, gold has 3");
-  tt_buf_free(&why);
+  tt_buf detail = TT_BUF_INIT;
+  assert_false(tt_ex_equal(g, p, false, &detail));
+  assert_string_equal(tt_buf_cstr(&detail), "1 row, gold has 3");
+  tt_buf_free(&detail);
   tt_result_free(g);
   tt_result_free(p);
 }
@@ -191,6 +192,48 @@ static void test_since(void **state) {
   assert_false(tt_parse_since("2h30", 0, &t));
 }
 
+static bool any_question(const json_t *q) { return json_is_string(json_object_get(q, "question")); }
+
+/* The inputs an evaluation cannot start from: each says what is wrong
+ * with a kind a front end can act on (io: a file or folder is missing;
+ * config: a file is there but is not what the evaluation reads). */
+static void test_input_errors(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *missing = tt_xasprintf("%s/none.jsonl", dir), *bad = tt_xasprintf("%s/bad.jsonl", dir);
+  tt_error err;
+  assert_null(tt_eval_read_jsonl(missing, any_question, "a question", "--data wants a folder", &err));
+  assert_int_equal(err.kind, TT_ERR_IO);
+  assert_string_equal(err.hint, "--data wants a folder");
+  assert_non_null(strstr(tt_error_text(&err), "cannot read "));
+  assert_non_null(strstr(tt_error_text(&err), "; --data wants a folder"));
+  tu_write_file(bad, "{\"question\": \"q1\"}\n\n{\"question\": 2}\n");
+  assert_null(tt_eval_read_jsonl(bad, any_question, "a question", "hint", &err));
+  assert_int_equal(err.kind, TT_ERR_CONFIG);
+  assert_int_equal(err.line, 3);
+  assert_non_null(strstr(err.message, "bad.jsonl line 3 is not a question"));
+  tu_write_file(bad, "\n");
+  assert_null(tt_eval_read_jsonl(bad, any_question, "a question", "hint", &err));
+  assert_int_equal(err.kind, TT_ERR_CONFIG);
+  assert_non_null(strstr(err.message, "holds no questions"));
+  /* compare: a file that is not there, one that is not a results file */
+  assert_null(tt_spider_compare(missing, missing, &err));
+  assert_int_equal(err.kind, TT_ERR_IO);
+  tu_write_file(bad, "{\"meta\": {}}");
+  assert_null(tt_spider_compare(bad, bad, &err));
+  assert_int_equal(err.kind, TT_ERR_CONFIG);
+  assert_non_null(strstr(err.message, "is not a results file"));
+  /* the report: a folder of traces that does not exist */
+  tt_report_opts ro = {.runs_dir = missing};
+  assert_null(tt_report_build(&ro, &err));
+  assert_int_equal(err.kind, TT_ERR_IO);
+  assert_non_null(strstr(err.message, "the folder does not exist"));
+  free(missing);
+  free(bad);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows_as_multisets),
@@ -199,6 +242,7 @@ int main(void) {
       cmocka_unit_test(test_numbers_nulls_and_types),
       cmocka_unit_test(test_oracle_replies),
       cmocka_unit_test(test_since),
+      cmocka_unit_test(test_input_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

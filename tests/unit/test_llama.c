@@ -120,7 +120,7 @@ static void test_every_generation_is_a_valid_tool_call(void **state) {
       fprintf(stderr, "seed %d: %ld tokens in %.0f ms, %ld full-vocabulary checks\n", seed, r.usage.completion,
               r.decode_ms, r.grammar_full_checks);
     const tt_tool_spec *t = ok && r.is_tool ? tt_tool_find(tools, 4, r.tool_name) : NULL;
-    tt_buf why = TT_BUF_INIT;
+    tt_error why = TT_ERROR_INIT;
     bool good = t && tt_tool_check(t, r.tool_args, &why);
     if (good) {
       /* the call and its result appended: the prompt starts with what
@@ -134,19 +134,18 @@ static void test_every_generation_is_a_valid_tool_call(void **state) {
       assert_non_null(logits);
       free(logits);
       if (strcmp(family, "qwen3") == 0 && !r.thinking) {
-        tt_buf_puts(&why, "a Qwen3 call without a thought");
+        tt_error_set(&why, TT_ERR_PROTOCOL, "a Qwen3 call without a thought");
         good = false;
       } else if (reused != r.usage.prompt + r.usage.completion) {
-        tt_buf_printf(&why, "rendered back, %ld tokens reused of %ld + %ld", reused, r.usage.prompt,
-                      r.usage.completion);
+        tt_error_set(&why, TT_ERR_PROTOCOL, "rendered back, %ld tokens reused of %ld + %ld", reused,
+                     r.usage.prompt, r.usage.completion);
         good = false;
       }
       thoughts += r.thinking != NULL;
     }
     if (good) valid++;
     else fprintf(stderr, "seed %d (%s): %s %s %s\n", seed, family, ok ? "" : err.message,
-                 r.tool_name ? r.tool_name : "", tt_buf_cstr(&why));
-    tt_buf_free(&why);
+                 r.tool_name ? r.tool_name : "", tt_error_text(&why));
     tt_llm_reply_free(&r);
     tt_chat_free(&c);
     tt_llm_free(llm);

@@ -28,21 +28,26 @@ static const tt_tool_spec chart = {
     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100}},\"required\":[\"kind\"]}"};
 
 static void expect_bad(const tt_tool_spec *t, const char *args, const char *words) {
-  tt_buf why = TT_BUF_INIT;
+  tt_error why = TT_ERROR_INIT;
   bool ok = tt_tool_check(t, args, &why);
-  if (ok || !strstr(tt_buf_cstr(&why), words)) {
-    fprintf(stderr, "%s -> %s: %s\n", args, ok ? "accepted" : "rejected", tt_buf_cstr(&why));
+  if (ok || !strstr(tt_error_text(&why), words)) {
+    fprintf(stderr, "%s -> %s: %s\n", args, ok ? "accepted" : "rejected", tt_error_text(&why));
     fail();
   }
-  tt_buf_free(&why);
+  assert_int_equal(why.kind, TT_ERR_CONFIG); /* the model's to fix */
 }
 
 static void test_tool_check(void **state) {
   (void)state;
-  tt_buf why = TT_BUF_INIT;
+  tt_error why = TT_ERROR_INIT;
   assert_true(tt_tool_check(&run_sql, "{\"sql\": \"SELECT 1\"}", &why));
   assert_true(tt_tool_check(&chart, "{\"kind\":\"bar\",\"y\":[\"a\"],\"limit\":10}", &why));
-  tt_buf_free(&why);
+  assert_int_equal(why.kind, TT_OK);
+  /* invalid JSON: what to send instead is the hint */
+  assert_false(tt_tool_check(&run_sql, "{\"sql\": \"SELECT 1\"", &why));
+  assert_string_equal(why.hint, "send one JSON object");
+  assert_non_null(strstr(tt_error_text(&why), "not valid JSON ("));
+  assert_non_null(strstr(tt_error_text(&why), "); send one JSON object"));
   expect_bad(&run_sql, "{\"sql\": \"SELECT 1\"", "not valid JSON");
   expect_bad(&run_sql, "", "not valid JSON");
   expect_bad(&run_sql, "{}", "missing the required property \"sql\"");
@@ -60,10 +65,8 @@ static void test_tool_check(void **state) {
       "pick", "either",
       "{\"type\":\"object\",\"properties\":{\"y\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":"
       "\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1,\"maxItems\":3}]}}}"};
-  tt_buf_reset(&why);
-  assert_true(tt_tool_check(&either, "{\"y\":\"a\"}", &why));
-  assert_true(tt_tool_check(&either, "{\"y\":[\"a\",\"b\"]}", &why));
-  tt_buf_free(&why);
+  assert_true(tt_tool_check(&either, "{\"y\":\"a\"}", NULL));
+  assert_true(tt_tool_check(&either, "{\"y\":[\"a\",\"b\"]}", NULL));
   expect_bad(&either, "{\"y\":5}", "property \"y\" must be a string or an array of strings");
   expect_bad(&either, "{\"y\":[\"a\",\"b\",\"c\",\"d\"]}", "must be a string or an array of strings");
   static const tt_tool_spec few = {
@@ -389,11 +392,11 @@ static void test_sql_from_reply(void **state) {
 
 /* The context the embedded engine picks for a shape (KV bytes per token:
  * layers x KV heads x (key + value dims) x 2 bytes of f16) and a memory. */
-static long ctx_for(long long kv, long long weights, double avail_gib, long trained, tt_buf *why) {
+static long ctx_for(long long kv, long long weights, double avail_gib, long trained, tt_buf *note) {
   tt_ctx_facts f = {.trained = trained, .kv_bytes_per_token = kv, .weights_bytes = weights,
                     .available_bytes = (long long)(avail_gib * (double)(1LL << 30))};
-  tt_buf_reset(why);
-  return tt_llm_pick_context(&f, why);
+  tt_buf_reset(note);
+  return tt_llm_pick_context(&f, note);
 }
 
 static void test_default_context(void **state) {
@@ -402,27 +405,27 @@ static void test_default_context(void **state) {
   const long long kv7 = 28LL * 4 * (128 + 128) * 2, kv3 = 36LL * 2 * 256 * 2, kv15 = 28LL * 2 * 256 * 2;
   const long long w7 = 4683073536LL, w3 = 2104932800LL, w15 = 1117320768LL;
   assert_int_equal(kv7, 57344);
-  tt_buf why = TT_BUF_INIT;
-  assert_int_equal(ctx_for(kv7, w7, 16, 32768, &why), 16384);
-  assert_non_null(strstr(tt_buf_cstr(&why), "16384 tokens: the default; trained for 32768"));
-  assert_int_equal(ctx_for(kv7, w7, 8, 32768, &why), 16384);
+  tt_buf note = TT_BUF_INIT;
+  assert_int_equal(ctx_for(kv7, w7, 16, 32768, &note), 16384);
+  assert_non_null(strstr(tt_buf_cstr(&note), "16384 tokens: the default; trained for 32768"));
+  assert_int_equal(ctx_for(kv7, w7, 8, 32768, &note), 16384);
   /* 6 GiB: 5.4 usable, less 4.36 of weights and 0.5 of buffers, over 56 KiB */
-  assert_int_equal(ctx_for(kv7, w7, 6, 32768, &why), 9216);
-  assert_non_null(strstr(tt_buf_cstr(&why), "what memory allows"));
-  assert_int_equal(ctx_for(kv7, w7, 5, 32768, &why), TT_CTX_FLOOR);
-  assert_non_null(strstr(tt_buf_cstr(&why), "memory is short"));
-  assert_int_equal(ctx_for(kv3, w3, 4, 32768, &why), 16384);
-  assert_int_equal(ctx_for(kv3, w3, 3, 32768, &why), 6144);
-  assert_int_equal(ctx_for(kv15, w15, 2.5, 32768, &why), 16384);
-  assert_int_equal(ctx_for(kv15, w15, 2, 32768, &why), 9216);
+  assert_int_equal(ctx_for(kv7, w7, 6, 32768, &note), 9216);
+  assert_non_null(strstr(tt_buf_cstr(&note), "what memory allows"));
+  assert_int_equal(ctx_for(kv7, w7, 5, 32768, &note), TT_CTX_FLOOR);
+  assert_non_null(strstr(tt_buf_cstr(&note), "memory is short"));
+  assert_int_equal(ctx_for(kv3, w3, 4, 32768, &note), 16384);
+  assert_int_equal(ctx_for(kv3, w3, 3, 32768, &note), 6144);
+  assert_int_equal(ctx_for(kv15, w15, 2.5, 32768, &note), 16384);
+  assert_int_equal(ctx_for(kv15, w15, 2, 32768, &note), 9216);
   /* the trained context caps it, memory unknown leaves the default */
-  assert_int_equal(ctx_for(kv7, w7, 64, 8192, &why), 8192);
-  assert_non_null(strstr(tt_buf_cstr(&why), "the model's trained context"));
-  assert_int_equal(ctx_for(kv7, w7, 1, 2048, &why), 2048);
-  assert_int_equal(ctx_for(kv7, w7, 0, 0, &why), 16384);
-  assert_non_null(strstr(tt_buf_cstr(&why), "free memory unknown"));
-  assert_non_null(strstr(tt_buf_cstr(&why), "16384 tokens: the default"));
-  tt_buf_free(&why);
+  assert_int_equal(ctx_for(kv7, w7, 64, 8192, &note), 8192);
+  assert_non_null(strstr(tt_buf_cstr(&note), "the model's trained context"));
+  assert_int_equal(ctx_for(kv7, w7, 1, 2048, &note), 2048);
+  assert_int_equal(ctx_for(kv7, w7, 0, 0, &note), 16384);
+  assert_non_null(strstr(tt_buf_cstr(&note), "free memory unknown"));
+  assert_non_null(strstr(tt_buf_cstr(&note), "16384 tokens: the default"));
+  tt_buf_free(&note);
   assert_true(tt_mem_available() > 0); /* Linux: /proc/meminfo */
 }
 

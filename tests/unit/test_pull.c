@@ -95,25 +95,25 @@ static void test_load_path_and_checks(void **state) {
   free(load);
 
   /* part 3 missing: named, with what to do */
-  tt_buf err = TT_BUF_INIT;
+  tt_error err = TT_ERROR_INIT;
   assert_false(tt_model_parts_check(first, &err));
-  assert_non_null(strstr(tt_buf_cstr(&err), "part 3 of 3 of the model is missing"));
-  assert_non_null(strstr(tt_buf_cstr(&err), "m-00003-of-00003.gguf"));
-  assert_non_null(strstr(tt_buf_cstr(&err), "tabletalk pull"));
-  tt_buf_reset(&err);
+  assert_int_equal(err.kind, TT_ERR_IO);
+  assert_non_null(strstr(err.message, "part 3 of 3 of the model is missing"));
+  assert_non_null(strstr(err.message, "m-00003-of-00003.gguf"));
+  assert_non_null(strstr(err.hint, "tabletalk pull"));
   /* not the first part: the first is named */
   assert_false(tt_model_parts_check(second, &err));
-  assert_non_null(strstr(tt_buf_cstr(&err), "part 2 of 3 of a split model"));
-  assert_non_null(strstr(tt_buf_cstr(&err), first));
-  tt_buf_reset(&err);
+  assert_int_equal(err.kind, TT_ERR_IO);
+  assert_non_null(strstr(err.message, "part 2 of 3 of a split model"));
+  assert_non_null(strstr(err.message, first));
+  tt_error_clear(&err);
   /* whole: fine, and so is a file that is not split */
   touch(dir, "m-00003-of-00003.gguf");
   assert_true(tt_model_parts_check(first, &err));
   char *plain = tt_xasprintf("%s/plain.gguf", dir);
   assert_true(tt_model_parts_check(plain, &err));
-  assert_string_equal(tt_buf_cstr(&err), "");
+  assert_int_equal(err.kind, TT_OK); /* success leaves err alone */
 
-  tt_buf_free(&err);
   free(plain);
   free(first);
   free(second);
