@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { run, tempDir, SLOW } from './harness.mjs';
+import { run, tempDir } from '../support/harness.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const TINY = process.env.TT_TINY_MODEL;

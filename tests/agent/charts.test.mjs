@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { ask, run, BIN, scratch, server, sha256, lastTool, traceEvents, sqliteRows } from './harness.mjs';
+import {
+  ask, run, BIN, scratch, server, sha256, lastTool, traceEvents, sqliteRows,
+} from '../support/harness.mjs';
 import { readPng, runsOnRow } from './png.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });

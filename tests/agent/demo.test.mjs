@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BIN, run, server, tempDir } from './harness.mjs';
+import { BIN, run, server, tempDir } from '../support/harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DEMO = path.resolve(here, '../../scripts/demo.sh');

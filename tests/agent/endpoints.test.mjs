@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { BIN, SLOW, scratch, tempDir } from './harness.mjs';
+import { BIN, scratch, tempDir } from '../support/harness.mjs';
 
 /* A server whose every request is answered by handler(req, res). */
 async function endpoint(handler) {

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { run, scratch, traceEvents, tempDir } from './harness.mjs';
+import { run, scratch, traceEvents, tempDir } from '../support/harness.mjs';
 import { startFileServer } from '../fixtures/file_server.mjs';
 
 const TINY = process.env.TT_TINY_MODEL;

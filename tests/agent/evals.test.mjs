@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { run, BIN, CHINOOK, scratch, server, sha256, tempDir } from './harness.mjs';
+import { run, BIN, CHINOOK, scratch, server, sha256, tempDir } from '../support/harness.mjs';
 import { spawn } from 'node:child_process';
 import { startModelServer } from '../fixtures/model_server.mjs';
 

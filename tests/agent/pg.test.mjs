@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { run, scratch, server, tempDir } from './harness.mjs';
+import { run, scratch, server, tempDir } from '../support/harness.mjs';
 import { readPng, runsOnRow } from './png.mjs';
 
 const uriFile = process.env.TT_PG_URI_FILE;

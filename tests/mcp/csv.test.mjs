@@ -6,9 +6,9 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { connectStdio, killAll, sha256, tempDir, textOf } from './harness.mjs';
+import { sha256, tempDir } from '../support/harness.mjs';
+import { connectStdio, textOf } from './protocol.mjs';
 
-after(killAll);
 
 test('serve-mcp on a CSV file: run_sql and describe_schema through the SDK, nothing written beside it', async () => {
   const dir = tempDir('tabletalk-mcp-csv-');

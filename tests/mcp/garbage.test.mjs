@@ -10,12 +10,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
+import { FAIL_AFTER, RawStdio, rng, scratch, startHttp, suiteSeed } from '../support/harness.mjs';
 import {
-  SUITE_TIMEOUT, killAll, META_CAPS, META_VERSION, MODERN, RawStdio, modernHeaders, modernRequest, ms, post,
-  postModern, rng, scratch, serveArgs, startHttp, suiteSeed,
-} from './harness.mjs';
+  META_CAPS, META_VERSION, MODERN, modernHeaders, modernRequest, post, postModern, serveArgs,
+} from './protocol.mjs';
+// TODO other: ['ms']
 
-after(killAll); // no server outlives a failed test
 
 const SEED = suiteSeed('garbage');
 const MAX = 65536; // --max-message for these servers
@@ -282,7 +282,7 @@ function diffTally(want, got) {
 
 /* ---- stdio ----------------------------------------------------------------------- */
 
-describe('stdio', { timeout: SUITE_TIMEOUT }, () => {
+describe('stdio', { timeout: FAIL_AFTER }, () => {
   test(`10,000 lines of garbage (seed ${SEED}): each gets exactly the right error, the server stays up`, async () => {
     const sc = scratch();
     const raw = new RawStdio(serveArgs(sc, { extra: ['--max-message', String(MAX)] }), { cwd: sc.dir });
@@ -422,7 +422,7 @@ function rawHttp(url, { method = 'POST', headers = {}, body = '' } = {}) {
   });
 }
 
-describe('HTTP', { timeout: SUITE_TIMEOUT }, () => {
+describe('HTTP', { timeout: FAIL_AFTER }, () => {
   let sc, srv;
   before(async () => {
     sc = scratch();

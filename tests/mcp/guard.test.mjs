@@ -9,12 +9,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  SUITE_TIMEOUT, killAll, RawStdio, cliSql, loadGuardCorpus, modernRequest, ms, post, postModern, scratch, serveArgs, startHttp,
-  startModel, textOf,
-} from './harness.mjs';
+import { FAIL_AFTER, RawStdio, cliSql, scratch, startHttp, startModel } from '../support/harness.mjs';
+import { loadGuardCorpus, modernRequest, post, postModern, serveArgs, textOf } from './protocol.mjs';
+// TODO other: ['ms']
 
-after(killAll); // no server outlives a failed test
 
 const TIMEOUT_S = '2'; // the corpus's reference time limit
 const corpus = loadGuardCorpus();
@@ -76,7 +74,7 @@ function runSqlLine(id, sqlBytes) {
 
 const pwned = () => fs.readdirSync('/tmp').filter((f) => f.startsWith('sqlguard-pwned'));
 
-describe('the guard corpus through run_sql', { timeout: SUITE_TIMEOUT }, () => {
+describe('the guard corpus through run_sql', { timeout: FAIL_AFTER }, () => {
   let sc, cli;
   const pwnedBefore = pwned();
   before(async () => {
@@ -169,7 +167,7 @@ describe('the guard corpus through run_sql', { timeout: SUITE_TIMEOUT }, () => {
   });
 });
 
-describe('writes an MCP client might try', { timeout: SUITE_TIMEOUT }, () => {
+describe('writes an MCP client might try', { timeout: FAIL_AFTER }, () => {
   const vacuumTarget = path.join(os.tmpdir(), `tabletalk-vacuum-${process.pid}-${Date.now()}.db`);
   const WRITES = {
     'DELETE': 'DELETE FROM Track',

@@ -16,16 +16,14 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  BIN, RawStdio, SLOW, killAll, modernRequest, ms, postModern, serverEnv, startHttp, startModel,
-  tempDir,
-} from './harness.mjs';
+import { BIN, RawStdio, testEnv, startHttp, startModel, tempDir } from '../support/harness.mjs';
+import { modernRequest, postModern } from './protocol.mjs';
+// TODO other: ['SLOW', 'ms']
 
 const WRITER = process.env.TT_WRITER;
 const QUERY = 'SELECT n, deleted, (SELECT count(*) FROM log) AS logged FROM counter';
 const SECONDS = SLOW ? 8 : 5;
 
-after(killAll);
 
 /* Starts the writer on a new database; resolves when it is ready. */
 function startWriter(db, mode, seconds, extra = []) {
@@ -87,7 +85,7 @@ async function loop(writer, fn) {
 
 function runCli(args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(BIN, args, { env: serverEnv(env) });
+    const child = spawn(BIN, args, { env: testEnv(env) });
     let out = '', err = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { err += d; });
@@ -188,7 +186,7 @@ test('a file name and a table name that are not UTF-8 do not break the handshake
   /* bash makes the bytes: Node would send its strings as UTF-8 */
   const { execFileSync } = await import('node:child_process');
   execFileSync('bash', ['-c', `sqlite3 "$(printf 'caf\\xe9.sqlite')" "$(printf 'CREATE TABLE "t\\xe9"(x); INSERT INTO "t\\xe9" VALUES (1);')"`], { cwd: dir });
-  const child = spawn('bash', ['-c', `exec "$0" serve-mcp "$(printf 'caf\\xe9.sqlite')" --state-dir state`, BIN], { cwd: dir, env: serverEnv() });
+  const child = spawn('bash', ['-c', `exec "$0" serve-mcp "$(printf 'caf\\xe9.sqlite')" --state-dir state`, BIN], { cwd: dir, env: testEnv() });
   let out = '';
   child.stdout.on('data', (d) => { out += d; });
   const send = (m) => child.stdin.write(JSON.stringify(m) + '\n');

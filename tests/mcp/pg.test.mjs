@@ -17,9 +17,9 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cliSql, connectStdio, killAll, scratch, textOf } from './harness.mjs';
+import { cliSql, scratch } from '../support/harness.mjs';
+import { connectStdio, textOf } from './protocol.mjs';
 
-after(killAll);
 
 const uriFile = process.env.TT_PG_URI_FILE;
 const base = uriFile && fs.existsSync(uriFile) ? fs.readFileSync(uriFile, 'utf8').trim() : '';

@@ -9,9 +9,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { BIN, connectStdio, killAll, ms, scratch, serverEnv, startModel } from './harness.mjs';
+import { BIN, scratch, testEnv, startModel } from '../support/harness.mjs';
+import { connectStdio } from './protocol.mjs';
+// TODO other: ['ms']
 
-after(killAll);
 
 const PER_YEAR_SQL = "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoices FROM Invoice GROUP BY year ORDER BY year";
 const TOP_SQL = 'SELECT Name FROM Genre ORDER BY GenreId LIMIT 3';
@@ -36,7 +37,7 @@ after(async () => { await model?.close(); });
 function cliAsk(sc, question) {
   return new Promise((resolve, reject) => {
     const child = spawn(BIN, ['ask', sc.db, question, '--base-url', model.url, '--state-dir', sc.state, '--json'],
-      { env: serverEnv(), cwd: sc.dir });
+      { env: testEnv(), cwd: sc.dir });
     let stdout = '', stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });

@@ -12,12 +12,12 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { BIN, FAIL_AFTER, RawStdio, scratch, startHttp, startModel } from '../support/harness.mjs';
 import {
-  BIN, SUITE_TIMEOUT, killAll, MODERN, RawStdio, connectHttp, connectStdio, jsonInText, modernRequest,
-  ms, postModern, scratch, serveArgs, startHttp, startModel, textOf,
-} from './harness.mjs';
+  MODERN, connectHttp, connectStdio, jsonInText, modernRequest, postModern, serveArgs, textOf,
+} from './protocol.mjs';
+// TODO other: ['ms']
 
-after(killAll); // no server outlives a failed test
 
 /* ---- what SQLite itself says (the sqlite3 shell, read-only) ------------------ */
 
@@ -80,7 +80,7 @@ const TABLES = () => sqlite(TRUTH, "SELECT name FROM sqlite_master WHERE type IN
 
 for (const transport of ['stdio', 'http']) {
   for (const era of ['modern', 'legacy']) {
-    describe(`${transport}, ${era === 'modern' ? `${MODERN} pinned` : '2025 handshake'}`, { timeout: SUITE_TIMEOUT }, () => {
+    describe(`${transport}, ${era === 'modern' ? `${MODERN} pinned` : '2025 handshake'}`, { timeout: FAIL_AFTER }, () => {
       const opened = [];
       let http = null, httpScratch = null;
 
@@ -394,7 +394,7 @@ for (const transport of ['stdio', 'http']) {
 
 /* ---- below the SDK: raw messages ----------------------------------------------------- */
 
-describe('raw stdio', { timeout: SUITE_TIMEOUT }, () => {
+describe('raw stdio', { timeout: FAIL_AFTER }, () => {
   for (const era of ['modern', 'legacy']) {
     test(`cancellation (${era}): notifications/cancelled stops the question and no response for its id is ever written`, async () => {
       const sc = scratch();
@@ -549,7 +549,7 @@ describe('raw stdio', { timeout: SUITE_TIMEOUT }, () => {
   });
 });
 
-describe('shutdown', { timeout: SUITE_TIMEOUT }, () => {
+describe('shutdown', { timeout: FAIL_AFTER }, () => {
   test('SIGTERM during a question that never ends: stdio and HTTP servers exit 0 promptly', async () => {
     const sc = scratch();
     const raw = new RawStdio(serveArgs(sc, { model }), { cwd: sc.dir });
@@ -580,7 +580,7 @@ describe('shutdown', { timeout: SUITE_TIMEOUT }, () => {
 
 /* clientCapabilities come per request in 2026-07-28: the same server elicits
  * for a request that declares it and not for one that does not. */
-test('2026-07-28 capabilities are per request, not per connection', { timeout: SUITE_TIMEOUT }, async () => {
+test('2026-07-28 capabilities are per request, not per connection', { timeout: FAIL_AFTER }, async () => {
   const sc = scratch();
   const raw = new RawStdio(serveArgs(sc, { model }), { cwd: sc.dir });
   const params = { name: 'ask_database', arguments: { question: 'Who is the top customer?' } };
@@ -595,7 +595,7 @@ test('2026-07-28 capabilities are per request, not per connection', { timeout: S
   assert.ok(sc.unchanged());
 });
 
-test('the knowledge file beside the database: listed, readable as JSON, its descriptions in the cards', { timeout: SUITE_TIMEOUT }, async () => {
+test('the knowledge file beside the database: listed, readable as JSON, its descriptions in the cards', { timeout: FAIL_AFTER }, async () => {
   const sc = scratch();
   const knowledge = {
     tables: { Invoice: 'one row per sale to a customer' },
