@@ -224,8 +224,7 @@ test('bench --cold computes and saves the prefix, so the next warm run restores 
       { name: 'answer', arguments: { text: '25.' } }] }] }));
   const cache = path.join(sc.dir, 'cache');
   const bench = async (extra) => {
-    const r = await run(['bench', rec, '--model-path', TINY, '--json', ...extra], { env: { TABLETALK_CACHE_DIR: cache },
-      timeoutMs: 120000 });
+    const r = await run(['bench', rec, '--model-path', TINY, '--json', ...extra], { env: { TABLETALK_CACHE_DIR: cache } });
     assert.equal(r.code, 0, r.stderr);
     return r.json;
   };

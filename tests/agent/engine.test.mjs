@@ -54,7 +54,7 @@ test('a long thread with large results completes within a small context', { skip
   fs.writeFileSync(rec, JSON.stringify({ database: 'chinook.sqlite',
     questions: ['Track', 'Invoice', 'Track', 'Customer', 'Invoice', 'Track'].map(ask) }));
   const bench = (ctx) => run(['bench', rec, '--model-path', TINY, '--ctx', String(ctx), '--schema-budget', '100',
-    '--json', '--cold'], { env: { TABLETALK_CACHE_DIR: path.join(sc.dir, 'cache') }, timeoutMs: 600000 });
+    '--json', '--cold'], { env: { TABLETALK_CACHE_DIR: path.join(sc.dir, 'cache') } });
   const r = await bench(4096);
   assert.equal(r.code, 0, r.stderr);
   const c = r.json.context;

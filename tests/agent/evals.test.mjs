@@ -43,7 +43,7 @@ const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 function spider(dir, extra, opts = {}) {
   const work = opts.cwd ?? tempDir('tabletalk-eval-');
   return run(['eval', 'spider', '--data', dir, '--state-dir', path.join(work, 'state'), '--results',
-    path.join(work, 'results'), ...extra], { cwd: work, timeoutMs: 120000, ...opts });
+    path.join(work, 'results'), ...extra], { cwd: work, ...opts });
 }
 
 test('spider: the oracle scores 100 % on the public sample', { skip: !haveSample && 'no shared sample' }, async () => {

@@ -280,8 +280,7 @@ test('eval behaviors on PostgreSQL: every case passes on a copy the server makes
   const before = await pgState();
   const srv = await server(pgBehaviourScript());
   const uri = withPassword(base);
-  const r = await run(['eval', 'behaviors', '--db', uri, '--base-url', srv.url, '--state-dir', state, '--json'],
-    { timeoutMs: 240000 });
+  const r = await run(['eval', 'behaviors', '--db', uri, '--base-url', srv.url, '--state-dir', state, '--json']);
   await srv.close();
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.ok(r.json.cases.length >= 18);

@@ -34,7 +34,9 @@ stop_all() {
   local p
   p=$(cat "$side/pgb/pgbouncer.pid" 2>/dev/null)
   for q in $p $bouncer_pid; do kill "$q" 2>/dev/null; done
-  for _ in $(seq 50); do [ -n "$p" ] && kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  # pgbouncer is runuser's child, not ours: nothing to wait on for its end
+  # but a bounded poll (the bound is a failure timeout only)
+  for _ in $(seq 3000); do [ -n "$p" ] && kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
   [ -n "$p" ] && kill -0 "$p" 2>/dev/null && { bad "pgbouncer $p still runs after kill"; kill -9 "$p"; }
   wait 2>/dev/null
   bouncer_pid=
@@ -96,7 +98,9 @@ echo '"tabletalk" ""' >"$side/pgb/users.txt"
 as_user "$PGBOUNCER" "$side/pgb/pgbouncer.ini" >"$side/pgb/out" 2>&1 &
 bouncer_pid=$!
 pool="postgresql:///chinook?host=$side/pgb&port=6432&user=tabletalk"
-for _ in $(seq 50); do [ -S "$side/pgb/.s.PGSQL.6432" ] && break; sleep 0.1; done
+# pgbouncer announces nothing a script can wait on when its socket is up: a
+# bounded poll for the socket file, whose bound is a failure timeout only
+for _ in $(seq 3000); do [ -S "$side/pgb/.s.PGSQL.6432" ] && break; sleep 0.1; done
 if [ ! -S "$side/pgb/.s.PGSQL.6432" ]; then
   bad "pgbouncer did not start: $(cat "$side/pgb/out" "$side/pgb/pgbouncer.log" 2>/dev/null | tail -5)"
 else

@@ -18,7 +18,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FAIL_AFTER, scratch, startHttp, tempDir } from '../support/harness.mjs';
 import { serveArgs } from './protocol.mjs';
-// TODO other: ['ms']
 
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -161,7 +160,7 @@ const CHECKS_NOT_APPLICABLE = {
 /* ---- running the suite ---------------------------------------------------- */
 
 /* Runs the conformance CLI with args; resolves with {code, out}. */
-function conformance(args, { cwd, timeout = ms(90000) } = {}) {
+function conformance(args, { cwd, timeout = FAIL_AFTER } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -2,7 +2,7 @@
 // run_sql answers from the file (quoted fields, accents), describe_schema
 // shows its table with the inferred types, writes are refused, several
 // calls share the one loaded copy, and nothing is written beside the file.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

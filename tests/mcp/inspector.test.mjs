@@ -2,14 +2,13 @@
 // a second official client, against `tabletalk serve-mcp` over stdio (both
 // eras) and Streamable HTTP: the tool list, a SELECT with its rows, a
 // resource, a prompt, and the tool-error exit code for a refused DELETE.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, FAIL_AFTER, noteStderr, scratch, testEnv, startHttp } from '../support/harness.mjs';
 import { serveArgs } from './protocol.mjs';
-// TODO other: ['ms']
 
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -19,7 +18,7 @@ const NODE = path.join(here, 'node_modules/.bin/node');
 
 /* Runs the Inspector CLI: target args, then `--`, then its options.
  * Resolves {code, stdout, stderr, json}. */
-function inspector(target, options, { cwd, timeout = ms(30000) } = {}) {
+function inspector(target, options, { cwd, timeout = FAIL_AFTER } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE, [INSPECTOR, '--cli', ...target, '--', ...options, '--format', 'json'], { cwd, env: testEnv() });
     let stdout = '', stderr = '';

@@ -9,9 +9,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { BIN, scratch, testEnv, startModel } from '../support/harness.mjs';
+import { BIN, FAIL_AFTER, scratch, testEnv, startModel } from '../support/harness.mjs';
 import { connectStdio } from './protocol.mjs';
-// TODO other: ['ms']
 
 
 const PER_YEAR_SQL = "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoices FROM Invoice GROUP BY year ORDER BY year";
@@ -41,7 +40,7 @@ function cliAsk(sc, question) {
     let stdout = '', stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms(60000));
+    const timer = setTimeout(() => child.kill('SIGKILL'), FAIL_AFTER);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
