@@ -32,7 +32,7 @@ export const SANITIZED = process.env.TT_SANITIZED === '1';
 /* How long a wait on an event may take before it is a failure with a name
  * (rather than CTest's TIMEOUT). Generous on purpose: it is never the thing
  * under test, so a slow or loaded machine must never reach it. */
-export const FAIL_AFTER = 300000;
+export const FAIL_AFTER = 600000;
 
 /* ---- folders --------------------------------------------------------------- */
 
