@@ -73,6 +73,10 @@ configure build "${release_args[@]}"
 CC=clang configure build-asan -DCMAKE_BUILD_TYPE=Debug -DTT_SANITIZE=ON -DTT_FUZZ=ON -DCMAKE_C_COMPILER=clang
 phase "release build"
 cmake --build build -j"$jobs"
+# llama.cpp's one build folder is shared by every tree (and by fresh_demo's):
+# the sanitizer tree's step for it runs now, alone, so that nothing
+# configures or builds that folder while the release tests run
+cmake --build build-asan --target llama_cpp -j"$jobs" >/dev/null
 # The sanitizer tree builds while the release tests run: the tests mostly
 # wait, the compiler fills the cores they leave. Its output goes to a log,
 # shown if it fails.
