@@ -88,8 +88,12 @@ case $title in
   *) bad "process title not read or not redacted: $title" ;;
 esac
 case $title in *Sw0rdFish*) bad "the password is in the process title: $title" ;; esac
+# the server would go on counting for minutes after its client is gone:
+# end that backend too, and wait for its end (the timeout argument), so no
+# session is left for the tests after this one
 kill "$title_pid" 2>/dev/null
 wait "$title_pid" 2>/dev/null
+psql -X -At -d "$URI" -c "SELECT pg_terminate_backend(pid, 300000) FROM pg_stat_activity WHERE query LIKE '%3000000000%' AND pid <> pg_backend_pid()" >/dev/null
 
 # serve-mcp: the dialect in its descriptions, run_sql on the server, no password
 mcp_in='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
