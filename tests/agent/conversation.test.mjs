@@ -115,12 +115,8 @@ test('the thread store survives kill -9 during a question', async () => {
   assert.equal(first.code, 0);
   const killed = await ask(sc, srv, 'hang now', ['--thread', 't'], {
     onSpawn: (child) => {
-      const poll = setInterval(() => {
-        if (srv.requests.some((q) => JSON.stringify(q.body).includes('hang now'))) {
-          clearInterval(poll);
-          child.kill('SIGKILL');
-        }
-      }, 20);
+      srv.until((s) => s.requests.some((q) => JSON.stringify(q.body).includes('hang now')))
+        .then(() => child.kill('SIGKILL'), () => {});
     },
   });
   assert.equal(killed.signal, 'SIGKILL');
@@ -233,7 +229,7 @@ test('Ctrl-C during ask: exit 130 and a trace that says cancelled', async () => 
   const sc = scratch();
   const srv = await server({ rules: [{ hang_ms: 60000, ...sql('SELECT 1') }] });
   const r = await ask(sc, srv, 'slow question', [], {
-    onSpawn: (child) => { srv.until((s) => s.requests.length > 0).then(() => child.kill('SIGINT')); },
+    onSpawn: (child) => { srv.until((s) => s.requests.length > 0).then(() => child.kill('SIGINT'), () => {}); },
   });
   assert.equal(r.code, 130);
   assert.equal(r.json.status, 'cancelled');
