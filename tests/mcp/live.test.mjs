@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BIN, RawStdio, testEnv, startHttp, startModel, tempDir } from '../support/harness.mjs';
+import { BIN, RawStdio, testEnv, startHttp, startModel, tempDir, waitForOutput } from '../support/harness.mjs';
 import { modernRequest, postModern } from './protocol.mjs';
 
 const WRITER = process.env.TT_WRITER;
@@ -197,9 +197,14 @@ test('a file name and a table name that are not UTF-8 do not break the handshake
   let out = '';
   child.stdout.on('data', (d) => { out += d; });
   const send = (m) => child.stdin.write(JSON.stringify(m) + '\n');
+  // describe_schema first: its reply comes once the schema is read, so the
+  // handshake after it can name the table (before, it says only that
+  // describe_schema lists them)
+  const described = waitForOutput(child.stdout, /"id":3\b/, { what: 'the describe_schema reply' });
+  send(modernRequest(3, 'tools/call', { name: 'describe_schema', arguments: {} }));
+  await described;
   send(modernRequest(1, 'server/discover'));
   send(modernRequest(2, 'tools/list'));
-  send(modernRequest(3, 'tools/call', { name: 'describe_schema', arguments: {} }));
   send(modernRequest(4, 'tools/call', { name: 'run_sql', arguments: { sql: 'SELECT x FROM "t\\xE9"' } }));
   // the four replies are all in once it has exited after its input ended
   child.stdin.end();
