@@ -41,8 +41,7 @@ function mcpOutcome(result) {
  * (refused, timeout, limit, sql) counts as one (the corpus README). A case
  * the corpus expects to time out may also finish on one side: X009 takes
  * 1.9 to 2.2 s here against the 2 s limit, so which side wins is the
- * machine's speed (the time each call took is still checked below, and
- * test_guard_corpus checks the timeout itself at 0.5 s). */
+ * machine's speed (test_guard_corpus checks the timeout itself at 0.5 s). */
 function same(c, a, b) {
   if (a === b) return true;
   const stopped = (k) => ['refused', 'timeout', 'limit', 'sql'].includes(k);

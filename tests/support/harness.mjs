@@ -140,7 +140,7 @@ export const startModel = server;
 /* ---- running tabletalk -------------------------------------------------------------- */
 
 /* Runs tabletalk to its end; resolves with {code, signal, stdout, stderr,
- * json}. input: a string for stdin; null with onSpawn leaves stdin open for
+ * json}. input: a string or Buffer for stdin; null with onSpawn leaves stdin open for
  * the caller. timeoutMs kills a hung process (a failure, never the thing
  * under test). */
 export function run(args, { env = {}, input, cwd, timeoutMs = FAIL_AFTER, onSpawn } = {}) {
@@ -163,7 +163,7 @@ export function runProgram(file, args, { env = process.env, input, cwd, timeoutM
       try { json = JSON.parse(stdout); } catch { /* not JSON output */ }
       resolve({ code, signal, stdout, stderr, json });
     });
-    if (typeof input === 'string') child.stdin.end(input);
+    if (typeof input === 'string' || Buffer.isBuffer(input)) child.stdin.end(input);
     else if (input === undefined || (input === null && !onSpawn)) child.stdin.end();
     if (onSpawn) onSpawn(child);
   });
