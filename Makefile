@@ -1,12 +1,13 @@
 # Thin wrapper around CMake and the project scripts. The two commands of the
 # README: `make demo` (set up, then use tabletalk on the sample database) and
-# `make test` (set up, then run every test).
+# `make test` (set up, then run every test). `make check` is the developer's
+# quick loop: the release tree with tests, the unit and agent labels only.
 MAKEFLAGS += --no-print-directory
 PREFIX ?= /usr/local
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build demo test install clean data deps llama
+.PHONY: all build demo test check install clean data deps llama
 
 all: build
 
@@ -28,6 +29,9 @@ demo: build data
 
 test:
 	@scripts/test.sh
+
+check:
+	@scripts/test.sh check
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -10,11 +10,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/build/tabletalk"
 state=$(mktemp -d)
 log=$(mktemp)
-node "$root/tests/fixtures/model_server.mjs" "$root/scripts/demo-model.json" >"$log" 2>&1 &
+mkfifo "$state.line"
+# the server's first line, "listening URL", read from a fifo as it comes
+node "$root/tests/fixtures/model_server.mjs" "$root/scripts/demo-model.json" >"$state.line" 2>"$log" &
 server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$state" "$log"' EXIT
-for _ in $(seq 50); do grep -q '^listening' "$log" && break; sleep 0.1; done
-url=$(sed -n 's/^listening //p' "$log")
+trap 'kill $server 2>/dev/null; rm -rf "$state" "$state.line" "$log"' EXIT
+line=
+read -r line <"$state.line" || true
+url=${line#listening }
 start=$(date +%s%N)
 for _ in $(seq "$n"); do
   "$bin" ask "$root/data/chinook.sqlite" "Which 3 genres have the most tracks?" \

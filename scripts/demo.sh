@@ -27,11 +27,17 @@ command -v node >/dev/null 2>&1 || {
 }
 log=$(mktemp)
 state=$(mktemp -d)
-node "$root/tests/fixtures/model_server.mjs" "$root/scripts/demo-model.json" >"$log" 2>&1 &
+ready=$(mktemp -d)
+mkfifo "$ready/line"
+# its first stdout line, "listening URL", comes through a fifo: read waits
+# for exactly that (or the end, if it fails to start)
+node "$root/tests/fixtures/model_server.mjs" "$root/scripts/demo-model.json" >"$ready/line" 2>"$log" &
 server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$log" "$state"' EXIT
-for _ in $(seq 100); do grep -q '^listening' "$log" && break; sleep 0.1; done
-url=$(sed -n 's/^listening //p' "$log")
+trap 'kill $server 2>/dev/null; rm -rf "$log" "$state" "$ready"' EXIT
+line=
+read -r line <"$ready/line" || true
+url=${line#listening }
+[ "$url" != "$line" ] || url=
 [ -n "$url" ] || { echo "demo.sh: the stand-in model did not start: $(cat "$log")" >&2; exit 1; }
 echo "(No model is set up, so a scripted stand-in plays the model; the prompt, the"
 echo " guarded SQL and the answer all run for real.)"

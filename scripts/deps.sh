@@ -11,13 +11,14 @@ need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-opens
 if [ "${1:-build}" = test ]; then
   # cmocka for unit tests; clang and its runtime for the sanitizer build
   # and libFuzzer; expat to check that charts' SVG is well-formed XML;
+  # GNU time for a child's peak memory (tests/agent/endpoints.test.mjs);
   # Jinja2 to render the official chat templates the prompts are checked
   # against; zsh and fish to check that their completion scripts parse.
   # PostgreSQL (server and psql) for the tests' own throw-away servers
   # (scripts/pg-test-server.sh); PgBouncer to test tabletalk through a
   # pooler in transaction mode. Debian's chromium for the browser tests of
   # `tabletalk web` (tests/web drives it headless with puppeteer-core).
-  need+=(libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish postgresql pgbouncer
+  need+=(time libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish postgresql pgbouncer
          chromium)
 fi
 

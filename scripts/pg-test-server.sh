@@ -112,6 +112,8 @@ cmd_stop() {
       echo "pg-test-server.sh: pg_ctl stop -m fast did not stop server $pid; stopping it -m immediate" >&2
       as_server_user "$BIN/pg_ctl" stop -D "$CLUSTER/data" -m immediate -w -t 30 >/dev/null || true
     fi
+    # pg_ctl -w has seen postmaster.pid go; the process itself (not our
+    # child, so nothing to wait on) ends a moment later: a bounded poll
     local i
     for ((i = 0; i < 100; i++)); do alive "$pid" || break; sleep 0.1; done
     if alive "$pid"; then

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BIN, ask, run, scratch, server, sha256, tempDir } from './harness.mjs';
+import { BIN, ask, closeAtEnd, exited, run, scratch, server, sha256, tempDir, waitForOutput } from '../support/harness.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
 const answer = (text) => ({ tool: 'answer', args: { text } });
@@ -112,23 +112,27 @@ test('after a clarifying question, ask names the real database in the reply comm
   assert.ok(r.stderr.includes(`Reply with: tabletalk ask ${sc.db} --thread top "your answer"`), r.stderr);
 });
 
-/* chat on a pseudo-terminal (util-linux `script`), input written at once
- * as a paste is. */
-function chatOnPty(sc, url, input) {
-  return new Promise((resolve, reject) => {
-    const q = (s) => `'${String(s).replaceAll("'", "'\\''")}'`;
-    const cmd = `${q(BIN)} chat ${q(sc.db)} --base-url ${q(url)} --state-dir ${q(sc.state)} --no-preview`;
-    const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
-      env: { ...process.env, NO_COLOR: '1', TERM: 'dumb', COLUMNS: '100' },
-    });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30000);
-    child.on('error', reject);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, out }); });
-    setTimeout(() => child.stdin.write(input), 300);
+/* chat on a pseudo-terminal (util-linux `script`): once the prompt shows,
+ * input is written at once as a paste is; once `until` is printed, `exit`
+ * is typed and the chat must leave. */
+async function chatOnPty(sc, url, input, until) {
+  const q = (s) => `'${String(s).replaceAll("'", "'\\''")}'`;
+  const cmd = `${q(BIN)} chat ${q(sc.db)} --base-url ${q(url)} --state-dir ${q(sc.state)} --no-preview`;
+  const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
+    env: { ...process.env, NO_COLOR: '1', TERM: 'dumb', COLUMNS: '100' },
   });
+  const forget = closeAtEnd(() => child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { out += d; });
+  const done = exited(child);
+  await waitForOutput(child.stdout, /tabletalk> /, { what: 'the prompt' });
+  child.stdin.write(input);
+  await waitForOutput(child.stdout, until, { what: String(until) });
+  child.stdin.write('exit\n');
+  const { code } = await done;
+  forget();
+  return { code, out };
 }
 
 test('chat: a pasted multi-line question is one question, and exit leaves', async () => {
@@ -139,9 +143,9 @@ test('chat: a pasted multi-line question is one question, and exit leaves', asyn
       { when: { question: '^Which genres\\nhave the most tracks\\?$', step: 1 }, ...answer('Rock leads.') },
     ],
   });
-  const r = await chatOnPty(sc, srv.url, 'Which genres\nhave the most tracks?\n');
-  await new Promise((res) => setTimeout(res, 1500));
+  const r = await chatOnPty(sc, srv.url, 'Which genres\nhave the most tracks?\n', /Rock leads\./);
   await srv.close();
+  assert.equal(r.code, 0, r.out);
   assert.equal(srv.requests.length, 2, `one question of two lines, not two questions:\n${r.out}`);
   assert.match(r.out, /Rock leads\./);
 });

@@ -4,7 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { ask, scratch, server, sha256, sqliteRows, lastTool, traceEvents, CHINOOK } from './harness.mjs';
+import {
+  ask, scratch, server, sha256, sqliteRows, lastTool, traceEvents, CHINOOK,
+} from '../support/harness.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
 const answer = (text) => ({ tool: 'answer', args: { text } });

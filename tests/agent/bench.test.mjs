@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { run, tempDir, SLOW } from './harness.mjs';
+import { run, tempDir } from '../support/harness.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const TINY = process.env.TT_TINY_MODEL;
@@ -41,7 +41,7 @@ for (const rec of RECORDINGS) {
   test(`${name}: every question replays its recorded calls, one model step each`, { skip: !TINY && 'no tiny model' }, async () => {
     const dir = tempDir();
     const r = await run(['bench', rec, '--model-path', TINY, '--json'],
-      { cwd: dir, env: { TABLETALK_CACHE_DIR: path.join(dir, 'cache') }, timeoutMs: SLOW ? 600000 : 120000 });
+      { cwd: dir, env: { TABLETALK_CACHE_DIR: path.join(dir, 'cache') } });
     assert.equal(r.code, 0, r.stderr);
     const steps = r.json.steps.map((s) => `${s.question}:${s.tool}`);
     const recorded = questions.flatMap((q, i) => q.calls.map((c) => `${i + 1}:${c.name}`));
@@ -52,7 +52,7 @@ for (const rec of RECORDINGS) {
     const dir = tempDir(); // one cache: the documented order is cold, then warm
     for (const opts of documentedOptions()) {
       const r = await run(['bench', rec, '--model-path', TINY, ...opts],
-        { cwd: dir, env: { TABLETALK_CACHE_DIR: path.join(dir, 'cache') }, timeoutMs: SLOW ? 600000 : 120000 });
+        { cwd: dir, env: { TABLETALK_CACHE_DIR: path.join(dir, 'cache') } });
       const cmd = `tabletalk bench ${name} --model-path tiny.gguf ${opts.join(' ')}`;
       assert.equal(r.code, 0, `${cmd}: ${r.stderr}`);
       for (let i = 1; i <= questions.length; i++)

@@ -6,8 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { ask, run, BIN, scratch, server, sha256, lastTool, traceEvents, sqliteRows } from './harness.mjs';
+import {
+  ask, run, BIN, scratch, server, sha256, lastTool, traceEvents, sqliteRows, runProgram as runAny,
+} from '../support/harness.mjs';
 import { readPng, runsOnRow } from './png.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
@@ -18,18 +19,8 @@ const PER_YEAR = "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoic
 const BAR_BLUE = 0x0072b2; // the first colour of the palette
 
 /* Runs any program; resolves with {code, stdout, stderr}. */
-function runProgram(cmd, args, env = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: { ...process.env, NO_COLOR: '1', TABLETALK_BASE_URL: '', ...env } });
-    let stdout = '', stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
-    child.on('error', reject);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-    child.stdin.end();
-  });
-}
+const runProgram = (cmd, args, env = {}) =>
+  runAny(cmd, args, { env: { ...process.env, NO_COLOR: '1', TABLETALK_BASE_URL: '', ...env } });
 
 test('plot invoices per year: a PNG of 5 bars, reported in the answer, the JSON and the trace', async () => {
   const sc = scratch();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ask, run, scratch, server, traceEvents, tempDir } from './harness.mjs';
+import { ask, run, scratch, server, traceEvents, tempDir, waitForOutput } from '../support/harness.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
 const answer = (text) => ({ tool: 'answer', args: { text } });
@@ -115,12 +115,8 @@ test('the thread store survives kill -9 during a question', async () => {
   assert.equal(first.code, 0);
   const killed = await ask(sc, srv, 'hang now', ['--thread', 't'], {
     onSpawn: (child) => {
-      const poll = setInterval(() => {
-        if (srv.requests.some((q) => JSON.stringify(q.body).includes('hang now'))) {
-          clearInterval(poll);
-          child.kill('SIGKILL');
-        }
-      }, 20);
+      srv.until((s) => s.requests.some((q) => JSON.stringify(q.body).includes('hang now')))
+        .then(() => child.kill('SIGKILL'), () => {});
     },
   });
   assert.equal(killed.signal, 'SIGKILL');
@@ -216,12 +212,12 @@ test('Ctrl-C cancels the question being answered, not the chat', async () => {
     input: null,
     onSpawn: (c) => { child = c; },
   });
-  /* stdin stays open: the second line is sent after the interrupt */
-  await new Promise((r) => setTimeout(r, 50));
-  const t0 = Date.now();
-  await waitFor(() => srv.requests.length > 0 || Date.now() - t0 > 5000, child, 'a slow question\n');
+  /* stdin stays open: the second line is sent once the interrupt was handled */
+  child.stdin.write('a slow question\n');
+  await srv.until((s) => s.requests.length > 0);
+  const cancelled = waitForOutput(child.stderr, /\(cancelled\)/);
   child.kill('SIGINT');
-  await waitFor(() => false, null, null, 300);
+  await cancelled;
   child.stdin.end('How many artists?\n');
   const r = await done;
   await srv.close();
@@ -234,28 +230,15 @@ test('Ctrl-C during ask: exit 130 and a trace that says cancelled', async () => 
   const sc = scratch();
   const srv = await server({ rules: [{ hang_ms: 60000, ...sql('SELECT 1') }] });
   const r = await ask(sc, srv, 'slow question', [], {
-    onSpawn: (child) => {
-      const poll = setInterval(() => {
-        if (srv.requests.length) {
-          clearInterval(poll);
-          child.kill('SIGINT');
-        }
-      }, 20);
-    },
+    onSpawn: (child) => { srv.until((s) => s.requests.length > 0).then(() => child.kill('SIGINT'), () => {}); },
   });
-  await srv.close();
   assert.equal(r.code, 130);
   assert.equal(r.json.status, 'cancelled');
-  assert.ok(r.ms < 5000, `stopped after ${r.ms} ms`);
+  // it stopped by leaving the request, not by waiting for the 60 s answer
+  await srv.until((s) => s.requests[0].disconnected);
+  await srv.close();
   assert.equal(traceEvents(r.json.trace).at(-1).status, 'cancelled');
 });
-
-/* Polls until cond() holds (optionally writing a line first). */
-async function waitFor(cond, child, line, ms = 5000) {
-  if (child && line) child.stdin.write(line);
-  const t0 = Date.now();
-  while (!cond() && Date.now() - t0 < ms) await new Promise((r) => setTimeout(r, 20));
-}
 
 test('a schema over the budget: the trace says which tables went in full and why; the terminal names them', async () => {
   const sc = scratch();

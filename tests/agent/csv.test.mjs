@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CHINOOK, run, server, sha256, tempDir } from './harness.mjs';
+import { CHINOOK, run, server, sha256, tempDir } from '../support/harness.mjs';
 
 const PEOPLE = '\uFEFFid,name,city,note,code,score\r\n'
   + '1,José Peña,"Zürich, CH","says ""hi"", then\r\nleaves",00123,1.5\r\n'

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BIN, run, server, tempDir } from './harness.mjs';
+import { BIN, FAIL_AFTER, run, server, tempDir } from '../support/harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DEMO = path.resolve(here, '../../scripts/demo.sh');
@@ -26,7 +26,7 @@ function demo(env) {
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), FAIL_AFTER);
     child.on('error', reject);
     child.on('close', (code) => { clearTimeout(timer); resolve({ code, out }); });
   });

@@ -6,7 +6,7 @@
 // when a tool call came back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { run, server } from './harness.mjs';
+import { run, server } from '../support/harness.mjs';
 
 const TINY = process.env.TT_TINY_MODEL;
 const SQL = 'SELECT COUNT(*) FROM Genre';

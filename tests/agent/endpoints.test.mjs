@@ -6,11 +6,9 @@
 // what they are. Memory is read from /proc while the process runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { BIN, SLOW, scratch, tempDir } from './harness.mjs';
+import { BIN, SANITIZED, runProgram, scratch, tempDir } from '../support/harness.mjs';
 
 /* A server whose every request is answered by handler(req, res). */
 async function endpoint(handler) {
@@ -27,32 +25,18 @@ async function endpoint(handler) {
   };
 }
 
-/* Runs `tabletalk ask` and samples its resident memory until it ends. */
-function askMeasured(url, extra = []) {
-  return new Promise((resolve, reject) => {
-    const sc = scratch();
-    const home = tempDir('tabletalk-home-');
-    const t0 = Date.now();
-    const child = spawn(BIN, ['ask', sc.db, 'How many tracks?', '--base-url', url, '--state-dir', sc.state, ...extra], {
-      env: { ...process.env, NO_COLOR: '1', TABLETALK_DATA_DIR: home, TABLETALK_CACHE_DIR: home, TABLETALK_MODEL_PATH: '' },
-    });
-    let stdout = '', stderr = '', peakKib = 0;
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const sample = setInterval(() => {
-      try {
-        const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (m) peakKib = Math.max(peakKib, Number(m[1]));
-      } catch { /* ended */ }
-    }, 20);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearInterval(sample);
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, peakMib: peakKib / 1024, seconds: (Date.now() - t0) / 1000 });
-    });
-  });
+/* Runs `tabletalk ask` under GNU time: its peak resident memory as the
+ * kernel counted it (ru_maxrss), read from the last stderr line. */
+async function askMeasured(url, extra = []) {
+  const sc = scratch();
+  const home = tempDir('tabletalk-home-');
+  const r = await runProgram('/usr/bin/time', ['-f', 'tt-maxrss-kib %M', BIN, 'ask', sc.db, 'How many tracks?',
+    '--base-url', url, '--state-dir', sc.state, ...extra],
+  { env: { ...process.env, NO_COLOR: '1', TABLETALK_DATA_DIR: home, TABLETALK_CACHE_DIR: home, TABLETALK_MODEL_PATH: '' } });
+  const m = /(?:^|\n)tt-maxrss-kib (\d+)\n$/.exec(r.stderr);
+  assert.ok(m, `no peak memory from GNU time: ${r.stderr.slice(-300)}`);
+  const stderr = r.stderr.slice(0, m.index).replace(/Command (exited with non-zero status|terminated by signal) \d+\n$/, '');
+  return { ...r, stderr, peakMib: Number(m[1]) / 1024 };
 }
 
 const sseHead = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' };
@@ -68,7 +52,7 @@ function endless(res, delta) {
   pump();
 }
 
-const memoryLimitMib = SLOW ? 1024 : 200; // sanitizers add their own shadow memory
+const memoryLimitMib = SANITIZED ? 1024 : 200; // sanitizers add their own shadow memory
 
 test('an endless stream of text ends at the byte cap, with memory bounded', async () => {
   const srv = await endpoint((req, res) => endless(res, () => ({ content: 'x'.repeat(1000) })));
@@ -77,7 +61,7 @@ test('an endless stream of text ends at the byte cap, with memory bounded', asyn
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /passed the 16\.0 MiB the model's replies may still take/);
   assert.ok(r.peakMib < memoryLimitMib, `peak ${r.peakMib.toFixed(0)} MiB`);
-  console.log(`endless text stream: ${r.seconds.toFixed(1)} s, peak ${r.peakMib.toFixed(1)} MiB`);
+  console.log(`endless text stream: peak ${r.peakMib.toFixed(1)} MiB`);
 });
 
 test('endless tool-call arguments end at the byte cap too', async () => {
@@ -127,8 +111,9 @@ test('keep-alive comments do not keep a silent endpoint alive past --llm-timeout
   for (const t of timers) clearInterval(t);
   await srv.close();
   assert.equal(r.code, 1, r.stderr);
+  // the silence limit fired although comments kept coming (else only the
+  // harness's failure timeout would have ended it)
   assert.match(r.stderr, /stopped sending for 1\.5 s/);
-  assert.ok(r.seconds < 10, `${r.seconds} s`);
 });
 
 test('a slow but steady stream ends at --llm-deadline', async () => {
@@ -144,7 +129,6 @@ test('a slow but steady stream ends at --llm-deadline', async () => {
   await srv.close();
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /did not finish its reply within 2 s \(the --llm-deadline/);
-  assert.ok(r.seconds < 10, `${r.seconds} s`);
 });
 
 test('a stream event that is not valid UTF-8 is reported, not dropped', async () => {

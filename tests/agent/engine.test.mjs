@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { run, scratch, traceEvents, tempDir } from './harness.mjs';
+import { run, scratch, traceEvents, tempDir } from '../support/harness.mjs';
 import { startFileServer } from '../fixtures/file_server.mjs';
 
 const TINY = process.env.TT_TINY_MODEL;
@@ -54,7 +54,7 @@ test('a long thread with large results completes within a small context', { skip
   fs.writeFileSync(rec, JSON.stringify({ database: 'chinook.sqlite',
     questions: ['Track', 'Invoice', 'Track', 'Customer', 'Invoice', 'Track'].map(ask) }));
   const bench = (ctx) => run(['bench', rec, '--model-path', TINY, '--ctx', String(ctx), '--schema-budget', '100',
-    '--json', '--cold'], { env: { TABLETALK_CACHE_DIR: path.join(sc.dir, 'cache') }, timeoutMs: 600000 });
+    '--json', '--cold'], { env: { TABLETALK_CACHE_DIR: path.join(sc.dir, 'cache') } });
   const r = await bench(4096);
   assert.equal(r.code, 0, r.stderr);
   const c = r.json.context;

@@ -5,7 +5,7 @@
 // is always reported as refused, with exit 3, whatever the model says next.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ask, run, scratch, server, sha256, lastTool, traceEvents, CHINOOK } from './harness.mjs';
+import { ask, run, scratch, server, sha256, lastTool, traceEvents, CHINOOK } from '../support/harness.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
 const answer = (text) => ({ tool: 'answer', args: { text } });

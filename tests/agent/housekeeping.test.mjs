@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ask, run, scratch, server, tempDir } from './harness.mjs';
+import { ask, run, scratch, server, tempDir } from '../support/harness.mjs';
 
 const answer = (text) => ({ tool: 'answer', args: { text } });
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ask, run, scratch, server, sha256 } from './harness.mjs';
+import { ask, run, scratch, server, sha256 } from '../support/harness.mjs';
 
 const answer = (text) => ({ tool: 'answer', args: { text } });
 const knowledge = {

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { ask, run, scratch, server, lastTool, traceEvents, SLOW } from './harness.mjs';
+import { ask, run, scratch, server, lastTool, traceEvents } from '../support/harness.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
 const answer = (text) => ({ tool: 'answer', args: { text } });
@@ -219,10 +219,11 @@ test('a hung endpoint times out', async () => {
   const sc = scratch();
   const srv = await server({ rules: [{ hang_ms: 60000, ...sql(GOOD) }] });
   const r = await ask(sc, srv, 'How many genres?', ['--llm-timeout', '1']);
-  await srv.close();
   assert.equal(r.code, 1);
   assert.match(r.json.error, /did not answer within 1 s/);
-  assert.ok(r.ms < (SLOW ? 20000 : 8000), `took ${r.ms} ms`);
+  // the client gave up on the hanging request (the server would answer only after 60 s)
+  await srv.until((s) => s.requests.length === 1 && s.requests[0].disconnected);
+  await srv.close();
 });
 
 test('an endpoint that ignores tools: its text is pushed back once, then it is the answer', async () => {

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { run, scratch, server, tempDir } from './harness.mjs';
+import { run, scratch, server, tempDir } from '../support/harness.mjs';
 import { readPng, runsOnRow } from './png.mjs';
 
 const uriFile = process.env.TT_PG_URI_FILE;
@@ -280,8 +280,7 @@ test('eval behaviors on PostgreSQL: every case passes on a copy the server makes
   const before = await pgState();
   const srv = await server(pgBehaviourScript());
   const uri = withPassword(base);
-  const r = await run(['eval', 'behaviors', '--db', uri, '--base-url', srv.url, '--state-dir', state, '--json'],
-    { timeoutMs: 240000 });
+  const r = await run(['eval', 'behaviors', '--db', uri, '--base-url', srv.url, '--state-dir', state, '--json']);
   await srv.close();
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.ok(r.json.cases.length >= 18);

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
-import { ask, BIN, run, scratch, server, traceEvents } from './harness.mjs';
+import { ask, BIN, run, scratch, server, traceEvents } from '../support/harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.resolve(here, '../fixtures/endpoints');

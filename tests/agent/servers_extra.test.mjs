@@ -8,7 +8,7 @@
 // with the shape shown as the answer.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { ask, scratch, server, traceEvents } from './harness.mjs';
+import { ask, scratch, server, traceEvents } from '../support/harness.mjs';
 
 const SQL = 'SELECT COUNT(*) FROM Genre';
 const ANSWER = 'There are 25 genres.';

@@ -6,7 +6,7 @@
 // is built from the result when the model cannot).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ask, run, scratch, server, sha256, traceEvents } from './harness.mjs';
+import { ask, run, scratch, server, sha256, traceEvents } from '../support/harness.mjs';
 
 const Q = 'Which genre has the most tracks, and how many?';
 const BROKEN = 'SELECT g.Nmae, COUNT(*) AS n FROM Track t JOIN Genre g ON g.GenreId = t.GenreId ' +

@@ -74,7 +74,9 @@ mkfifo "$work/in"
 mcp_pid=$!
 exec 7>"$work/in" # keeps serve-mcp's input open
 cmdline=
-for _ in $(seq 50); do
+# serve-mcp redacts its command line at start and says nothing when it has:
+# a bounded poll of /proc, whose bound is a failure timeout only
+for _ in $(seq 3000); do
   cmdline=$(tr '\0' ' ' <"/proc/$mcp_pid/cmdline" 2>/dev/null)
   case $cmdline in *'***'*) break ;; esac
   sleep 0.1

@@ -81,12 +81,17 @@ elif alive "$p" || children_of "$p"; then bad "exec left server $p running"; fi
 [ ! -e "$(cat "$work/data")" ] || bad "exec left its cluster folder $(cat "$work/data")"
 
 # ...and after exec itself is killed in the middle of its command.
+# The command hands the server's pid through a fifo: reading it waits for
+# exactly that moment (the bound of read -t is a failure timeout only).
 rm -f "$work/pid"
+mkfifo "$work/pid"
+exec 8<>"$work/pid"
 "$server" exec "$work/b" sh -c 'head -n 1 "$TT_PG_DATA/postmaster.pid" > "$0/pid"; exec sleep 60' "$work" \
   >/dev/null 2>&1 &
 execpid=$!
-for _ in $(seq 100); do [ -s "$work/pid" ] && break; sleep 0.1; done
-p=$(cat "$work/pid" 2>/dev/null)
+p=
+read -r -t 300 p <&8 || true
+exec 8<&-
 kill -TERM "$execpid"
 wait "$execpid"
 st=$?

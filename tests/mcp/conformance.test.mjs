@@ -16,9 +16,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SUITE_TIMEOUT, killAll, ms, scratch, serveArgs, startHttp, tempDir } from './harness.mjs';
+import { FAIL_AFTER, scratch, startHttp, tempDir } from '../support/harness.mjs';
+import { serveArgs } from './protocol.mjs';
 
-after(killAll); // no server outlives a failed test
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.join(here, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
@@ -160,7 +160,7 @@ const CHECKS_NOT_APPLICABLE = {
 /* ---- running the suite ---------------------------------------------------- */
 
 /* Runs the conformance CLI with args; resolves with {code, out}. */
-function conformance(args, { cwd, timeout = ms(90000) } = {}) {
+function conformance(args, { cwd, timeout = FAIL_AFTER } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -233,7 +233,7 @@ function judge(scenario, checks) {
   return problems;
 }
 
-describe('the official MCP conformance suite', { timeout: SUITE_TIMEOUT }, () => {
+describe('the official MCP conformance suite', { timeout: FAIL_AFTER }, () => {
   let sc, srv;
   before(async () => {
     assert.ok(fs.existsSync(CLI), `${CLI} is missing: run npm ci in tests/mcp`);

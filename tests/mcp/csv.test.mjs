@@ -2,13 +2,13 @@
 // run_sql answers from the file (quoted fields, accents), describe_schema
 // shows its table with the inferred types, writes are refused, several
 // calls share the one loaded copy, and nothing is written beside the file.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { connectStdio, killAll, sha256, tempDir, textOf } from './harness.mjs';
+import { sha256, tempDir } from '../support/harness.mjs';
+import { connectStdio, textOf } from './protocol.mjs';
 
-after(killAll);
 
 test('serve-mcp on a CSV file: run_sql and describe_schema through the SDK, nothing written beside it', async () => {
   const dir = tempDir('tabletalk-mcp-csv-');

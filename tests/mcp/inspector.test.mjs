@@ -2,14 +2,14 @@
 // a second official client, against `tabletalk serve-mcp` over stdio (both
 // eras) and Streamable HTTP: the tool list, a SELECT with its rows, a
 // resource, a prompt, and the tool-error exit code for a refused DELETE.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BIN, SUITE_TIMEOUT, killAll, ms, noteStderr, scratch, serveArgs, serverEnv, startHttp } from './harness.mjs';
+import { BIN, FAIL_AFTER, noteStderr, scratch, testEnv, startHttp } from '../support/harness.mjs';
+import { serveArgs } from './protocol.mjs';
 
-after(killAll); // no server outlives a failed test
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const INSPECTOR = path.join(here, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
@@ -18,9 +18,9 @@ const NODE = path.join(here, 'node_modules/.bin/node');
 
 /* Runs the Inspector CLI: target args, then `--`, then its options.
  * Resolves {code, stdout, stderr, json}. */
-function inspector(target, options, { cwd, timeout = ms(30000) } = {}) {
+function inspector(target, options, { cwd, timeout = FAIL_AFTER } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [INSPECTOR, '--cli', ...target, '--', ...options, '--format', 'json'], { cwd, env: serverEnv() });
+    const child = spawn(NODE, [INSPECTOR, '--cli', ...target, '--', ...options, '--format', 'json'], { cwd, env: testEnv() });
     let stdout = '', stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
@@ -39,7 +39,7 @@ function inspector(target, options, { cwd, timeout = ms(30000) } = {}) {
 const sqlite = (db, sql) => JSON.parse(execFileSync('sqlite3', ['-readonly', '-json', db, sql]).toString() || '[]');
 const stdioTarget = (sc) => [BIN, ...serveArgs(sc)];
 
-test('stdio: tools/list shows the three tools, in both eras', { timeout: SUITE_TIMEOUT }, async () => {
+test('stdio: tools/list shows the three tools, in both eras', { timeout: FAIL_AFTER }, async () => {
   const sc = scratch();
   for (const era of ['legacy', 'modern']) {
     const r = await inspector(stdioTarget(sc), ['--method', 'tools/list', '--protocol-era', era], { cwd: sc.dir });
@@ -52,7 +52,7 @@ test('stdio: tools/list shows the three tools, in both eras', { timeout: SUITE_T
   assert.ok(sc.unchanged());
 });
 
-test('stdio: tools/call run_sql with a SELECT returns its rows', { timeout: SUITE_TIMEOUT }, async () => {
+test('stdio: tools/call run_sql with a SELECT returns its rows', { timeout: FAIL_AFTER }, async () => {
   const sc = scratch();
   const sql = 'SELECT GenreId, Name FROM Genre ORDER BY GenreId LIMIT 5';
   const r = await inspector(stdioTarget(sc), ['--method', 'tools/call', '--tool-name', 'run_sql', '--tool-arg', `sql=${sql}`], { cwd: sc.dir });
@@ -69,7 +69,7 @@ test('stdio: tools/call run_sql with a SELECT returns its rows', { timeout: SUIT
   assert.ok(sc.unchanged());
 });
 
-test('stdio: a DELETE is a tool error: exit code 5, and the file is unchanged', { timeout: SUITE_TIMEOUT }, async () => {
+test('stdio: a DELETE is a tool error: exit code 5, and the file is unchanged', { timeout: FAIL_AFTER }, async () => {
   const sc = scratch();
   const r = await inspector(stdioTarget(sc), ['--method', 'tools/call', '--tool-name', 'run_sql', '--tool-arg', 'sql=DELETE FROM Track'], { cwd: sc.dir });
   assert.equal(r.code, 5, `the Inspector's tool-error exit code (stdout: ${r.stdout}, stderr: ${r.stderr})`);
@@ -82,7 +82,7 @@ test('stdio: a DELETE is a tool error: exit code 5, and the file is unchanged', 
   assert.deepEqual(sc.strayFiles(), []);
 });
 
-test('stdio: a resource and a prompt', { timeout: SUITE_TIMEOUT }, async () => {
+test('stdio: a resource and a prompt', { timeout: FAIL_AFTER }, async () => {
   const sc = scratch();
   const res = await inspector(stdioTarget(sc), ['--method', 'resources/read', '--uri', 'tabletalk://table/Genre'], { cwd: sc.dir });
   assert.equal(res.code, 0, res.stderr);
@@ -96,7 +96,7 @@ test('stdio: a resource and a prompt', { timeout: SUITE_TIMEOUT }, async () => {
   assert.match(missing.stderr, /table/);
 });
 
-test('HTTP: tools/list and a SELECT through --transport http', { timeout: SUITE_TIMEOUT }, async () => {
+test('HTTP: tools/list and a SELECT through --transport http', { timeout: FAIL_AFTER }, async () => {
   const sc = scratch();
   const srv = await startHttp(serveArgs(sc), { cwd: sc.dir });
   try {

@@ -12,14 +12,14 @@
 // SQLite's sums of REAL money carry binary noise (49.620000000000005), so a
 // number (or a numeric text on PostgreSQL) matches within 1e-9 relative;
 // everything else must be equal.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cliSql, connectStdio, killAll, scratch, textOf } from './harness.mjs';
+import { FAIL_AFTER, cliSql, scratch } from '../support/harness.mjs';
+import { connectStdio, textOf } from './protocol.mjs';
 
-after(killAll);
 
 const uriFile = process.env.TT_PG_URI_FILE;
 const base = uriFile && fs.existsSync(uriFile) ? fs.readFileSync(uriFile, 'utf8').trim() : '';
@@ -142,16 +142,18 @@ test('run_sql: the same chinook questions give the same rows on PostgreSQL and S
      * server's background reading of the schema and values may be between
      * the statements of one of its transactions for a moment (BEGIN, SET
      * LOCAL, the query: "idle in transaction" for milliseconds, longer on a
-     * loaded machine or the sanitizer build); one left open stays idle, so
-     * what counts is a session idle for more than a second. */
+     * loaded machine or the sanitizer build); one left open stays so. No
+     * event says the background work is done, so this is a bounded poll of
+     * pg_stat_activity: it passes once no such session or lock is left, and
+     * a leaked one fails it at the harness's failure timeout. */
     const psql = (q) => execFileSync('psql', ['-X', '-At', '-d', base, '-c', q]).toString().trim();
-    await new Promise((r) => setTimeout(r, 1500));
-    const stale = "a.state_change < now() - interval '1 second'";
-    assert.equal(psql(`SELECT count(*) FROM pg_stat_activity a WHERE state LIKE 'idle in transaction%' AND ${stale}`), '0',
-      'serve-mcp left a session idle in a transaction');
-    assert.equal(psql("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
-      + `WHERE l.pid <> pg_backend_pid() AND a.state <> 'active' AND ${stale}`), '0',
-    'serve-mcp holds a lock between calls');
+    const idleInTx = () => psql("SELECT count(*) FROM pg_stat_activity a WHERE state LIKE 'idle in transaction%'");
+    const heldLocks = () => psql("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+      + "WHERE l.pid <> pg_backend_pid() AND a.state <> 'active'");
+    const end = Date.now() + FAIL_AFTER;
+    while ((idleInTx() !== '0' || heldLocks() !== '0') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(idleInTx(), '0', 'serve-mcp left a session idle in a transaction');
+    assert.equal(heldLocks(), '0', 'serve-mcp holds a lock between calls');
   });
   assert.doesNotMatch(seen, new RegExp(PASSWORD), 'the password appears in an MCP output');
 });
@@ -252,13 +254,10 @@ test('run_sql on PostgreSQL: a statement that ignores the cancel is abandoned so
   const sc = scratch();
   const pg = await connectStdio({ dir: sc.dir, db: base, state: path.join(sc.dir, 'pg-state') }, { extra: ['--timeout', '2'] });
   try {
-    const t0 = Date.now();
     const r = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT array_fill(1, ARRAY[100000000])' } },
-      undefined, { timeout: 60000 });
-    const s = (Date.now() - t0) / 1000;
+      undefined, { timeout: FAIL_AFTER });
     assert.equal(r.isError, true);
     assert.match(textOf(r), /^timeout: query stopped after the 2 s time limit/);
-    assert.ok(s < 8, `answered after ${s} s (2 s limit, 1 s grace, 2 s for the cancel)`);
     const n = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT count(*) FROM "Album"' } });
     assert.match(textOf(n), /\[\[347\]\]/, 'the next call connects again');
   } finally {

@@ -9,9 +9,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { BIN, RawStdio, connectStdio, killAll, modernRequest, ms, scratch, serveArgs, serverEnv, startModel } from './harness.mjs';
+import { BIN, FAIL_AFTER, RawStdio, scratch, testEnv, startModel } from '../support/harness.mjs';
+import { connectStdio, modernRequest, serveArgs } from './protocol.mjs';
 
-after(killAll);
 
 const PER_YEAR_SQL = "SELECT strftime('%Y', InvoiceDate) AS year, count(*) AS invoices FROM Invoice GROUP BY year ORDER BY year";
 const TOP_SQL = 'SELECT Name FROM Genre ORDER BY GenreId LIMIT 3';
@@ -36,11 +36,11 @@ after(async () => { await model?.close(); });
 function cliAsk(sc, question) {
   return new Promise((resolve, reject) => {
     const child = spawn(BIN, ['ask', sc.db, question, '--base-url', model.url, '--state-dir', sc.state, '--json'],
-      { env: serverEnv(), cwd: sc.dir });
+      { env: testEnv(), cwd: sc.dir });
     let stdout = '', stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms(60000));
+    const timer = setTimeout(() => child.kill('SIGKILL'), FAIL_AFTER);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -121,7 +121,7 @@ test('MCP progress carries the trace\'s events, key by key', async () => {
   const raw = new RawStdio(serveArgs(sc, { model }), { cwd: sc.dir });
   const call = modernRequest(1, 'tools/call', { name: 'ask_database', arguments: { question: 'Plot the invoices per year' } });
   call.params._meta.progressToken = 'ev';
-  const res = await raw.request(call, { timeout: ms(60000) });
+  const res = await raw.request(call, { timeout: FAIL_AFTER });
   assert.equal(res.result.structuredContent.status, 'answered');
   const progress = raw.messages.filter((m) => m && m.method === 'notifications/progress' && m.params.progressToken === 'ev');
   await raw.close();

@@ -12,12 +12,11 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { BIN, FAIL_AFTER, RawStdio, scratch, startHttp, startModel } from '../support/harness.mjs';
 import {
-  BIN, SUITE_TIMEOUT, killAll, MODERN, RawStdio, connectHttp, connectStdio, jsonInText, modernRequest,
-  ms, postModern, scratch, serveArgs, startHttp, startModel, textOf,
-} from './harness.mjs';
+  MODERN, connectHttp, connectStdio, jsonInText, modernRequest, postModern, serveArgs, textOf,
+} from './protocol.mjs';
 
-after(killAll); // no server outlives a failed test
 
 /* ---- what SQLite itself says (the sqlite3 shell, read-only) ------------------ */
 
@@ -50,8 +49,9 @@ const SCRIPT = {
     { name: 'follow-no-context', when: { question: 'how many albums', not_any: 'Rock has the most tracks' }, ...answerCall('NO CONTEXT: the earlier turn is missing') },
     { name: 'follow-sql', when: { question: 'how many albums', step: 0 }, ...sqlCall(ROCK_ALBUMS_SQL) },
     { name: 'follow-answer', when: { question: 'how many albums', step: 1 }, ...answerCall('Rock tracks come from that many albums.') },
-    /* a model that never answers */
-    { name: 'hang', when: { question: 'never answer' }, hang_ms: 60000, ...sqlCall('SELECT 1') },
+    /* a model that never answers (not before any wait of a test gives up:
+     * only cancellation or shutdown ends a question that asks it) */
+    { name: 'hang', when: { question: 'never answer' }, hang_ms: 3600000, ...sqlCall('SELECT 1') },
     /* a clarifying question, and what the reply leads to */
     { name: 'after-reply', when: { last_tool: `The user answered: ${REPLY}` }, ...sqlCall(TOP_CUSTOMER_SQL) },
     { name: 'wrong-reply', when: { last_tool: 'The user answered' }, ...answerCall('WRONG REPLY') },
@@ -80,7 +80,7 @@ const TABLES = () => sqlite(TRUTH, "SELECT name FROM sqlite_master WHERE type IN
 
 for (const transport of ['stdio', 'http']) {
   for (const era of ['modern', 'legacy']) {
-    describe(`${transport}, ${era === 'modern' ? `${MODERN} pinned` : '2025 handshake'}`, { timeout: SUITE_TIMEOUT }, () => {
+    describe(`${transport}, ${era === 'modern' ? `${MODERN} pinned` : '2025 handshake'}`, { timeout: FAIL_AFTER }, () => {
       const opened = [];
       let http = null, httpScratch = null;
 
@@ -317,23 +317,20 @@ for (const transport of ['stdio', 'http']) {
       test('cancellation: aborting after the first progress rejects at once; the server keeps serving and the question stops', async () => {
         const c = await open();
         const ac = new AbortController();
-        let firstProgress = 0;
+        let firstProgress = false;
         const call = c.client.callTool({ name: 'ask_database', arguments: { question: 'Please never answer this' } }, {
           signal: ac.signal,
-          onprogress: () => { if (!firstProgress) { firstProgress = Date.now(); ac.abort(new Error('the test cancels')); } },
+          onprogress: () => { if (!firstProgress) { firstProgress = true; ac.abort(new Error('the test cancels')); } },
         });
         await assert.rejects(call, /the test cancels/);
         assert.ok(firstProgress, 'a progress notification came first');
-        assert.ok(Date.now() - firstProgress < ms(1000), 'the call rejects promptly');
 
         const after = await c.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT count(*) AS n FROM Genre' } });
         assert.deepEqual(after.structuredContent.rows, rowsOf(sqlite(TRUTH, 'SELECT count(*) AS n FROM Genre')));
         /* One question runs at a time: this one can only finish once the
-         * cancelled one (whose model hangs for 60 s) has stopped. */
-        const t0 = Date.now();
+         * cancelled one (whose model never answers) has stopped. */
         const next = await c.client.callTool({ name: 'ask_database', arguments: { question: 'Which genre has the most tracks?' } });
         assert.equal(next.structuredContent.status, 'answered');
-        assert.ok(Date.now() - t0 < 10000, `the cancelled question stopped: the next one took ${Date.now() - t0} ms`);
       });
 
       test('elicitation: a client that can answer is asked, and the answer is computed with its reply', async () => {
@@ -394,7 +391,7 @@ for (const transport of ['stdio', 'http']) {
 
 /* ---- below the SDK: raw messages ----------------------------------------------------- */
 
-describe('raw stdio', { timeout: SUITE_TIMEOUT }, () => {
+describe('raw stdio', { timeout: FAIL_AFTER }, () => {
   for (const era of ['modern', 'legacy']) {
     test(`cancellation (${era}): notifications/cancelled stops the question and no response for its id is ever written`, async () => {
       const sc = scratch();
@@ -414,16 +411,15 @@ describe('raw stdio', { timeout: SUITE_TIMEOUT }, () => {
       await raw.send(cancelled);
       const quick = await raw.request(req(2, 'tools/call', { name: 'run_sql', arguments: { sql: 'SELECT 6 * 7 AS answer' } }));
       assert.deepEqual(quick.result.structuredContent.rows, [[42]]);
-      const t0 = Date.now();
-      const next = await raw.request(req(3, 'tools/call', { name: 'ask_database', arguments: { question: 'Which genre has the most tracks?' } }), { timeout: ms(20000) });
+      /* one question at a time: this one finishes only if the cancelled one stopped */
+      const next = await raw.request(req(3, 'tools/call', { name: 'ask_database', arguments: { question: 'Which genre has the most tracks?' } }));
       assert.equal(next.result.structuredContent.status, 'answered');
-      assert.ok(Date.now() - t0 < 10000, `the cancelled question stopped (the next took ${Date.now() - t0} ms)`);
       /* a cancellation of an unknown id is ignored */
       await raw.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'never-sent' } });
       const ping = era === 'legacy' ? await raw.request({ jsonrpc: '2.0', id: 4, method: 'ping' })
         : await raw.request(modernRequest(4, 'server/discover'));
       assert.ok(ping.result, 'still serving');
-      await new Promise((r) => setTimeout(r, ms(300)));
+      /* once it has exited, every response it would ever write is in */
       const exit = await raw.close();
       assert.equal(exit.code, 0, raw.stderr);
       assert.deepEqual(raw.responsesTo('cancel-me'), [], 'no response for the cancelled request');
@@ -521,7 +517,7 @@ describe('raw stdio', { timeout: SUITE_TIMEOUT }, () => {
     /* a response to nothing is ignored; the real one continues the question */
     await raw.send({ jsonrpc: '2.0', id: 'not-asked', result: { action: 'accept', content: { answer: 'no' } } });
     await raw.send({ jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { answer: REPLY } } });
-    const done = await raw.waitFor((m) => m.id === 1 && !('method' in m), { timeout: ms(20000), what: 'the tools/call result' });
+    const done = await raw.waitFor((m) => m.id === 1 && !('method' in m), { what: 'the tools/call result' });
     assert.equal(done.result.structuredContent.status, 'answered', JSON.stringify(done));
     assert.deepEqual(done.result.structuredContent.rows, rowsOf(sqlite(TRUTH, TOP_CUSTOMER_SQL)));
     await raw.close();
@@ -549,30 +545,24 @@ describe('raw stdio', { timeout: SUITE_TIMEOUT }, () => {
   });
 });
 
-describe('shutdown', { timeout: SUITE_TIMEOUT }, () => {
-  test('SIGTERM during a question that never ends: stdio and HTTP servers exit 0 promptly', async () => {
+describe('shutdown', { timeout: FAIL_AFTER }, () => {
+  test('SIGTERM during a question that never ends: stdio and HTTP servers exit 0 (without waiting for the model)', async () => {
     const sc = scratch();
     const raw = new RawStdio(serveArgs(sc, { model }), { cwd: sc.dir });
     const hang = modernRequest(1, 'tools/call', { name: 'ask_database', arguments: { question: 'Please never answer this' } });
     hang.params._meta.progressToken = 1;
     await raw.send(hang);
     await raw.waitFor((m) => m.method === 'notifications/progress', { what: 'the question under way' });
-    let t0 = Date.now();
     raw.child.kill('SIGTERM');
     const exit = await raw.exitPromise;
     assert.deepEqual(exit, { code: 0, signal: null }, raw.stderr);
-    assert.ok(Date.now() - t0 < ms(5000), `stdio stopped in ${Date.now() - t0} ms`);
 
     const srv = await startHttp(serveArgs(sc, { model }), { cwd: sc.dir });
     const mark = model.requests.length;
     const pending = postModern(srv.url, 2, 'tools/call', { name: 'ask_database', arguments: { question: 'Please never answer this' } }).catch((e) => e);
-    const deadline = Date.now() + ms(5000);
-    while (!since(mark).some((r) => allText(r).includes('never answer')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 100));
-    t0 = Date.now();
+    await model.until(() => since(mark).some((r) => allText(r).includes('never answer')));
     const hexit = await srv.close();
     assert.deepEqual(hexit, { code: 0, signal: null }, srv.stderr);
-    assert.ok(Date.now() - t0 < ms(5000), `HTTP stopped in ${Date.now() - t0} ms`);
     await pending;
     assert.ok(sc.unchanged());
   });
@@ -580,7 +570,7 @@ describe('shutdown', { timeout: SUITE_TIMEOUT }, () => {
 
 /* clientCapabilities come per request in 2026-07-28: the same server elicits
  * for a request that declares it and not for one that does not. */
-test('2026-07-28 capabilities are per request, not per connection', { timeout: SUITE_TIMEOUT }, async () => {
+test('2026-07-28 capabilities are per request, not per connection', { timeout: FAIL_AFTER }, async () => {
   const sc = scratch();
   const raw = new RawStdio(serveArgs(sc, { model }), { cwd: sc.dir });
   const params = { name: 'ask_database', arguments: { question: 'Who is the top customer?' } };
@@ -595,7 +585,7 @@ test('2026-07-28 capabilities are per request, not per connection', { timeout: S
   assert.ok(sc.unchanged());
 });
 
-test('the knowledge file beside the database: listed, readable as JSON, its descriptions in the cards', { timeout: SUITE_TIMEOUT }, async () => {
+test('the knowledge file beside the database: listed, readable as JSON, its descriptions in the cards', { timeout: FAIL_AFTER }, async () => {
   const sc = scratch();
   const knowledge = {
     tables: { Invoice: 'one row per sale to a customer' },
@@ -637,7 +627,7 @@ test('the knowledge file beside the database: listed, readable as JSON, its desc
   await n.close();
   // a malformed named file stops the start with a usage error naming its line
   fs.writeFileSync(file, '{\n  "tables": {"Invoice": "sales",}\n}\n');
-  const bad = spawnSync(BIN, ['serve-mcp', named.db, '--knowledge', file], { input: '', timeout: 20000 });
+  const bad = spawnSync(BIN, ['serve-mcp', named.db, '--knowledge', file], { input: '', timeout: FAIL_AFTER });
   assert.equal(bad.status, 2, bad.stderr.toString());
   assert.match(bad.stderr.toString(), /knowledge file .*facts\.json:2: /);
   assert.ok(named.unchanged());

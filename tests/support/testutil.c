@@ -102,6 +102,14 @@ static void tu_write_bytes(const char *path, const char *data, size_t n) {
   if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) tu_die(path);
 }
 
+void tu_mtime_later(const char *path, int seconds) {
+  struct stat st;
+  if (stat(path, &st) != 0) tu_die("stat");
+  struct timespec t[2] = {st.st_atim, st.st_mtim};
+  t[1].tv_sec += seconds;
+  if (utimensat(AT_FDCWD, path, t, 0) != 0) tu_die("utimensat");
+}
+
 void tu_copy_file(const char *src, const char *dst) {
   size_t n;
   char *data = tu_read_file(src, &n);

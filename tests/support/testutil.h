@@ -57,6 +57,10 @@ void tu_rmtree(const char *dir);
 void tu_copy_file(const char *src, const char *dst);
 /* Writes text to path (replacing it); aborts the test program on failure. */
 void tu_write_file(const char *path, const char *text);
+/* Sets the modification time of path to `seconds` after what it was: a
+ * distinct, later time for a change detector, without sleeping for the
+ * clock to move on. */
+void tu_mtime_later(const char *path, int seconds);
 /* Reads a whole file; NULL when it cannot. */
 char *tu_read_file(const char *path, size_t *len);
 /* sha256 of a file as 64 hex digits (via sha256sum). */

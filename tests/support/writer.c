@@ -12,9 +12,14 @@
  *
  *   tt-writer DB wal|rollback SECONDS [--churn N] [--replace N]
  *
+ * SECONDS 0: until its standard input ends (the test closes it once its
+ * readers have what they need: no fixed duration to outlast).
+ *
  * --churn N: delete, VACUUM and checkpoint every N commits (0: never);
  * --replace N: replace the file every N commits (0: never). */
+#include <poll.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +105,14 @@ static sqlite3 *replace(sqlite3 *h, const char *path, const char *mode) {
   return open_db(path, mode);
 }
 
+/* True once standard input has ended (or failed), without blocking. */
+static bool input_ended(void) {
+  struct pollfd p = {.fd = 0, .events = POLLIN};
+  if (poll(&p, 1, 0) <= 0) return false;
+  char c;
+  return read(0, &c, 1) <= 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: tt-writer DB wal|rollback SECONDS [--churn N] [--replace N]\n");
@@ -116,7 +129,7 @@ int main(int argc, char **argv) {
   printf("ready %lld %.0f\n", current(h), now_ms());
   fflush(stdout);
   double end = now_ms() + seconds * 1000.0;
-  for (long k = 1; now_ms() < end; k++) {
+  for (long k = 1; seconds > 0 ? now_ms() < end : !input_ended(); k++) {
     long long n = commit_one(h);
     printf("c %lld %.3f\n", n, now_ms());
     fflush(stdout);
@@ -126,6 +139,8 @@ int main(int argc, char **argv) {
       printf("c %lld %.3f\n", current(h), now_ms());
       fflush(stdout);
     }
+    /* the application's pace, not a wait: a writer that re-locked at once
+     * would leave rollback-mode readers no window at all */
     usleep(2000);
   }
   sqlite3_close(h);

@@ -447,20 +447,22 @@ static void test_shared_and_reloaded(void **state) {
   /* a changed file: every handle reads the new contents at its next query,
    * from one new image; a change that breaks the file fails the query with
    * the line, and the next good version works again */
-  sleep(1); /* a new modification time even on coarse clocks */
+  /* each change gets a later modification time, set explicitly (a clock of
+   * coarse grain could give the same one) */
   tu_write_file(p, "id,v\n1,a\n2,b\n");
+  tu_mtime_later(p, 1);
   tt_db *three = open_ok(p, TT_CSV_HEADER_AUTO);
   expect_rows(three, "SELECT count(*) FROM live", "2\n");
   expect_rows(two, "SELECT count(*) FROM live", "2\n");
   assert_true(tt_db_snapshot_begin(two, &v2, &err));
   tt_db_snapshot_end(two);
   assert_true(v1 != v2);
-  sleep(1);
   tu_write_file(p, "id,v\n1,a\n2,\"b\n");
+  tu_mtime_later(p, 2);
   assert_null(tt_db_query(two, "SELECT 1", 8, &err));
   expect_msg(&err, "live.csv:3: a quoted field is never closed");
-  sleep(1);
   tu_write_file(p, "id,v\n1,a\n2,b\n3,c\n");
+  tu_mtime_later(p, 3);
   expect_rows(two, "SELECT count(*) FROM live", "3\n");
   expect_rows(three, "SELECT count(*) FROM live", "3\n");
   tt_db_close(two);

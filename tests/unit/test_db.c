@@ -539,7 +539,9 @@ static void test_busy_database(void **state) {
   double waited = tt_now_ms() - t0;
   assert_int_equal(err.kind, TT_ERR_BUSY);
   assert_non_null(strstr(err.message, "stayed locked by another program"));
-  assert_true(waited >= 250 && waited < 2000);
+  /* it waited out its limit first (a lower bound: a slow machine only
+   * waits longer, so this cannot flake; no upper bound is asserted) */
+  assert_true(waited >= 250);
   exec_ok(w, "COMMIT");
   assert_int_equal(one_int(db, "SELECT count(*) FROM Genre"), 26);
   sqlite3_close(w);

@@ -101,10 +101,9 @@ static void test_column_permutations(void **state) {
   /* many columns of one value: matched without trying every permutation */
   assert_true(same("SELECT 1,1,1,1,1,1,1,1,1,1,2", "SELECT 2,1,1,1,1,1,1,1,1,1,1"));
   /* every column fits some column but no full matching exists: a bounded
-   * search, not an exponential one (16 columns would take hours) */
-  double t0 = tt_now_ms();
+   * search, not an exponential one (16 columns would take hours: CTest's
+   * TIMEOUT would end the test) */
   assert_false(same("SELECT 1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", "SELECT 1,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0"));
-  assert_true(tt_now_ms() - t0 < 2000);
 }
 
 static void test_numbers_nulls_and_types(void **state) {

@@ -171,12 +171,10 @@ static void test_slow_views_are_skipped(void **state) {
   tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
-  double t0 = tt_now_ms();
+  /* it returns at all (CTest's TIMEOUT is the backstop), and the cards
+   * below say each view's rows were given up on: the limit did that */
   tt_catalog *cat = tt_db_catalog_load(db, &err);
-  double ms = tt_now_ms() - t0;
   assert_non_null(cat);
-  fprintf(stderr, "30 endless views: the catalog in %.0f ms\n", ms);
-  assert_true(ms < (getenv("TT_SLOW_BUILD") && *getenv("TT_SLOW_BUILD") == '1' ? 15000 : 5000));
   tt_schema *s = tt_schema_new(cat);
   assert_int_equal(tt_schema_find(s, "t")->table->row_count, 1);
   const tt_card *v0 = tt_schema_find(s, "v0"), *v29 = tt_schema_find(s, "v29");

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +19,25 @@
 static const char *DB = "/data/shop.sqlite";
 static const char *OTHER = "/data/other.sqlite";
 
-static void save(tt_store *st, const char *thread, const char *db, const char *question) {
+/* Saves an answered turn, then makes its time the latest by one second
+ * (distinct, ordered times without waiting for the clock to move on). */
+static void save(tt_store *st, const char *dir, const char *thread, const char *db,
+                 const char *question) {
   tt_run run;
   memset(&run, 0, sizeof run);
   run.status = TT_RUN_ANSWERED;
   run.answer = (char *)"an answer";
   tt_error err;
   assert_true(tt_store_save_turn(st, thread, db, "20261203-100000-000abc", question, &run, false, &err));
-  usleep(2000); /* distinct times: the listing is ordered by them */
+  char *path = tt_xasprintf("%s/threads.sqlite", dir);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  sqlite3_busy_timeout(h, 60000);
+  assert_int_equal(sqlite3_exec(h, "UPDATE turns SET created = (SELECT max(created) + 1 FROM turns) "
+                                   "WHERE rowid = (SELECT max(rowid) FROM turns)", NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(h);
+  free(path);
 }
 
 static tt_store *open_store(char **dir) {
@@ -40,10 +52,10 @@ static void test_list_newest_first_per_database(void **state) {
   (void)state;
   char *dir;
   tt_store *st = open_store(&dir);
-  save(st, "a", DB, "first of a");
-  save(st, "b", DB, "first of b");
-  save(st, "c", OTHER, "elsewhere");
-  save(st, "a", DB, "second of a");
+  save(st, dir, "a", DB, "first of a");
+  save(st, dir, "b", DB, "first of b");
+  save(st, dir, "c", OTHER, "elsewhere");
+  save(st, dir, "a", DB, "second of a");
   tt_thread_summary *v;
   size_t n;
   tt_error err;
@@ -68,8 +80,8 @@ static void test_rename(void **state) {
   (void)state;
   char *dir;
   tt_store *st = open_store(&dir);
-  save(st, "a", DB, "first of a");
-  save(st, "a", OTHER, "the same name on another database");
+  save(st, dir, "a", DB, "first of a");
+  save(st, dir, "a", OTHER, "the same name on another database");
   bool found = false;
   tt_error err;
   assert_true(tt_store_rename_thread(st, "a", DB, "Sales by year", &found, &err));
@@ -101,9 +113,9 @@ static void test_delete(void **state) {
   (void)state;
   char *dir;
   tt_store *st = open_store(&dir);
-  save(st, "a", DB, "one");
-  save(st, "a", DB, "two");
-  save(st, "a", OTHER, "kept");
+  save(st, dir, "a", DB, "one");
+  save(st, dir, "a", DB, "two");
+  save(st, dir, "a", OTHER, "kept");
   bool found = false;
   tt_error err;
   assert_true(tt_store_rename_thread(st, "a", DB, "titled", &found, &err));
@@ -120,7 +132,7 @@ static void test_delete(void **state) {
   assert_int_equal(t.nturns, 1);
   tt_thread_free(&t);
   /* asked again, the name starts a new thread without the old title */
-  save(st, "a", DB, "fresh");
+  save(st, dir, "a", DB, "fresh");
   tt_thread_summary *v;
   size_t n;
   assert_true(tt_store_list_threads(st, DB, &v, &n, &err));

@@ -234,13 +234,21 @@ static void test_dotenv_rules(void **state) {
   unsetenv("TT_T_ENV");
 }
 
+/* CLOCK_REALTIME in whole milliseconds, as a run id counts them. */
+static long long realtime_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000L;
+}
+
 static void test_run_ids_sort_by_time(void **state) {
   (void)state;
   char *prev = tt_new_run_id();
   assert_int_equal(strlen(prev), 22);
   for (int i = 0; i < 20; i++) {
-    struct timespec ts = {0, 2 * 1000 * 1000}; /* 2 ms: a later millisecond */
-    nanosleep(&ts, NULL);
+    /* the clock's next millisecond (what the id encodes): watched, not slept for */
+    long long ms0 = realtime_ms();
+    while (realtime_ms() <= ms0) {}
     char *id = tt_new_run_id();
     if (strcmp(prev, id) >= 0) {
       fprintf(stderr, "run id %s sorts before the earlier %s\n", id, prev);

@@ -12,7 +12,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -30,9 +29,9 @@ if (!fs.existsSync(PUPPETEER)) {
 const { test, before, after } = await import('node:test');
 const assert = (await import('node:assert/strict')).default;
 const { default: puppeteer } = await import('puppeteer-core');
-const { BIN, SLOW, scratch, server, sha256, tempDir } = await import('../agent/harness.mjs');
-/* the sanitizer build answers several times slower */
-const WAIT_MS = SLOW ? 120000 : 30000;
+const { FAIL_AFTER, scratch, server, sha256, startServer, tempDir, waitForFile } = await import('../support/harness.mjs');
+/* how long a wait on the page may take before it is a failure (never the thing under test) */
+const WAIT_MS = FAIL_AFTER;
 
 const SHOTS = process.env.TT_WEB_SCREENSHOTS || path.join(here, '../../build/tests/web-screenshots');
 fs.mkdirSync(SHOTS, { recursive: true });
@@ -77,23 +76,10 @@ const pageErrors = [];
 const downloads = tempDir('tabletalk-web-downloads-');
 
 /* `tabletalk web DB --port 0 ...`; resolves with the URL it prints. */
-function startWeb(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ['web', ...args], {
-      env: { ...process.env, NO_COLOR: '1', TABLETALK_BASE_URL: '', TABLETALK_MODEL: '', TABLETALK_MODEL_PATH: '',
-        TABLETALK_WEB_TOKEN: '', TABLETALK_DATA_DIR: path.join(sc.dir, 'data'), TABLETALK_CACHE_DIR: path.join(sc.dir, 'cache') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '', err = '';
-    const timer = setTimeout(() => reject(new Error(`tabletalk web printed no URL in ${WAIT_MS / 1000} s: ${out}${err}`)), WAIT_MS);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/serving .* at (http:\/\/\S+\?token=([0-9A-Za-z]+))/);
-      if (m) { clearTimeout(timer); resolve({ child, url: m[1], token: m[2], stderr: () => err }); }
-    });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`tabletalk web exited ${code}: ${out}${err}`)); });
-  });
+async function startWeb(args) {
+  const s = await startServer(['web', ...args], /serving .* at (http:\/\/\S+\?token=([0-9A-Za-z]+))/,
+    { stream: 'stdout', env: { TABLETALK_DATA_DIR: path.join(sc.dir, 'data'), TABLETALK_CACHE_DIR: path.join(sc.dir, 'cache') } });
+  return { child: s.child, url: s.match[1], token: s.match[2], stderr: () => s.stderr };
 }
 
 /* A raw HTTP request to the server, for the checks a browser cannot make (a forged Host). */
@@ -286,7 +272,7 @@ test('edit the SQL and run it again; a write there is refused plainly', async ()
   assert.deepEqual((await tableRows(`${turn} .sql-result .result`))[0], ['<img src=x id=pwned>', 'a,b', 'say "hi"', 'two\nlines', 'NULL']);
   await page.click(`${turn} .sql-result button.csv`);
   const csvFile = path.join(downloads, 'tabletalk-result.csv');
-  for (let i = 0; i < 50 && !fs.existsSync(csvFile); i++) await new Promise((r) => setTimeout(r, 100));
+  await waitForFile(csvFile); // chromium renames the finished download to it
   assert.equal(fs.readFileSync(csvFile, 'utf8'),
     'html,comma,quote,nl,empty\r\n<img src=x id=pwned>,"a,b","say ""hi""","two\nlines",\r\n');
   await page.$eval(editor, (t) => { t.value = ''; });
