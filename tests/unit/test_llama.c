@@ -47,7 +47,7 @@ static tt_llm *open_engine_as(double temperature, long seed, const char *cache, 
   tt_llm_llama_opts o = tt_llm_llama_default_opts();
   o.model_path = model_path();
   o.n_ctx = 4096;
-  o.n_threads = 2;
+  o.n_threads = 1; /* no barrier to spin on when the machine is busy (tests run side by side) */
   o.temperature = temperature;
   o.seed = seed;
   o.max_tokens = 400;
@@ -243,7 +243,7 @@ static void test_prompt_counts_are_exact(void **state) {
   /* no --ctx: the engine chooses, and says why */
   tt_llm_llama_opts o = tt_llm_llama_default_opts();
   o.model_path = model_path();
-  o.n_threads = 2;
+  o.n_threads = 1; /* no barrier to spin on when the machine is busy (tests run side by side) */
   llm = tt_llm_llama_new(&o, &err);
   assert_non_null(llm);
   assert_true(tt_llm_context(llm) >= TT_CTX_FLOOR);
@@ -289,7 +289,7 @@ static tt_llm *open_writer(const char *cache, long max_tokens) {
   tt_llm_llama_opts o = tt_llm_llama_default_opts();
   o.model_path = model_path();
   o.n_ctx = 4096;
-  o.n_threads = 2;
+  o.n_threads = 1; /* no barrier to spin on when the machine is busy (tests run side by side) */
   o.max_tokens = max_tokens;
   o.cache_dir = cache;
   o.profile = "sql-writer";
