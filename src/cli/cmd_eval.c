@@ -618,10 +618,16 @@ int cmd_eval(int argc, char **argv) {
   tt_eval_cli c = {.price_cached = -1};
   tt_cli_agent_defaults(&c.agent);
   int rc = tt_eval_options(argc, argv, &c);
-  if (rc >= 0) return rc;
-  if (c.compare_a && !spider) return tt_usage_error("eval", "--compare is for eval spider results");
-  if (c.compare_a) return tt_eval_compare(&c);
-  if (schema) return tt_eval_schema(&c);
+  if (rc < 0 && c.compare_a && !spider)
+    rc = tt_usage_error("eval", "--compare is for eval spider results");
+  else if (rc < 0 && c.compare_a)
+    rc = tt_eval_compare(&c);
+  else if (rc < 0 && schema)
+    rc = tt_eval_schema(&c);
+  if (rc >= 0) {
+    tt_cli_agent_free(&c.agent);
+    return rc;
+  }
   tt_error err;
   tt_config_resolve(&c.agent.cfg, &err);
   tt_models *models = tt_models_new(&c.agent.cfg);

@@ -190,13 +190,7 @@ static ssize_t tt_httpd_stream_read(void *cls, uint64_t pos, char *buf, size_t m
       tt_buf_puts(&s->pending, ": keep-alive\n\n");
       continue;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 100 * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = tt_realtime_in(100);
     pthread_cond_timedwait(&s->cv, &s->mu, &ts);
   }
 }

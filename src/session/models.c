@@ -236,13 +236,7 @@ tt_llm *tt_models_shared(tt_models *m, tt_error *err) {
 
 /* Waits for the shared model for up to 50 ms; call with m->mu held. */
 static void tt_models_wait_freed(tt_models *m) {
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_nsec += 50 * 1000000L;
-  if (until.tv_nsec >= 1000000000L) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000L;
-  }
+  struct timespec until = tt_realtime_in(50);
   pthread_cond_timedwait(&m->freed, &m->mu, &until);
 }
 

@@ -186,11 +186,7 @@ const tt_schema *tt_service_schema(tt_service *s, tt_error *err) {
 }
 
 const tt_schema *tt_service_schema_ready(tt_service *s, double wait_ms) {
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  long long ns = (long long)until.tv_nsec + (long long)(wait_ms * 1e6);
-  until.tv_sec += (time_t)(ns / 1000000000);
-  until.tv_nsec = (long)(ns % 1000000000);
+  struct timespec until = tt_realtime_in(wait_ms);
   pthread_mutex_lock(&s->mu);
   while (!s->schema_done && s->loader_started && wait_ms > 0)
     if (pthread_cond_timedwait(&s->cv, &s->mu, &until) != 0) break;

@@ -1,4 +1,5 @@
-/* clock.c — a monotonic millisecond clock for durations and deadlines. */
+/* clock.c — a monotonic millisecond clock for durations and deadlines,
+ * the wall clock for timestamps, and waits with a deadline. */
 #include "util/util.h"
 
 #include <time.h>
@@ -7,6 +8,15 @@ double tt_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+struct timespec tt_realtime_in(double ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  long long ns = (long long)ts.tv_nsec + (long long)(ms * 1e6);
+  ts.tv_sec += (time_t)(ns / 1000000000LL);
+  ts.tv_nsec = (long)(ns % 1000000000LL);
+  return ts;
 }
 
 double tt_wall_time(void) {

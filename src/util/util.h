@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -182,6 +183,9 @@ void tt_json_escape_unsafe(tt_buf *out, const char *json, size_t n);
 /* Milliseconds on a monotonic clock (for durations and deadlines). */
 double tt_now_ms(void);
 
+/* The CLOCK_REALTIME time ms milliseconds from now: the deadline of a
+ * pthread_cond_timedwait on a condition with the default clock. */
+struct timespec tt_realtime_in(double ms);
 /* Seconds since the epoch, with fractions (for timestamps in traces). */
 double tt_wall_time(void);
 /* Appends t (seconds since the epoch) as UTC ISO 8601 with milliseconds:
