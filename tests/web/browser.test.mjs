@@ -136,8 +136,26 @@ before(async () => {
   page.on('pageerror', (e) => pageErrors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
   const cdp = await page.createCDPSession();
-  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads, eventsEnabled: true });
+  cdp.on('Browser.downloadProgress', (e) => {
+    if (e.state === 'completed' || e.state === 'canceled') downloadsDone.push(e);
+    for (const w of downloadWaiters.splice(0)) w();
+  });
 });
+
+/* Chromium reserves the download's final name with an empty file before
+ * the bytes arrive, so the file's appearance is not the end: wait for its
+ * 'completed' event instead. */
+const downloadsDone = [];
+const downloadWaiters = [];
+async function downloadFinished(count) {
+  const deadline = Date.now() + WAIT_MS;
+  while (downloadsDone.length < count) {
+    if (Date.now() > deadline) throw new Error(`download ${count} did not finish within ${WAIT_MS} ms`);
+    await new Promise((r) => { downloadWaiters.push(r); setTimeout(r, 1000).unref(); });
+  }
+  assert.equal(downloadsDone[count - 1].state, 'completed');
+}
 
 after(async () => {
   if (browser) await browser.close();
@@ -272,7 +290,8 @@ test('edit the SQL and run it again; a write there is refused plainly', async ()
   assert.deepEqual((await tableRows(`${turn} .sql-result .result`))[0], ['<img src=x id=pwned>', 'a,b', 'say "hi"', 'two\nlines', 'NULL']);
   await page.click(`${turn} .sql-result button.csv`);
   const csvFile = path.join(downloads, 'tabletalk-result.csv');
-  await waitForFile(csvFile); // chromium renames the finished download to it
+  await downloadFinished(1);
+  await waitForFile(csvFile);
   assert.equal(fs.readFileSync(csvFile, 'utf8'),
     'html,comma,quote,nl,empty\r\n<img src=x id=pwned>,"a,b","say ""hi""","two\nlines",\r\n');
   await page.$eval(editor, (t) => { t.value = ''; });
