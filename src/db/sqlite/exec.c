@@ -171,14 +171,6 @@ sqlite3_stmt *tt_db_prepare_guarded(tt_sqlite *s, const char *sql, size_t len, d
   return st;
 }
 
-/* Failures another program causes for a moment (a writer holding its lock,
- * a journal it is about to delete): worth trying again while time is left. */
-static bool tt_transient(const tt_sqlite *s, const tt_error *err, int rc) {
-  (void)err;
-  return (rc == SQLITE_READONLY_ROLLBACK || (rc & 0xff) == SQLITE_BUSY) && !s->cancelled &&
-         tt_now_ms() + 5 < s->deadline_ms;
-}
-
 /* One attempt: NULL with err (and *rc, SQLite's code) on failure. */
 static tt_result *tt_db_query_once(tt_sqlite *s, const char *sql, size_t len, double deadline_ms,
                                    int *rc, tt_error *err) {
@@ -217,7 +209,7 @@ tt_result *tt_sqlite_query(tt_db *db, const char *sql, size_t len, tt_error *err
       r->elapsed_ms = tt_now_ms() - t0;
       return r;
     }
-    if (!r && !tt_transient(s, err, rc)) return NULL;
+    if (!r && !tt_db_transient(s, rc, s->deadline_ms)) return NULL;
     tt_result_free(r); /* read without locks while a writer changed the file */
     if (tt_now_ms() + 5 >= deadline) {
       if (r || rc == SQLITE_OK)

@@ -54,6 +54,11 @@ bool tt_db_unchanged(tt_sqlite *s) {
          tt_no_writer(s);
 }
 
+bool tt_db_transient(const tt_sqlite *s, int rc, double deadline_ms) {
+  return (rc == SQLITE_READONLY_ROLLBACK || (rc & 0xff) == SQLITE_BUSY) && !s->cancelled &&
+         tt_now_ms() + 5 < deadline_ms;
+}
+
 /* FNV-1a over the connection and SQLite's data version. */
 static uint64_t tt_version(uint64_t serial, unsigned int data_version) {
   uint64_t parts[2] = {serial, data_version};
@@ -86,12 +91,19 @@ bool tt_sqlite_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
     *version = tt_version(s->serial, 0);
     return true;
   }
-  tt_guard_arm(s, tt_now_ms() + db->opts.timeout_s * 1000.0);
-  int rc = tt_db_internal_exec(s, "BEGIN; SELECT 1 FROM sqlite_schema LIMIT 1;");
-  if (rc != SQLITE_OK) {
-    tt_db_fail(s, sqlite3_extended_errcode(s->h), err);
+  double deadline = tt_now_ms() + db->opts.timeout_s * 1000.0;
+  for (int attempt = 0;; attempt++) {
+    tt_guard_arm(s, deadline);
+    int rc = tt_db_internal_exec(s, "BEGIN; SELECT 1 FROM sqlite_schema LIMIT 1;");
+    if (rc == SQLITE_OK) break;
+    rc = sqlite3_extended_errcode(s->h);
     if (!sqlite3_get_autocommit(s->h)) tt_db_internal_exec(s, "ROLLBACK");
-    return false;
+    if (!tt_db_transient(s, rc, deadline)) {
+      tt_db_fail(s, rc, err);
+      return false;
+    }
+    sqlite3_sleep(attempt < 10 ? 1 : 5);
+    if (!tt_db_refresh(s, err)) return false;
   }
   unsigned int dv = 0;
   sqlite3_file_control(s->h, "main", SQLITE_FCNTL_DATA_VERSION, &dv);

@@ -75,6 +75,10 @@ void tt_db_heap_limit(void);
  * went); after an unlocked read, says whether it still holds. */
 bool tt_db_refresh(tt_sqlite *s, tt_error *err);
 bool tt_db_unchanged(tt_sqlite *s);
+/* A failure worth another try before deadline_ms: another program's lock,
+ * or a journal that looks hot because its writer is at work on a file that
+ * replaced ours by rename (the next tt_db_refresh follows the file). */
+bool tt_db_transient(const tt_sqlite *s, int rc, double deadline_ms);
 bool tt_sqlite_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err);
 void tt_sqlite_snapshot_end(tt_db *db);
 
