@@ -27,7 +27,7 @@
 #include <sys/socket.h>
 
 #define TT_GUARD_DEADLINE_MS 10000.0 /* to show valid credentials, from the accept */
-#define TT_GUARD_UNAUTH_PER_ADDR 16  /* connections without credentials, per address */
+#define TT_GUARD_UNAUTH_PER_ADDR 32  /* connections without credentials, per address */
 #define TT_GUARD_UNAUTH_TOTAL 128    /* ... and in all (MHD: 64 per address, 256 in all) */
 #define TT_GUARD_FREE_FAILURES 5     /* wrong credentials an address may send unpaced */
 #define TT_GUARD_PENALTY_MS 500.0    /* the first wait; it doubles with each failure */

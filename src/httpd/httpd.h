@@ -21,11 +21,13 @@
  * deadline (10 s, TABLETALK_HTTP_DEADLINE; counted from the accept, not
  * from its last byte, so trickling headers does not extend it) is shut
  * down by tt_httpd_guard_sweep. One address (all of 127.0.0.0/8 counts as
- * one, an IPv6 /64 as one) keeps at most 16 connections that have not
+ * one, an IPv6 /64 as one) keeps at most 32 connections that have not
  * authenticated, and the server 128: a newer one closes the oldest, so the
  * token holder, whose connection authenticates with its first request,
  * always finds room beside tricklers on the same address (MHD allows 64
- * per address, 256 in all). After 5 wrong credentials from an address
+ * per address, 256 in all). 32 rather than fewer: a client that opens
+ * many connections at once (20 parallel requests) must not close its own
+ * before their headers are read. After 5 wrong credentials from an address
  * every credential it presents waits before it is checked (0.5 s, then
  * doubling, at most half the deadline), right or wrong alike so the wait
  * tells nothing, and a wrong one is answered 429 with Retry-After; a right

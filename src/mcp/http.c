@@ -17,7 +17,7 @@
  * concurrently; a connection that has not shown its token within the
  * guard's deadline (10 s from its accept, however it trickles) is closed,
  * as is an authenticated one idle for 120 s; one address holds at most 64
- * connections, 16 of them without the token (httpd.h). A client that goes
+ * connections, 32 of them without the token (httpd.h). A client that goes
  * away cancels its request: streams notice it themselves, and the main
  * thread looks at the sockets of requests answered in one piece every
  * 50 ms. */
