@@ -44,7 +44,6 @@ typedef struct tt_guard_key {
 
 /* One connection, from MHD's accept to its close (its socket_context). */
 typedef struct tt_guard_peer {
-  struct MHD_Connection *c;
   int fd;
   tt_guard_key key;
   double since_ms;  /* accepted */
@@ -183,7 +182,8 @@ static tt_guard_peer *tt_guard_oldest(const tt_httpd_guard *g, const tt_guard_ke
 static void tt_guard_make_room(tt_httpd_guard *g, const tt_guard_peer *newest) {
   if (tt_guard_count(g, &newest->key) > TT_GUARD_UNAUTH_PER_ADDR)
     tt_guard_close(tt_guard_oldest(g, &newest->key, newest));
-  if (tt_guard_count(g, NULL) > TT_GUARD_UNAUTH_TOTAL) tt_guard_close(tt_guard_oldest(g, NULL, newest));
+  if (tt_guard_count(g, NULL) > TT_GUARD_UNAUTH_TOTAL)
+    tt_guard_close(tt_guard_oldest(g, NULL, newest));
 }
 
 void tt_httpd_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -191,7 +191,6 @@ void tt_httpd_guard_notify(void *cls, struct MHD_Connection *c, void **socket_co
   tt_httpd_guard *g = cls;
   if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
     tt_guard_peer *p = tt_xcalloc(1, sizeof *p);
-    p->c = c;
     const union MHD_ConnectionInfo *ci =
         g->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     p->fd = ci ? ci->connect_fd : -1;
@@ -330,11 +329,18 @@ static const char *tt_guard_reason(unsigned status) {
 
 static const char *tt_guard_message(unsigned status) {
   switch (status) {
-  case 400: return "Bad Request: the request is malformed (its request line, a header or its chunked encoding)";
-  case 413: return "Content Too Large: the request declares a body (Content-Length or a chunk size) beyond what this server takes";
+  case 400:
+    return "Bad Request: the request is malformed (its request line, a header or its chunked "
+           "encoding)";
+  case 413:
+    return "Content Too Large: the request declares a body (Content-Length or a chunk size) "
+           "beyond what this server takes";
   case 414: return "URI Too Long: the request's URI is longer than this server takes";
-  case 431: return "Request Header Fields Too Large: the request's headers are larger than this server takes";
-  case 501: return "Not Implemented: this server takes request bodies with Content-Length or chunked";
+  case 431:
+    return "Request Header Fields Too Large: the request's headers are larger than this server "
+           "takes";
+  case 501:
+    return "Not Implemented: this server takes request bodies with Content-Length or chunked";
   case 505: return "HTTP Version Not Supported: speak HTTP/1.1";
   default: return "the request could not be processed";
   }

@@ -52,8 +52,8 @@ struct MHD_Daemon *tt_httpd_start(const tt_mhd_api *mhd, tt_httpd_guard *guard, 
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
                    MHD_USE_ERROR_LOG | (out->v6 ? MHD_USE_IPv6 : 0);
   struct MHD_Daemon *d = mhd->start_daemon(
-      flags, (uint16_t)port, NULL, NULL, access, cls, MHD_OPTION_EXTERNAL_LOGGER, tt_httpd_guard_log,
-      guard, MHD_OPTION_NOTIFY_CONNECTION, tt_httpd_guard_notify, guard,
+      flags, (uint16_t)port, NULL, NULL, access, cls, MHD_OPTION_EXTERNAL_LOGGER,
+      tt_httpd_guard_log, guard, MHD_OPTION_NOTIFY_CONNECTION, tt_httpd_guard_notify, guard,
       MHD_OPTION_URI_LOG_CALLBACK, tt_httpd_guard_uri, guard, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
       MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)64,
@@ -171,7 +171,8 @@ bool tt_httpd_token_check(const char *token, const char *what, tt_error *err) {
 }
 
 bool tt_httpd_declared_too_large(const tt_mhd_api *mhd, struct MHD_Connection *c, size_t max) {
-  const char *cl = mhd->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  const char *cl =
+      mhd->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   if (!cl) return false;
   errno = 0;
   char *end = NULL;

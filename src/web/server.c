@@ -183,8 +183,8 @@ static bool tt_web_presents(tt_web_req *r) {
 static tt_web_who tt_web_credentials(tt_web_req *r) {
   tt_web *w = r->w;
   const char *auth = tt_web_header(r, "Authorization");
-  if (auth && strncasecmp(auth, "Bearer ", 7) == 0 && tt_httpd_secret_equal(w->cfg->token, auth + 7))
-    return TT_WEB_BEARER;
+  bool bearer = auth && strncasecmp(auth, "Bearer ", 7) == 0;
+  if (bearer && tt_httpd_secret_equal(w->cfg->token, auth + 7)) return TT_WEB_BEARER;
   const char *cookie = w->mhd->lookup_connection_value(r->c, MHD_COOKIE_KIND, "tt_web");
   if (cookie && tt_web_login_find(w, cookie, r->csrf)) return TT_WEB_LOGIN;
   return tt_web_presents(r) ? TT_WEB_WRONG : TT_WEB_NOBODY;
