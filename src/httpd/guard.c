@@ -277,7 +277,9 @@ bool tt_httpd_guard_pace(tt_httpd_guard *g, struct MHD_Connection *c) {
   if (!p) return true;
   pthread_mutex_lock(&g->mu);
   const tt_guard_record *r = tt_guard_record_of(g, &p->key, false, tt_now_ms());
-  unsigned fails = r ? r->fails : 0;
+  /* a connection that has shown the token already (the holder's, kept
+   * alive) goes on at once: a guesser has none */
+  unsigned fails = r && !p->authed ? r->fails : 0;
   int fd = p->fd;
   pthread_mutex_unlock(&g->mu);
   double ms = tt_guard_penalty_ms(g, fails);

@@ -54,8 +54,9 @@ void tt_httpd_guard_sweep(tt_httpd_guard *g);
  * presented: credentials were shown, so the address's failures reset. */
 void tt_httpd_guard_admit(tt_httpd_guard *g, struct MHD_Connection *c, bool presented);
 /* Call before checking credentials that c presents: waits when its address
- * has failed too often (on this connection's own thread; other connections
- * go on). false when the connection closed meanwhile (answer MHD_NO). */
+ * has failed too often and c has not shown valid ones before (on this
+ * connection's own thread; other connections go on). false when the
+ * connection closed meanwhile (answer MHD_NO). */
 bool tt_httpd_guard_pace(tt_httpd_guard *g, struct MHD_Connection *c);
 /* The credentials c presented were wrong: the status to answer, 401, or
  * 429 when the address has failed more than 5 times, with *retry_after_s
