@@ -6,6 +6,7 @@
  * made on the first question, so run_sql and describe_schema start fast
  * and need no model at all. */
 #include "cli/cli.h"
+#include "httpd/httpd.h"
 #include "mcp/mcp.h"
 
 #include <stdlib.h>
@@ -25,7 +26,8 @@ static const tt_opt tt_mcp_own[] = {
      "Serve Streamable HTTP at http://*HOST*:*PORT*/mcp instead of stdio, on 127.0.0.1 unless "
      "told otherwise (with a warning when there is no token). Requests whose Host is not this "
      "machine, and browser Origins other than loopback ones, are refused; `Authorization: "
-     "Bearer` *TOKEN* is required when `TABLETALK_MCP_TOKEN` is set."},
+     "Bearer` *TOKEN* is required when `TABLETALK_MCP_TOKEN` is set (16 or more random "
+     "characters: a shorter or patterned one exits with status 2)."},
     {TT_OPT_ALLOW_ORIGIN, "allow-origin", 0, TT_ARG_REQUIRED, "URL", "let browser pages from URL call it", TT_COMPLETE_NOTHING, NULL,
      "Let browser pages from *URL* call the server (repeatable)."},
     {TT_OPT_MAX_MESSAGE, "max-message", 0, TT_ARG_REQUIRED, "BYTES", "largest message accepted (1048576)", TT_COMPLETE_NOTHING, NULL,
@@ -126,10 +128,17 @@ int cmd_serve_mcp(int argc, char **argv) {
   }
   const char *db_arg = argv[optind];
   m.o.cfg.db = db_arg;
+  const char *token = m.http ? tt_config_get_value(&m.o.cfg, "TABLETALK_MCP_TOKEN") : NULL;
+  tt_error err;
+  if (token && *token && !tt_httpd_token_check(token, "TABLETALK_MCP_TOKEN", &err)) {
+    rc = tt_cli_error("serve-mcp", &err);
+    free(m.origins);
+    tt_cli_agent_free(&m.o);
+    return rc;
+  }
   /* a file that is not a database, a bad --schemas or knowledge file fail
    * here; the schema is read in the background, so that the server answers
    * its client at once, and the model is made on the first question */
-  tt_error err;
   tt_service *svc = NULL;
   if (tt_config_resolve(&m.o.cfg, &err))
     svc = tt_service_open(&m.o.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_BACKGROUND, &err);
@@ -150,7 +159,7 @@ int cmd_serve_mcp(int argc, char **argv) {
       tt_mcp_http_opts ho = {
           .host = host,
           .port = (int)port,
-          .token = tt_config_get_value(&m.o.cfg, "TABLETALK_MCP_TOKEN"),
+          .token = token,
           .origins = m.origins,
           .norigins = m.norigins,
           .on_listen = tt_mcp_on_listen,

@@ -3,6 +3,7 @@
  * and its API (src/web) on loopback until Ctrl-C, printing the URL with
  * the access token. A non-loopback --host needs a token the user chose. */
 #include "cli/cli.h"
+#include "httpd/httpd.h"
 #include "web/web.h"
 
 #include <errno.h>
@@ -35,8 +36,9 @@ static const tt_opt tt_web_own[] = {
     {TT_OPT_OPEN, "open", 0, TT_ARG_NONE, NULL, "open the page in the browser (xdg-open)", TT_COMPLETE_NOTHING, NULL,
      "Open the page with xdg-open."},
     {TT_OPT_TOKEN, "token", 0, TT_ARG_REQUIRED, "T", "access token (TABLETALK_WEB_TOKEN; random)", TT_COMPLETE_NOTHING, NULL,
-     "The access token (`TABLETALK_WEB_TOKEN`): 8 to 200 letters, digits, -, _, ., ~; by default "
-     "32 random hex digits."},
+     "The access token (`TABLETALK_WEB_TOKEN`): 16 to 200 letters, digits, -, _, ., ~, random "
+     "enough for 64 bits (a shorter or patterned one exits with status 2); by default 32 random "
+     "hex digits."},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_web_group = {NULL, false, tt_web_own};
@@ -88,9 +90,9 @@ static int tt_web_option(void *ud, int id, const char *arg) {
   return 0;
 }
 
-/* A token goes into a URL: at least 8 characters, URL-safe ones only. */
+/* A token goes into a URL: URL-safe characters only, at most 200. */
 static bool tt_web_token_ok(const char *t) {
-  if (strlen(t) < 8 || strlen(t) > 200) return false;
+  if (strlen(t) > 200) return false;
   for (const char *p = t; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
           *p == '-' || *p == '_' || *p == '.' || *p == '~'))
@@ -163,11 +165,17 @@ int cmd_web(int argc, char **argv) {
   const char *token = w.token ? w.token : tt_config_get_value(&w.o.cfg, "TABLETALK_WEB_TOKEN");
   bool chosen = token != NULL;
   char random_token[33];
+  const char *token_from = w.token ? "--token" : "TABLETALK_WEB_TOKEN";
   if (token && !tt_web_token_ok(token)) {
     tt_cli_agent_free(&w.o);
-    return tt_usage_error("web", "the token (%s) must be 8 to 200 letters, digits, '-', '_', '.' "
+    return tt_usage_error("web", "the token (%s) must be 16 to 200 letters, digits, '-', '_', '.' "
                                  "or '~' (it goes into a URL)",
-                          w.token ? "--token" : "TABLETALK_WEB_TOKEN");
+                          token_from);
+  }
+  tt_error weak;
+  if (token && !tt_httpd_token_check(token, token_from, &weak)) {
+    tt_cli_agent_free(&w.o);
+    return tt_cli_error("web", &weak);
   }
   if (!token) {
     tt_random_hex(random_token, 16);

@@ -1,9 +1,11 @@
 /* httpd.c — the parts of an HTTP server on libmicrohttpd that serve-mcp
- * --http and tabletalk web share (see httpd.h): binding, checks, and the
+ * --http and tabletalk web share (see httpd.h): binding (with the guard of
+ * guard.c watching every connection), checks, request bodies, and the
  * event stream a worker fills. */
 #define _GNU_SOURCE /* POLLRDHUP: a client that closed its stream is seen at once */
-#include "httpd/httpd.h"
+#include "httpd/httpd_internal.h"
 
+#include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,22 +19,8 @@
 
 /* ---- listening ------------------------------------------------------------ */
 
-static void tt_httpd_log(void *cls, const char *fmt, va_list ap) TT_PRINTF(2, 0);
-static void tt_httpd_log(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
-  tt_buf b = TT_BUF_INIT;
-  tt_buf_vprintf(&b, fmt, ap);
-  /* a client that went away mid-stream (a closed tab) is no news */
-  if (strstr(tt_buf_cstr(&b), "application error generating response")) {
-    tt_buf_free(&b);
-    return;
-  }
-  fprintf(stderr, "tabletalk: http: %s%s", tt_buf_cstr(&b),
-          b.len && b.data[b.len - 1] == '\n' ? "" : "\n");
-  tt_buf_free(&b);
-}
-
-struct MHD_Daemon *tt_httpd_start(const tt_mhd_api *mhd, const char *host, int port,
+struct MHD_Daemon *tt_httpd_start(const tt_mhd_api *mhd, tt_httpd_guard *guard, const char *host,
+                                  int port,
                                   MHD_AccessHandlerCallback access, void *cls,
                                   MHD_RequestCompletedCallback completed, unsigned timeout_s,
                                   tt_httpd_bound *out, tt_error *err) {
@@ -64,8 +52,10 @@ struct MHD_Daemon *tt_httpd_start(const tt_mhd_api *mhd, const char *host, int p
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
                    MHD_USE_ERROR_LOG | (out->v6 ? MHD_USE_IPv6 : 0);
   struct MHD_Daemon *d = mhd->start_daemon(
-      flags, (uint16_t)port, NULL, NULL, access, cls, MHD_OPTION_EXTERNAL_LOGGER, tt_httpd_log,
-      NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
+      flags, (uint16_t)port, NULL, NULL, access, cls, MHD_OPTION_EXTERNAL_LOGGER,
+      tt_httpd_guard_log, guard, MHD_OPTION_NOTIFY_CONNECTION, tt_httpd_guard_notify, guard,
+      MHD_OPTION_URI_LOG_CALLBACK, tt_httpd_guard_uri, guard, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+      MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)64,
       MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
   freeaddrinfo(ai);
@@ -111,6 +101,83 @@ bool tt_httpd_peer_gone(int fd) {
 #endif
   struct pollfd p = {.fd = fd, .events = ev};
   return poll(&p, 1, 0) > 0 && (p.revents & (ev | POLLHUP | POLLERR | POLLNVAL));
+}
+
+/* Whether an alphabet of `alphabet` characters, `n` long, makes 2^64
+ * tokens or more (no libm: repeated products). */
+static bool tt_httpd_token_64_bits(unsigned alphabet, size_t n) {
+  double count = 1;
+  for (size_t i = 0; i < n && count < 18446744073709551616.0; i++) count *= alphabet;
+  return count >= 18446744073709551616.0;
+}
+
+/* The alphabet a token seems drawn from: hex digits (16) when it has only
+ * those in one case, else the classes of characters it uses. */
+static unsigned tt_httpd_token_alphabet(const char *t) {
+  bool digit = false, lower = false, upper = false, other = false, hex_lower = true,
+       hex_upper = true;
+  for (const unsigned char *p = (const unsigned char *)t; *p; p++) {
+    bool d = *p >= '0' && *p <= '9', l = *p >= 'a' && *p <= 'z', u = *p >= 'A' && *p <= 'Z';
+    digit |= d;
+    lower |= l;
+    upper |= u;
+    other |= !d && !l && !u;
+    hex_lower &= d || (*p >= 'a' && *p <= 'f');
+    hex_upper &= d || (*p >= 'A' && *p <= 'F');
+  }
+  if (hex_lower || hex_upper) return digit && !lower && !upper ? 10 : 16;
+  return (digit ? 10u : 0u) + (lower ? 26u : 0u) + (upper ? 26u : 0u) + (other ? 32u : 0u);
+}
+
+/* What makes a token of 16 or more characters weak, or NULL: a few
+ * characters repeated, a repeated pattern, or a run of neighbouring
+ * characters (abcd..., 1234..., 9876...). A random 16-hex-digit token has
+ * under one chance in a million of tripping any of these. */
+static const char *tt_httpd_token_pattern(const char *t, size_t n) {
+  bool seen[256] = {false};
+  unsigned distinct = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!seen[(unsigned char)t[i]]) {
+      seen[(unsigned char)t[i]] = true;
+      distinct++;
+    }
+  if (distinct < 5) return "is made of fewer than 5 different characters";
+  for (size_t k = 1; k <= n / 2; k++) {
+    size_t i = k;
+    while (i < n && t[i] == t[i - k]) i++;
+    if (i == n) return "repeats a pattern";
+  }
+  size_t steps = 0;
+  for (size_t i = 1; i < n; i++) {
+    int d = (int)(unsigned char)t[i] - (int)(unsigned char)t[i - 1];
+    if (d >= -1 && d <= 1) steps++;
+  }
+  if (steps * 4 >= (n - 1) * 3) return "is mostly a run of neighbouring characters";
+  return NULL;
+}
+
+bool tt_httpd_token_check(const char *token, const char *what, tt_error *err) {
+  size_t n = strlen(token);
+  const char *weak = NULL;
+  if (n < 16) weak = "is shorter than 16 characters";
+  else if (!tt_httpd_token_64_bits(tt_httpd_token_alphabet(token), n))
+    weak = "has fewer than 64 bits of randomness for the characters it uses";
+  else weak = tt_httpd_token_pattern(token, n);
+  if (!weak) return true;
+  tt_error_set(err, TT_ERR_CONFIG, "the token (%s) %s, so it could be guessed", what, weak);
+  tt_error_hint(err, "use 16 or more random characters, such as the 32 hex digits of "
+                     "`openssl rand -hex 16`");
+  return false;
+}
+
+bool tt_httpd_declared_too_large(const tt_mhd_api *mhd, struct MHD_Connection *c, size_t max) {
+  const char *cl =
+      mhd->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  if (!cl) return false;
+  errno = 0;
+  char *end = NULL;
+  unsigned long long n = strtoull(cl, &end, 10); /* MHD has checked it is digits */
+  return errno == ERANGE || (unsigned long long)max < n;
 }
 
 /* ---- event streams ------------------------------------------------------------ */
@@ -249,18 +316,28 @@ tt_httpd_body *tt_httpd_body_collect(void **con_cls, const char *upload, size_t 
     return NULL;
   }
   if (*upload_size) {
-    b->received += *upload_size;
+    size_t n = *upload_size;
+    *upload_size = 0;
+    if (b->too_large) return NULL; /* answered already: dropped */
+    b->received += n;
     if (b->received > max) {
       b->too_large = true;
       tt_buf_free(&b->data);
-    } else {
-      tt_buf_append(&b->data, upload, *upload_size);
+      return b;
     }
-    *upload_size = 0;
+    tt_buf_append(&b->data, upload, n);
     return NULL;
   }
+  b->complete = true;
   if (b->data.data) tt_buf_cstr(&b->data);
   return b;
+}
+
+enum MHD_Result tt_httpd_body_refuse(tt_httpd_guard *g, struct MHD_Connection *c,
+                                     const tt_httpd_body *b, const char *json, size_t len) {
+  if (b->complete) return MHD_NO; /* answered when it passed the limit: close */
+  tt_httpd_guard_answer(g, c, 413, json, len);
+  return MHD_YES;
 }
 
 void tt_httpd_body_done(void *cls, struct MHD_Connection *c, void **con_cls,

@@ -9,12 +9,18 @@
  * 5.5), in copies the request owns.
  *
  * Guards: binds to loopback unless told otherwise, checks Host and Origin
- * against DNS rebinding, and requires a bearer token when one is set. Each
- * connection has its own thread, so requests run concurrently; a connection
- * that has not shown its token within 10 s is closed (an idle one after
- * 120 s), and one address holds at most 64. A client that goes away
- * cancels its request: streams notice it themselves, and the main thread
- * looks at the sockets of requests answered in one piece every 50 ms. */
+ * against DNS rebinding, and requires a bearer token when one is set. The
+ * checks run as soon as a request's headers are in, before its body is
+ * read: a peer without the token is answered there (401, or 429 when its
+ * address has sent too many wrong ones: httpd's guard paces them) and its
+ * connection closed. Each connection has its own thread, so requests run
+ * concurrently; a connection that has not shown its token within the
+ * guard's deadline (10 s from its accept, however it trickles) is closed,
+ * as is an authenticated one idle for 120 s; one address holds at most 64
+ * connections, 32 of them without the token (httpd.h). A client that goes
+ * away cancels its request: streams notice it themselves, and the main
+ * thread looks at the sockets of requests answered in one piece every
+ * 50 ms. */
 #include "mcp/mcp_internal.h"
 #include "httpd/httpd.h"
 
@@ -27,7 +33,7 @@
 
 #define TT_SESSION_IDLE_S 3600
 #define TT_SESSIONS_MAX 1000
-#define TT_UNAUTHENTICATED_S 10 /* a connection's time to show its token */
+#define TT_UNAUTHENTICATED_S 10 /* idle limit before the token was shown (and see the guard) */
 #define TT_IDLE_S 120           /* an authenticated connection's idle time */
 #define TT_WATCH_MS 50
 
@@ -57,6 +63,7 @@ typedef struct tt_http {
   tt_http_session *sessions;
   size_t nsessions;
   tt_httpd_workers streams; /* the workers of event streams */
+  tt_httpd_guard *guard;    /* deadline, caps, pacing of wrong tokens (httpd.h) */
   volatile sig_atomic_t stopping;
   tt_watch *watches;      /* under mu */
 } tt_http;
@@ -173,11 +180,12 @@ static bool tt_origin_ok(const tt_http *h, const char *origin) {
   return tt_host_is_loopback(rest, tt_httpd_host_part(rest));
 }
 
+static bool tt_token_needed(const tt_http *h) { return h->o->token && *h->o->token; }
+
 static bool tt_token_ok(const tt_http *h, const char *auth) {
-  const char *token = h->o->token;
-  if (!token || !*token) return true;
+  if (!tt_token_needed(h)) return true;
   if (!auth || strncasecmp(auth, "Bearer ", 7) != 0) return false;
-  return tt_httpd_secret_equal(token, auth + 7);
+  return tt_httpd_secret_equal(h->o->token, auth + 7);
 }
 
 /* Whether a header value mentions what (case-insensitive). */
@@ -413,8 +421,6 @@ static void tt_watch_check(tt_http *h) {
 
 static enum MHD_Result tt_post(tt_http *h, struct MHD_Connection *c, tt_http_req *rq,
                                const char *origin) {
-  if (rq->too_large)
-    return tt_send_json(h, c, 413, tt_mcp_too_large(h->srv, rq->received), origin, NULL);
   const char *ctype = tt_header(h, c, "Content-Type");
   if (!ctype || strncasecmp(ctype, "application/json", 16) != 0)
     return tt_send_error(h, c, 415, TT_RPC_INVALID_REQUEST,
@@ -491,52 +497,110 @@ static enum MHD_Result tt_delete(tt_http *h, struct MHD_Connection *c, const cha
   return tt_send(h, c, 200, NULL, NULL, 0, origin, NULL, NULL, NULL);
 }
 
-static enum MHD_Result tt_serve(tt_http *h, struct MHD_Connection *c, const char *url,
-                                const char *method, tt_http_req *rq) {
+/* 401 without the token (or with a wrong one: wrong), 429 once the
+ * address has sent too many wrong ones. */
+static enum MHD_Result tt_unauthorized(tt_http *h, struct MHD_Connection *c, const char *origin,
+                                       bool wrong) {
+  unsigned retry_s = 0;
+  unsigned status = wrong ? tt_httpd_guard_failed(h->guard, c, &retry_s) : 401;
+  tt_buf msg = TT_BUF_INIT;
+  if (status == 429)
+    tt_buf_printf(&msg, "Too Many Requests: too many wrong tokens from this address; wait %u s, "
+                        "then send Authorization: Bearer <the TABLETALK_MCP_TOKEN of the server>",
+                  retry_s);
+  else
+    tt_buf_puts(&msg, "Unauthorized: send Authorization: Bearer <the TABLETALK_MCP_TOKEN of the "
+                      "server>");
+  json_t *e = tt_rpc_error(NULL, TT_RPC_INVALID_REQUEST, tt_buf_cstr(&msg), NULL);
+  tt_buf_free(&msg);
+  tt_buf b = TT_BUF_INIT;
+  tt_rpc_dump(&b, e);
+  json_decref(e);
+  char retry[16];
+  snprintf(retry, sizeof retry, "%u", retry_s);
+  enum MHD_Result r =
+      status == 429
+          ? tt_send(h, c, 429, "application/json", b.data, b.len, origin, NULL, "Retry-After", retry)
+          : tt_send(h, c, 401, "application/json", b.data, b.len, origin, NULL, "WWW-Authenticate",
+                    "Bearer realm=\"tabletalk\"");
+  tt_buf_free(&b);
+  return r;
+}
+
+static enum MHD_Result tt_preflight(tt_http *h, struct MHD_Connection *c, const char *origin) {
+  struct MHD_Response *r = h->mhd->create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (!r) return MHD_NO;
+  h->mhd->add_response_header(r, "Access-Control-Allow-Methods", "POST, DELETE, OPTIONS");
+  h->mhd->add_response_header(r, "Access-Control-Allow-Headers",
+                              "Content-Type, Accept, Authorization, Mcp-Session-Id, "
+                              "MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID");
+  h->mhd->add_response_header(r, "Access-Control-Max-Age", "600");
+  tt_add_common_headers(h, r, origin, NULL);
+  enum MHD_Result ret = h->mhd->queue_response(c, 204, r);
+  h->mhd->destroy_response(r);
+  return ret;
+}
+
+/* The first call of a request: its headers are in, none of its body has
+ * been read. The path, Host, Origin and token are checked here, so a peer
+ * without the token is answered (and its connection closed, since MHD then
+ * reads no body) before it can send one, and the connection of one with
+ * the token (or of anyone, when the server has none) is admitted by the
+ * guard. A presented token first waits if its address has sent too many
+ * wrong ones. true: go on receiving; false with *ret once answered. */
+static bool tt_gate(tt_http *h, struct MHD_Connection *c, const char *url, const char *method,
+                    enum MHD_Result *ret) {
   const char *origin = tt_header(h, c, "Origin");
   if (strcmp(url, "/mcp") != 0 && strcmp(url, "/mcp/") != 0) {
     static const char msg[] = "Not Found: the MCP endpoint is /mcp\n";
-    return tt_send(h, c, 404, "text/plain; charset=utf-8", msg, sizeof msg - 1, NULL, NULL, NULL,
+    *ret = tt_send(h, c, 404, "text/plain; charset=utf-8", msg, sizeof msg - 1, NULL, NULL, NULL,
                    NULL);
+    return false;
   }
-  if (!tt_host_ok(h, tt_header(h, c, "Host")))
-    return tt_send_error(h, c, 403, TT_RPC_INVALID_REQUEST,
+  if (!tt_host_ok(h, tt_header(h, c, "Host"))) {
+    *ret = tt_send_error(h, c, 403, TT_RPC_INVALID_REQUEST,
                          "Forbidden: the Host header must name this machine (localhost, "
                          "127.0.0.1 or [::1])",
                          NULL);
-  if (!tt_origin_ok(h, origin))
-    return tt_send_error(h, c, 403, TT_RPC_INVALID_REQUEST,
+    return false;
+  }
+  if (!tt_origin_ok(h, origin)) {
+    *ret = tt_send_error(h, c, 403, TT_RPC_INVALID_REQUEST,
                          "Forbidden: requests from this Origin are not allowed (serve-mcp "
                          "--allow-origin adds one)",
                          NULL);
+    return false;
+  }
   if (strcmp(method, "OPTIONS") == 0) {
-    struct MHD_Response *r = h->mhd->create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (!r) return MHD_NO;
-    h->mhd->add_response_header(r, "Access-Control-Allow-Methods", "POST, DELETE, OPTIONS");
-    h->mhd->add_response_header(r, "Access-Control-Allow-Headers",
-                                "Content-Type, Accept, Authorization, Mcp-Session-Id, "
-                                "MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID");
-    h->mhd->add_response_header(r, "Access-Control-Max-Age", "600");
-    tt_add_common_headers(h, r, origin, NULL);
-    enum MHD_Result ret = h->mhd->queue_response(c, 204, r);
-    h->mhd->destroy_response(r);
-    return ret;
+    *ret = tt_preflight(h, c, origin);
+    return false;
   }
-  if (!tt_token_ok(h, tt_header(h, c, "Authorization"))) {
-    json_t *e = tt_rpc_error(NULL, TT_RPC_INVALID_REQUEST,
-                             "Unauthorized: send Authorization: Bearer <the TABLETALK_MCP_TOKEN "
-                             "of the server>",
-                             NULL);
-    tt_buf b = TT_BUF_INIT;
-    tt_rpc_dump(&b, e);
-    json_decref(e);
-    enum MHD_Result r = tt_send(h, c, 401, "application/json", b.data, b.len, origin, NULL,
-                                "WWW-Authenticate", "Bearer realm=\"tabletalk\"");
-    tt_buf_free(&b);
-    return r;
+  const char *auth = tt_header(h, c, "Authorization");
+  bool presented = tt_token_needed(h) && auth;
+  if (presented && !tt_httpd_guard_pace(h->guard, c)) {
+    *ret = MHD_NO; /* it went while it waited */
+    return false;
   }
+  if (!tt_token_ok(h, auth)) {
+    *ret = tt_unauthorized(h, c, origin, presented);
+    return false;
+  }
+  tt_httpd_guard_admit(h->guard, c, presented);
   /* the token was shown: this connection may now idle longer */
   h->mhd->set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)TT_IDLE_S);
+  if (tt_httpd_declared_too_large(h->mhd, c, tt_mcp_max_message(h->srv))) {
+    const char *cl = h->mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+    *ret = tt_send_json(h, c, 413, tt_mcp_too_large(h->srv, (size_t)n), origin, NULL);
+    return false;
+  }
+  return true;
+}
+
+/* The last call: the request passed the gate and its body is in. */
+static enum MHD_Result tt_serve(tt_http *h, struct MHD_Connection *c, const char *method,
+                                tt_http_req *rq) {
+  const char *origin = tt_header(h, c, "Origin");
   if (strcmp(method, "POST") == 0) return tt_post(h, c, rq, origin);
   if (strcmp(method, "DELETE") == 0) return tt_delete(h, c, origin);
   static const char msg[] =
@@ -551,30 +615,58 @@ static enum MHD_Result tt_access(void *cls, struct MHD_Connection *c, const char
                                  size_t *upload_size, void **con_cls) {
   (void)version;
   tt_http *h = cls;
+  enum MHD_Result ret;
+  if (!*con_cls && !tt_gate(h, c, url, method, &ret)) return ret;
   tt_http_req *rq = tt_httpd_body_collect(con_cls, upload, upload_size, tt_mcp_max_message(h->srv));
   if (!rq) return MHD_YES;
-  return tt_serve(h, c, url, method, rq);
+  if (rq->too_large) { /* a chunked body, counted as it came */
+    tt_buf b = TT_BUF_INIT;
+    json_t *e = tt_mcp_too_large(h->srv, rq->received);
+    tt_rpc_dump(&b, e);
+    json_decref(e);
+    enum MHD_Result r = tt_httpd_body_refuse(h->guard, c, rq, b.data, b.len);
+    tt_buf_free(&b);
+    return r;
+  }
+  return tt_serve(h, c, method, rq);
+}
+
+/* The body of an error the guard answers itself (httpd.h): a JSON-RPC
+ * error without an id, as for any message that cannot be read. */
+static void tt_error_body(void *ud, unsigned status, const char *message, tt_buf *out) {
+  (void)ud;
+  (void)status;
+  json_t *e = tt_rpc_error(NULL, TT_RPC_INVALID_REQUEST, message, NULL);
+  tt_rpc_dump(out, e);
+  json_decref(e);
 }
 
 /* ---- the server ---------------------------------------------------------------------------- */
 
 int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_atomic_t *stop,
                       tt_error *err) {
+  if (o->token && *o->token && !tt_httpd_token_check(o->token, "TABLETALK_MCP_TOKEN", err))
+    return 1;
   const tt_mhd_api *mhd = tt_mhd_api_get(err);
   if (!mhd) return 1;
+  tt_httpd_guard *guard = tt_httpd_guard_new(mhd, tt_error_body, NULL, err);
+  if (!guard) return 1;
   tt_http h;
   memset(&h, 0, sizeof h);
   h.srv = s;
   h.mhd = mhd;
   h.o = o;
+  h.guard = guard;
   pthread_mutex_init(&h.mu, NULL);
   tt_httpd_workers_init(&h.streams);
   tt_httpd_bound bound;
-  struct MHD_Daemon *d = tt_httpd_start(mhd, o->host, o->port, tt_access, &h, tt_httpd_body_done,
-                                        (unsigned)TT_UNAUTHENTICATED_S, &bound, err);
+  struct MHD_Daemon *d = tt_httpd_start(mhd, guard, o->host, o->port, tt_access, &h,
+                                        tt_httpd_body_done, (unsigned)TT_UNAUTHENTICATED_S, &bound,
+                                        err);
   if (!d) {
     tt_httpd_workers_finish(&h.streams);
     pthread_mutex_destroy(&h.mu);
+    tt_httpd_guard_free(guard);
     return 1;
   }
   h.loopback = bound.loopback;
@@ -589,6 +681,7 @@ int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_
     struct timespec ts = {0, TT_WATCH_MS * 1000000L};
     nanosleep(&ts, NULL);
     tt_watch_check(&h);
+    tt_httpd_guard_sweep(guard);
   }
   /* Stop: streams see `stopping` and cancel their questions; sessions
    * cancel what they have in flight. */
@@ -597,6 +690,7 @@ int tt_mcp_serve_http(tt_mcp_server *s, const tt_mcp_http_opts *o, volatile sig_
   for (tt_http_session *p = h.sessions; p; p = p->next) tt_mcp_conn_cancel_all(p->conn);
   pthread_mutex_unlock(&h.mu);
   mhd->stop_daemon(d);
+  tt_httpd_guard_free(guard);
   tt_httpd_workers_finish(&h.streams);
   while (h.sessions) {
     tt_http_session *n = h.sessions->next;

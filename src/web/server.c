@@ -1,8 +1,15 @@
 /* server.c — the HTTP server of `tabletalk web`: listens (loopback by
- * default, a thread per connection, through util/httpd), checks every
+ * default, a thread per connection, through httpd/), checks every
  * request (Host and Origin name the address served, the token or the
  * cookie it was exchanged for, a CSRF token on state-changing requests),
- * serves the embedded page and routes /api/ to api.c and ask.c. */
+ * serves the embedded page and routes /api/ to api.c and ask.c.
+ *
+ * The checks run as soon as a request's headers are in, before any of its
+ * body is read: a peer without the token is answered there and its
+ * connection closed; the token holder's connection is admitted, out of
+ * reach of the guard that closes connections which have not shown the
+ * token within the deadline (httpd.h). Wrong tokens and cookies are paced
+ * per address by the guard (401, then 429 with Retry-After). */
 #include "web/web_internal.h"
 
 #include <stdarg.h>
@@ -157,13 +164,86 @@ static bool tt_web_login_find(tt_web *w, const char *secret, char *csrf) {
   return found;
 }
 
+/* Who sent a request: the credentials it carries. */
+typedef enum tt_web_who {
+  TT_WEB_NOBODY, /* none */
+  TT_WEB_BEARER, /* Authorization: Bearer with the token (scripts) */
+  TT_WEB_LOGIN,  /* the cookie of a login (browsers): r->csrf is its CSRF token */
+  TT_WEB_WRONG,  /* a bearer token or a cookie that is not valid */
+} tt_web_who;
+
+/* Whether the request presents credentials (right or wrong): those are
+ * paced and counted by the guard. */
+static bool tt_web_presents(tt_web_req *r) {
+  const char *auth = tt_web_header(r, "Authorization");
+  return (auth && strncasecmp(auth, "Bearer ", 7) == 0) ||
+         r->w->mhd->lookup_connection_value(r->c, MHD_COOKIE_KIND, "tt_web");
+}
+
+static tt_web_who tt_web_credentials(tt_web_req *r) {
+  tt_web *w = r->w;
+  const char *auth = tt_web_header(r, "Authorization");
+  bool bearer = auth && strncasecmp(auth, "Bearer ", 7) == 0;
+  if (bearer && tt_httpd_secret_equal(w->cfg->token, auth + 7)) return TT_WEB_BEARER;
+  const char *cookie = w->mhd->lookup_connection_value(r->c, MHD_COOKIE_KIND, "tt_web");
+  if (cookie && tt_web_login_find(w, cookie, r->csrf)) return TT_WEB_LOGIN;
+  return tt_web_presents(r) ? TT_WEB_WRONG : TT_WEB_NOBODY;
+}
+
+#define TT_WEB_NOT_LOGGED_IN                                                                    \
+  "{\"error\":\"not logged in: open the URL tabletalk web printed (it carries the token), or " \
+  "send Authorization: Bearer TOKEN\"}"
+
+/* 429: the address sent too many wrong tokens; page or JSON. */
+static enum MHD_Result tt_web_too_many(tt_web_req *r, bool api, unsigned retry_s) {
+  char retry[16];
+  snprintf(retry, sizeof retry, "%u", retry_s);
+  tt_buf b = TT_BUF_INIT;
+  enum MHD_Result ret;
+  if (api) {
+    tt_buf_printf(&b, "{\"error\":\"too many wrong tokens from this address: wait %u s, then "
+                      "send the right one\"}", retry_s);
+    ret = tt_web_send(r, 429, "application/json", b.data, b.len, "Retry-After", retry);
+  } else {
+    tt_buf_printf(&b, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                      "<title>Too many wrong tokens</title></head><body><h1>Too many wrong "
+                      "tokens</h1><p>Too many wrong tokens came from this address. Wait %u s, "
+                      "then open the URL that <code>tabletalk web</code> printed.</p></body>"
+                      "</html>\n", retry_s);
+    ret = tt_web_send(r, 429, "text/html; charset=utf-8", b.data, b.len, "Retry-After", retry);
+  }
+  tt_buf_free(&b);
+  return ret;
+}
+
+/* A request without valid credentials: 401, or 429 once its address has
+ * sent too many wrong ones (wrong: it presented some). */
+static enum MHD_Result tt_web_unauthorized(tt_web_req *r, bool api, bool wrong) {
+  unsigned retry_s = 0;
+  if (wrong && tt_httpd_guard_failed(r->w->guard, r->c, &retry_s) == 429)
+    return tt_web_too_many(r, api, retry_s);
+  if (api)
+    return tt_web_send(r, 401, "application/json", TT_WEB_NOT_LOGGED_IN,
+                       sizeof TT_WEB_NOT_LOGGED_IN - 1, "WWW-Authenticate",
+                       "Bearer realm=\"tabletalk web\"");
+  return tt_web_send_page(r, 401, "Open the link with the token",
+                          "This page needs the token that <code>tabletalk web</code> printed "
+                          "when it started: open the whole URL it printed "
+                          "(http://&hellip;/?token=&hellip;).");
+}
+
 /* GET /?token=T: the token becomes a cookie, and the page loads without
  * the token in its address (nor in the history). */
 static enum MHD_Result tt_web_exchange(tt_web_req *r, const char *token) {
-  if (!tt_httpd_secret_equal(r->w->cfg->token, token))
+  if (!tt_httpd_secret_equal(r->w->cfg->token, token)) {
+    unsigned retry_s = 0;
+    if (tt_httpd_guard_failed(r->w->guard, r->c, &retry_s) == 429)
+      return tt_web_too_many(r, false, retry_s);
     return tt_web_send_page(r, 401, "Wrong token",
                             "This link's token is not the one this server printed. Open the URL "
                             "that <code>tabletalk web</code> printed when it started.");
+  }
+  tt_httpd_guard_admit(r->w->guard, r->c, true);
   tt_web_login *l = tt_web_login_new(r->w);
   char cookie[128];
   snprintf(cookie, sizeof cookie, "tt_web=%s; HttpOnly; SameSite=Strict; Path=/", l->secret);
@@ -231,51 +311,72 @@ static enum MHD_Result tt_web_api(tt_web_req *r) {
                            r->path);
 }
 
+static bool tt_web_is_api(const char *url) {
+  return strncmp(url, "/api/", 5) == 0 || tt_is(url, "/api");
+}
+
+/* The first call of a request: its headers are in, none of its body has
+ * been read. Host, Origin and the credentials are checked here, so a peer
+ * without the token is answered (and its connection closed, since MHD
+ * then reads no body) before it can send one, and the token holder's
+ * connection is admitted by the guard. A presented token or cookie first
+ * waits if its address has sent too many wrong ones. true: go on
+ * receiving; false with *ret once answered. */
+static bool tt_web_gate(tt_web *w, struct MHD_Connection *c, const char *url, const char *method,
+                        enum MHD_Result *ret) {
+  tt_web_req r = {.w = w, .c = c, .method = method, .path = url, .body = "", .body_len = 0};
+  bool api = tt_web_is_api(url);
+  const char *host = tt_web_header(&r, "Host");
+  if (!tt_web_host_ok(w, host)) {
+    if (api)
+      *ret = tt_web_send_error(&r, 403, "the Host header does not name this server (it is "
+                                        "reached at its own address only); open the URL it printed");
+    else
+      *ret = tt_web_send_page(&r, 403, "Forbidden",
+                              "This server answers only at the address it printed when it started.");
+    return false;
+  }
+  if (!tt_web_origin_ok(tt_web_header(&r, "Origin"), host)) {
+    *ret = tt_web_send_error(&r, 403, "requests from another site (Origin) are refused; use the "
+                                      "page this server serves");
+    return false;
+  }
+  const char *token = tt_is(method, "GET") && tt_is(url, "/")
+                          ? w->mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token")
+                          : NULL;
+  if ((token || tt_web_presents(&r)) && !tt_httpd_guard_pace(w->guard, c)) {
+    *ret = MHD_NO; /* it went while it waited */
+    return false;
+  }
+  if (token) {
+    *ret = tt_web_exchange(&r, token);
+    return false;
+  }
+  tt_web_who who = tt_web_credentials(&r);
+  if (who != TT_WEB_BEARER && who != TT_WEB_LOGIN) {
+    *ret = tt_web_unauthorized(&r, api, who == TT_WEB_WRONG);
+    return false;
+  }
+  tt_httpd_guard_admit(w->guard, c, true);
+  if (tt_httpd_declared_too_large(w->mhd, c, TT_WEB_MAX_BODY)) {
+    *ret = tt_web_send_error(&r, 413, "the request body is larger than %u bytes", TT_WEB_MAX_BODY);
+    return false;
+  }
+  return true;
+}
+
+/* The last call: the request passed the gate and its body is in. */
 static enum MHD_Result tt_web_route(tt_web *w, struct MHD_Connection *c, const char *url,
                                     const char *method, tt_httpd_body *b) {
   tt_web_req r = {.w = w, .c = c, .method = method, .path = url,
                   .body = b->data.data ? b->data.data : "", .body_len = b->data.len};
-  bool api = strncmp(url, "/api/", 5) == 0 || tt_is(url, "/api");
-  const char *host = tt_web_header(&r, "Host");
-  if (!tt_web_host_ok(w, host)) {
-    if (api)
-      return tt_web_send_error(&r, 403, "the Host header does not name this server (it is "
-                                        "reached at its own address only); open the URL it printed");
-    return tt_web_send_page(&r, 403, "Forbidden",
-                            "This server answers only at the address it printed when it started.");
-  }
-  if (!tt_web_origin_ok(tt_web_header(&r, "Origin"), host))
-    return tt_web_send_error(&r, 403, "requests from another site (Origin) are refused; use the "
-                                      "page this server serves");
-  if (tt_is(method, "GET") && tt_is(url, "/")) {
-    const char *token = w->mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
-    if (token) return tt_web_exchange(&r, token);
-  }
-  /* the cookie a browser got for the token, or the token itself (scripts) */
-  bool bearer = false;
-  const char *auth = tt_web_header(&r, "Authorization");
-  if (auth && strncasecmp(auth, "Bearer ", 7) == 0)
-    bearer = tt_httpd_secret_equal(w->cfg->token, auth + 7);
-  const char *cookie = w->mhd->lookup_connection_value(c, MHD_COOKIE_KIND, "tt_web");
-  bool logged_in = !bearer && tt_web_login_find(w, cookie, r.csrf);
-  if (!bearer && !logged_in) {
-    if (api)
-      return tt_web_send(&r, 401, "application/json",
-                         "{\"error\":\"not logged in: open the URL tabletalk web printed (it "
-                         "carries the token), or send Authorization: Bearer TOKEN\"}",
-                         strlen("{\"error\":\"not logged in: open the URL tabletalk web printed (it "
-                                "carries the token), or send Authorization: Bearer TOKEN\"}"),
-                         "WWW-Authenticate", "Bearer realm=\"tabletalk web\"");
-    return tt_web_send_page(&r, 401, "Open the link with the token",
-                            "This page needs the token that <code>tabletalk web</code> printed "
-                            "when it started: open the whole URL it printed "
-                            "(http://&hellip;/?token=&hellip;).");
-  }
-  if (b->too_large)
-    return tt_web_send_error(&r, 413, "the request body is larger than %u bytes", TT_WEB_MAX_BODY);
+  bool api = tt_web_is_api(url);
+  /* again, for the login's CSRF token (and a login dropped meanwhile) */
+  tt_web_who who = tt_web_credentials(&r);
+  if (who != TT_WEB_BEARER && who != TT_WEB_LOGIN) return tt_web_unauthorized(&r, api, false);
   bool changes = tt_is(method, "POST") || tt_is(method, "PATCH") || tt_is(method, "DELETE") ||
                  tt_is(method, "PUT");
-  if (changes && !bearer) {
+  if (changes && who != TT_WEB_BEARER) {
     const char *given = tt_web_header(&r, "X-CSRF-Token");
     if (!given || !tt_httpd_secret_equal(r.csrf, given))
       return tt_web_send_error(&r, 403, "missing or wrong CSRF token; reload the page");
@@ -290,9 +391,29 @@ static enum MHD_Result tt_web_access(void *cls, struct MHD_Connection *c, const 
                                      size_t *upload_size, void **con_cls) {
   (void)version;
   tt_web *w = cls;
+  enum MHD_Result ret;
+  if (!*con_cls && !tt_web_gate(w, c, url, method, &ret)) return ret;
   tt_httpd_body *b = tt_httpd_body_collect(con_cls, upload, upload_size, TT_WEB_MAX_BODY);
   if (!b) return MHD_YES;
+  if (b->too_large) { /* a chunked body, counted as it came */
+    char json[96];
+    int n = snprintf(json, sizeof json, "{\"error\":\"the request body is larger than %u bytes\"}",
+                     TT_WEB_MAX_BODY);
+    return tt_httpd_body_refuse(w->guard, c, b, json, (size_t)n);
+  }
   return tt_web_route(w, c, url, method, b);
+}
+
+/* The body of an error the guard answers itself (httpd.h). */
+static void tt_web_error_body(void *ud, unsigned status, const char *message, tt_buf *out) {
+  (void)ud;
+  (void)status;
+  json_t *j = json_object();
+  json_object_set_new(j, "error", json_string(message));
+  char *text = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  if (text) tt_buf_puts(out, text);
+  free(text);
 }
 
 /* ---- the server ------------------------------------------------------------------- */
@@ -302,19 +423,23 @@ static bool tt_web_wildcard(const char *host) {
 }
 
 int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_error *err) {
-  if (!cfg->token || strlen(cfg->token) < 8) {
-    tt_error_set(err, TT_ERR_CONFIG, "the access token is missing or shorter than 8 characters");
+  if (!cfg->token) {
+    tt_error_set(err, TT_ERR_CONFIG, "the access token is missing");
     return 1;
   }
+  if (!tt_httpd_token_check(cfg->token, "the access token", err)) return 1;
   const tt_schema *schema = tt_service_schema(cfg->svc, err);
   if (!schema) return 1;
   const tt_mhd_api *mhd = tt_mhd_api_get(err);
   if (!mhd) return 1;
+  tt_httpd_guard *guard = tt_httpd_guard_new(mhd, tt_web_error_body, NULL, err);
+  if (!guard) return 1;
   tt_web w;
   memset(&w, 0, sizeof w);
   w.cfg = cfg;
   w.schema = schema;
   w.mhd = mhd;
+  w.guard = guard;
   w.any_host = tt_web_wildcard(cfg->host);
   const char *h = cfg->host && *cfg->host ? cfg->host : "127.0.0.1";
   size_t hl = strlen(h);
@@ -324,11 +449,12 @@ int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_error
     snprintf(w.host_arg, sizeof w.host_arg, "%s", h);
   pthread_mutex_init(&w.mu, NULL);
   tt_httpd_workers_init(&w.workers);
-  struct MHD_Daemon *d = tt_httpd_start(mhd, cfg->host, cfg->port, tt_web_access, &w,
+  struct MHD_Daemon *d = tt_httpd_start(mhd, guard, cfg->host, cfg->port, tt_web_access, &w,
                                         tt_httpd_body_done, TT_WEB_FIRST_TIMEOUT_S, &w.bound, err);
   if (!d) {
     tt_httpd_workers_finish(&w.workers);
     pthread_mutex_destroy(&w.mu);
+    tt_httpd_guard_free(guard);
     return 1;
   }
   if (cfg->on_listen) {
@@ -346,6 +472,7 @@ int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_error
     struct timespec ts = {0, 50 * 1000000L};
     nanosleep(&ts, NULL);
     tt_httpd_workers_reap(&w.workers);
+    tt_httpd_guard_sweep(guard);
   }
   /* stop: questions are cancelled and end their streams, then the
    * connections close */
@@ -355,6 +482,7 @@ int tt_web_serve(const tt_web_config *cfg, volatile sig_atomic_t *stop, tt_error
   tt_web_asks_cancel(&w);
   tt_httpd_workers_finish(&w.workers);
   mhd->stop_daemon(d);
+  tt_httpd_guard_free(guard);
   while (w.logins) {
     tt_web_login *n = w.logins->next;
     free(w.logins);

@@ -27,6 +27,7 @@ typedef struct tt_web {
   const tt_web_config *cfg;
   const tt_mhd_api *mhd;
   tt_httpd_bound bound;
+  tt_httpd_guard *guard;     /* deadline, caps, pacing of wrong tokens (httpd.h) */
   bool any_host;             /* bound to every address: any Host (the token guards) */
   char host_arg[256];        /* --host as given, the Host it may be reached by */
   pthread_mutex_t mu;        /* logins, asks */

@@ -167,10 +167,10 @@ test('a chosen token (--token, TABLETALK_WEB_TOKEN); 0.0.0.0 warns and takes any
   const srv = await server({ rules: [] });
   const bad = await run(['web', sc.db, '--token', 'short', '--port', '0', '--base-url', srv.url, '--state-dir', sc.state]);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /8 to 200/);
-  const w = await startWeb(sc, srv, ['--host', '0.0.0.0', '--open'], { TABLETALK_WEB_TOKEN: 'chosen-token-1', PATH: '/nonexistent' });
-  assert.equal(w.token, 'chosen-token-1');
-  const anyHost = await request(w, 'GET', '/api/session', { headers: { Host: `192.0.2.7:${w.port}`, Authorization: 'Bearer chosen-token-1' } });
+  assert.match(bad.stderr, /shorter than 16 characters.*openssl rand -hex 16/);
+  const w = await startWeb(sc, srv, ['--host', '0.0.0.0', '--open'], { TABLETALK_WEB_TOKEN: 'chosen-token-0917', PATH: '/nonexistent' });
+  assert.equal(w.token, 'chosen-token-0917');
+  const anyHost = await request(w, 'GET', '/api/session', { headers: { Host: `192.0.2.7:${w.port}`, Authorization: 'Bearer chosen-token-0917' } });
   assert.equal(anyHost.status, 200);
   assert.equal((await request(w, 'GET', '/api/session', { headers: { Authorization: 'Bearer wrong-token-1' } })).status, 401);
   const r = await stop(w);
@@ -185,8 +185,8 @@ test('a chosen token (--token, TABLETALK_WEB_TOKEN); 0.0.0.0 warns and takes any
   const opened = path.join(sc.dir, 'opened');
   fs.writeFileSync(path.join(bin, 'xdg-open'),
     `#!/bin/sh\necho "$$" > '${opened}.pid'\necho "$1" > '${opened}.tmp'\nmv '${opened}.tmp' '${opened}'\nexec sleep 600\n`, { mode: 0o755 });
-  const w2 = await startWeb(sc, srv, ['--token', 'flag-token-22', '--open'], { PATH: `${bin}:${process.env.PATH}` });
-  assert.equal(w2.token, 'flag-token-22');
+  const w2 = await startWeb(sc, srv, ['--token', 'flag-token-22913', '--open'], { PATH: `${bin}:${process.env.PATH}` });
+  assert.equal(w2.token, 'flag-token-22913');
   await waitForFile(opened);
   assert.equal(fs.readFileSync(opened, 'utf8'), `${w2.url}\n`);
   const xdgPid = Number(fs.readFileSync(`${opened}.pid`, 'utf8'));

@@ -596,7 +596,7 @@ describe('HTTP', { timeout: FAIL_AFTER }, () => {
 
   test('a token: 401 without it or with a wrong one, 200 with it; --allow-origin', async () => {
     const tsc = scratch();
-    const tsrv = await startHttp(serveArgs(tsc, { extra: ['--allow-origin', 'https://app.example'] }), { cwd: tsc.dir, env: { TABLETALK_MCP_TOKEN: 's3cret-token' } });
+    const tsrv = await startHttp(serveArgs(tsc, { extra: ['--allow-origin', 'https://app.example'] }), { cwd: tsc.dir, env: { TABLETALK_MCP_TOKEN: 's3cret-token-7f2k' } });
     try {
       let r = await postModern(tsrv.url, 1, 'tools/list');
       assert.equal(r.status, 401, 'no Authorization');
@@ -604,14 +604,14 @@ describe('HTTP', { timeout: FAIL_AFTER }, () => {
       assert.equal(r.json?.result, undefined);
       r = await postModern(tsrv.url, 2, 'tools/list', {}, { headers: { Authorization: 'Bearer wrong' } });
       assert.equal(r.status, 401, 'a wrong token');
-      r = await postModern(tsrv.url, 3, 'tools/list', {}, { headers: { Authorization: 'Bearer s3cret-token-and-more' } });
+      r = await postModern(tsrv.url, 3, 'tools/list', {}, { headers: { Authorization: 'Bearer s3cret-token-7f2k-and-more' } });
       assert.equal(r.status, 401, 'a longer token');
       r = await postModern(tsrv.url, 4, 'tools/list', {}, { headers: { Authorization: 'Basic czNjcmV0LXRva2Vu' } });
       assert.equal(r.status, 401, 'another scheme');
-      r = await postModern(tsrv.url, 5, 'tools/call', { name: 'run_sql', arguments: { sql: 'SELECT 1' } }, { headers: { Authorization: 'Bearer s3cret-token' } });
+      r = await postModern(tsrv.url, 5, 'tools/call', { name: 'run_sql', arguments: { sql: 'SELECT 1' } }, { headers: { Authorization: 'Bearer s3cret-token-7f2k' } });
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(r.json.result.structuredContent.rows, [[1]]);
-      const auth = { Authorization: 'Bearer s3cret-token' };
+      const auth = { Authorization: 'Bearer s3cret-token-7f2k' };
       r = await postModern(tsrv.url, 6, 'tools/list', {}, { headers: { ...auth, Origin: 'https://app.example' } });
       assert.equal(r.status, 200, 'an origin allowed with --allow-origin');
       assert.equal(r.headers.get('access-control-allow-origin'), 'https://app.example');
