@@ -170,7 +170,6 @@ static int tt_export(tt_rows_src *src, const tt_export_opts *o) {
     default: tt_render_delimited_row(&out.buf, row, ncols, &t, o->fmt == TT_FMT_CSV); break;
     }
     rows++;
-    if (o->on_row) o->on_row(o->ud, src->cur ? tt_cursor_elapsed_ms(src->cur) : 0);
     tt_out_maybe_flush(&out);
   }
   bool failed = !out.closed && !out.error && rc < 0;
@@ -209,7 +208,9 @@ int tt_export_query(tt_db *db, const char *sql, size_t len, const tt_export_opts
   tt_cursor *cur = tt_db_cursor_open(db, sql, len, o->max_rows, o->max_bytes, err);
   if (!cur) return -1;
   tt_rows_src src = {.cur = cur};
+  if (o->on_cursor) o->on_cursor(o->ud, cur);
   int rc = tt_export(&src, o);
+  if (o->on_cursor) o->on_cursor(o->ud, NULL);
   tt_cursor_close(cur);
   return rc;
 }

@@ -297,6 +297,12 @@ long tt_cursor_rows(const tt_cursor *c);
 tt_trunc tt_cursor_truncated(const tt_cursor *c);
 /* Time spent inside the engine (SQLite, the server) so far. */
 double tt_cursor_elapsed_ms(const tt_cursor *c);
+/* The same, a call of tt_cursor_next in progress included, read from the
+ * clock now: safe to call from a signal handler that interrupted the
+ * cursor's own thread (it reads a clock and lock-free atomics, nothing
+ * else), so that a watchdog armed once can tell an engine stuck inside one
+ * operation from a reader that is slow to take the rows. */
+double tt_cursor_engine_ms_now(const tt_cursor *c);
 void tt_cursor_close(tt_cursor *c);
 
 /* ---- values for exports ------------------------------------------------ */
