@@ -313,6 +313,10 @@ void tt_value_to_export_text(tt_buf *out, const tt_value *v);
 /* A value as JSON: numbers, strings, null (also for NaN and infinities);
  * blobs as "<blob N bytes>", or as \x hex when blob_hex. */
 json_t *tt_value_to_json(const tt_value *v, bool blob_hex);
+/* Appends the JSON text of tt_value_to_json(v, blob_hex) exactly as
+ * tt_json_dump writes it with JSON_REAL_PRECISION(15), without building
+ * the value (exports write millions of them). */
+void tt_value_put_json(tt_buf *out, const tt_value *v, bool blob_hex);
 
 /* ---- catalog ---------------------------------------------------------- */
 
