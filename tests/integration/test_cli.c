@@ -378,8 +378,9 @@ static void test_closed_pipe_is_quiet(void **state) {
  * and its grace (0.5 s + 0.75 s) finishes with every row. The watchdog is
  * armed once for the export, not at every row, so here it fires while the
  * export waits on the pipe, finds the engine's time well under the limit
- * and waits again. The reader's pause is the stimulus, not a wait for an
- * event: any pause longer than the grace tests the same path. */
+ * and waits again. The reader's pause is part of what is simulated (a
+ * reader that takes its time), not a wait for an event: any pause longer
+ * than the grace tests the same path, and a slow machine only lengthens it. */
 static void test_slow_reader_is_not_the_query_time(void **state) {
   (void)state;
   char *db = make_rows_db(g_dir, "rows20k.sqlite", 20000);
