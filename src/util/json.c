@@ -132,6 +132,7 @@ static bool tt_json_put_body(tt_buf *out, const char *s, size_t n) {
 }
 
 void tt_json_put_string(tt_buf *out, const char *s, size_t n) {
+  if (!s) s = ""; /* an empty buffer's data */
   size_t start = out->len;
   tt_buf_putc(out, '"');
   if (!tt_json_put_body(out, s, n)) { /* invalid UTF-8: U+FFFD, as tt_json_stringn */
