@@ -2,12 +2,14 @@
 # README: `make demo` (set up, then use tabletalk on the sample database) and
 # `make test` (set up, then run every test). `make check` is the developer's
 # quick loop: the release tree with tests, the unit and agent labels only.
+# `make bench` runs the benchmark suite against its peers (bench/run.py; not
+# part of `make test`): BENCH_ARGS passes options, e.g. --quick or a part.
 MAKEFLAGS += --no-print-directory
 PREFIX ?= /usr/local
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build demo test check install clean data deps llama
+.PHONY: all build demo test check bench install clean data deps llama
 
 all: build
 
@@ -32,6 +34,9 @@ test:
 
 check:
 	@scripts/test.sh check
+
+bench: build data
+	@python3 bench/run.py --bin $(BUILD)/tabletalk --data $(BUILD)/bench $(BENCH_ARGS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

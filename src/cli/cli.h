@@ -122,8 +122,9 @@ typedef struct tt_export_opts {
   const char *cut_reason; /* the note when the rows given were already cut */
   bool quiet_cut;         /* no note on stderr (the caller says it) */
   json_t *json_head;      /* json: fields written before the result's own */
-  /* called after each row with the time SQLite has spent so far */
-  void (*on_row)(void *ud, double sqlite_ms);
+  /* queries: called with the cursor once it is open, and with NULL before
+   * it closes (a watchdog reads its engine time; nothing runs per row) */
+  void (*on_cursor)(void *ud, const tt_cursor *cur);
   void *ud;
 } tt_export_opts;
 

@@ -6,9 +6,11 @@
  * operation the progress handler cannot interrupt. */
 #include "cli/cli.h"
 
+#include <assert.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -108,35 +110,62 @@ static int tt_sql_option(void *ud, int id, const char *arg) {
 }
 
 /* The watchdog's message is prepared before it is armed: the signal
- * handler may only write() and _exit(). */
+ * handler may only write() and _exit() (and re-arm its timer). */
 static char tt_watchdog_msg[256];
 static size_t tt_watchdog_len;
 static int tt_watchdog_fd = STDERR_FILENO;
+/* the time the database may work: the limit plus a grace of 0.75 s */
+static double tt_watchdog_budget_ms;
+/* a streaming export's cursor while it is open: then the time spent inside
+ * the engine decides, not the wall clock (writing rows to a slow reader
+ * does not count against the limit) */
+static _Atomic(const tt_cursor *) tt_watchdog_cursor;
 
+static_assert(__atomic_always_lock_free(sizeof(const tt_cursor *), 0),
+              "the signal handler reads the cursor pointer");
+
+/* One shot in secs seconds (setitimer is a plain system call on Linux, safe
+ * in the handler too). */
+static void tt_watchdog_after(double secs) {
+  if (secs < 0.01) secs = 0.01;
+  struct itimerval it = {0};
+  it.it_value.tv_sec = (time_t)secs;
+  it.it_value.tv_usec = (suseconds_t)((secs - (double)(time_t)secs) * 1e6);
+  setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Fires once the database could have used its whole budget. During an
+ * export the timer is armed once, not at every row: when it fires while
+ * the engine has used less (the rest went to writing rows), it is armed
+ * again for what is left, at least 50 ms later, so it fires a bounded
+ * number of times however many rows pass. */
 static void tt_watchdog_fire(int sig) {
   (void)sig;
+  const tt_cursor *cur = atomic_load(&tt_watchdog_cursor);
+  if (cur) {
+    double left_ms = tt_watchdog_budget_ms - tt_cursor_engine_ms_now(cur);
+    if (left_ms > 0) {
+      tt_watchdog_after(left_ms < 50 ? 0.05 : left_ms / 1000.0);
+      return;
+    }
+  }
   ssize_t ignored = write(tt_watchdog_fd, tt_watchdog_msg, tt_watchdog_len);
   (void)ignored;
   _exit(TT_EXIT_LIMIT);
 }
 
-static double tt_watchdog_timeout_s;
-
-/* Fires when SQLite has worked past the limit plus a grace second; after
- * sqlite_ms already spent (streaming exports re-arm it at every row, so
- * the time spent writing rows does not count). */
-static void tt_watchdog_set(double sqlite_ms) {
-  double after = tt_watchdog_timeout_s + 0.75 - sqlite_ms / 1000.0;
-  if (after < 0.01) after = 0.01;
+static void tt_watchdog_disarm(void) {
   struct itimerval it = {0};
-  it.it_value.tv_sec = (time_t)after;
-  it.it_value.tv_usec = (suseconds_t)((after - (double)(time_t)after) * 1e6);
   setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static void tt_watchdog_on_row(void *ud, double sqlite_ms) {
+/* The export's cursor, once open (NULL before it closes: the query is
+ * over, so the watchdog goes; it is disarmed before the pointer goes, so
+ * that a last signal never finds the cursor missing). */
+static void tt_watchdog_on_cursor(void *ud, const tt_cursor *cur) {
   (void)ud;
-  tt_watchdog_set(sqlite_ms);
+  if (!cur) tt_watchdog_disarm();
+  atomic_store(&tt_watchdog_cursor, cur);
 }
 
 static void tt_watchdog_arm(double timeout_s, tt_format fmt) {
@@ -153,16 +182,14 @@ static void tt_watchdog_arm(double timeout_s, tt_format fmt) {
                  "limit; narrow it (WHERE, LIMIT) or raise --timeout\n", timeout_s);
   }
   tt_watchdog_len = n > 0 ? (size_t)n : 0;
-  signal(SIGALRM, tt_watchdog_fire);
+  /* SA_RESTART: a write to a slow reader that the timer interrupts goes on */
+  struct sigaction sa = {.sa_handler = tt_watchdog_fire, .sa_flags = SA_RESTART};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
   /* The progress handler normally stops a query at the limit; this fires
-   * only when one operation overruns it, before the 1 s grace is over. */
-  tt_watchdog_timeout_s = timeout_s;
-  tt_watchdog_set(0);
-}
-
-static void tt_watchdog_disarm(void) {
-  struct itimerval it = {0};
-  setitimer(ITIMER_REAL, &it, NULL);
+   * only when one operation overruns it, before the grace is over. */
+  tt_watchdog_budget_ms = (timeout_s + 0.75) * 1000.0;
+  tt_watchdog_after(timeout_s + 0.75);
 }
 
 /* {"error":{...}} on stdout, for scripts (e stolen). */
@@ -282,7 +309,7 @@ int cmd_sql(int argc, char **argv) {
     /* exports: every row unless a cap is given, streamed */
     tt_export_opts eo = {.fmt = fmt, .max_rows = q.rows_given ? q.max_rows : 0,
                          .max_bytes = q.bytes_given ? q.max_bytes : 0,
-                         .on_row = tt_watchdog_on_row};
+                         .on_cursor = tt_watchdog_on_cursor};
     rc = tt_export_query(db, sql, len, &eo, &err);
     tt_watchdog_disarm();
     if (rc < 0) rc = tt_sql_failed(fmt, &err);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define TT_EXPORT_FLUSH (64 * 1024)
 
@@ -67,17 +68,22 @@ typedef struct tt_out {
   int error;   /* another write error (errno) */
 } tt_out;
 
+/* The block goes to stdout's descriptor in one write (stdio would split
+ * it at its own buffer's size); stdio's buffer was emptied before the
+ * first block (tt_export), so the order of the output holds. */
 static void tt_out_flush(tt_out *o) {
-  if (o->closed || o->error || !o->buf.len) {
-    tt_buf_reset(&o->buf);
-    return;
-  }
-  errno = 0;
-  size_t n = fwrite(o->buf.data, 1, o->buf.len, stdout);
-  if (n == o->buf.len) n = fflush(stdout) == 0 ? n : 0;
-  if (n != o->buf.len || ferror(stdout)) {
-    if (errno == EPIPE) o->closed = true;
-    else o->error = errno ? errno : EIO;
+  const char *p = o->buf.data;
+  size_t left = o->closed || o->error ? 0 : o->buf.len;
+  while (left) {
+    ssize_t n = write(fileno(stdout), p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      if (errno == EPIPE) o->closed = true;
+      else o->error = errno;
+      break;
+    }
+    p += n;
+    left -= (size_t)n;
   }
   tt_buf_reset(&o->buf);
 }
@@ -121,11 +127,14 @@ static void tt_json_columns(tt_buf *b, const tt_rows_src *s) {
   tt_buf_puts(b, ",\"rows\":[");
 }
 
+/* A row as tt_json_put would write its array of values, written directly. */
 static void tt_json_row(tt_buf *b, const tt_value *row, size_t ncols, bool first) {
-  json_t *arr = json_array();
-  for (size_t c = 0; c < ncols; c++) json_array_append_new(arr, tt_value_to_json(&row[c], true));
-  tt_buf_puts(b, first ? "\n" : ",\n");
-  tt_json_put(b, arr);
+  tt_buf_append(b, first ? "\n[" : ",\n[", first ? 2 : 3);
+  for (size_t c = 0; c < ncols; c++) {
+    if (c) tt_buf_putc(b, ',');
+    tt_value_put_json(b, &row[c], true);
+  }
+  tt_buf_putc(b, ']');
 }
 
 static void tt_json_close(tt_buf *b, long rows, tt_trunc cut, double ms, const tt_error *err) {
@@ -146,6 +155,7 @@ static void tt_json_close(tt_buf *b, long rows, tt_trunc cut, double ms, const t
 
 static int tt_export(tt_rows_src *src, const tt_export_opts *o) {
   tt_term t = tt_term_probe(stdout);
+  fflush(stdout); /* what the caller printed before goes first */
   tt_out out = {.buf = TT_BUF_INIT};
   size_t ncols = tt_src_ncols(src);
   const char **names = tt_xcalloc(ncols ? ncols : 1, sizeof *names);
@@ -170,7 +180,6 @@ static int tt_export(tt_rows_src *src, const tt_export_opts *o) {
     default: tt_render_delimited_row(&out.buf, row, ncols, &t, o->fmt == TT_FMT_CSV); break;
     }
     rows++;
-    if (o->on_row) o->on_row(o->ud, src->cur ? tt_cursor_elapsed_ms(src->cur) : 0);
     tt_out_maybe_flush(&out);
   }
   bool failed = !out.closed && !out.error && rc < 0;
@@ -209,7 +218,9 @@ int tt_export_query(tt_db *db, const char *sql, size_t len, const tt_export_opts
   tt_cursor *cur = tt_db_cursor_open(db, sql, len, o->max_rows, o->max_bytes, err);
   if (!cur) return -1;
   tt_rows_src src = {.cur = cur};
+  if (o->on_cursor) o->on_cursor(o->ud, cur);
   int rc = tt_export(&src, o);
+  if (o->on_cursor) o->on_cursor(o->ud, NULL);
   tt_cursor_close(cur);
   return rc;
 }

@@ -265,21 +265,33 @@ void tt_render_table(tt_buf *out, const tt_result *r, const tt_term *t) {
 
 /* A TSV field: the format's own escapes (\t \n \r \\) and, always, the
  * visible escapes of the table for other unsafe characters: TSV text is
- * already an escaped form, and pipes often end on a terminal. */
+ * already an escaped form, and pipes often end on a terminal. Runs of
+ * characters that need neither are copied whole. */
 static void tt_put_tsv_field(tt_buf *out, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
-  for (size_t i = 0; i < n;) {
-    uint32_t cp;
-    size_t k = tt_utf8_decode(p + i, n - i, &cp);
-    if (k == 1 && (cp == '\t' || cp == '\n' || cp == '\r' || cp == '\\')) {
-      tt_buf_puts(out, cp == '\t' ? "\\t" : cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : "\\\\");
-    } else if (k == 0 || tt_cp_is_unsafe(cp)) {
-      tt_escape_terminal(out, s + i, k ? k : 1, NULL);
-    } else {
-      tt_buf_append(out, s + i, k);
+  size_t i = 0, run = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    if (c >= 0x20 && c < 0x7F && c != '\\') { /* printable ASCII */
+      i++;
+      continue;
     }
+    uint32_t cp = c;
+    size_t k = c < 0x80 ? 1 : tt_utf8_decode(p + i, n - i, &cp);
+    if (k && !(k == 1 && (cp == '\t' || cp == '\n' || cp == '\r' || cp == '\\')) &&
+        !tt_cp_is_unsafe(cp)) {
+      i += k;
+      continue;
+    }
+    tt_buf_append(out, s + run, i - run);
+    if (k == 1 && (cp == '\t' || cp == '\n' || cp == '\r' || cp == '\\'))
+      tt_buf_append(out, cp == '\t' ? "\\t" : cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : "\\\\", 2);
+    else
+      tt_escape_terminal(out, s + i, k ? k : 1, NULL);
     i += k ? k : 1;
+    run = i;
   }
+  tt_buf_append(out, s + run, n - run);
 }
 
 /* A CSV field (RFC 4180). The data stays as it is in a file or pipe (CSV is
@@ -294,12 +306,19 @@ static void tt_put_csv_field(tt_buf *out, const char *s, size_t n, const tt_term
   bool quote = n && (s[0] == ' ' || s[n - 1] == ' ');
   for (size_t i = 0; i < n && !quote; i++)
     quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
-  if (quote) tt_buf_putc(out, '"');
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '"') tt_buf_putc(out, '"');
-    tt_buf_putc(out, s[i]);
+  if (!quote) {
+    tt_buf_append(out, s, n);
+  } else {
+    tt_buf_putc(out, '"');
+    const char *q, *end = s + n;
+    while ((q = memchr(s, '"', (size_t)(end - s)))) { /* quotes doubled */
+      tt_buf_append(out, s, (size_t)(q - s) + 1);
+      tt_buf_putc(out, '"');
+      s = q + 1;
+    }
+    tt_buf_append(out, s, (size_t)(end - s));
+    tt_buf_putc(out, '"');
   }
-  if (quote) tt_buf_putc(out, '"');
   tt_buf_free(&safe);
 }
 
@@ -322,12 +341,19 @@ void tt_render_delimited_row(tt_buf *out, const tt_value *row, size_t ncols, con
   tt_buf tmp = TT_BUF_INIT;
   for (size_t c = 0; c < ncols; c++) {
     if (c) tt_buf_putc(out, csv ? ',' : '\t');
-    if (row[c].type == TT_VAL_NULL) continue;
-    tt_buf_reset(&tmp);
-    tt_value_to_export_text(&tmp, &row[c]);
-    tt_put_field(out, tt_buf_cstr(&tmp), tmp.len, t, csv);
+    const tt_value *v = &row[c];
+    if (v->type == TT_VAL_NULL) continue;
+    if (v->type == TT_VAL_INT || v->type == TT_VAL_REAL) {
+      tt_value_to_export_text(out, v); /* digits, sign, '.', 'e', Inf: nothing to escape */
+    } else if (v->type == TT_VAL_TEXT) {
+      tt_put_field(out, v->u.s, v->len, t, csv);
+    } else {
+      tt_buf_reset(&tmp);
+      tt_value_to_export_text(&tmp, v);
+      tt_put_field(out, tt_buf_cstr(&tmp), tmp.len, t, csv);
+    }
   }
-  tt_buf_puts(out, csv ? "\r\n" : "\n");
+  tt_buf_append(out, csv ? "\r\n" : "\n", csv ? 2 : 1);
   tt_buf_free(&tmp);
 }
 

@@ -2,9 +2,13 @@
  * streams (CSV, TSV and JSON exports), over any engine's cursor: the
  * engine checks and runs the statement and gives rows with their weight;
  * this file applies the optional row and byte caps and counts the time
- * spent inside the engine (not while the caller writes to a slow pipe). */
+ * spent inside the engine (not while the caller writes to a slow pipe).
+ * That time is also published in two atomics, so that a watchdog's signal
+ * handler can read it without a system call per row (tt_cursor_engine_ms_now). */
 #include "db/engine.h"
 
+#include <assert.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 struct tt_cursor {
@@ -18,7 +22,28 @@ struct tt_cursor {
   bool done;
   double engine_ms;     /* time spent inside the engine */
   double returned_ms;   /* when the engine last gave the caller control */
+  /* for a signal handler: engine_ms as of the last return, and when the
+   * step now running began (0: the caller has control) */
+  _Atomic double pub_engine_ms;
+  _Atomic double pub_step_since;
 };
+
+static_assert(__atomic_always_lock_free(sizeof(double), 0), "a signal handler reads these atomics");
+
+/* Relaxed stores are plain moves; the signal fences keep their order
+ * against a handler that interrupts this thread between them, so that it
+ * never counts a step twice. */
+static void tt_cursor_publish_step(tt_cursor *c, double since) {
+  atomic_signal_fence(memory_order_seq_cst);
+  atomic_store_explicit(&c->pub_step_since, since, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void tt_cursor_publish_done(tt_cursor *c) {
+  tt_cursor_publish_step(c, 0);
+  atomic_store_explicit(&c->pub_engine_ms, c->engine_ms, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+}
 
 tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_rows,
                              long max_bytes, tt_error *err) {
@@ -32,6 +57,7 @@ tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_ro
   c->max_bytes = max_bytes > 0 ? max_bytes : 0;
   c->returned_ms = tt_now_ms();
   c->engine_ms = c->returned_ms - t0;
+  tt_cursor_publish_done(c);
   return c;
 }
 
@@ -42,6 +68,13 @@ long tt_cursor_rows(const tt_cursor *c) { return c->rows; }
 tt_trunc tt_cursor_truncated(const tt_cursor *c) { return c->truncated; }
 double tt_cursor_elapsed_ms(const tt_cursor *c) { return c->engine_ms; }
 
+double tt_cursor_engine_ms_now(const tt_cursor *c) {
+  double since = atomic_load_explicit(&c->pub_step_since, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
+  double done = atomic_load_explicit(&c->pub_engine_ms, memory_order_relaxed);
+  return since > 0 ? done + (tt_now_ms() - since) : done;
+}
+
 int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err) {
   *row = NULL;
   if (c->done) return 0;
@@ -49,9 +82,11 @@ int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err) {
   size_t rb = 0;
   const tt_value *got = NULL;
   c->ec->away_ms = t0 - c->returned_ms;
+  tt_cursor_publish_step(c, t0);
   int rc = c->db->engine->cursor_next(c->ec, &got, &rb, err);
   c->returned_ms = tt_now_ms();
   c->engine_ms += c->returned_ms - t0;
+  tt_cursor_publish_done(c);
   if (rc <= 0) {
     c->done = true;
     return rc;

@@ -297,6 +297,12 @@ long tt_cursor_rows(const tt_cursor *c);
 tt_trunc tt_cursor_truncated(const tt_cursor *c);
 /* Time spent inside the engine (SQLite, the server) so far. */
 double tt_cursor_elapsed_ms(const tt_cursor *c);
+/* The same, a call of tt_cursor_next in progress included, read from the
+ * clock now: safe to call from a signal handler that interrupted the
+ * cursor's own thread (it reads a clock and lock-free atomics, nothing
+ * else), so that a watchdog armed once can tell an engine stuck inside one
+ * operation from a reader that is slow to take the rows. */
+double tt_cursor_engine_ms_now(const tt_cursor *c);
 void tt_cursor_close(tt_cursor *c);
 
 /* ---- values for exports ------------------------------------------------ */
@@ -307,6 +313,10 @@ void tt_value_to_export_text(tt_buf *out, const tt_value *v);
 /* A value as JSON: numbers, strings, null (also for NaN and infinities);
  * blobs as "<blob N bytes>", or as \x hex when blob_hex. */
 json_t *tt_value_to_json(const tt_value *v, bool blob_hex);
+/* Appends the JSON text of tt_value_to_json(v, blob_hex) exactly as
+ * tt_json_dump writes it with JSON_REAL_PRECISION(15), without building
+ * the value (exports write millions of them). */
+void tt_value_put_json(tt_buf *out, const tt_value *v, bool blob_hex);
 
 /* ---- catalog ---------------------------------------------------------- */
 

@@ -27,9 +27,8 @@ static void tt_real_to_text(tt_buf *out, double r) {
     tt_buf_puts(out, r > 0 ? "Inf" : "-Inf");
     return;
   }
-  char tmp[64];
-  snprintf(tmp, sizeof tmp, "%.15g", r);
-  tt_buf_puts(out, tmp);
+  char tmp[TT_FMT_REAL_MAX];
+  tt_buf_append(out, tmp, tt_fmt_real15(tmp, r)); /* %.15g, without printf */
   for (const char *p = tmp; *p; p++)
     if (*p == '.' || *p == 'e' || *p == 'n' || *p == 'i') return;
   tt_buf_puts(out, ".0");
@@ -48,7 +47,11 @@ bool tt_value_equal(const tt_value *a, const tt_value *b) {
 void tt_value_to_text(tt_buf *out, const tt_value *v) {
   switch (v->type) {
   case TT_VAL_NULL: tt_buf_puts(out, "NULL"); break;
-  case TT_VAL_INT: tt_buf_printf(out, "%lld", (long long)v->u.i); break;
+  case TT_VAL_INT: {
+    char tmp[TT_FMT_INT_MAX];
+    tt_buf_append(out, tmp, tt_fmt_int(tmp, v->u.i));
+    break;
+  }
   case TT_VAL_REAL: tt_real_to_text(out, v->u.r); break;
   case TT_VAL_TEXT: tt_buf_append(out, v->u.s, v->len); break;
   case TT_VAL_BLOB: tt_buf_printf(out, "<blob %zu bytes>", v->len); break;
@@ -92,6 +95,27 @@ json_t *tt_value_to_json(const tt_value *v, bool blob_hex) {
   }
   }
   return json_null();
+}
+
+void tt_value_put_json(tt_buf *out, const tt_value *v, bool blob_hex) {
+  char tmp[TT_FMT_INT_MAX];
+  switch (v->type) {
+  case TT_VAL_NULL: tt_buf_append(out, "null", 4); return;
+  case TT_VAL_INT: tt_buf_append(out, tmp, tt_fmt_int(tmp, v->u.i)); return;
+  case TT_VAL_REAL:
+    if (isfinite(v->u.r)) tt_json_put_real(out, v->u.r);
+    else tt_buf_append(out, "null", 4);
+    return;
+  case TT_VAL_TEXT: tt_json_put_string(out, v->u.s, v->len); return;
+  case TT_VAL_BLOB: {
+    tt_buf b = TT_BUF_INIT;
+    if (blob_hex) tt_hex(&b, v);
+    else tt_buf_printf(&b, "<blob %zu bytes>", v->len);
+    tt_json_put_string(out, b.data, b.len);
+    tt_buf_free(&b);
+    return;
+  }
+  }
 }
 
 json_t *tt_result_to_json(const tt_result *r, size_t max_rows, bool blob_hex) {

@@ -177,6 +177,28 @@ json_t *tt_json_stringn(const char *s, size_t n);
 void tt_json_dump(tt_buf *out, const json_t *v, size_t flags);
 /* The escaping pass of tt_json_dump over already serialised JSON text. */
 void tt_json_escape_unsafe(tt_buf *out, const char *json, size_t n);
+/* Appends the JSON string of arbitrary bytes exactly as
+ * tt_json_dump(tt_json_stringn(s, n), flags) writes it (flags without
+ * JSON_ENSURE_ASCII or JSON_ESCAPE_SLASH), without building a value: for
+ * exports of millions of cells. */
+void tt_json_put_string(tt_buf *out, const char *s, size_t n);
+/* Appends a finite real exactly as tt_json_dump writes it with
+ * JSON_REAL_PRECISION(15) (jansson's form of %.15g: "1.0", "1e15", "1e-5"). */
+void tt_json_put_real(tt_buf *out, double v);
+
+/* ---- numbers as text (num.c) --------------------------------------------- */
+
+#define TT_FMT_INT_MAX 21  /* bytes tt_fmt_int may write, the NUL included */
+#define TT_FMT_REAL_MAX 32 /* the same for tt_fmt_real15 */
+
+/* v in decimal ("-9223372036854775808"), NUL-terminated; returns the
+ * length. The same text as printf's "%lld", without printf. */
+size_t tt_fmt_int(char *out, int64_t v);
+/* v exactly as snprintf(out, TT_FMT_REAL_MAX, "%.15g", v) writes it in
+ * the C locale ("0.1", "1e+15", "-0", "inf"), NUL-terminated; returns the
+ * length. Computed without printf for the magnitudes data holds (2^-23 up
+ * to 2^64), by printf itself for the rest. */
+size_t tt_fmt_real15(char *out, double v);
 
 /* ---- time ------------------------------------------------------------ */
 

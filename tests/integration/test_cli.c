@@ -373,6 +373,29 @@ static void test_closed_pipe_is_quiet(void **state) {
   free(db);
 }
 
+/* The time limit counts the database's work, not the time a reader takes
+ * the rows: an export whose reader holds the pipe longer than the limit
+ * and its grace (0.5 s + 0.75 s) finishes with every row. The watchdog is
+ * armed once for the export, not at every row, so here it fires while the
+ * export waits on the pipe, finds the engine's time well under the limit
+ * and waits again. The reader's pause is part of what is simulated (a
+ * reader that takes its time), not a wait for an event: any pause longer
+ * than the grace tests the same path, and a slow machine only lengthens it. */
+static void test_slow_reader_is_not_the_query_time(void **state) {
+  (void)state;
+  char *db = make_rows_db(g_dir, "rows20k.sqlite", 20000);
+  char *cmd = tt_xasprintf("'%s' sql '%s' 'SELECT * FROM t' -f csv --timeout 0.5 2>'%s/slow-err' "
+                           "| { sleep 1.6; wc -l; }; echo \"exit ${PIPESTATUS[0]}\"; cat '%s/slow-err'",
+                           tu_bin(), db, g_dir, g_dir);
+  char *argv[] = {"/bin/bash", "-c", cmd, NULL};
+  tu_run r;
+  tu_run_cmd(argv, NULL, 0, 60000, &r);
+  assert_string_equal(tt_buf_cstr(&r.out), "20001\nexit 0\n"); /* every row, nothing on stderr */
+  tu_run_free(&r);
+  free(cmd);
+  free(db);
+}
+
 /* Terminal output without its ANSI colour sequences. */
 static void strip_ansi(tt_buf *plain, const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) {
@@ -711,6 +734,7 @@ int main(void) {
       cmocka_unit_test(test_caps),
       cmocka_unit_test(test_sql_from_stdin),
       cmocka_unit_test(test_exports_write_every_row),
+      cmocka_unit_test(test_slow_reader_is_not_the_query_time),
       cmocka_unit_test(test_closed_pipe_is_quiet),
       cmocka_unit_test(test_wide_tables_expand),
       cmocka_unit_test(test_schema_command),

@@ -7,11 +7,13 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -642,6 +644,62 @@ static void test_time_and_memory_limits(void **state) {
   tt_db_close(db);
 }
 
+/* ---- a cursor's engine time, read from a signal handler ----------------- */
+
+static const tt_cursor *g_alarm_cursor;
+static volatile sig_atomic_t g_alarm_fired;
+static double g_alarm_engine_ms;
+
+static void on_alarm(int sig) {
+  (void)sig;
+  g_alarm_engine_ms = tt_cursor_engine_ms_now(g_alarm_cursor);
+  g_alarm_fired = 1;
+}
+
+/* The watchdog of `tabletalk sql` exports is armed once and reads the
+ * cursor's engine time from its signal handler: a step in progress counts
+ * (an engine stuck inside one operation is seen), the caller's time between
+ * rows does not (a slow reader is not the query's time). */
+static void test_cursor_engine_time_in_a_handler(void **state) {
+  (void)state;
+  tt_db *db = open_chinook();
+  tt_db_opts o = *tt_db_get_opts(db);
+  o.timeout_s = 600; /* a failure bound only: the sanitizers on a loaded machine */
+  tt_db_set_opts(db, &o);
+  /* the whole count runs inside the first step, far longer than the 1 ms timer */
+  const char *sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000) "
+                    "SELECT count(*) FROM c";
+  tt_error err;
+  tt_cursor *cur = tt_db_cursor_open(db, sql, strlen(sql), 0, 0, &err);
+  assert_non_null(cur);
+  double opened = tt_cursor_elapsed_ms(cur);
+  assert_true(opened > 0);
+  assert_true(tt_cursor_engine_ms_now(cur) == opened); /* the caller has control */
+  g_alarm_cursor = cur;
+  struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old;
+  sigaction(SIGALRM, &sa, &old);
+  struct itimerval it = {.it_value = {.tv_usec = 1000}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  const tt_value *row;
+  int rc = tt_cursor_next(cur, &row, &err);
+  if (rc != 1) fprintf(stderr, "the count failed: %s\n", err.message);
+  assert_int_equal(rc, 1);
+  assert_int_equal(row[0].u.i, 1000000);
+  struct itimerval off = {0};
+  setitimer(ITIMER_REAL, &off, NULL);
+  sigaction(SIGALRM, &old, NULL);
+  assert_true(g_alarm_fired); /* the step outlasted the 1 ms timer */
+  double stepped = tt_cursor_elapsed_ms(cur);
+  assert_true(g_alarm_engine_ms > opened);   /* the running step counted */
+  assert_true(g_alarm_engine_ms <= stepped);
+  assert_true(tt_cursor_engine_ms_now(cur) == stepped); /* control is back: nothing runs */
+  assert_int_equal(tt_cursor_next(cur, &row, &err), 0);
+  tt_cursor_close(cur);
+  tt_db_close(db);
+}
+
 /* ---- checked printf against the built-in ------------------------------- */
 
 static char *builtin_printf(sqlite3 *plain, const char *sql, int *type, size_t *len) {
@@ -855,6 +913,7 @@ int main(void) {
       cmocka_unit_test(test_hot_journal),
       cmocka_unit_test(test_refusal_reasons),
       cmocka_unit_test(test_time_and_memory_limits),
+      cmocka_unit_test(test_cursor_engine_time_in_a_handler),
       cmocka_unit_test(test_printf_matches_builtin),
       cmocka_unit_test(test_instr_replace_match_builtin),
       cmocka_unit_test(test_query_opts_leave_the_handle_alone),

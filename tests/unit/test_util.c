@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <float.h>
 #include <locale.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -329,6 +332,200 @@ static void test_dl_load(void **state) {
   assert_null(g_missing_fn);
 }
 
+/* ---- numbers without printf ------------------------------------------- */
+
+/* A 64-bit generator with a fixed seed (splitmix64): the same values on
+ * every run. */
+static uint64_t next_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+static size_t g_real_checked;
+
+static void check_real(double v) {
+  char want[64], got[TT_FMT_REAL_MAX];
+  snprintf(want, sizeof want, "%.15g", v);
+  size_t n = tt_fmt_real15(got, v);
+  if (strcmp(want, got) != 0 || n != strlen(want))
+    fail_msg("%.17g (bits %a): printf wrote %s, tt_fmt_real15 %s", v, v, want, got);
+  g_real_checked++;
+}
+
+static double from_bits(uint64_t bits) {
+  double v;
+  memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+/* Reals as exports write them: byte for byte what printf's %.15g writes,
+ * over random bit patterns, random values of every binary exponent, decimal
+ * fractions (prices, ratios), integers, exact ties at the 16th digit and the
+ * neighbours of every power of ten. */
+static void test_real_text_matches_printf(void **state) {
+  (void)state;
+  uint64_t rng = 20261204;
+  for (int i = 0; i < 300000; i++) check_real(from_bits(next_random(&rng))); /* any double */
+  for (int i = 0; i < 600000; i++) { /* every exponent of the fast path and around it */
+    uint64_t r = next_random(&rng);
+    int e = (int)(r % 100) - 30; /* 2^-30 .. 2^69 */
+    uint64_t bits = (uint64_t)(e + 1023) << 52 | (next_random(&rng) & ((1ULL << 52) - 1));
+    check_real(from_bits(bits | (r >> 63) << 63));
+  }
+  for (int i = 0; i < 300000; i++) { /* decimal fractions k / 10^j */
+    uint64_t r = next_random(&rng);
+    int64_t k = (int64_t)(r % 2000000001ULL) - 1000000000;
+    check_real((double)k / pow(10, (double)(next_random(&rng) % 12)));
+    check_real((double)k / 7.0);
+  }
+  for (int64_t k = -2000; k <= 2000; k++) { /* integers and halves */
+    check_real((double)k);
+    check_real((double)k + 0.5);
+    check_real((double)k * 0.01);
+  }
+  /* exact ties at the 16th significant digit: half to even, both ways */
+  for (uint64_t n = 1000000000000000ULL; n < 1000000000000000ULL + 200; n++) check_real((double)n);
+  for (uint64_t n = 9007199254740000ULL; n < 9007199254740993ULL; n += 7) check_real((double)n);
+  for (int k = 0; k < 64; k++) {
+    check_real(ldexp(1.0, k));
+    check_real(ldexp(1.0, k) - 1);
+    check_real(-ldexp(1.0, -k));
+  }
+  for (int p = -30; p <= 30; p++) { /* powers of ten and their neighbours */
+    double v = pow(10, p);
+    double lo = v, hi = v;
+    for (int k = 0; k < 40; k++) {
+      check_real(lo);
+      check_real(hi);
+      check_real(lo * 0.999999999999999);
+      check_real(hi * 1.00000000000001);
+      lo = nextafter(lo, 0);
+      hi = nextafter(hi, INFINITY);
+    }
+  }
+  const double special[] = {0.0, -0.0, 1.0, -1.0, 0.1, 0.2, 0.3, 0.1 + 0.2, 1.5, 123456789012345.6,
+                            999999999999999.4, 999999999999999.5, 99999999999999.95, 0.000099999999999999995,
+                            0.0001, 0.00001, 1e15, 1e16, 1e-5, 1.5e300, DBL_MAX, DBL_MIN, DBL_TRUE_MIN,
+                            4.9e-324, 2.5e-310, INFINITY, -INFINITY, 18446744073709551615.0,
+                            9223372036854775807.0, 1.1920928955078125e-07, 1.1920928955078124e-07};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+    check_real(special[i]);
+    check_real(-special[i]);
+  }
+  assert_true(g_real_checked > 1500000);
+}
+
+static void check_int(int64_t v) {
+  char want[32], got[TT_FMT_INT_MAX];
+  snprintf(want, sizeof want, "%lld", (long long)v);
+  size_t n = tt_fmt_int(got, v);
+  assert_string_equal(got, want);
+  assert_int_equal(n, strlen(want));
+}
+
+static void test_int_text_matches_printf(void **state) {
+  (void)state;
+  const int64_t edge[] = {0, 1, -1, 9, 10, 99, 100, 101, 999, 1000, INT64_MAX, INT64_MIN,
+                          INT64_MAX - 1, INT64_MIN + 1, 4294967295LL, -4294967296LL};
+  for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) check_int(edge[i]);
+  int64_t p = 1;
+  for (int k = 0; k < 19; k++) {
+    check_int(p);
+    check_int(p - 1);
+    check_int(-p);
+    check_int(-p + 1);
+    if (k < 18) p *= 10;
+  }
+  uint64_t rng = 7;
+  for (int i = 0; i < 200000; i++) {
+    uint64_t r = next_random(&rng);
+    check_int((int64_t)r);
+    check_int((int64_t)(r >> (r % 64)));
+  }
+}
+
+/* ---- JSON written without values, against jansson ------------------------ */
+
+static void check_json_string(const char *s, size_t n) {
+  tt_buf want = TT_BUF_INIT, got = TT_BUF_INIT;
+  json_t *j = tt_json_stringn(s, n);
+  tt_json_dump(&want, j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+  json_decref(j);
+  tt_json_put_string(&got, s, n);
+  if (want.len != got.len || memcmp(want.data, got.data, want.len) != 0)
+    fail_msg("string of %zu bytes: jansson wrote %s, tt_json_put_string %s", n, want.data, got.data);
+  tt_buf_free(&want);
+  tt_buf_free(&got);
+}
+
+/* Exports write JSON strings straight into the output: the same bytes as
+ * jansson's dump followed by the unsafe-character pass, for every byte,
+ * every escape, every unsafe code point and random mixtures of them with
+ * invalid UTF-8. */
+static void test_json_strings_match_jansson(void **state) {
+  (void)state;
+  for (int c = 0; c < 256; c++) { /* each byte alone and inside text */
+    char one[1] = {(char)c}, mid[5] = {'a', 'b', (char)c, 'c', 'd'};
+    check_json_string(one, 1);
+    check_json_string(mid, 5);
+  }
+  check_json_string("", 0);
+  for (uint32_t cp = 0x80; cp < 0x30000; cp += (cp < 0x3000 ? 1 : cp < 0x20000 ? 7 : 61)) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    tt_buf b = TT_BUF_INIT;
+    tt_buf_puts(&b, "x");
+    tt_utf8_encode(&b, cp);
+    tt_buf_puts(&b, "y");
+    check_json_string(b.data, b.len);
+    tt_buf_free(&b);
+  }
+  /* random mixtures: ASCII, escapes, accents, unsafe code points, emoji, bad bytes */
+  static const char *const pieces[] = {"a", "Zürich", "\"", "\\", "\n", "\t", "\x01", "\x1f", "\x7f",
+                                       "\xc2\x85", "\xe2\x80\x8b", "\xe2\x80\xae", "\xef\xbb\xbf",
+                                       "\xf0\x9f\x98\x80", "\xf3\xa0\x80\x81", "\xff", "\xc0\xaf",
+                                       "\xed\xa0\x80", "\xe2\x82", " ", "/", "日本"};
+  uint64_t rng = 99;
+  for (int i = 0; i < 20000; i++) {
+    tt_buf b = TT_BUF_INIT;
+    int len = (int)(next_random(&rng) % 12);
+    for (int k = 0; k < len; k++)
+      tt_buf_puts(&b, pieces[next_random(&rng) % (sizeof pieces / sizeof pieces[0])]);
+    check_json_string(b.data ? b.data : "", b.len);
+    tt_buf_free(&b);
+  }
+}
+
+static void check_json_real(double v) {
+  tt_buf want = TT_BUF_INIT, got = TT_BUF_INIT;
+  json_t *j = json_real(v);
+  tt_json_dump(&want, j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+  json_decref(j);
+  tt_json_put_real(&got, v);
+  if (strcmp(tt_buf_cstr(&want), tt_buf_cstr(&got)) != 0)
+    fail_msg("%.17g: jansson wrote %s, tt_json_put_real %s", v, want.data, got.data);
+  tt_buf_free(&want);
+  tt_buf_free(&got);
+}
+
+static void test_json_reals_match_jansson(void **state) {
+  (void)state;
+  uint64_t rng = 5;
+  for (int i = 0; i < 100000; i++) {
+    double v = from_bits(next_random(&rng));
+    if (isfinite(v)) check_json_real(v);
+    uint64_t r = next_random(&rng);
+    check_json_real((double)(int64_t)(r % 2000001) / pow(10, (double)(r % 25)) * ((r >> 63) ? -1 : 1));
+  }
+  const double special[] = {0.0, -0.0, 1.0, 1e15, 1e16, 1e-5, 1e-4, 1.5e300, 1e100, 1e-100, 123.0,
+                            1e21, 2.5e-310, DBL_MAX, DBL_TRUE_MIN, 0.1 + 0.2, 100000.0, 1e-7};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+    check_json_real(special[i]);
+    check_json_real(-special[i]);
+  }
+}
+
 int main(void) {
   setlocale(LC_CTYPE, "C.UTF-8");
   const struct CMUnitTest tests[] = {
@@ -338,6 +535,10 @@ int main(void) {
       cmocka_unit_test(test_display_width),
       cmocka_unit_test(test_json_escape_unsafe),
       cmocka_unit_test(test_buf_and_strings),
+      cmocka_unit_test(test_real_text_matches_printf),
+      cmocka_unit_test(test_int_text_matches_printf),
+      cmocka_unit_test(test_json_strings_match_jansson),
+      cmocka_unit_test(test_json_reals_match_jansson),
       cmocka_unit_test(test_arena),
       cmocka_unit_test(test_edit_distance),
       cmocka_unit_test(test_dotenv_rules),
