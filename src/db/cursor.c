@@ -24,7 +24,10 @@ tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_ro
                              long max_bytes, tt_error *err) {
   double t0 = tt_now_ms();
   tt_engine_cursor *ec = db->engine->cursor_open(db, sql, len, err);
-  if (!ec) return NULL;
+  if (!ec) {
+    tt_db_target_scrub(&db->target, err);
+    return NULL;
+  }
   tt_cursor *c = tt_xcalloc(1, sizeof *c);
   c->db = db;
   c->ec = ec;
@@ -53,6 +56,7 @@ int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err) {
   c->returned_ms = tt_now_ms();
   c->engine_ms += c->returned_ms - t0;
   if (rc <= 0) {
+    if (rc < 0) tt_db_target_scrub(&c->db->target, err);
     c->done = true;
     return rc;
   }

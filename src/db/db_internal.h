@@ -64,6 +64,26 @@ const char *tt_db_shown_name(tt_arena *a, const char *raw);
 /* A deep copy of src into dst (free with tt_db_target_free). */
 void tt_db_target_copy(tt_db_target *dst, const tt_db_target *src);
 
+/* ---- secrets (secrets.c) ------------------------------------------------- */
+
+/* text with every form of the secrets of the connection string given (a
+ * URI's password as written and percent-decoded, ?password= and
+ * ?sslpassword= under any spelling of the key, a keyword/value string's
+ * quoted or escaped password) masked as "***" wherever they occur
+ * (free()). */
+char *tt_db_secrets_masked(const char *given, const char *text);
+/* given (a URI) as shown: its secrets and PGPASSWORD's value masked. */
+char *tt_db_target_shown(const char *given);
+/* Masks in err's message and hint every form of the secrets of given and
+ * the value of PGPASSWORD, also the start of one that the end of a full
+ * field cut off. */
+void tt_db_secrets_scrub(const char *given, tt_error *err);
+/* The same for a target named by a URI (nothing to do for files): called
+ * once wherever an engine's table returns an error (db.c, cursor.c,
+ * catalog.c), so that no engine's message (libpq's own included) shows a
+ * password. */
+void tt_db_target_scrub(const tt_db_target *t, tt_error *err);
+
 /* ---- result sets under the caps (result.c) ------------------------------ */
 
 /* A result keeps at most this many cells (NULL and empty ones cost memory

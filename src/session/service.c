@@ -46,7 +46,7 @@ static void tt_service_housekeeping(const tt_service *s) {
 static void tt_service_read_schema(tt_service *s, tt_db *db) {
   const tt_config *c = s->cfg;
   tt_schema_load_opts so = {
-      .db_path = s->target.path,
+      .db_path = s->target.uri ? NULL : s->target.path, /* a server's URI has no file beside it */
       .knowledge = c->knowledge,
       .values = (s->flags & TT_SERVICE_NO_VALUES)     ? TT_SCHEMA_VALUES_NONE
                 : (s->flags & TT_SERVICE_VALUES_BUILT) ? TT_SCHEMA_VALUES_BUILT

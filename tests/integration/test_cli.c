@@ -1,6 +1,7 @@
 /* test_cli.c — the tabletalk command line as a user meets it: help and
  * version, usage errors (exit 2), missing or bad files (exit 1, nothing
- * created), refusals (exit 3), limits (exit 4), output formats, SQL from
+ * created), a password never printed whatever its form, refusals (exit
+ * 3), limits (exit 4), output formats, SQL from
  * standard input, the schema command on chinook, and the chart command
  * (files, JSON, the preview on a pseudo-terminal, its errors). */
 #include <setjmp.h>
@@ -141,6 +142,49 @@ static void test_missing_and_bad_files(void **state) {
   tu_run_free(&r);
   free(text);
   free(missing);
+}
+
+/* A password never reaches the terminal, in any form, whatever the
+ * command prints: a server that is not there (port 1 of this machine
+ * refuses at once) or a URI libpq cannot parse, through sql (table and
+ * JSON) and schema, and the password libpq takes from PGPASSWORD. */
+static void test_password_never_printed(void **state) {
+  (void)state;
+  static const struct {
+    const char *uri, *secret;
+  } cases[] = {
+      {"postgresql://reader:R3ader-Pw-Secret@[::1/chinook", "R3ader-Pw-Secret"},
+      {"postgresql://reader:pa%zz-Pct-Secret@127.0.0.1:1/db", "Pct-Secret"},
+      {"postgresql://reader@127.0.0.1:1/db?pass%77ord=Key-Spelling-Secret", "Key-Spelling-Secret"},
+      {"postgresql://Same-Secret:Same-Secret@127.0.0.1:1/Same-Secret", "Same-Secret"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tu_run r;
+    tt(&r, NULL, "sql", cases[i].uri, "SELECT 1", NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(has(&r.err, "cannot connect to postgresql://"));
+    assert_false(has(&r.err, cases[i].secret));
+    assert_false(has(&r.out, cases[i].secret));
+    tu_run_free(&r);
+    tt(&r, NULL, "sql", cases[i].uri, "SELECT 1", "--json", NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(has(&r.out, "\"kind\":\"io\""));
+    assert_false(has(&r.out, cases[i].secret));
+    assert_false(has(&r.err, cases[i].secret));
+    tu_run_free(&r);
+    tt(&r, NULL, "schema", "--db-url", cases[i].uri, NULL);
+    assert_int_equal(r.status, 1);
+    assert_false(has(&r.err, cases[i].secret));
+    tu_run_free(&r);
+  }
+  setenv("PGPASSWORD", "Env-Pw-Secret", 1);
+  tu_run r;
+  tt(&r, NULL, "sql", "postgresql://Env-Pw-Secret@127.0.0.1:1/db", "SELECT 1", NULL);
+  unsetenv("PGPASSWORD");
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.err, "cannot connect to postgresql://***@127.0.0.1:1/db"));
+  assert_false(has(&r.err, "Env-Pw-Secret"));
+  tu_run_free(&r);
 }
 
 static void test_odd_paths_and_symlinks(void **state) {
@@ -705,6 +749,7 @@ int main(void) {
       cmocka_unit_test(test_help_and_version),
       cmocka_unit_test(test_usage_errors_exit_2),
       cmocka_unit_test(test_missing_and_bad_files),
+      cmocka_unit_test(test_password_never_printed),
       cmocka_unit_test(test_odd_paths_and_symlinks),
       cmocka_unit_test(test_exit_codes_for_outcomes),
       cmocka_unit_test(test_formats),
