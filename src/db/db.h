@@ -205,6 +205,8 @@ typedef struct tt_value {
     double r;
     const char *s; /* text or blob bytes, NUL-terminated for convenience */
   } u;
+  size_t cut; /* text or blob cut to fit max_bytes: the bytes left out after
+               * the len kept (0: whole); shown with its cut mark after it */
 } tt_value;
 
 typedef enum tt_trunc {
@@ -228,6 +230,7 @@ typedef struct tt_result {
                            * result: no clock, randomness or connection
                            * counters, and no time limit cut it short */
   double elapsed_ms;
+  size_t cells_cut;       /* cells cut to fit max_bytes (tt_value.cut) */
   tt_arena *arena;        /* owns every string above */
 } tt_result;
 
@@ -239,16 +242,27 @@ static inline const tt_value *tt_result_cell(const tt_result *r, size_t row,
 void tt_result_free(tt_result *r);
 
 /* Renders one value as text for people: integers and reals as SQLite prints
- * them, blobs as "<blob N bytes>", NULL as "NULL". Text is appended raw
- * (escape it before it reaches a terminal). */
+ * them, blobs as "<blob N bytes>" (N: the whole blob's), NULL as "NULL".
+ * Text is appended raw (escape it before it reaches a terminal), followed
+ * by the cut mark when it was cut. */
 void tt_value_to_text(tt_buf *out, const tt_value *v);
+/* Bounded output never loses a row: a row that alone weighs more than
+ * max_bytes is kept with its longest text and blob cells cut so that it
+ * fits (the rows before a cut are whole, the rows after it left out as
+ * ever). A cut cell is followed, wherever it is shown (the table, CSV,
+ * TSV, JSON, Markdown, the model's view, MCP, the web API), by its cut
+ * mark "…[cut 999,000 bytes]": the bytes left out, grouped by thousands.
+ * This appends v's cut mark, or nothing when v is whole. */
+void tt_value_put_cut_mark(tt_buf *out, const tt_value *v);
 /* Same type and same value (text and blobs byte for byte). */
 bool tt_value_equal(const tt_value *a, const tt_value *b);
 
 /* The one JSON shape of a result set, the same wherever rows are shown
  * (the run's JSON, run_sql's structuredContent, the web page's /api/sql):
  * {"columns":[...],"column_types":[...],"rows":[[...]],"row_count":N,
- * "truncated":bool,"truncated_by":"max_rows"|"max_bytes","elapsed_ms":N}.
+ * "truncated":bool,"truncated_by":"max_rows"|"max_bytes","cells_cut":N,
+ * "elapsed_ms":N}; cells_cut (only when some are) counts the cells of the
+ * rows given that were cut to fit max_bytes, each followed by its cut mark.
  * rows holds the first max_rows rows (0: every row r holds) and row_count
  * is always how many it holds; truncated says more rows exist than are
  * given (the query was cut, or max_rows left some out) and truncated_by
@@ -295,6 +309,9 @@ const char *tt_cursor_decltype(const tt_cursor *c, size_t col);
 long tt_cursor_rows(const tt_cursor *c);
 /* Which cap stopped it while more rows were left (TT_TRUNC_NONE: none). */
 tt_trunc tt_cursor_truncated(const tt_cursor *c);
+/* Cells cut to fit max_bytes so far: a first row alone over max_bytes is
+ * returned with its longest cells cut (tt_value.cut), never left out. */
+size_t tt_cursor_cells_cut(const tt_cursor *c);
 /* Time spent inside the engine (SQLite, the server) so far. */
 double tt_cursor_elapsed_ms(const tt_cursor *c);
 void tt_cursor_close(tt_cursor *c);

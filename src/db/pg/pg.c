@@ -542,16 +542,7 @@ static tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_error *
     if (fate == TT_ROW_ENOUGH) break;
     if (fate == TT_ROW_COUNTED) continue;
     bool enough;
-    tt_value *out = tt_result_builder_keep(&b, rb, &enough);
-    if (!out) {
-      if (enough) break;
-      continue;
-    }
-    for (size_t c = 0; c < r->ncols; c++) {
-      out[c] = row[c];
-      if (row[c].type == TT_VAL_TEXT || row[c].type == TT_VAL_BLOB)
-        out[c].u.s = tt_arena_memdup(r->arena, row[c].u.s, row[c].len);
-    }
+    if (!tt_result_builder_add(&b, row, rb, &enough) && enough) break;
   }
   /* counting past the cut is a courtesy: a timeout there keeps the rows */
   bool counted_out = rc < 0 && b.counting && err->kind == TT_ERR_TIMEOUT;
