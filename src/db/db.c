@@ -51,6 +51,10 @@ void tt_db_close(tt_db *db) {
 
 const tt_db_target *tt_db_get_target(const tt_db *db) { return &db->target; }
 
+const char *tt_db_warning(const tt_db *db) {
+  return db->engine->warning ? db->engine->warning(db) : NULL;
+}
+
 const char *tt_db_path(const tt_db *db) { return db->name; }
 
 const tt_db_opts *tt_db_get_opts(const tt_db *db) { return &db->opts; }
@@ -89,8 +93,13 @@ void tt_db_snapshot_end(tt_db *db) { db->engine->snapshot_end(db); }
 
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_error *err) {
   tt_catalog *cat = db->engine->catalog_load(db, err);
-  if (cat) cat->list_tables_sql = db->engine->list_tables_sql;
-  else tt_db_target_scrub(&db->target, err);
+  if (cat) {
+    cat->list_tables_sql = db->engine->list_tables_sql;
+    const char *w = tt_db_warning(db);
+    cat->warning = w ? tt_arena_strdup(cat->arena, w) : NULL;
+  } else {
+    tt_db_target_scrub(&db->target, err);
+  }
   return cat;
 }
 

@@ -145,6 +145,11 @@ tt_db *tt_db_open_target(const tt_db_target *t, const tt_db_opts *opts, tt_error
 void tt_db_close(tt_db *db);
 /* The target the handle was opened from. */
 const tt_db_target *tt_db_get_target(const tt_db *db);
+/* What the target holds that is not read, and why, or NULL: a CSV folder's
+ * entries that are not regular files inside it ("skipped in shop/:
+ * notes.csv (a symbolic link that leads out of the folder); ..."), names
+ * escaped. Valid until the next query on the handle. */
+const char *tt_db_warning(const tt_db *db);
 /* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
  * (any case), or a folder. Prefer tt_db_target (kind). */
 bool tt_db_path_is_csv(const char *path);
@@ -391,6 +396,8 @@ typedef struct tt_catalog {
   tt_arena *arena;
   const char *list_tables_sql; /* a query listing every table, in the engine's
                                   dialect (for an index too long to show) */
+  const char *warning; /* what the target holds that is not read (tt_db_warning
+                        * when the catalog was read), or NULL */
 } tt_catalog;
 
 /* Reads the schema: every table and view (not sqlite_ internals) in schema

@@ -194,7 +194,10 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
               "\"tables\":{\"type\":\"array\",\"items\":{\"type\":\"object\"},"
               "\"description\":\"per table: name, type (table or view), row_count, columns "
               "(name, type, primary_key, not_null, default), foreign_keys, sample rows\"},"
-              "\"token_estimate\":{\"type\":\"integer\"}},"
+              "\"token_estimate\":{\"type\":\"integer\"},"
+              "\"notes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+              "\"description\":\"what the database holds that is not read (files of a folder "
+              "that are not regular files inside it) or what was left out, when anything\"}},"
               "\"required\":[\"database\",\"tables\"]}",
               true));
   tt_buf_free(&d);

@@ -210,7 +210,7 @@ tt_result *tt_sqlite_query(tt_db *db, const char *sql, size_t len, tt_error *err
   tt_sqlite *s = tt_sqlite_of(db);
   double t0 = tt_now_ms(), deadline = t0 + tt_db_limits(s->db)->timeout_s * 1000.0;
   for (int attempt = 0;; attempt++) {
-    if (!tt_db_refresh(s, err)) return NULL;
+    if (!tt_db_refresh(s, deadline, err)) return NULL;
     int rc;
     tt_result *r = tt_db_query_once(s, sql, len, deadline, &rc, err); /* one limit for all */
     if (r && tt_db_unchanged(s)) {

@@ -19,12 +19,14 @@ static bool tt_no_writer(const tt_sqlite *s) {
   return quiet;
 }
 
-bool tt_db_refresh(tt_sqlite *s, tt_error *err) {
+bool tt_db_refresh(tt_sqlite *s, double deadline_ms, tt_error *err) {
   if (s->in_snapshot) return true;
   if (s->csv) {
     /* the files as they are now: the same image when nothing changed, else
-     * the new contents loaded (once for every handle) */
-    tt_csv_data *now = tt_csv_acquire(s->db->name, s->real, s->db->opts.csv_header, err);
+     * the new contents loaded (once for every handle), within the query's
+     * time limit */
+    tt_csv_data *now =
+        tt_csv_acquire(s->db->name, s->real, s->db->opts.csv_header, deadline_ms, true, err);
     if (!now) return false;
     if (now == s->csv) {
       tt_csv_release(now);
@@ -79,7 +81,7 @@ void tt_sqlite_snapshot_end(tt_db *db) {
 bool tt_sqlite_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
   tt_sqlite *s = tt_sqlite_of(db);
   if (s->in_snapshot) tt_sqlite_snapshot_end(db);
-  if (!tt_db_refresh(s, err)) return false;
+  if (!tt_db_refresh(s, tt_now_ms() + db->opts.timeout_s * 1000.0, err)) return false;
   if (s->automatic_immutable) {
     /* no locks to hold: a change makes tt_db_refresh open a new connection,
      * and so a new version */
