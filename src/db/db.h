@@ -132,12 +132,15 @@ bool tt_db_refusal_is_write(tt_db_refusal r);
 /* Opens path read-only. An empty path is a TT_ERR_CONFIG error; a
  * missing, unreadable or non-SQLite file is a TT_ERR_IO error; no file is
  * ever created. Returns NULL on error.
- * A path ending in .csv or .tsv, or a folder (its *.csv and *.tsv files),
- * is loaded into an in-memory database, one table per file, once per
- * contents: every handle on it shares that one copy and reads it under the
- * same guard and limits as a file, and follows the files as it follows a
- * SQLite file (changed files are loaded again before the next query). Nothing is written beside the files; a
- * malformed file is a TT_ERR_IO error naming its line. */
+ * A path ending in .csv or .tsv, or a folder (its *.csv and *.tsv regular
+ * files inside it: links out of it, pipes, devices, sockets are skipped and
+ * named by tt_db_warning), is loaded into an in-memory database, one table
+ * per file, once per contents: every handle on it shares that one copy and
+ * reads it under the same guard and limits as a file, and follows the files
+ * as it follows a SQLite file (changed files are loaded again before the
+ * next query, within its time limit, each as of one moment). Nothing is
+ * written beside the files; a malformed file is a TT_ERR_IO error naming
+ * its line. */
 tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_error *err);
 /* Opens the target read-only, as tt_db_open does (tt_db_open is
  * tt_db_target_parse and this). The handle keeps its own copy of t. */

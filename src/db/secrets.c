@@ -191,7 +191,7 @@ static int tt_longer_first(const void *a, const void *b) {
  * rest of it was cut off). */
 static void tt_secrets_mask(tt_secrets *s, const char *text, size_t n, bool truncated,
                             tt_buf *out) {
-  qsort(s->v, s->n, sizeof *s->v, tt_longer_first);
+  if (s->n) qsort(s->v, s->n, sizeof *s->v, tt_longer_first);
   size_t i = 0;
   while (i < n) {
     size_t hit = 0;

@@ -141,7 +141,7 @@ static bool tt_csv_folder(tt_csv_files *f, const char *path, const char *real, t
     names[n++] = tt_xstrdup(e->d_name);
   }
   closedir(d);
-  qsort(names, n, sizeof *names, tt_cmp_name);
+  if (n) qsort(names, n, sizeof *names, tt_cmp_name);
   bool ok = true;
   for (size_t i = 0; i < n && ok; i++) ok = tt_csv_entry(f, dirfd, real, path, names[i], err);
   tt_strv_free(names, n);
