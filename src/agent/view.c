@@ -4,7 +4,7 @@
  * control characters); a cell that reads like an instruction gets a
  * one-line reminder beside it. A result shows as many rows as fit the
  * tokens it may take, and says when the rest were cut to fit the model's
- * context; an older result can be shortened to a stub (row count, columns,
+ * context (and which values were cut to fit the byte limit); an older result can be shortened to a stub (row count, columns,
  * first row). Failures say what happened and what to do. */
 #include "agent/agent_internal.h"
 
@@ -73,15 +73,21 @@ static json_t *tt_view_cell(const tt_value *v) {
   case TT_VAL_REAL: return json_real(v->u.r);
   case TT_VAL_BLOB: {
     char tmp[48];
-    snprintf(tmp, sizeof tmp, "<blob %zu bytes>", v->len);
+    snprintf(tmp, sizeof tmp, "<blob %zu bytes>", v->len + v->cut);
     return json_string(tmp);
   }
   case TT_VAL_TEXT: {
     size_t chars = tt_utf8_count(v->u.s, v->len);
-    if (chars <= TT_VIEW_CELL_CHARS) return tt_json_stringn(v->u.s, v->len);
+    if (chars <= TT_VIEW_CELL_CHARS && !v->cut) return tt_json_stringn(v->u.s, v->len);
     tt_buf b = TT_BUF_INIT;
-    tt_buf_append(&b, v->u.s, tt_utf8_prefix(v->u.s, v->len, TT_VIEW_CELL_CHARS));
-    tt_buf_printf(&b, "…[%zu chars]", chars);
+    size_t keep = tt_utf8_prefix(v->u.s, v->len, TT_VIEW_CELL_CHARS);
+    tt_buf_append(&b, v->u.s, keep);
+    if (v->cut) { /* cut to fit the byte limit: the mark counts what is not shown */
+      tt_value rest = {.type = TT_VAL_TEXT, .cut = v->cut + v->len - keep};
+      tt_value_put_cut_mark(&b, &rest);
+    } else {
+      tt_buf_printf(&b, "…[%zu chars]", chars);
+    }
     json_t *j = tt_json_stringn(b.data, b.len);
     tt_buf_free(&b);
     return j;
@@ -115,6 +121,12 @@ static void tt_view_rows_as(tt_buf *out, const tt_result *r, size_t shown, bool 
     tt_buf_printf(out, "showing the first %zu, the rest were cut to fit the model's context", shown);
   else if (shown < r->nrows) tt_buf_printf(out, "the first %zu are shown", shown);
   else tt_buf_puts(out, "all are shown");
+  size_t cells_cut = 0;
+  for (size_t i = 0; i < shown && r->cells_cut; i++)
+    for (size_t c = 0; c < r->ncols; c++) cells_cut += tt_result_cell(r, i, c)->cut > 0;
+  if (cells_cut)
+    tt_buf_printf(out, "; %zu long value%s cut to fit the byte limit (marked …[cut N bytes])",
+                  cells_cut, cells_cut == 1 ? " was" : "s were");
   tt_buf_printf(out, " (%.0f ms). Columns: %s\n", r->elapsed_ms, tt_buf_cstr(&colsbuf));
   tt_buf_free(&colsbuf);
   if (cut && shown == 0) {

@@ -93,8 +93,11 @@ void tt_render_table(tt_buf *out, const tt_result *r, const tt_term *t);
 void tt_render_tsv(tt_buf *out, const tt_result *r, const tt_term *t);
 /* RFC 4180 CSV, data as it is; on a terminal unsafe characters are escaped. */
 void tt_render_csv(tt_buf *out, const tt_result *r, const tt_term *t);
-/* "3 rows, 0.4 ms" (with a truncation note when cut). */
+/* "3 rows, 0.4 ms" (with a truncation note when cut, and the number of
+ * cells cut to fit --max-bytes). */
 void tt_render_footer(tt_buf *out, const tt_result *r, const tt_term *t);
+/* "1 cell cut to fit LIMIT", "2 cells ..." (LIMIT: "--max-bytes"...). */
+void tt_render_cells_cut(tt_buf *out, size_t n, const char *limit);
 /* One CSV (csv) or TSV line of column names, and of values (NULL as an
  * empty field, blobs as \x hex). */
 void tt_render_delimited_header(tt_buf *out, const char *const *names, size_t ncols,

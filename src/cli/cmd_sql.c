@@ -29,7 +29,9 @@ static const tt_opt tt_sql_own[] = {
      "is given. A cut is announced on stderr and marked truncated in JSON."},
     {TT_OPT_MAX_BYTES, "max-bytes", 0, TT_ARG_REQUIRED, "N", "at most N bytes of values (table: 1000000)", TT_COMPLETE_NOTHING, NULL,
      "At most *N* bytes of values (the table's default: 1000000; csv, tsv and json: no cap "
-     "unless this is given)."},
+     "unless this is given). A row is never left out for being too large: a first row over "
+     "*N* is shown with its longest values cut to fit, each followed by `…[cut N bytes]` (the "
+     "bytes left out), and counted in the footer, in JSON (`cells_cut`) and on stderr."},
     {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_IMMUTABLE},
     TT_OPT_DB_URL_ENTRY,
@@ -58,12 +60,14 @@ const tt_cmd_spec tt_cmd_sql = {
         "bytes); empty SQL is a usage error, and SQL that starts with `-` goes after `--`. csv, "
         "tsv and json write every row, streamed as the database returns them (memory does not "
         "grow with the row count), unless `--max-rows` or `--max-bytes` is given; a cut is "
-        "announced on stderr and, in JSON, with `truncated_by`. Blobs are exported as \\x and "
+        "announced on stderr and, in JSON, with `truncated_by`; a value cut to fit `--max-bytes` "
+        "ends in `…[cut N bytes]` and is counted (`cells_cut` in JSON). Blobs are exported as \\x and "
         "lower-case hex (PostgreSQL's bytea form), NULL as an empty field in CSV and TSV. A "
         "closed pipe (`| head`) ends the output quietly with 0.\n\n"
         "With `--format json` the output is one object, the rows or the error:\n\n"
-        "    {\"columns\":[...],\"column_types\":[...],\"rows\":[[...]],\"row_count\":N,\"truncated\":B,\"elapsed_ms\":N}\n    "
+        "    {\"columns\":[...],\"column_types\":[...],\"rows\":[[...]],\"row_count\":N,\"truncated\":B,\"cells_cut\":N,\"elapsed_ms\":N}\n    "
         "{\"error\":{\"kind\":\"refused|timeout|limit|sql|io\",\"reason\":\"write|schema|...\",\"message\":\"...\"}}\n\n"
+        "(`truncated_by` only when truncated, `cells_cut` only when a value was cut.)\n\n"
         "`reason` for refusals: write, schema, attach, transaction, pragma, function, internals, "
         "multiple, explain, text.\n\n"
         "Exit status: 0 ok, 1 SQL error or missing file, 2 usage (also empty SQL), 3 refused by "

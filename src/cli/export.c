@@ -137,12 +137,14 @@ static void tt_json_row(tt_buf *b, const tt_value *row, size_t ncols, bool first
   tt_buf_putc(b, ']');
 }
 
-static void tt_json_close(tt_buf *b, long rows, tt_trunc cut, double ms, const tt_error *err) {
+static void tt_json_close(tt_buf *b, long rows, tt_trunc cut, size_t cells_cut, double ms,
+                          const tt_error *err) {
   tt_buf_printf(b, "%s],\"row_count\":%ld,\"truncated\":%s", rows ? "\n" : "", rows,
                 cut || err ? "true" : "false");
   if (err) tt_buf_puts(b, ",\"truncated_by\":\"error\"");
   else if (cut)
     tt_buf_printf(b, ",\"truncated_by\":\"%s\"", cut == TT_TRUNC_BYTES ? "max_bytes" : "max_rows");
+  if (cells_cut) tt_buf_printf(b, ",\"cells_cut\":%zu", cells_cut);
   tt_buf_printf(b, ",\"elapsed_ms\":%.3f", ms);
   if (err) {
     tt_buf_puts(b, ",\"error\":");
@@ -172,8 +174,10 @@ static int tt_export(tt_rows_src *src, const tt_export_opts *o) {
   tt_error err = {0};
   const tt_value *row;
   long rows = 0;
+  size_t cells_cut = 0; /* cells cut to fit --max-bytes, each with its cut mark */
   int rc;
   while (!out.closed && !out.error && (rc = tt_src_next(src, &row, &err)) == 1) {
+    for (size_t c = 0; c < ncols; c++) cells_cut += row[c].cut > 0;
     switch (o->fmt) {
     case TT_FMT_JSON: tt_json_row(&out.buf, row, ncols, rows == 0); break;
     case TT_FMT_MARKDOWN: tt_render_markdown_row(&out.buf, row, ncols, &t); break;
@@ -185,9 +189,15 @@ static int tt_export(tt_rows_src *src, const tt_export_opts *o) {
   bool failed = !out.closed && !out.error && rc < 0;
   tt_trunc cut = failed ? TT_TRUNC_NONE : tt_src_cut(src);
   double ms = src->cur ? tt_cursor_elapsed_ms(src->cur) : src->res->elapsed_ms;
-  if (o->fmt == TT_FMT_JSON) tt_json_close(&out.buf, rows, cut, ms, failed ? &err : NULL);
+  if (o->fmt == TT_FMT_JSON)
+    tt_json_close(&out.buf, rows, cut, cells_cut, ms, failed ? &err : NULL);
   if (o->fmt == TT_FMT_MARKDOWN && cut)
     tt_buf_printf(&out.buf, "\n_(%ld row%s shown; more exist)_\n", rows, rows == 1 ? "" : "s");
+  if (o->fmt == TT_FMT_MARKDOWN && cells_cut) {
+    tt_buf_puts(&out.buf, "\n_(");
+    tt_render_cells_cut(&out.buf, cells_cut, o->max_bytes ? "--max-bytes" : "the byte limit");
+    tt_buf_puts(&out.buf, ")_\n");
+  }
   tt_out_flush(&out);
   tt_buf_free(&out.buf);
   if (out.closed) return TT_EXIT_OK; /* `| head` had what it wanted */
@@ -198,6 +208,12 @@ static int tt_export(tt_rows_src *src, const tt_export_opts *o) {
     const char *what = err.kind == TT_ERR_TIMEOUT ? "timeout: " : "";
     return tt_fail(tt_exit_for(err.kind), "%s%s (%ld row%s written before it stopped)", what,
                    err.message, rows, rows == 1 ? "" : "s");
+  }
+  if (cells_cut && !o->quiet_cut) {
+    tt_buf note = TT_BUF_INIT;
+    tt_render_cells_cut(&note, cells_cut, o->max_bytes ? "--max-bytes" : "the byte limit");
+    tt_fail(0, "note: %s; each ends in …[cut N bytes]", tt_buf_cstr(&note));
+    tt_buf_free(&note);
   }
   if (cut && !o->quiet_cut) {
     if (src->res && src->limit == src->res->nrows)

@@ -5,6 +5,7 @@
  * move the cursor, change the title or reorder text on the screen. */
 #include "cli/cli.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,8 @@
 typedef struct tt_cell {
   size_t off, len, width;
   size_t chars; /* code points of the raw value, for the cut marker */
+  const char *raw; /* a value cut to fit --max-bytes: its kept text ... */
+  size_t raw_len, cut; /* ... and the bytes left out (0: none) */
   bool right; /* numbers align right */
   bool null;
 } tt_cell;
@@ -41,8 +44,13 @@ static void tt_grid_build(tt_grid *g, const tt_result *r) {
       const tt_value *v = tt_result_cell(r, i, c);
       tt_cell *cell = &g->cells[(i + 1) * g->ncols + c];
       tt_buf_reset(&tmp);
-      tt_value_to_text(&tmp, v);
+      tt_value_to_text(&tmp, v); /* a cut value ends in its cut mark */
       tt_grid_add(g, cell, tt_buf_cstr(&tmp), tmp.len);
+      if (v->type == TT_VAL_TEXT && v->cut) {
+        cell->raw = v->u.s;
+        cell->raw_len = v->len;
+        cell->cut = v->cut;
+      }
       cell->right = v->type == TT_VAL_INT || v->type == TT_VAL_REAL;
       cell->null = v->type == TT_VAL_NULL;
     }
@@ -83,14 +91,65 @@ static size_t tt_put_prefix(tt_buf *out, const char *s, size_t n, size_t width) 
   return used;
 }
 
+/* Appends the escaped start of raw text that fits in width columns;
+ * returns the raw bytes it took (*used: the width). */
+static size_t tt_put_raw_prefix(tt_buf *out, const char *raw, size_t n, size_t width,
+                                size_t *used) {
+  tt_buf one = TT_BUF_INIT;
+  size_t i = 0;
+  *used = 0;
+  while (i < n) {
+    uint32_t cp;
+    size_t k = tt_utf8_decode((const unsigned char *)raw + i, n - i, &cp);
+    if (!k) k = 1;
+    tt_buf_reset(&one);
+    size_t cw = tt_escape_terminal(&one, raw + i, k, NULL);
+    if (*used + cw > width) break;
+    tt_buf_append(out, one.data, one.len);
+    *used += cw;
+    i += k;
+  }
+  tt_buf_free(&one);
+  return i;
+}
+
+/* The start of a value cut to fit --max-bytes, within width columns (or
+ * max_chars code points), then its cut mark counting every byte not
+ * shown. Returns the width appended. */
+static size_t tt_cut_mark_width(const tt_cell *c) {
+  tt_value all = {.type = TT_VAL_TEXT, .cut = c->cut + c->raw_len}; /* the widest mark */
+  tt_buf mark = TT_BUF_INIT;
+  tt_value_put_cut_mark(&mark, &all);
+  size_t mw = tt_display_width(mark.data, mark.len);
+  tt_buf_free(&mark);
+  return mw;
+}
+
+static size_t tt_put_cut_value(tt_buf *out, const tt_cell *c, size_t width, size_t max_chars) {
+  tt_value all = {.type = TT_VAL_TEXT};
+  tt_buf mark = TT_BUF_INIT;
+  size_t mw = tt_cut_mark_width(c), used = 0;
+  size_t n = tt_utf8_prefix(c->raw, c->raw_len, max_chars);
+  size_t shown = width > mw ? tt_put_raw_prefix(out, c->raw, n, width - mw, &used) : 0;
+  tt_buf_reset(&mark);
+  all.cut = c->cut + c->raw_len - shown;
+  tt_value_put_cut_mark(&mark, &all);
+  tt_buf_append(out, mark.data, mark.len);
+  used += tt_display_width(mark.data, mark.len);
+  tt_buf_free(&mark);
+  return used;
+}
+
 /* A cell cut to its column ends in "…[N chars]" (the value's length) when
  * that takes at most a third of the column, so that the cell keeps most of
- * its text, else in "…". Returns the width appended. */
+ * its text, else in "…"; a value already cut to fit --max-bytes keeps its
+ * cut mark, counting the bytes not shown. Returns the width appended. */
 static size_t tt_put_cut(tt_buf *out, const tt_cell *c, const char *text, size_t width) {
   if (c->width <= width) {
     tt_buf_append(out, text, c->len);
     return c->width;
   }
+  if (c->cut && tt_cut_mark_width(c) * 3 <= width) return tt_put_cut_value(out, c, width, SIZE_MAX);
   tt_buf marker = TT_BUF_INIT;
   tt_buf_puts(&marker, "…[");
   tt_buf_put_grouped(&marker, (long long)c->chars);
@@ -159,7 +218,9 @@ static void tt_put_wrapped(tt_buf *out, const tt_grid *g, const tt_cell *c, size
    * given */
   tt_buf cut = TT_BUF_INIT;
   size_t budget = tt_utf8_prefix(g->pool.data + c->off, c->len, TT_CELL_MAX_CHARS);
-  if (c->chars > TT_CELL_MAX_CHARS && budget < c->len) {
+  if (c->cut && c->chars > TT_CELL_MAX_CHARS) {
+    tt_put_cut_value(&cut, c, SIZE_MAX, TT_CELL_MAX_CHARS);
+  } else if (c->chars > TT_CELL_MAX_CHARS && budget < c->len) {
     tt_buf_append(&cut, g->pool.data + c->off, budget);
     tt_buf_puts(&cut, "…[");
     tt_buf_put_grouped(&cut, (long long)c->chars);
@@ -345,9 +406,9 @@ void tt_render_delimited_row(tt_buf *out, const tt_value *row, size_t ncols, con
     if (v->type == TT_VAL_NULL) continue;
     if (v->type == TT_VAL_INT || v->type == TT_VAL_REAL) {
       tt_value_to_export_text(out, v); /* digits, sign, '.', 'e', Inf: nothing to escape */
-    } else if (v->type == TT_VAL_TEXT) {
+    } else if (v->type == TT_VAL_TEXT && !v->cut) {
       tt_put_field(out, v->u.s, v->len, t, csv);
-    } else {
+    } else { /* a blob, or text cut to fit --max-bytes with its mark */
       tt_buf_reset(&tmp);
       tt_value_to_export_text(&tmp, v);
       tt_put_field(out, tt_buf_cstr(&tmp), tmp.len, t, csv);
@@ -417,14 +478,23 @@ void tt_render_csv(tt_buf *out, const tt_result *r, const tt_term *t) {
   tt_render_delimited(out, r, t, true);
 }
 
+void tt_render_cells_cut(tt_buf *out, size_t n, const char *limit) {
+  tt_buf_put_grouped(out, (long long)n);
+  tt_buf_printf(out, " cell%s cut to fit %s", n == 1 ? "" : "s", limit);
+}
+
 void tt_render_footer(tt_buf *out, const tt_result *r, const tt_term *t) {
   tt_buf_puts(out, tt_term_dim(t));
   tt_buf_put_grouped(out, (long long)r->nrows);
   tt_buf_puts(out, r->nrows == 1 ? " row" : " rows");
   if (r->truncated)
-    tt_buf_puts(out, r->truncated_by == TT_TRUNC_BYTES
-                         ? " (cut at --max-bytes; more rows exist)"
-                         : " (cut at --max-rows; more rows exist)");
+    tt_buf_puts(out, r->truncated_by == TT_TRUNC_BYTES ? " (cut at --max-bytes; more rows exist"
+                                                       : " (cut at --max-rows; more rows exist");
+  if (r->cells_cut) {
+    tt_buf_puts(out, r->truncated ? "; " : " (");
+    tt_render_cells_cut(out, r->cells_cut, "--max-bytes");
+  }
+  if (r->truncated || r->cells_cut) tt_buf_putc(out, ')');
   if (r->elapsed_ms < 10) tt_buf_printf(out, ", %.1f ms", r->elapsed_ms);
   else tt_buf_printf(out, ", %.0f ms", r->elapsed_ms);
   tt_buf_puts(out, tt_term_reset(t));

@@ -712,6 +712,13 @@ static void tt_print_rows(const tt_term *t, const tt_run *run, const tt_ui_out *
   } else {
     tt_buf_printf(&b, "%zu row%s", rows->nrows, rows->nrows == 1 ? "" : "s");
   }
+  size_t cells_cut = 0;
+  for (size_t i = 0; i < view.nrows && rows->cells_cut; i++)
+    for (size_t c = 0; c < view.ncols; c++) cells_cut += tt_result_cell(&view, i, c)->cut > 0;
+  if (cells_cut) {
+    tt_buf_puts(&b, "; ");
+    tt_render_cells_cut(&b, cells_cut, "the byte limit");
+  }
   tt_buf_puts(&b, tt_term_reset(t));
   tt_buf_putc(&b, '\n');
   tt_write_all(stdout, &b);

@@ -29,6 +29,7 @@ tt_result *tt_catalog_query(tt_db *db, const char *sql, double timeout_s, long m
   tt_result *r = db->engine->query(db, sql, strlen(sql), err);
   db->trusted_text = trusted;
   db->query_opts = before;
+  if (!r) tt_db_target_scrub(&db->target, err);
   return r;
 }
 

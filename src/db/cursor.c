@@ -1,10 +1,12 @@
 /* cursor.c — a guarded query read one row at a time, for output that
  * streams (CSV, TSV and JSON exports), over any engine's cursor: the
  * engine checks and runs the statement and gives rows with their weight;
- * this file applies the optional row and byte caps and counts the time
- * spent inside the engine (not while the caller writes to a slow pipe).
- * That time is also published in two atomics, so that a watchdog's signal
- * handler can read it without a system call per row (tt_cursor_engine_ms_now). */
+ * this file applies the optional row and byte caps (a first row alone
+ * over the byte cap comes with its cells cut, never left out) and counts
+ * the time spent inside the engine (not while the caller writes to a slow
+ * pipe). That time is also published in two atomics, so that a watchdog's
+ * signal handler can read it without a system call per row
+ * (tt_cursor_engine_ms_now). */
 #include "db/engine.h"
 
 #include <assert.h>
@@ -19,6 +21,9 @@ struct tt_cursor {
   long rows;            /* rows returned so far */
   long bytes;           /* bytes returned so far, as max_bytes counts them */
   tt_trunc truncated;   /* stopped at a cap with more rows left */
+  size_t cells_cut;     /* cells cut to fit max_bytes */
+  tt_value *cut_row;    /* a first row cut to fit max_bytes ... */
+  tt_arena *cut_arena;  /* ... and the bytes it keeps */
   bool done;
   double engine_ms;     /* time spent inside the engine */
   double returned_ms;   /* when the engine last gave the caller control */
@@ -49,7 +54,10 @@ tt_cursor *tt_db_cursor_open(tt_db *db, const char *sql, size_t len, long max_ro
                              long max_bytes, tt_error *err) {
   double t0 = tt_now_ms();
   tt_engine_cursor *ec = db->engine->cursor_open(db, sql, len, err);
-  if (!ec) return NULL;
+  if (!ec) {
+    tt_db_target_scrub(&db->target, err);
+    return NULL;
+  }
   tt_cursor *c = tt_xcalloc(1, sizeof *c);
   c->db = db;
   c->ec = ec;
@@ -66,6 +74,7 @@ const char *tt_cursor_name(const tt_cursor *c, size_t col) { return c->ec->names
 const char *tt_cursor_decltype(const tt_cursor *c, size_t col) { return c->ec->decltypes[col]; }
 long tt_cursor_rows(const tt_cursor *c) { return c->rows; }
 tt_trunc tt_cursor_truncated(const tt_cursor *c) { return c->truncated; }
+size_t tt_cursor_cells_cut(const tt_cursor *c) { return c->cells_cut; }
 double tt_cursor_elapsed_ms(const tt_cursor *c) { return c->engine_ms; }
 
 double tt_cursor_engine_ms_now(const tt_cursor *c) {
@@ -88,6 +97,7 @@ int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err) {
   c->engine_ms += c->returned_ms - t0;
   tt_cursor_publish_done(c);
   if (rc <= 0) {
+    if (rc < 0) tt_db_target_scrub(&c->db->target, err);
     c->done = true;
     return rc;
   }
@@ -97,9 +107,18 @@ int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err) {
     return 0;
   }
   if (c->max_bytes && c->bytes + (long)rb > c->max_bytes) {
-    c->done = true;
-    c->truncated = TT_TRUNC_BYTES;
-    return 0;
+    if (c->rows > 0) {
+      c->done = true;
+      c->truncated = TT_TRUNC_BYTES;
+      return 0;
+    }
+    /* a first row alone over the cap: kept with its cells cut to fit */
+    size_t n = c->ec->ncols;
+    c->cut_row = tt_xcalloc(n ? n : 1, sizeof *c->cut_row);
+    c->cut_arena = tt_arena_new();
+    c->cells_cut += tt_row_copy_within(c->cut_row, got, n, (size_t)c->max_bytes, c->cut_arena);
+    got = c->cut_row;
+    rb = tt_row_weight(got, n);
   }
   c->bytes += (long)rb;
   c->rows++;
@@ -110,5 +129,7 @@ int tt_cursor_next(tt_cursor *c, const tt_value **row, tt_error *err) {
 void tt_cursor_close(tt_cursor *c) {
   if (!c) return;
   c->db->engine->cursor_close(c->ec);
+  free(c->cut_row);
+  tt_arena_free(c->cut_arena);
   free(c);
 }

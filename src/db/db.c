@@ -1,7 +1,9 @@
 /* db.c — the public entry points of db.h that every engine shares:
  * options and their defaults, opening a target through the engine that
  * reads it (engines.c), and handing each call to that engine's table.
- * Nothing here knows which engine it talks to. */
+ * Nothing here knows which engine it talks to. Every error an engine
+ * returns has the target's secrets masked on its way out
+ * (tt_db_target_scrub, also in cursor.c and catalog.c). */
 #include "db/engine.h"
 
 #include <stdlib.h>
@@ -24,6 +26,7 @@ tt_db *tt_db_open_target(const tt_db_target *t, const tt_db_opts *opts, tt_error
   db->name = db->target.shown;
   db->opts = opts ? *opts : tt_db_default_opts();
   if (!db->engine->open(db, err)) {
+    tt_db_target_scrub(&db->target, err);
     tt_db_target_free(&db->target);
     free(db);
     return NULL;
@@ -48,6 +51,10 @@ void tt_db_close(tt_db *db) {
 
 const tt_db_target *tt_db_get_target(const tt_db *db) { return &db->target; }
 
+const char *tt_db_warning(const tt_db *db) {
+  return db->engine->warning ? db->engine->warning(db) : NULL;
+}
+
 const char *tt_db_path(const tt_db *db) { return db->name; }
 
 const tt_db_opts *tt_db_get_opts(const tt_db *db) { return &db->opts; }
@@ -62,7 +69,9 @@ void tt_db_set_opts(tt_db *db, const tt_db_opts *opts) {
 }
 
 tt_result *tt_db_query(tt_db *db, const char *sql, size_t len, tt_error *err) {
-  return db->engine->query(db, sql, len, err);
+  tt_result *r = db->engine->query(db, sql, len, err);
+  if (!r) tt_db_target_scrub(&db->target, err);
+  return r;
 }
 
 tt_result *tt_db_query_opts(tt_db *db, const char *sql, size_t len, const tt_db_opts *opts,
@@ -70,18 +79,27 @@ tt_result *tt_db_query_opts(tt_db *db, const char *sql, size_t len, const tt_db_
   db->query_opts = opts;
   tt_result *r = db->engine->query(db, sql, len, err);
   db->query_opts = NULL;
+  if (!r) tt_db_target_scrub(&db->target, err);
   return r;
 }
 
 bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
-  return db->engine->snapshot_begin(db, version, err);
+  bool ok = db->engine->snapshot_begin(db, version, err);
+  if (!ok) tt_db_target_scrub(&db->target, err);
+  return ok;
 }
 
 void tt_db_snapshot_end(tt_db *db) { db->engine->snapshot_end(db); }
 
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_error *err) {
   tt_catalog *cat = db->engine->catalog_load(db, err);
-  if (cat) cat->list_tables_sql = db->engine->list_tables_sql;
+  if (cat) {
+    cat->list_tables_sql = db->engine->list_tables_sql;
+    const char *w = tt_db_warning(db);
+    cat->warning = w ? tt_arena_strdup(cat->arena, w) : NULL;
+  } else {
+    tt_db_target_scrub(&db->target, err);
+  }
   return cat;
 }
 

@@ -132,12 +132,15 @@ bool tt_db_refusal_is_write(tt_db_refusal r);
 /* Opens path read-only. An empty path is a TT_ERR_CONFIG error; a
  * missing, unreadable or non-SQLite file is a TT_ERR_IO error; no file is
  * ever created. Returns NULL on error.
- * A path ending in .csv or .tsv, or a folder (its *.csv and *.tsv files),
- * is loaded into an in-memory database, one table per file, once per
- * contents: every handle on it shares that one copy and reads it under the
- * same guard and limits as a file, and follows the files as it follows a
- * SQLite file (changed files are loaded again before the next query). Nothing is written beside the files; a
- * malformed file is a TT_ERR_IO error naming its line. */
+ * A path ending in .csv or .tsv, or a folder (its *.csv and *.tsv regular
+ * files inside it: links out of it, pipes, devices, sockets are skipped and
+ * named by tt_db_warning), is loaded into an in-memory database, one table
+ * per file, once per contents: every handle on it shares that one copy and
+ * reads it under the same guard and limits as a file, and follows the files
+ * as it follows a SQLite file (changed files are loaded again before the
+ * next query, within its time limit, each as of one moment). Nothing is
+ * written beside the files; a malformed file is a TT_ERR_IO error naming
+ * its line. */
 tt_db *tt_db_open(const char *path, const tt_db_opts *opts, tt_error *err);
 /* Opens the target read-only, as tt_db_open does (tt_db_open is
  * tt_db_target_parse and this). The handle keeps its own copy of t. */
@@ -145,6 +148,11 @@ tt_db *tt_db_open_target(const tt_db_target *t, const tt_db_opts *opts, tt_error
 void tt_db_close(tt_db *db);
 /* The target the handle was opened from. */
 const tt_db_target *tt_db_get_target(const tt_db *db);
+/* What the target holds that is not read, and why, or NULL: a CSV folder's
+ * entries that are not regular files inside it ("skipped in shop/:
+ * notes.csv (a symbolic link that leads out of the folder); ..."), names
+ * escaped. Valid until the next query on the handle. */
+const char *tt_db_warning(const tt_db *db);
 /* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
  * (any case), or a folder. Prefer tt_db_target (kind). */
 bool tt_db_path_is_csv(const char *path);
@@ -205,6 +213,8 @@ typedef struct tt_value {
     double r;
     const char *s; /* text or blob bytes, NUL-terminated for convenience */
   } u;
+  size_t cut; /* text or blob cut to fit max_bytes: the bytes left out after
+               * the len kept (0: whole); shown with its cut mark after it */
 } tt_value;
 
 typedef enum tt_trunc {
@@ -228,6 +238,7 @@ typedef struct tt_result {
                            * result: no clock, randomness or connection
                            * counters, and no time limit cut it short */
   double elapsed_ms;
+  size_t cells_cut;       /* cells cut to fit max_bytes (tt_value.cut) */
   tt_arena *arena;        /* owns every string above */
 } tt_result;
 
@@ -239,16 +250,27 @@ static inline const tt_value *tt_result_cell(const tt_result *r, size_t row,
 void tt_result_free(tt_result *r);
 
 /* Renders one value as text for people: integers and reals as SQLite prints
- * them, blobs as "<blob N bytes>", NULL as "NULL". Text is appended raw
- * (escape it before it reaches a terminal). */
+ * them, blobs as "<blob N bytes>" (N: the whole blob's), NULL as "NULL".
+ * Text is appended raw (escape it before it reaches a terminal), followed
+ * by the cut mark when it was cut. */
 void tt_value_to_text(tt_buf *out, const tt_value *v);
+/* Bounded output never loses a row: a row that alone weighs more than
+ * max_bytes is kept with its longest text and blob cells cut so that it
+ * fits (the rows before a cut are whole, the rows after it left out as
+ * ever). A cut cell is followed, wherever it is shown (the table, CSV,
+ * TSV, JSON, Markdown, the model's view, MCP, the web API), by its cut
+ * mark "…[cut 999,000 bytes]": the bytes left out, grouped by thousands.
+ * This appends v's cut mark, or nothing when v is whole. */
+void tt_value_put_cut_mark(tt_buf *out, const tt_value *v);
 /* Same type and same value (text and blobs byte for byte). */
 bool tt_value_equal(const tt_value *a, const tt_value *b);
 
 /* The one JSON shape of a result set, the same wherever rows are shown
  * (the run's JSON, run_sql's structuredContent, the web page's /api/sql):
  * {"columns":[...],"column_types":[...],"rows":[[...]],"row_count":N,
- * "truncated":bool,"truncated_by":"max_rows"|"max_bytes","elapsed_ms":N}.
+ * "truncated":bool,"truncated_by":"max_rows"|"max_bytes","cells_cut":N,
+ * "elapsed_ms":N}; cells_cut (only when some are) counts the cells of the
+ * rows given that were cut to fit max_bytes, each followed by its cut mark.
  * rows holds the first max_rows rows (0: every row r holds) and row_count
  * is always how many it holds; truncated says more rows exist than are
  * given (the query was cut, or max_rows left some out) and truncated_by
@@ -295,6 +317,9 @@ const char *tt_cursor_decltype(const tt_cursor *c, size_t col);
 long tt_cursor_rows(const tt_cursor *c);
 /* Which cap stopped it while more rows were left (TT_TRUNC_NONE: none). */
 tt_trunc tt_cursor_truncated(const tt_cursor *c);
+/* Cells cut to fit max_bytes so far: a first row alone over max_bytes is
+ * returned with its longest cells cut (tt_value.cut), never left out. */
+size_t tt_cursor_cells_cut(const tt_cursor *c);
 /* Time spent inside the engine (SQLite, the server) so far. */
 double tt_cursor_elapsed_ms(const tt_cursor *c);
 /* The same, a call of tt_cursor_next in progress included, read from the
@@ -384,6 +409,8 @@ typedef struct tt_catalog {
   tt_arena *arena;
   const char *list_tables_sql; /* a query listing every table, in the engine's
                                   dialect (for an index too long to show) */
+  const char *warning; /* what the target holds that is not read (tt_db_warning
+                        * when the catalog was read), or NULL */
 } tt_catalog;
 
 /* Reads the schema: every table and view (not sqlite_ internals) in schema

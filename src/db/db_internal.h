@@ -64,6 +64,26 @@ const char *tt_db_shown_name(tt_arena *a, const char *raw);
 /* A deep copy of src into dst (free with tt_db_target_free). */
 void tt_db_target_copy(tt_db_target *dst, const tt_db_target *src);
 
+/* ---- secrets (secrets.c) ------------------------------------------------- */
+
+/* text with every form of the secrets of the connection string given (a
+ * URI's password as written and percent-decoded, ?password= and
+ * ?sslpassword= under any spelling of the key, a keyword/value string's
+ * quoted or escaped password) masked as "***" wherever they occur
+ * (free()). */
+char *tt_db_secrets_masked(const char *given, const char *text);
+/* given (a URI) as shown: its secrets and PGPASSWORD's value masked. */
+char *tt_db_target_shown(const char *given);
+/* Masks in err's message and hint every form of the secrets of given and
+ * the value of PGPASSWORD, also the start of one that the end of a full
+ * field cut off. */
+void tt_db_secrets_scrub(const char *given, tt_error *err);
+/* The same for a target named by a URI (nothing to do for files): called
+ * once wherever an engine's table returns an error (db.c, cursor.c,
+ * catalog.c), so that no engine's message (libpq's own included) shows a
+ * password. */
+void tt_db_target_scrub(const tt_db_target *t, tt_error *err);
+
 /* ---- result sets under the caps (result.c) ------------------------------ */
 
 /* A result keeps at most this many cells (NULL and empty ones cost memory
@@ -73,8 +93,7 @@ void tt_db_target_copy(tt_db_target *dst, const tt_db_target *src);
 /* Builds a tt_result from rows an engine produces one at a time, applying
  * max_rows, max_bytes, the cell cap and count_rows the same way for every
  * engine. Per row: tt_result_builder_row, and when it says TT_ROW_WEIGH,
- * the row's weight to tt_result_builder_keep, which gives the cells to
- * fill. */
+ * the row and its weight to tt_result_builder_add. */
 typedef struct tt_result_builder {
   tt_result *r;
   size_t alloc;        /* rows allocated in r->cells */
@@ -85,7 +104,7 @@ typedef struct tt_result_builder {
 } tt_result_builder;
 
 typedef enum tt_row_fate {
-  TT_ROW_WEIGH,   /* may be kept: weigh it (tt_result_builder_keep) */
+  TT_ROW_WEIGH,   /* may be kept: weigh it (tt_result_builder_add) */
   TT_ROW_COUNTED, /* past a cap: counted, not kept; step on */
   TT_ROW_ENOUGH,  /* counted as far as count_rows asks: stop stepping */
 } tt_row_fate;
@@ -95,11 +114,22 @@ typedef enum tt_row_fate {
 tt_result *tt_result_builder_start(tt_result_builder *b, size_t ncols, const tt_db_opts *limits);
 /* Counts one more row the statement produced and says what to do with it. */
 tt_row_fate tt_result_builder_row(tt_result_builder *b);
-/* The row weighs rb bytes (text and blob bytes, 8 per number): the cells
- * to fill (copies of text and blobs go into r->arena), or NULL when the
- * byte or cell cap cuts the result before it (then *enough says whether to
- * stop stepping). */
-tt_value *tt_result_builder_keep(tt_result_builder *b, size_t rb, bool *enough);
+/* Keeps the row (ncols values, borrowed: text and blobs are copied into
+ * r->arena), which weighs rb bytes (text and blob bytes, 8 per number);
+ * false when the byte or cell cap cuts the result before it (then
+ * *enough says whether to stop stepping). A first row that alone weighs
+ * more than max_bytes is kept with its longest cells cut to fit
+ * (tt_row_copy_within), never left out. */
+bool tt_result_builder_add(tt_result_builder *b, const tt_value *row, size_t rb, bool *enough);
+/* What a row weighs against max_bytes: text and blob bytes, 8 per number. */
+size_t tt_row_weight(const tt_value *row, size_t ncols);
+/* Copies row src into dst (text and blobs into a, NUL-terminated) so that
+ * it weighs at most budget: when it weighs more, its longest text and blob
+ * cells are cut (text never inside a character), each keeping the same
+ * room, and marked (tt_value.cut). Returns how many cells were cut. */
+size_t tt_row_copy_within(tt_value *dst, const tt_value *src, size_t ncols, size_t budget,
+                          tt_arena *a);
+
 /* After the last step: total_rows, and total_exact when stepping reached
  * the end. */
 void tt_result_builder_end(tt_result_builder *b, bool reached_end);

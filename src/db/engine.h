@@ -68,6 +68,10 @@ struct tt_db_engine {
   /* Whether a column of this declared type holds text (its frequent values
    * are read for the catalog). */
   bool (*is_text_type)(const char *decltype);
+
+  /* What the target holds that is not read, and why (tt_db_warning); NULL
+   * entry or result: nothing. */
+  const char *(*warning)(const tt_db *db);
 };
 
 /* The tables, each defined in its engine's folder (sqlite/sqlite.c,

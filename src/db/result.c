@@ -35,13 +35,20 @@ static void tt_real_to_text(tt_buf *out, double r) {
 }
 
 bool tt_value_equal(const tt_value *a, const tt_value *b) {
-  if (a->type != b->type) return false;
+  if (a->type != b->type || a->cut != b->cut) return false;
   switch (a->type) {
   case TT_VAL_NULL: return true;
   case TT_VAL_INT: return a->u.i == b->u.i;
   case TT_VAL_REAL: return a->u.r == b->u.r;
   default: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
   }
+}
+
+void tt_value_put_cut_mark(tt_buf *out, const tt_value *v) {
+  if (!v->cut) return;
+  tt_buf_puts(out, "…[cut ");
+  tt_buf_put_grouped(out, (long long)v->cut);
+  tt_buf_puts(out, " bytes]");
 }
 
 void tt_value_to_text(tt_buf *out, const tt_value *v) {
@@ -53,11 +60,15 @@ void tt_value_to_text(tt_buf *out, const tt_value *v) {
     break;
   }
   case TT_VAL_REAL: tt_real_to_text(out, v->u.r); break;
-  case TT_VAL_TEXT: tt_buf_append(out, v->u.s, v->len); break;
-  case TT_VAL_BLOB: tt_buf_printf(out, "<blob %zu bytes>", v->len); break;
+  case TT_VAL_TEXT:
+    tt_buf_append(out, v->u.s, v->len);
+    tt_value_put_cut_mark(out, v);
+    break;
+  case TT_VAL_BLOB: tt_buf_printf(out, "<blob %zu bytes>", v->len + v->cut); break;
   }
 }
 
+/* A blob's bytes as \\x and hex (then the cut mark when it was cut). */
 static void tt_hex(tt_buf *out, const tt_value *v) {
   static const char digits[] = "0123456789abcdef";
   tt_buf_puts(out, "\\x");
@@ -66,6 +77,7 @@ static void tt_hex(tt_buf *out, const tt_value *v) {
     tt_buf_putc(out, digits[p[i] >> 4]);
     tt_buf_putc(out, digits[p[i] & 15]);
   }
+  tt_value_put_cut_mark(out, v);
 }
 
 void tt_value_to_export_text(tt_buf *out, const tt_value *v) {
@@ -87,10 +99,17 @@ json_t *tt_value_to_json(const tt_value *v, bool blob_hex) {
   case TT_VAL_REAL:
     if (isfinite(v->u.r)) return json_real(v->u.r);
     return json_null(); /* JSON has no NaN or infinity */
-  case TT_VAL_TEXT: return tt_json_stringn(v->u.s, v->len);
+  case TT_VAL_TEXT: {
+    if (!v->cut) return tt_json_stringn(v->u.s, v->len);
+    tt_buf b = TT_BUF_INIT;
+    tt_value_to_text(&b, v);
+    json_t *j = tt_json_stringn(b.data, b.len);
+    tt_buf_free(&b);
+    return j;
+  }
   case TT_VAL_BLOB: {
     char tmp[48];
-    snprintf(tmp, sizeof tmp, "<blob %zu bytes>", v->len);
+    snprintf(tmp, sizeof tmp, "<blob %zu bytes>", v->len + v->cut);
     return json_string(tmp);
   }
   }
@@ -106,11 +125,15 @@ void tt_value_put_json(tt_buf *out, const tt_value *v, bool blob_hex) {
     if (isfinite(v->u.r)) tt_json_put_real(out, v->u.r);
     else tt_buf_append(out, "null", 4);
     return;
-  case TT_VAL_TEXT: tt_json_put_string(out, v->u.s, v->len); return;
+  case TT_VAL_TEXT:
   case TT_VAL_BLOB: {
+    if (v->type == TT_VAL_TEXT && !v->cut) {
+      tt_json_put_string(out, v->u.s, v->len);
+      return;
+    }
     tt_buf b = TT_BUF_INIT;
-    if (blob_hex) tt_hex(&b, v);
-    else tt_buf_printf(&b, "<blob %zu bytes>", v->len);
+    if (v->type == TT_VAL_BLOB && blob_hex) tt_hex(&b, v);
+    else tt_value_to_text(&b, v); /* the text and its mark, or <blob N bytes> */
     tt_json_put_string(out, b.data, b.len);
     tt_buf_free(&b);
     return;
@@ -126,11 +149,14 @@ json_t *tt_result_to_json(const tt_result *r, size_t max_rows, bool blob_hex) {
     json_array_append_new(cols, tt_json_stringn(r->names[c], strlen(r->names[c])));
     json_array_append_new(types, tt_json_stringn(r->decltypes[c], strlen(r->decltypes[c])));
   }
-  size_t n = max_rows && max_rows < held ? max_rows : held;
+  size_t n = max_rows && max_rows < held ? max_rows : held, cells_cut = 0;
   for (size_t i = 0; i < n; i++) {
     json_t *row = json_array();
-    for (size_t c = 0; c < ncols; c++)
-      json_array_append_new(row, tt_value_to_json(tt_result_cell(r, i, c), blob_hex));
+    for (size_t c = 0; c < ncols; c++) {
+      const tt_value *v = tt_result_cell(r, i, c);
+      json_array_append_new(row, tt_value_to_json(v, blob_hex));
+      cells_cut += v->cut > 0;
+    }
     json_array_append_new(rows, row);
   }
   json_object_set_new(o, "columns", cols);
@@ -144,11 +170,12 @@ json_t *tt_result_to_json(const tt_result *r, size_t max_rows, bool blob_hex) {
     json_object_set_new(o, "truncated_by", json_string(!cut && r->truncated_by == TT_TRUNC_BYTES
                                                            ? "max_bytes"
                                                            : "max_rows"));
+  if (cells_cut) json_object_set_new(o, "cells_cut", json_integer((json_int_t)cells_cut));
   if (r) json_object_set_new(o, "elapsed_ms", json_real(round(r->elapsed_ms * 1000.0) / 1000.0));
   return o;
 }
 
-/* ---- the builder: rows under the caps ----------------------------------- */
+/* ---- rows cut to fit, and the builder: rows under the caps -------------- */
 
 tt_result *tt_result_builder_start(tt_result_builder *b, size_t ncols, const tt_db_opts *limits) {
   tt_result *r = tt_xcalloc(1, sizeof *r);
@@ -181,23 +208,92 @@ tt_row_fate tt_result_builder_row(tt_result_builder *b) {
   return TT_ROW_WEIGH;
 }
 
-tt_value *tt_result_builder_keep(tt_result_builder *b, size_t rb, bool *enough) {
+static bool tt_is_var(const tt_value *v) { return v->type == TT_VAL_TEXT || v->type == TT_VAL_BLOB; }
+
+static int tt_cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+size_t tt_row_weight(const tt_value *row, size_t ncols) {
+  size_t w = 0;
+  for (size_t c = 0; c < ncols; c++)
+    w += row[c].type == TT_VAL_INT || row[c].type == TT_VAL_REAL ? 8 : tt_is_var(&row[c]) ? row[c].len : 0;
+  return w;
+}
+
+/* The most bytes each text or blob cell of row may keep for the row to
+ * weigh at most budget: the short cells whole, the room they leave shared
+ * evenly by the long ones (SIZE_MAX: the row fits whole). */
+static size_t tt_cut_room(const tt_value *row, size_t ncols, size_t budget) {
+  size_t *lens = tt_xcalloc(ncols ? ncols : 1, sizeof *lens), k = 0, fixed = 0;
+  for (size_t c = 0; c < ncols; c++) {
+    if (tt_is_var(&row[c])) lens[k++] = row[c].len;
+    else if (row[c].type != TT_VAL_NULL) fixed += 8;
+  }
+  qsort(lens, k, sizeof *lens, tt_cmp_size);
+  size_t left = budget > fixed ? budget - fixed : 0, room = SIZE_MAX;
+  for (size_t i = 0; i < k; i++) {
+    size_t share = left / (k - i);
+    if (lens[i] > share) {
+      room = share;
+      break;
+    }
+    left -= lens[i];
+  }
+  free(lens);
+  return room;
+}
+
+/* The bytes of text s to keep within room: never half a character. */
+static size_t tt_text_keep(const char *s, size_t room) {
+  size_t keep = room;
+  while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--;
+  return keep;
+}
+
+size_t tt_row_copy_within(tt_value *dst, const tt_value *src, size_t ncols, size_t budget,
+                          tt_arena *a) {
+  size_t room = tt_row_weight(src, ncols) > budget ? tt_cut_room(src, ncols, budget) : SIZE_MAX;
+  size_t cut = 0;
+  for (size_t c = 0; c < ncols; c++) {
+    dst[c] = src[c];
+    dst[c].cut = 0;
+    if (!tt_is_var(&src[c])) continue;
+    size_t keep = src[c].len;
+    if (keep > room) {
+      keep = src[c].type == TT_VAL_TEXT ? tt_text_keep(src[c].u.s, room) : room;
+      dst[c].cut = src[c].len - keep + src[c].cut;
+      cut++;
+    }
+    dst[c].len = keep;
+    dst[c].u.s = tt_arena_memdup(a, src[c].u.s, keep);
+  }
+  return cut;
+}
+
+bool tt_result_builder_add(tt_result_builder *b, const tt_value *row, size_t rb, bool *enough) {
   tt_result *r = b->r;
+  *enough = false;
   /* NULL and empty cells weigh nothing in bytes but still cost memory: the
-   * number of cells is capped too. */
-  if (r->bytes + rb > b->cap_bytes || (r->nrows + 1) * r->ncols > TT_MAX_CELLS) {
+   * number of cells is capped too. A first row alone over the byte cap is
+   * kept with its cells cut to fit: bounded output never loses a row. */
+  bool cut_cells = r->nrows == 0 && rb > b->cap_bytes;
+  if ((!cut_cells && r->bytes + rb > b->cap_bytes) || (r->nrows + 1) * r->ncols > TT_MAX_CELLS) {
     *enough = tt_result_cut(b, TT_TRUNC_BYTES) == TT_ROW_ENOUGH;
-    return NULL;
+    return false;
   }
   if (r->nrows == b->alloc) {
     b->alloc = b->alloc ? b->alloc * 2 : 16;
     r->cells = tt_xrealloc(r->cells, sizeof(tt_value) * b->alloc * (r->ncols ? r->ncols : 1));
   }
   tt_value *cells = r->cells + r->nrows * r->ncols;
-  r->bytes += rb;
+  size_t cut = tt_row_copy_within(cells, row, r->ncols, cut_cells ? b->cap_bytes : SIZE_MAX,
+                                  r->arena);
+  r->cells_cut += cut;
+  r->bytes += cut_cells ? tt_row_weight(cells, r->ncols) : rb;
   r->nrows++;
-  *enough = false;
-  return cells;
+  return true;
 }
 
 void tt_result_builder_end(tt_result_builder *b, bool reached_end) {

@@ -3,8 +3,8 @@
  * string alone (and stat/realpath), into the kind, its engine, what is
  * opened and what people are shown. The only place of the layer that
  * looks at the string: engines read the parsed target. A URI's password
- * never leaves given and path: shown has it replaced by "***". */
-#define _GNU_SOURCE /* strcasestr */
+ * never leaves given and path: shown has it, in every form it takes, and
+ * PGPASSWORD's masked as "***" (secrets.c). */
 #include "db/engine.h"
 
 #include <limits.h>
@@ -68,55 +68,14 @@ const char *tt_db_path_dialect(const char *path) {
   return tt_db_kind_dialect(tt_db_uri_kind(path, &kind) ? kind : tt_db_file_kind(path));
 }
 
-/* Replaces the value of every password=... parameter from p on with ***. */
-static void tt_redact_params(tt_buf *b, const char *p) {
-  while (*p) {
-    const char *hit = strcasestr(p, "password=");
-    if (!hit) {
-      tt_buf_puts(b, p);
-      return;
-    }
-    hit += 9;
-    tt_buf_append(b, p, (size_t)(hit - p));
-    tt_buf_puts(b, "***");
-    p = hit + strcspn(hit, "& ");
-  }
-}
-
 char *tt_pg_redact_uri(const char *uri) {
-  if (!uri) return NULL;
-  tt_buf b = TT_BUF_INIT;
-  const char *scheme_end = strstr(uri, "://");
-  tt_db_kind kind;
-  if (!tt_db_uri_kind(uri, &kind) || !scheme_end) {
-    tt_redact_params(&b, uri); /* key=value connection strings */
-    return tt_buf_detach(&b);
-  }
-  const char *auth = scheme_end + 3;
-  const char *auth_end = auth + strcspn(auth, "/?#");
-  const char *at = NULL;
-  for (const char *p = auth; p < auth_end; p++)
-    if (*p == '@') at = p; /* the last @ ends the user information */
-  tt_buf_append(&b, uri, (size_t)(auth - uri));
-  if (at) {
-    const char *colon = memchr(auth, ':', (size_t)(at - auth));
-    if (colon) {
-      tt_buf_append(&b, auth, (size_t)(colon - auth));
-      tt_buf_puts(&b, ":***");
-    } else {
-      tt_buf_append(&b, auth, (size_t)(at - auth));
-    }
-    auth = at;
-  }
-  tt_buf_append(&b, auth, (size_t)(auth_end - auth));
-  tt_redact_params(&b, auth_end);
-  return tt_buf_detach(&b);
+  return uri ? tt_db_secrets_masked(uri, uri) : NULL;
 }
 
 char *tt_db_uri_redacted(const char *s) {
   tt_db_kind kind;
   if (!tt_db_uri_kind(s, &kind)) return NULL;
-  char *red = tt_pg_redact_uri(s);
+  char *red = tt_db_secrets_masked(s, s);
   if (strcmp(red, s) != 0) return red;
   free(red);
   return NULL;
@@ -135,7 +94,7 @@ bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err) {
     out->uri = true;
     out->engine = tt_db_engine_for(out->kind)->name;
     out->path = tt_xstrdup(given);
-    out->shown = tt_pg_redact_uri(given);
+    out->shown = tt_db_target_shown(given);
     return true;
   }
   out->kind = tt_db_file_kind(given);

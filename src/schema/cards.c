@@ -35,6 +35,13 @@ struct tt_schema {
 
 const char *tt_schema_warning(const tt_schema *s) { return s ? s->warning : NULL; }
 
+json_t *tt_schema_notes_json(const tt_schema *s) {
+  json_t *notes = json_array();
+  if (s->cat->warning) json_array_append_new(notes, json_string(s->cat->warning));
+  if (s->warning) json_array_append_new(notes, json_string(s->warning));
+  return notes;
+}
+
 void tt_schema_set_warning(tt_schema *s, const char *warning) {
   free(s->warning);
   s->warning = warning ? tt_xstrdup(warning) : NULL;
@@ -362,6 +369,8 @@ void tt_schema_render_text(const tt_schema *s, const tt_card *const *cards,
     if (i) tt_buf_putc(out, '\n');
     tt_buf_puts(out, cards ? cards[i]->text : s->cards[i].text);
   }
+  if (s->cat->warning) tt_buf_printf(out, "\n# Note: %s\n", s->cat->warning);
+  if (s->warning) tt_buf_printf(out, "\n# Note: %s\n", s->warning);
 }
 
 static json_t *tt_str(const char *s) { return tt_json_stringn(s, strlen(s)); }
@@ -448,6 +457,9 @@ json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_
   json_t *o = json_object();
   json_object_set_new(o, "tables", tables);
   json_object_set_new(o, "token_estimate", json_integer((json_int_t)tokens));
+  json_t *notes = tt_schema_notes_json(s);
+  if (json_array_size(notes)) json_object_set_new(o, "notes", notes);
+  else json_decref(notes);
   return o;
 }
 

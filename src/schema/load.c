@@ -43,7 +43,7 @@ tt_schema *tt_schema_load(tt_db *db, const tt_schema_load_opts *o, tt_error *err
   tt_error_clear(err);
   tt_catalog *cat = tt_db_catalog_load(db, err);
   if (!cat) {
-    tt_error_prefix(err, "cannot read the schema of %s: ", o->db_path ? o->db_path : "the database");
+    tt_error_prefix(err, "cannot read the schema of %s: ", tt_db_path(db)); /* as shown */
     return NULL;
   }
   tt_knowledge *kn;

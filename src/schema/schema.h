@@ -213,6 +213,12 @@ tt_schema *tt_schema_load(tt_db *db, const tt_schema_load_opts *o, tt_error *err
 /* What tt_schema_load left out and why ("knowledge file x.json:3: ...;
  * going on without it"), or NULL. */
 const char *tt_schema_warning(const tt_schema *s);
+/* What was left out, as a JSON array of strings (empty when nothing): what
+ * the database holds that is not read (tt_db_warning: a CSV folder's files
+ * that are not regular files inside it) and tt_schema_warning. The text
+ * and JSON of the schema (tt_schema_render_text, tt_schema_to_json: its
+ * "notes") carry them too. */
+json_t *tt_schema_notes_json(const tt_schema *s);
 void tt_schema_set_warning(tt_schema *s, const char *warning);
 
 #endif

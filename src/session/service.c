@@ -46,7 +46,7 @@ static void tt_service_housekeeping(const tt_service *s) {
 static void tt_service_read_schema(tt_service *s, tt_db *db) {
   const tt_config *c = s->cfg;
   tt_schema_load_opts so = {
-      .db_path = s->target.path,
+      .db_path = s->target.uri ? NULL : s->target.path, /* a server's URI has no file beside it */
       .knowledge = c->knowledge,
       .values = (s->flags & TT_SERVICE_NO_VALUES)     ? TT_SCHEMA_VALUES_NONE
                 : (s->flags & TT_SERVICE_VALUES_BUILT) ? TT_SCHEMA_VALUES_BUILT
@@ -126,6 +126,8 @@ tt_service *tt_service_open(const tt_config *c, unsigned flags, tt_error *err) {
   tt_db_opts o = tt_config_db_opts(c);
   s->db = tt_db_open_target(&s->target, &o, err);
   if (!s->db) goto fail;
+  if (tt_db_warning(s->db)) /* files of a folder that are not read (escaped) */
+    fprintf(stderr, "tabletalk: note: %s\n", tt_db_warning(s->db));
   if (flags & TT_SERVICE_SCHEMA) {
     if (flags & TT_SERVICE_BACKGROUND) {
       if (!tt_service_check_knowledge(c, err)) goto fail;

@@ -219,6 +219,7 @@ enum MHD_Result tt_web_api_schema(tt_web_req *r) {
   json_t *j = json_object();
   json_object_set_new(j, "dialect", json_string(tt_db_kind_dialect(tt_service_target(r->w->cfg->svc)->kind)));
   json_object_set_new(j, "tables", tables);
+  json_object_set_new(j, "notes", tt_schema_notes_json(r->w->schema));
   return tt_web_send_json(r, 200, j);
 }
 

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CHINOOK, run, server, sha256, tempDir } from '../support/harness.mjs';
+import { CHINOOK, run, server, sha256, startWeb, tempDir } from '../support/harness.mjs';
 
 const PEOPLE = '\uFEFFid,name,city,note,code,score\r\n'
   + '1,José Peña,"Zürich, CH","says ""hi"", then\r\nleaves",00123,1.5\r\n'
@@ -121,4 +121,55 @@ test('--no-header reads the first line as data; a malformed file names its line 
   assert.equal(g.code, 1);
   assert.match(g.stderr, /ragged\.csv:3: 3 fields, but the first line has 2/);
   assert.equal(listing(dir).split('\n').length, before.split('\n').length + 1);
+});
+
+/* A folder from an untrusted archive: dataset/notes.csv is a link to
+ * ../secret.csv, outside the folder. It is not read: no table, a note on
+ * stderr and in `schema` (text and JSON) and the web page's /api/schema,
+ * and nothing of the secret file ever reaches the model endpoint, not even
+ * when the model asks for the table by name. */
+test('a link out of a CSV folder is skipped with a note, and its content never reaches the model', async () => {
+  const top = tempDir('tabletalk-csv-link-');
+  const dir = path.join(top, 'dataset');
+  fs.mkdirSync(dir);
+  const SECRET = 'sk-live-0123456789abcdef';
+  fs.writeFileSync(path.join(top, 'secret.csv'), `name,key\nprod,${SECRET}\n`);
+  fs.writeFileSync(path.join(dir, 'people.csv'), PEOPLE);
+  fs.symlinkSync('../secret.csv', path.join(dir, 'notes.csv'));
+  const NOTE = 'notes.csv (a symbolic link that leads out of the folder)';
+  const srv = await server({ rules: [
+    { when: { step: 0 }, ...sql('SELECT * FROM notes') },
+    { when: { step: 1 }, ...sql('SELECT name FROM people ORDER BY id LIMIT 1') },
+    { when: { step: 2 }, ...answer('José Peña is the first person.') },
+  ] });
+  const state = path.join(top, 'state');
+  const r = await run(['ask', dir, 'Who is first?', '--base-url', srv.url, '--state-dir', state, '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.json.answer, 'José Peña is the first person.');
+  assert.match(r.stderr, new RegExp(`note: skipped in .*dataset: ${NOTE.replace(/[()]/g, '\\$&')}`));
+  assert.ok(srv.requests.length >= 3);
+  for (const req of srv.requests) assert.ok(!JSON.stringify(req.body).includes(SECRET), 'the secret reached the model');
+  assert.match(srv.requests[1].body.messages.filter((m) => m.role === 'tool').at(-1).content, /no such table: notes/);
+  assert.ok(!fs.readFileSync(r.json.trace, 'utf8').includes(SECRET));
+
+  const s = await run(['schema', dir]);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stdout, /Table: people/);
+  assert.doesNotMatch(s.stdout, /Table: notes/);
+  assert.ok(s.stdout.includes(`# Note: skipped in ${dir}: ${NOTE}`), s.stdout);
+  assert.ok(s.stderr.includes(NOTE));
+  const j = await run(['schema', dir, '--json']);
+  assert.equal(j.code, 0, j.stderr);
+  assert.deepEqual(j.json.tables.map((t) => t.name), ['people']);
+  assert.deepEqual(j.json.notes, [`skipped in ${dir}: ${NOTE}`]);
+  assert.ok(!j.stdout.includes(SECRET));
+
+  const w = await startWeb({ db: dir, state }, srv);
+  const entry = await fetch(`${w.base}/?token=${w.token}`, { redirect: 'manual' });
+  const cookie = entry.headers.get('set-cookie').split(';')[0];
+  const schema = await (await fetch(`${w.base}/api/schema`, { headers: { Cookie: cookie } })).json();
+  assert.deepEqual(schema.tables.map((t) => t.name), ['people']);
+  assert.deepEqual(schema.notes, [`skipped in ${dir}: ${NOTE}`]);
+  await w.close();
+  await srv.close();
 });

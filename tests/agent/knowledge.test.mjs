@@ -70,6 +70,13 @@ test('a malformed file beside the database is warned about and the question stil
   await srv.close();
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /warning: knowledge file .*chinook\.knowledge\.json:3: "examples" must be a list.*going on without it/);
+  /* schema says so too, in its text and its JSON's notes */
+  const t = await run(['schema', sc.db, 'Genre']);
+  assert.equal(t.code, 0, t.stderr);
+  assert.match(t.stdout, /# Note: knowledge file .*chinook\.knowledge\.json:3: .*going on without it/);
+  const j = await run(['schema', sc.db, '--json']);
+  assert.equal(j.json.notes.length, 1);
+  assert.match(j.json.notes[0], /^knowledge file .*chinook\.knowledge\.json:3: /);
 });
 
 test('learn appends examples, refuses writes (exit 3) and SQL errors (exit 1), never touches the database', async () => {

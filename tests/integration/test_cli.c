@@ -1,6 +1,7 @@
 /* test_cli.c — the tabletalk command line as a user meets it: help and
  * version, usage errors (exit 2), missing or bad files (exit 1, nothing
- * created), refusals (exit 3), limits (exit 4), output formats, SQL from
+ * created), a password never printed whatever its form, refusals (exit
+ * 3), limits (exit 4), output formats, SQL from
  * standard input, the schema command on chinook, and the chart command
  * (files, JSON, the preview on a pseudo-terminal, its errors). */
 #include <setjmp.h>
@@ -143,6 +144,49 @@ static void test_missing_and_bad_files(void **state) {
   free(missing);
 }
 
+/* A password never reaches the terminal, in any form, whatever the
+ * command prints: a server that is not there (port 1 of this machine
+ * refuses at once) or a URI libpq cannot parse, through sql (table and
+ * JSON) and schema, and the password libpq takes from PGPASSWORD. */
+static void test_password_never_printed(void **state) {
+  (void)state;
+  static const struct {
+    const char *uri, *secret;
+  } cases[] = {
+      {"postgresql://reader:R3ader-Pw-Secret@[::1/chinook", "R3ader-Pw-Secret"},
+      {"postgresql://reader:pa%zz-Pct-Secret@127.0.0.1:1/db", "Pct-Secret"},
+      {"postgresql://reader@127.0.0.1:1/db?pass%77ord=Key-Spelling-Secret", "Key-Spelling-Secret"},
+      {"postgresql://Same-Secret:Same-Secret@127.0.0.1:1/Same-Secret", "Same-Secret"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tu_run r;
+    tt(&r, NULL, "sql", cases[i].uri, "SELECT 1", NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(has(&r.err, "cannot connect to postgresql://"));
+    assert_false(has(&r.err, cases[i].secret));
+    assert_false(has(&r.out, cases[i].secret));
+    tu_run_free(&r);
+    tt(&r, NULL, "sql", cases[i].uri, "SELECT 1", "--json", NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(has(&r.out, "\"kind\":\"io\""));
+    assert_false(has(&r.out, cases[i].secret));
+    assert_false(has(&r.err, cases[i].secret));
+    tu_run_free(&r);
+    tt(&r, NULL, "schema", "--db-url", cases[i].uri, NULL);
+    assert_int_equal(r.status, 1);
+    assert_false(has(&r.err, cases[i].secret));
+    tu_run_free(&r);
+  }
+  setenv("PGPASSWORD", "Env-Pw-Secret", 1);
+  tu_run r;
+  tt(&r, NULL, "sql", "postgresql://Env-Pw-Secret@127.0.0.1:1/db", "SELECT 1", NULL);
+  unsetenv("PGPASSWORD");
+  assert_int_equal(r.status, 1);
+  assert_true(has(&r.err, "cannot connect to postgresql://***@127.0.0.1:1/db"));
+  assert_false(has(&r.err, "Env-Pw-Secret"));
+  tu_run_free(&r);
+}
+
 static void test_odd_paths_and_symlinks(void **state) {
   (void)state;
   char *odd = tt_xasprintf("%s/my db?#%%.sqlite", g_dir);
@@ -184,6 +228,67 @@ static void test_exit_codes_for_outcomes(void **state) {
   tt(&r, NULL, "sql", g_db, "SELECT printf('%.*c', 2000000000, 'x')", NULL);
   assert_int_equal(r.status, 4);
   tu_run_free(&r);
+}
+
+/* A row whose cell alone is over --max-bytes is shown, not lost: the
+ * table, JSON, CSV and TSV each show the row with the cell cut at the
+ * bound and marked "…[cut N bytes]", and say how many cells were cut. On a
+ * real file holding a 1,000,000-byte cell. */
+static void test_long_cell_is_cut_not_lost(void **state) {
+  (void)state;
+  char *path = tt_xasprintf("%s/bigcell.sqlite", g_dir);
+  tu_exec_sql(path, "CREATE TABLE t(id INTEGER, note TEXT);"
+                    "INSERT INTO t VALUES (7, replace(hex(zeroblob(500000)), '00', 'ab'));");
+  const char *mark = "…[cut 999,008 bytes]"; /* 1000 bytes: the id's 8, then 992 of text */
+  tu_run r;
+  /* the table: its own default cap of 1,000,000 bytes is passed by 8 */
+  tt(&r, NULL, "sql", path, "SELECT id, note FROM t", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "1 row (1 cell cut to fit --max-bytes), "));
+  assert_true(has(&r.out, "\n  7 | abab"));
+  tu_run_free(&r);
+  tt(&r, NULL, "sql", path, "SELECT id, note FROM t", "--max-bytes", "1000", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "1 row (1 cell cut to fit --max-bytes), "));
+  /* the table's own display budget (1,000 columns) shows 978 bytes of it:
+   * the mark counts every byte not shown */
+  assert_true(has(&r.out, "ab…[cut 999,022 bytes]\n"));
+  tu_run_free(&r);
+
+  tt(&r, NULL, "sql", path, "SELECT id, note FROM t", "--max-bytes", "1000", "--json", NULL);
+  assert_int_equal(r.status, 0);
+  json_t *doc = json_loads(tt_buf_cstr(&r.out), 0, NULL);
+  assert_non_null(doc);
+  assert_int_equal(json_integer_value(json_object_get(doc, "row_count")), 1);
+  assert_int_equal(json_integer_value(json_object_get(doc, "cells_cut")), 1);
+  assert_false(json_is_true(json_object_get(doc, "truncated"))); /* no row left out */
+  json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
+  assert_int_equal(json_integer_value(json_array_get(row, 0)), 7);
+  const char *cell = json_string_value(json_array_get(row, 1));
+  assert_int_equal(strlen(cell), 992 + strlen(mark));
+  assert_string_equal(cell + 992, mark);
+  json_decref(doc);
+  assert_true(has(&r.err, "note: 1 cell cut to fit --max-bytes"));
+  tu_run_free(&r);
+
+  for (int csv = 0; csv < 2; csv++) {
+    tt(&r, NULL, "sql", path, "SELECT id, note FROM t", "--max-bytes", "1000", "--format",
+       csv ? "csv" : "tsv", NULL);
+    assert_int_equal(r.status, 0);
+    const char *out = tt_buf_cstr(&r.out);
+    const char *nl = csv ? "\r\n" : "\n";
+    char *head = tt_xasprintf("id%snote%s7%s", csv ? "," : "\t", nl, csv ? "," : "\t");
+    assert_memory_equal(out, head, strlen(head));
+    /* in CSV the field is quoted: the mark holds a comma */
+    const char *field = out + strlen(head) + (csv ? 1 : 0);
+    if (csv) assert_int_equal(field[-1], '"');
+    assert_int_equal(strlen(field), 992 + strlen(mark) + (csv ? 1 : 0) + strlen(nl));
+    assert_memory_equal(field + 992, mark, strlen(mark));
+    assert_true(has(&r.err, "note: 1 cell cut to fit --max-bytes"));
+    free(head);
+    tu_run_free(&r);
+  }
+  free(path);
 }
 
 static void test_formats(void **state) {
@@ -728,9 +833,11 @@ int main(void) {
       cmocka_unit_test(test_help_and_version),
       cmocka_unit_test(test_usage_errors_exit_2),
       cmocka_unit_test(test_missing_and_bad_files),
+      cmocka_unit_test(test_password_never_printed),
       cmocka_unit_test(test_odd_paths_and_symlinks),
       cmocka_unit_test(test_exit_codes_for_outcomes),
       cmocka_unit_test(test_formats),
+      cmocka_unit_test(test_long_cell_is_cut_not_lost),
       cmocka_unit_test(test_caps),
       cmocka_unit_test(test_sql_from_stdin),
       cmocka_unit_test(test_exports_write_every_row),

@@ -39,3 +39,27 @@ test('serve-mcp on a CSV file: run_sql and describe_schema through the SDK, noth
   }
   assert.equal(listing(), before);
 });
+
+test('serve-mcp on a CSV folder with a link out of it: describe_schema notes it, run_sql cannot read it', async () => {
+  const top = tempDir('tabletalk-mcp-csv-link-');
+  const dir = path.join(top, 'dataset');
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(top, 'secret.csv'), 'key\nsk-live-secret-value\n');
+  fs.writeFileSync(path.join(dir, 'people.csv'), 'id,name\n1,Ana\n');
+  fs.symlinkSync('../secret.csv', path.join(dir, 'notes.csv'));
+  const s = await connectStdio({ dir: top, db: dir, state: path.join(top, 'state') });
+  try {
+    const schema = await s.client.callTool({ name: 'describe_schema', arguments: {} });
+    assert.notEqual(schema.isError, true, textOf(schema));
+    const note = `skipped in ${dir}: notes.csv (a symbolic link that leads out of the folder)`;
+    assert.deepEqual(schema.structuredContent.notes, [note]);
+    assert.ok(textOf(schema).includes(`# Note: ${note}`));
+    assert.deepEqual(schema.structuredContent.tables.map((t) => t.name), ['people']);
+    const res = await s.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT * FROM notes' } });
+    assert.equal(res.isError, true);
+    assert.match(textOf(res), /no such table: notes/);
+    assert.ok(!textOf(res).includes('sk-live-secret-value'));
+  } finally {
+    await s.close();
+  }
+});

@@ -206,6 +206,29 @@ static void test_rows_view(void **state) {
   tt_result_free(r);
 }
 
+/* A row with a value cut to fit the byte limit reaches the model with the
+ * value's start, its cut mark, and a line saying values were cut. */
+static void test_rows_view_cut_cell(void **state) {
+  (void)state;
+  tt_db_opts o = *tt_db_get_opts(g_db);
+  o.max_bytes = 100;
+  const char *sql = "SELECT GenreId, replace(hex(zeroblob(499500)), '00', 'ab') AS big FROM Genre "
+                    "WHERE GenreId <= 2";
+  tt_error err;
+  tt_result *r = tt_db_query_opts(g_db, sql, strlen(sql), &o, &err);
+  if (!r) fail_msg("%s", err.message);
+  assert_int_equal(r->nrows, 1);
+  assert_int_equal(r->cells_cut, 1);
+  tt_buf v = TT_BUF_INIT;
+  tt_view_rows(&v, r, 30);
+  const char *s = tt_buf_cstr(&v);
+  assert_non_null(strstr(s, "1 long value was cut to fit the byte limit (marked …[cut N bytes])"));
+  assert_non_null(strstr(s, "<rows>\n[1,\"abab"));
+  assert_non_null(strstr(s, "ab…[cut 998,908 bytes]\"]\n</rows>"));
+  tt_buf_free(&v);
+  tt_result_free(r);
+}
+
 static void test_injection_detector(void **state) {
   (void)state;
   const char *hostile[] = {
@@ -692,6 +715,7 @@ int main(void) {
       cmocka_unit_test(test_prompt_limits_come_from_the_options),
       cmocka_unit_test(test_wide_schema_fits_budget),
       cmocka_unit_test(test_rows_view),
+      cmocka_unit_test(test_rows_view_cut_cell),
       cmocka_unit_test(test_injection_detector),
       cmocka_unit_test(test_hints),
       cmocka_unit_test(test_hints_use_the_query),

@@ -2,18 +2,24 @@
  * scratch folder: quoting, BOM, accents, line ends, the delimiter guess,
  * type inference, the header rule and its overrides, names of tables and
  * columns, folders, hostile inputs (each an error naming the line), the
- * guard's refusals, one shared image that follows the files, and nothing
- * written beside them. */
+ * guard's refusals, one shared image that follows the files, nothing
+ * written beside them, a folder read only inside itself (links out, pipes,
+ * sockets skipped with a note), and a file appended to while it is loaded
+ * read as of one moment, its loading again bounded by the time limit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "db/db.h"
@@ -354,18 +360,23 @@ static void test_folder(void **state) {
   tu_write_file(x, "not a table\n");
   tu_write_file(d1, "v\n1\n");
   tu_write_file(d2, "v\n2\n");
-  /* a link to a file elsewhere is one of the folder's tables */
+  /* a link to a file elsewhere is skipped, with a note; a link to a file
+   * of the folder is one of its tables, named after the link */
   char *far = puts_file("far away.csv", "k\n42\n"), *link = tt_xasprintf("%s/linked.csv", sub);
   assert_int_equal(symlink(far, link), 0);
+  char *inside = tt_xasprintf("%s/latest.csv", sub);
+  assert_int_equal(symlink("customers.csv", inside), 0);
   char *before = listing(sub);
   tt_db *db = open_ok(sub, TT_CSV_HEADER_AUTO);
-  expect_rows(db, "SELECT k FROM linked", "42\n");
+  expect_rows(db, "SELECT count(*) FROM latest", "2\n");
   expect_rows(db,
               "SELECT c.name, sum(o.amount) FROM customers c JOIN Order_Lines o ON o.customer_id = c.id "
               "GROUP BY c.id ORDER BY c.id",
               "Zoë|5.5\nÑico|10.0\n");
   expect_rows(db, "SELECT name FROM sqlite_schema ORDER BY name",
-              "Order_Lines\na_b\na_b_2\ncustomers\nlinked\n");
+              "Order_Lines\na_b\na_b_2\ncustomers\nlatest\n");
+  assert_non_null(tt_db_warning(db));
+  assert_non_null(strstr(tt_db_warning(db), "linked.csv (a symbolic link that leads out of the folder)"));
   expect_rows(db, "SELECT (SELECT v FROM a_b), (SELECT v FROM a_b_2)", "1|2\n");
   tt_db_close(db);
   char *after = listing(sub);
@@ -377,8 +388,10 @@ static void test_folder(void **state) {
   tt_error err = open_err(sub);
   expect_msg(&err, "shop/a_b.csv:2: a quoted field is never closed");
   unlink(link);
+  unlink(inside);
   unlink(far);
   free(link);
+  free(inside);
   free(far);
   unlink(c);
   unlink(o);
@@ -471,6 +484,185 @@ static void test_shared_and_reloaded(void **state) {
   free(p);
 }
 
+/* A folder from an untrusted archive reads only regular files inside it:
+ * links that lead out of it (relative or absolute, to a file or a device),
+ * links to nothing, a named pipe (never opened, so nothing blocks), a
+ * socket and a folder are skipped, each named in a note (escaped) that the
+ * catalog carries too; a link to a file inside the folder is read. A file
+ * the user names is opened as given, a link too; a named pipe named so is
+ * an error, not a wait. */
+static void test_folder_stays_inside(void **state) {
+  (void)state;
+  char *ds = tt_xasprintf("%s/dataset", g_dir);
+  assert_int_equal(mkdir(ds, 0700), 0);
+  char *secret = puts_file("secret.csv", "key\nSECRET-KEY-0042\n");
+  char *good = tt_xasprintf("%s/good.csv", ds);
+  tu_write_file(good, "id,name\n1,Ana\n");
+  struct { const char *name, *target, *why; } links[] = {
+      {"notes.csv", "../secret.csv", "notes.csv (a symbolic link that leads out of the folder)"},
+      {"abs.csv", secret, "abs.csv (a symbolic link that leads out of the folder)"},
+      {"null.csv", "/dev/null", "null.csv (a symbolic link that leads out of the folder)"},
+      {"dangling.csv", "nowhere.csv", "dangling.csv (a symbolic link to nothing)"},
+      {"pipelink.csv", "pipe.csv", "pipelink.csv (a named pipe (FIFO), not a regular file)"},
+      {"again.csv", "good.csv", NULL}, /* inside: read */
+      {"evil\x1b]0;x\x07.csv", "../secret.csv", "evil\\x1B]0;x\\x07.csv (a symbolic link"},
+  };
+  for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+    char *at = tt_xasprintf("%s/%s", ds, links[i].name);
+    assert_int_equal(symlink(links[i].target, at), 0);
+    free(at);
+  }
+  char *fifo = tt_xasprintf("%s/pipe.csv", ds), *sub = tt_xasprintf("%s/sub.csv", ds),
+       *sock = tt_xasprintf("%s/sock.csv", ds);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_int_equal(mkdir(sub, 0700), 0);
+  int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  assert_true(strlen(sock) < sizeof addr.sun_path);
+  strcpy(addr.sun_path, sock);
+  assert_int_equal(bind(sfd, (struct sockaddr *)&addr, sizeof addr), 0);
+
+  tt_db *db = open_ok(ds, TT_CSV_HEADER_AUTO);
+  expect_rows(db, "SELECT name FROM sqlite_schema ORDER BY name", "again\ngood\n");
+  expect_rows(db, "SELECT name FROM again", "Ana\n");
+  const char *w = tt_db_warning(db);
+  assert_non_null(w);
+  assert_non_null(strstr(w, "skipped in "));
+  for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+    if (links[i].why && !strstr(w, links[i].why)) fail_msg("no \"%s\" in: %s", links[i].why, w);
+  assert_non_null(strstr(w, "pipe.csv (a named pipe (FIFO), not a regular file)"));
+  assert_non_null(strstr(w, "sock.csv (a socket, not a regular file)"));
+  assert_non_null(strstr(w, "sub.csv (a folder, not a file)"));
+  assert_null(strchr(w, '\x1b'));
+  assert_null(strstr(w, "again.csv"));
+  tt_error err;
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  assert_non_null(cat);
+  assert_string_equal(cat->warning, w);
+  assert_int_equal(cat->ntables, 2);
+  tt_catalog_free(cat);
+  tt_db_close(db);
+
+  /* named by the user: a link is followed, a named pipe is refused at once */
+  char *given = tt_xasprintf("%s/given.csv", g_dir);
+  assert_int_equal(symlink(secret, given), 0);
+  db = open_ok(given, TT_CSV_HEADER_AUTO);
+  expect_rows(db, "SELECT key FROM given", "SECRET-KEY-0042\n");
+  assert_null(tt_db_warning(db));
+  tt_db_close(db);
+  err = open_err(fifo);
+  expect_msg(&err, "is not a regular file");
+
+  close(sfd);
+  unlink(given);
+  free(given);
+  free(fifo);
+  free(sub);
+  free(sock);
+  free(good);
+  free(secret);
+  free(ds);
+}
+
+/* A file that another process appends to while it is loaded is read as of
+ * one moment: rows only ever come in order and whole (the writer splits
+ * each line into two writes, so that the loader meets half lines: only the
+ * last row may be one, when the writer paused longer than a moment between
+ * the two halves), and each query either sees a prefix of the file or says
+ * the file is changing (or that the time limit passed); it never waits for
+ * the writer to stop. */
+static void test_appended_while_loading(void **state) {
+  (void)state;
+  char *p = puts_file("growing.csv", "a,b\n0,0\n");
+  int ready[2];
+  assert_int_equal(pipe(ready), 0);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    close(ready[0]);
+    FILE *f = fopen(p, "ab");
+    if (!f) _exit(1);
+    setvbuf(f, NULL, _IONBF, 0);
+    for (long i = 1; i <= 200000; i++) {
+      fprintf(f, "%ld,", i);
+      fprintf(f, "%ld\n", 2 * i);
+      if (i == 1000 && write(ready[1], "x", 1) != 1) _exit(1);
+    }
+    _exit(0);
+  }
+  close(ready[1]);
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 1); /* the writer is under way */
+  close(ready[0]);
+  tt_db_opts o = tt_db_default_opts();
+  o.timeout_s = 2;
+  tt_error err;
+  tt_db *db = NULL;
+  while (!db) { /* opening may meet the file changing, and say so */
+    db = tt_db_open(p, &o, &err);
+    if (!db) assert_non_null(strstr(err.message, "the file is changing"));
+  }
+  long last = 0, good = 0;
+  int status;
+  bool writing = true;
+  for (int k = 0; k < 200 && (writing || good == 0); k++) {
+    const char *sql = "SELECT count(*), sum(b = 2 * a), max(a) FROM growing";
+    tt_result *r = tt_db_query(db, sql, strlen(sql), &err);
+    if (!r) {
+      bool said = strstr(err.message, "the file is changing") || err.kind == TT_ERR_TIMEOUT;
+      if (!said) fail_msg("query failed: %s", err.message);
+    } else {
+      int64_t n = tt_result_cell(r, 0, 0)->u.i, whole = tt_result_cell(r, 0, 1)->u.i;
+      assert_true(whole == n || whole == n - 1);              /* at most the last row half */
+      assert_int_equal(tt_result_cell(r, 0, 2)->u.i, n - 1); /* rows 0..n-1, in order */
+      assert_true(n >= last);
+      last = n;
+      good++;
+      tt_result_free(r);
+    }
+    if (writing && waitpid(child, &status, WNOHANG) == child) writing = false;
+  }
+  if (writing) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  } else {
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  assert_true(good > 0);
+  tt_db_close(db);
+  free(p);
+}
+
+/* Loading a changed file again before a query keeps to the query's time
+ * limit: a file too large to load in it fails that query with the time
+ * limit, naming the file, rather than running on. */
+static void test_reload_bounded(void **state) {
+  (void)state;
+  tt_buf big = TT_BUF_INIT;
+  tt_buf_puts(&big, "a,b,c\n");
+  for (int i = 0; i < 300000; i++) tt_buf_printf(&big, "%d,%d,row %d\n", i, i * 3, i);
+  char *p = put("slow.csv", big.data, big.len);
+  tt_db_opts o = tt_db_default_opts();
+  o.timeout_s = 0.001;
+  tt_error err;
+  tt_db *db = tt_db_open(p, &o, &err); /* the first load is not a query's */
+  assert_non_null(db);
+  FILE *f = fopen(p, "ab");
+  fputs("300000,900000,the last row\n", f);
+  fclose(f);
+  tu_mtime_later(p, 1);
+  assert_null(tt_db_query(db, "SELECT count(*) FROM slow", 25, &err));
+  assert_int_equal(err.kind, TT_ERR_TIMEOUT);
+  expect_msg(&err, "changed, and loading it again did not finish within the query's time limit");
+  /* with time enough, the next query loads it */
+  o.timeout_s = 60;
+  tt_db_set_opts(db, &o);
+  expect_rows(db, "SELECT count(*) FROM slow", "300001\n");
+  tt_db_close(db);
+  tt_buf_free(&big);
+  free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_quotes_bom_accents), cmocka_unit_test(test_types),
@@ -478,6 +670,8 @@ int main(void) {
       cmocka_unit_test(test_delimiters),         cmocka_unit_test(test_ragged_and_blank),
       cmocka_unit_test(test_hostile),            cmocka_unit_test(test_folder),
       cmocka_unit_test(test_read_only),          cmocka_unit_test(test_shared_and_reloaded),
+      cmocka_unit_test(test_folder_stays_inside), cmocka_unit_test(test_appended_while_loading),
+      cmocka_unit_test(test_reload_bounded),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,8 @@
 /* test_db.c — units of the db layer on real SQLite files: opening (errors,
  * nothing created), typed result sets, caps and the truncated flag, the
  * guard's refusals and their reasons, the time and memory limits, and the
- * checked printf() compared with SQLite's built-in one. */
+ * checked printf() compared with SQLite's built-in one, and a row over
+ * the byte cap kept with its cells cut. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -897,6 +898,105 @@ static void test_instr_replace_match_builtin(void **state) {
   assert_int_equal(mismatches, 0);
 }
 
+/* Bounded output never loses a row: a row whose cells alone pass
+ * max_bytes is kept with its long cells cut at the bound, marked and
+ * counted, in a whole result and through a cursor; the row after it is
+ * left out as before (a cut, more rows exist). On a real file holding a
+ * 1,000,000-byte cell. */
+static void test_long_cell_cut_not_lost(void **state) {
+  (void)state;
+  char *path = tt_xasprintf("%s/bigcell.sqlite", g_dir);
+  tu_exec_sql(path, "CREATE TABLE t(id INTEGER, note TEXT, tag TEXT, b BLOB);"
+                    "INSERT INTO t VALUES (1, replace(hex(zeroblob(500000)), '00', 'ab'), 'short', "
+                    "zeroblob(5000)), (2, 'second', 'row', NULL);"
+                    "CREATE TABLE u(note TEXT);"
+                    "INSERT INTO u VALUES (replace(hex(zeroblob(500000)), '00', 'é'));");
+  tt_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  /* the default cap (1,000,000 bytes): the row of the issue, id and cell */
+  tt_result *r = q(db, "SELECT id, note FROM t WHERE id = 1", &err);
+  assert_non_null(r);
+  assert_int_equal(r->nrows, 1);
+  assert_int_equal(r->cells_cut, 1);
+  const tt_value *note = tt_result_cell(r, 0, 1);
+  assert_int_equal(note->len, 1000000 - 8);
+  assert_int_equal(note->cut, 8);
+  tt_buf text = TT_BUF_INIT;
+  tt_value_to_text(&text, note);
+  assert_int_equal(text.len, note->len + strlen("…[cut 8 bytes]"));
+  assert_memory_equal(text.data + note->len, "…[cut 8 bytes]", strlen("…[cut 8 bytes]"));
+  tt_buf_free(&text);
+  tt_result_free(r);
+
+  tt_db_opts o = tt_db_default_opts();
+  o.max_bytes = 1000;
+  tt_db_set_opts(db, &o);
+  r = q(db, "SELECT id, note, tag, b FROM t", &err);
+  assert_non_null(r);
+  assert_int_equal(r->nrows, 1); /* the row is there; the second would pass the cap */
+  assert_true(r->truncated);
+  assert_int_equal(r->truncated_by, TT_TRUNC_BYTES);
+  assert_int_equal(r->cells_cut, 2);
+  assert_true(r->bytes <= 1000);
+  assert_int_equal(tt_result_cell(r, 0, 0)->u.i, 1);
+  /* 992 bytes after the integer: the short tag whole, the long text and
+   * blob the same room each */
+  note = tt_result_cell(r, 0, 1);
+  const tt_value *tag = tt_result_cell(r, 0, 2), *blob = tt_result_cell(r, 0, 3);
+  assert_int_equal(tag->len, 5);
+  assert_int_equal(tag->cut, 0);
+  assert_int_equal(note->len, 493);
+  assert_int_equal(note->cut, 1000000 - 493);
+  assert_int_equal(blob->len, 493);
+  assert_int_equal(blob->cut, 5000 - 493);
+  assert_int_equal(strlen(note->u.s), 493); /* NUL-terminated where it was cut */
+  text = (tt_buf)TT_BUF_INIT;
+  tt_value_to_text(&text, note);
+  assert_non_null(strstr(tt_buf_cstr(&text), "aba…[cut 999,507 bytes]"));
+  tt_buf_reset(&text);
+  tt_value_to_text(&text, blob);
+  assert_string_equal(tt_buf_cstr(&text), "<blob 5000 bytes>"); /* the whole blob's size */
+  tt_buf_reset(&text);
+  tt_value_to_export_text(&text, blob);
+  assert_non_null(strstr(tt_buf_cstr(&text), "0000…[cut 4,507 bytes]"));
+  tt_buf_free(&text);
+  json_t *j = tt_result_to_json(r, 0, false);
+  assert_int_equal(json_integer_value(json_object_get(j, "cells_cut")), 2);
+  assert_int_equal(json_array_size(json_object_get(j, "rows")), 1);
+  const char *js = json_string_value(json_array_get(json_array_get(json_object_get(j, "rows"), 0), 1));
+  assert_int_equal(strlen(js), 493 + strlen("…[cut 999,507 bytes]"));
+  json_decref(j);
+  tt_result_free(r);
+
+  /* text is never cut inside a character */
+  o.max_bytes = 1001;
+  tt_db_set_opts(db, &o);
+  r = q(db, "SELECT note FROM u", &err);
+  assert_non_null(r);
+  assert_int_equal(r->nrows, 1);
+  note = tt_result_cell(r, 0, 0);
+  assert_int_equal(note->len, 1000);
+  assert_true(tt_utf8_valid(note->u.s, note->len, NULL));
+  tt_result_free(r);
+
+  /* a cursor (the exports) keeps the row too, cut the same way */
+  tt_cursor *c = tt_db_cursor_open(db, "SELECT id, note, tag, b FROM t", 30, 0, 1000, &err);
+  assert_non_null(c);
+  const tt_value *row;
+  assert_int_equal(tt_cursor_next(c, &row, &err), 1);
+  assert_int_equal(row[0].u.i, 1);
+  assert_int_equal(row[1].len, 493);
+  assert_int_equal(row[1].cut, 1000000 - 493);
+  assert_int_equal(row[2].len, 5);
+  assert_int_equal(tt_cursor_cells_cut(c), 2);
+  assert_int_equal(tt_cursor_next(c, &row, &err), 0);
+  assert_int_equal(tt_cursor_truncated(c), TT_TRUNC_BYTES);
+  tt_cursor_close(c);
+  tt_db_close(db);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_open_errors),
@@ -917,6 +1017,7 @@ int main(void) {
       cmocka_unit_test(test_printf_matches_builtin),
       cmocka_unit_test(test_instr_replace_match_builtin),
       cmocka_unit_test(test_query_opts_leave_the_handle_alone),
+      cmocka_unit_test(test_long_cell_cut_not_lost),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

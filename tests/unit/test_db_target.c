@@ -3,8 +3,9 @@
  * file or folder, a URI as given) and what people are shown (a URI without
  * its password), for files, relative paths and symlinks, missing files,
  * folders, CSV and TSV names in any case, postgres:// and postgresql://
- * URIs in any case, and the empty string; and a handle opened from a
- * target keeps it. */
+ * URIs in any case, and the empty string; a password masked in every
+ * message whatever its form (libpq's own text included); and a handle
+ * opened from a target keeps it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,6 +194,105 @@ static void test_redaction(void **state) {
   }
 }
 
+/* The message of opening given (which must fail, naming the server). */
+static void open_fails(const char *given, tt_error *err) {
+  *err = (tt_error)TT_ERROR_INIT;
+  tt_db *db = tt_db_open(given, NULL, err);
+  assert_null(db);
+  assert_int_equal(err->kind, TT_ERR_IO);
+  assert_non_null(strstr(err->message, "cannot connect to postgres"));
+}
+
+/* A password is masked in every message, whatever its form: libpq's own
+ * text included, which echoes a URI it cannot parse. Each URI names a
+ * server that is not there (port 1 of this machine: refused at once) or
+ * cannot be parsed, so no server is needed. */
+static void test_password_forms_masked(void **state) {
+  (void)state;
+  static const struct {
+    const char *given, *secret, *shown;
+  } cases[] = {
+      /* malformed: libpq's message quotes the whole URI */
+      {"postgresql://reader:R3ader-Pw-Secret@[::1/chinook", "R3ader-Pw-Secret",
+       "postgresql://reader:***@[::1/chinook"},
+      /* a % not followed by two hex digits: libpq quotes the token */
+      {"postgresql://reader:pa%zz-Pct-Secret@127.0.0.1:1/db", "pa%zz-Pct-Secret",
+       "postgresql://reader:***@127.0.0.1:1/db"},
+      /* percent-encoded, in the message as written and decoded */
+      {"postgresql://reader:Pct%2DEnc%40Secret@127.0.0.1:1/db", "Pct-Enc@Secret",
+       "postgresql://reader:***@127.0.0.1:1/db"},
+      /* the key spelled with escapes, which libpq decodes to password */
+      {"postgresql://reader@127.0.0.1:1/db?pass%77ord=Key-Spelling-Secret",
+       "Key-Spelling-Secret", "postgresql://reader@127.0.0.1:1/db?pass%77ord=***"},
+      {"postgresql://reader@127.0.0.1:1/db?sslmode=disable&password=Query-Secret",
+       "Query-Secret", "postgresql://reader@127.0.0.1:1/db?sslmode=disable&password=***"},
+      /* the password is also the user and the database: masked everywhere */
+      {"postgresql://Same-Secret:Same-Secret@127.0.0.1:1/Same-Secret", "Same-Secret",
+       "postgresql://***:***@127.0.0.1:1/***"},
+      /* libpq ends the user information at the first @, tabletalk at the last */
+      {"postgresql://reader:Split-Pw@Host-Piece@127.0.0.1:1/db", "Host-Piece",
+       "postgresql://reader:***@127.0.0.1:1/db"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tt_db_target t = parse(cases[i].given);
+    assert_string_equal(t.shown, cases[i].shown);
+    tt_db_target_free(&t);
+    tt_error err;
+    open_fails(cases[i].given, &err);
+    if (strstr(tt_error_text(&err), cases[i].secret))
+      fail_msg("%s: the password shows in: %s", cases[i].given, tt_error_text(&err));
+    assert_non_null(strstr(err.message, "***"));
+  }
+}
+
+/* A keyword/value string: a quoted password is masked whole (not up to
+ * its space), an escaped one as written and as libpq reads it. */
+static void test_conninfo_masked(void **state) {
+  (void)state;
+  char *red = tt_pg_redact_uri("host=h password='Quoted Secret' dbname=d");
+  assert_string_equal(red, "host=h password='***' dbname=d");
+  free(red);
+  red = tt_pg_redact_uri("host=h password = Esc\\ aped dbname=d user=Esc aped");
+  assert_string_equal(red, "host=h password = *** dbname=d user=***");
+  free(red);
+  red = tt_pg_redact_uri("pass%77ord=Odd-Key-Secret host=h");
+  assert_string_equal(red, "pass%77ord=*** host=h");
+  free(red);
+}
+
+/* The password libpq takes from PGPASSWORD is masked too (here it is also
+ * the user name, which libpq's message may quote). */
+static void test_pgpassword_masked(void **state) {
+  (void)state;
+  setenv("PGPASSWORD", "Env-Pw-Secret", 1);
+  const char *given = "postgresql://Env-Pw-Secret@127.0.0.1:1/db";
+  tt_db_target t = parse(given);
+  assert_string_equal(t.shown, "postgresql://***@127.0.0.1:1/db");
+  tt_db_target_free(&t);
+  tt_error err;
+  open_fails(given, &err);
+  assert_null(strstr(tt_error_text(&err), "Env-Pw-Secret"));
+  unsetenv("PGPASSWORD");
+}
+
+/* A message cut at its end (an error holds 767 bytes) does not keep the
+ * start of a password either: with user names of every length, the cut
+ * falls everywhere in the password libpq quotes. */
+static void test_cut_password_masked(void **state) {
+  (void)state;
+  for (int k = 100; k < 400; k++) {
+    char user[512];
+    memset(user, 'u', (size_t)k);
+    user[k] = '\0';
+    char *given = tt_xasprintf("postgresql://%s:Truncated-Password-Value@[::1/db", user);
+    tt_error err;
+    open_fails(given, &err);
+    if (strstr(err.message, "Tr"))
+      fail_msg("user of %d bytes: the start of the password shows in: %s", k, err.message);
+    free(given);
+  }
+}
+
 /* Nothing named: a configuration error, nothing allocated. */
 static void test_empty(void **state) {
   (void)state;
@@ -267,6 +367,10 @@ int main(void) {
       cmocka_unit_test(test_csv_names),
       cmocka_unit_test(test_postgres_uris),
       cmocka_unit_test(test_redaction),
+      cmocka_unit_test(test_password_forms_masked),
+      cmocka_unit_test(test_conninfo_masked),
+      cmocka_unit_test(test_pgpassword_masked),
+      cmocka_unit_test(test_cut_password_masked),
       cmocka_unit_test(test_empty),
       cmocka_unit_test(test_dialects),
       cmocka_unit_test(test_open_target_keeps_it),

@@ -1,6 +1,7 @@
 /* pg.c — the PostgreSQL engine behind db.h, through libpq: its table
  * (engine.h), connecting to a postgres:// URI (its password never shown:
- * messages name the target's redacted form), and
+ * messages name the target's redacted form, and libpq's own text, which
+ * may echo the URI, is masked where the error leaves the engine), and
  * running one statement per query inside BEGIN TRANSACTION READ ONLY with
  * SET LOCAL statement_timeout, lock_timeout and
  * idle_in_transaction_session_timeout, through the extended protocol (one
@@ -55,6 +56,11 @@ typedef struct tt_pg_run {
  * its connection is closed, which stops it when it next writes. */
 #define TT_PG_ABANDON_MS 2000.0
 
+/* libpq's messages are kept whole up to what an error holds, so that a
+ * message is only ever cut at its end, where the boundary's masking of
+ * secrets (tt_db_target_scrub) also masks a password cut short. */
+#define TT_PG_MSG_MAX sizeof(((tt_error *)0)->message)
+
 /* libpq's message on one line, without its trailing newline. */
 static void tt_pg_message(char *out, size_t n, const char *msg) {
   snprintf(out, n, "%s", msg && *msg ? msg : "unknown error");
@@ -75,7 +81,7 @@ static bool tt_pg_connect(tt_db *db, tt_error *err) {
   if (pg->conn) PQfinish(pg->conn);
   pg->conn = PQconnectdbParams(keys, vals, 1);
   if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
-    char msg[400];
+    char msg[TT_PG_MSG_MAX];
     tt_pg_message(msg, sizeof msg, pg->conn ? PQerrorMessage(pg->conn) : "out of memory");
     tt_db_set_error(err, TT_ERR_IO,
                     "cannot connect to %s: %s (check the URI, that the server runs and lets "
@@ -281,7 +287,7 @@ static PGresult *tt_pg_wait(tt_pg_run *run, bool *lost) {
 /* What a failed result means for the user. */
 static void tt_pg_fail(tt_pg_run *run, const PGresult *res, tt_error *err) {
   const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-  char msg[400];
+  char msg[TT_PG_MSG_MAX];
   const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
   tt_pg_message(msg, sizeof msg, primary ? primary : PQresultErrorMessage(res));
   state = state ? state : "";
@@ -329,7 +335,7 @@ static void tt_pg_lost(tt_pg_run *run, tt_error *err) {
                       tt_db_limits(run->db)->timeout_s);
     return;
   }
-  char msg[400];
+  char msg[TT_PG_MSG_MAX];
   tt_pg_message(msg, sizeof msg, PQerrorMessage(run->conn));
   tt_db_set_error(err, TT_ERR_IO,
                   "the connection to %s was lost: %s (check that the server runs; the next "
@@ -399,7 +405,7 @@ static tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double 
   tt_pg *pg = tt_pg_of(db);
   if (PQstatus(pg->conn) != CONNECTION_OK && !tt_pg_connect(db, err)) return NULL;
   long ms = timeout_s > 0 ? (long)ceil(timeout_s * 1000.0) : 5000;
-  char setup[320], msg[400];
+  char setup[320], msg[TT_PG_MSG_MAX];
   snprintf(setup, sizeof setup,
            "BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = %ld; "
            "SET LOCAL lock_timeout = %ld; SET LOCAL idle_in_transaction_session_timeout = %ld",
@@ -536,16 +542,7 @@ static tt_result *tt_pg_query(tt_db *db, const char *sql, size_t len, tt_error *
     if (fate == TT_ROW_ENOUGH) break;
     if (fate == TT_ROW_COUNTED) continue;
     bool enough;
-    tt_value *out = tt_result_builder_keep(&b, rb, &enough);
-    if (!out) {
-      if (enough) break;
-      continue;
-    }
-    for (size_t c = 0; c < r->ncols; c++) {
-      out[c] = row[c];
-      if (row[c].type == TT_VAL_TEXT || row[c].type == TT_VAL_BLOB)
-        out[c].u.s = tt_arena_memdup(r->arena, row[c].u.s, row[c].len);
-    }
+    if (!tt_result_builder_add(&b, row, rb, &enough) && enough) break;
   }
   /* counting past the cut is a courtesy: a timeout there keeps the rows */
   bool counted_out = rc < 0 && b.counting && err->kind == TT_ERR_TIMEOUT;

@@ -54,9 +54,11 @@ static PGconn *tt_pg_maintenance(const char *uri, tt_buf *why) {
   return c;
 }
 
-/* The one error of a failed step: what went wrong, in words. */
-static void tt_pg_scratch_error(tt_error *err, tt_errkind kind, tt_buf *why) {
-  tt_db_set_error(err, kind, "%s", tt_buf_cstr(why));
+/* The one error of a failed step: what went wrong, in words, with the
+ * secrets of uri masked (libpq's text may echo it). */
+static void tt_pg_scratch_error(tt_error *err, const char *uri, tt_buf *why) {
+  tt_db_set_error(err, TT_ERR_IO, "%s", tt_buf_cstr(why));
+  tt_db_secrets_scrub(uri, err);
   tt_buf_free(why);
 }
 
@@ -67,7 +69,7 @@ char *tt_pg_scratch_create(const char *uri, const char *setup_sql, char **name_o
   /* the database the URI names, as libpq reads it (PGDATABASE, the user) */
   PGconn *src = tt_pg_session(uri, NULL, &why);
   if (!src) {
-    tt_pg_scratch_error(err, TT_ERR_IO, &why);
+    tt_pg_scratch_error(err, uri, &why);
     return NULL;
   }
   char source[64];
@@ -78,7 +80,7 @@ char *tt_pg_scratch_create(const char *uri, const char *setup_sql, char **name_o
   char *name = tt_xasprintf("%.30s_tt_behaviours_%s", source, hex);
   PGconn *m = tt_pg_maintenance(uri, &why);
   if (!m) {
-    tt_pg_scratch_error(err, TT_ERR_IO, &why);
+    tt_pg_scratch_error(err, uri, &why);
     free(name);
     return NULL;
   }
@@ -105,7 +107,7 @@ char *tt_pg_scratch_create(const char *uri, const char *setup_sql, char **name_o
   ok = s && tt_pg_do(s, setup_sql, "cannot prepare the scratch copy", &why);
   PQfinish(s);
   if (!ok) {
-    tt_pg_scratch_error(err, TT_ERR_IO, &why);
+    tt_pg_scratch_error(err, uri, &why);
     tt_error other;
     tt_pg_scratch_drop(uri, name, &other);
     free(name);
@@ -127,13 +129,13 @@ bool tt_pg_scratch_drop(const char *uri, const char *name, tt_error *err) {
   tt_buf why = TT_BUF_INIT;
   PGconn *m = tt_pg_maintenance(uri, &why);
   if (!m) {
-    tt_pg_scratch_error(err, TT_ERR_IO, &why);
+    tt_pg_scratch_error(err, uri, &why);
     return false;
   }
   char *qname = PQescapeIdentifier(m, name, strlen(name));
   char *sql = tt_xasprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", qname);
   bool ok = tt_pg_do(m, sql, "cannot remove the scratch database", &why);
-  if (!ok) tt_pg_scratch_error(err, TT_ERR_IO, &why);
+  if (!ok) tt_pg_scratch_error(err, uri, &why);
   else tt_buf_free(&why);
   free(sql);
   PQfreemem(qname);

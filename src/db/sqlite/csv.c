@@ -12,11 +12,19 @@
  * handles on the same path many times), keyed by the files' identity:
  * before each query a handle checks the files (tt_db_refresh) and moves to
  * the image of their new contents when they changed; the old image goes
- * when its last handle lets go. Nothing is ever written beside the files. */
+ * when its last handle lets go. Nothing is ever written beside the files.
+ *
+ * Which files are read, and how they are opened, is csv_files.c's: only
+ * regular files inside a folder. Each is read up to its size when opened,
+ * so a file another program appends to is loaded as of that moment; one
+ * that changes under the reader in any other way (cut short, rewritten, a
+ * line half written at that moment) is loaded again while the time limit
+ * allows, then refused as changing. A load before a query (the files
+ * changed) stops at the query's time limit. */
 #define _GNU_SOURCE /* mremap */
 #include "db/sqlite/csv.h"
+#include "db/sqlite/csv_files.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -26,6 +34,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* files this large show their progress on a terminal */
@@ -33,7 +42,9 @@
 
 struct tt_csv_data {
   char *real;            /* the file or folder */
-  char *key;             /* header mode and the identity of every file */
+  char *key;             /* header mode, the identity of every file read and
+                          * what was left out */
+  char *notes;           /* what the folder holds that is not read, or NULL */
   unsigned char *image;  /* the database, read-only once loaded */
   size_t size, mapped;
   int refs;
@@ -45,77 +56,23 @@ struct tt_csv_data {
 static pthread_mutex_t tt_csv_mu = PTHREAD_MUTEX_INITIALIZER;
 static tt_csv_data *tt_csv_loaded;
 
-static bool tt_csv_is_data_name(const char *name) {
-  return name[0] != '.' && (tt_has_suffix_nocase(name, ".csv") || tt_has_suffix_nocase(name, ".tsv"));
-}
-
-static int tt_cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The files to load: path itself, or the *.csv and *.tsv files of a
- * folder, sorted by name. */
-static char **tt_csv_files(const char *path, const char *real, size_t *n, tt_error *err) {
-  struct stat st;
-  *n = 0;
-  if (stat(real, &st) != 0) {
-    tt_db_set_error(err, TT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    return NULL;
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    if (!S_ISREG(st.st_mode)) {
-      tt_db_set_error(err, TT_ERR_IO, "%s is not a regular file; give a CSV file or a folder of them",
-                      path);
-      return NULL;
-    }
-    char **v = tt_xmalloc(sizeof *v);
-    v[0] = tt_xstrdup(real);
-    *n = 1;
-    return v;
-  }
-  DIR *d = opendir(real);
-  if (!d) {
-    tt_db_set_error(err, TT_ERR_IO, "cannot read the folder %s: %s", path, strerror(errno));
-    return NULL;
-  }
-  char **v = NULL;
-  size_t cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (!tt_csv_is_data_name(e->d_name)) continue;
-    char *full = tt_xasprintf("%s/%s", real, e->d_name);
-    if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
-      free(full);
-      continue;
-    }
-    if (*n == cap) v = tt_xrealloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
-    v[(*n)++] = full;
-  }
-  closedir(d);
-  if (*n == 0) {
-    tt_db_set_error(err, TT_ERR_IO,
-                    "%s is a directory with no .csv or .tsv file in it; give a SQLite database "
-                    "file, a CSV file, or a directory of CSV files",
-                    path);
-    free(v);
-    return NULL;
-  }
-  qsort(v, *n, sizeof *v, tt_cmp_str);
-  return v;
-}
-
-static char *tt_csv_key(char **files, size_t n, tt_csv_header header, long long *total) {
+/* The key of an image: the header mode, each file read (its path and
+ * what fstat said when it was opened) and what was left out; and the
+ * bytes of all the files. */
+static char *tt_csv_key(const tt_csv_files *f, tt_csv_header header, long long *total) {
   tt_buf k = TT_BUF_INIT;
   tt_buf_printf(&k, "header %d\n", (int)header);
   *total = 0;
-  for (size_t i = 0; i < n; i++) {
-    tt_file_id id = {0};
-    tt_db_file_id_read(files[i], &id);
-    tt_buf_printf(&k, "%s %llu %llu %lld %lld %lld\n", files[i], (unsigned long long)id.dev,
-                  (unsigned long long)id.ino, (long long)id.size, (long long)id.mtime_ns,
-                  (long long)id.ctime_ns);
-    *total += id.size;
+  for (size_t i = 0; i < f->n; i++) {
+    const struct stat *st = &f->v[i].st;
+    tt_buf_printf(&k, "%s %s %llu %llu %lld %lld %lld\n", f->v[i].name, f->v[i].path,
+                  (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+                  (long long)st->st_size,
+                  (long long)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+                  (long long)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec);
+    *total += st->st_size;
   }
+  if (f->notes.len) tt_buf_printf(&k, "skipped %s\n", f->notes.data);
   return tt_buf_detach(&k);
 }
 
@@ -179,14 +136,55 @@ typedef struct tt_csv_progress {
   bool on;
 } tt_csv_progress;
 
-static bool tt_csv_open_file(const char *file, const char *shown, FILE **f, tt_error *err) {
-  *f = fopen(file, "rb");
-  if (!*f) {
-    tt_db_set_error(err, TT_ERR_IO, "cannot read %s: %s (check the file's permissions)", shown,
-                    strerror(errno));
-    return false;
-  }
-  return true;
+/* How loading goes: a load before a query keeps to its deadline, and a
+ * load that fails says whether the file changed under the reader (then
+ * loading it again may do). */
+typedef struct tt_csv_load {
+  double deadline_ms; /* tt_now_ms time the load must end by; 0: none */
+  bool changing;      /* the file changed while it was read */
+  bool last_chance;   /* no time to read it again: a last line without its
+                       * line end is taken as it is */
+  bool late;          /* the deadline passed */
+  long records;       /* records read so far (the clock is read every 1024) */
+} tt_csv_load;
+
+/* After another record: false with err once the deadline has passed. */
+static bool tt_csv_in_time(tt_csv_load *ld, const char *shown, tt_error *err) {
+  if (!ld->deadline_ms || (++ld->records & 1023) || tt_now_ms() < ld->deadline_ms) return true;
+  ld->late = true;
+  tt_db_set_error(err, TT_ERR_TIMEOUT,
+                  "%s changed, and loading it again did not finish within the query's time "
+                  "limit; try again, or raise --timeout", shown);
+  return false;
+}
+
+/* A file written to this recently (a quarter of a second) that ends in a
+ * line without its line end may be in the middle of writing that line. */
+#define TT_CSV_SETTLE_NS 250000000LL
+
+/* Whether the file read as of file->st (through f) was changed since in a
+ * way that spoils that read: cut short, rewritten, or appended to while its
+ * last line was half written; or, while there is time to read it again, it
+ * ends in a line without its line end and was written a moment ago (a
+ * writer between two parts of a line). */
+static bool tt_csv_spoiled(FILE *f, const tt_csv_file *file, bool last_chance) {
+  struct stat now;
+  if (fstat(fileno(f), &now) != 0) return true;
+  off_t size = file->st.st_size;
+  if (now.st_size < size) return true;
+  bool same_time = now.st_mtim.tv_sec == file->st.st_mtim.tv_sec &&
+                   now.st_mtim.tv_nsec == file->st.st_mtim.tv_nsec;
+  if (now.st_size == size && !same_time) return true;
+  char last;
+  bool ends_line = size == 0 || (pread(fileno(f), &last, 1, size - 1) == 1 &&
+                                 (last == '\n' || last == '\r'));
+  if (ends_line) return false;
+  if (now.st_size > size) return true; /* the line read last was being written */
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  long long age = ((long long)t.tv_sec - now.st_mtim.tv_sec) * 1000000000LL +
+                  (t.tv_nsec - now.st_mtim.tv_nsec);
+  return !last_chance && age >= 0 && age < TT_CSV_SETTLE_NS;
 }
 
 static void tt_csv_ragged(const char *shown, long line, size_t got, size_t want, char delim,
@@ -200,17 +198,22 @@ static void tt_csv_ragged(const char *shown, long line, size_t got, size_t want,
                   shown, line, got, want, d);
 }
 
-/* Loads one file as table tname. */
-static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, const char *tname,
-                             tt_csv_header header, tt_csv_progress *prog, tt_error *err) {
-  FILE *f;
-  if (!tt_csv_open_file(file, shown, &f, err)) return false;
-  struct stat fst;
-  long long fsize = fstat(fileno(f), &fst) == 0 ? (long long)fst.st_size : 0;
+/* Loads one file (open: its descriptor is taken over) as table tname, up
+ * to its size when it was opened. */
+static bool tt_csv_load_file(sqlite3 *h, tt_csv_file *file, const char *shown, const char *tname,
+                             tt_csv_header header, tt_csv_progress *prog, tt_csv_load *ld,
+                             tt_error *err) {
+  FILE *f = fdopen(file->fd, "rb");
+  if (!f) {
+    tt_db_set_error(err, TT_ERR_IO, "cannot read %s: %s", shown, strerror(errno));
+    return false;
+  }
+  file->fd = -1;
+  long long fsize = (long long)file->st.st_size;
   char delim = '\t';
-  if (!tt_has_suffix_nocase(file, ".tsv")) {
+  if (!tt_has_suffix_nocase(file->name, ".tsv")) {
     char sample[64 * 1024];
-    size_t n = fread(sample, 1, sizeof sample, f);
+    size_t n = fread(sample, 1, fsize < (long long)sizeof sample ? (size_t)fsize : sizeof sample, f);
     delim = tt_csv_sniff_delimiter(sample, n);
     rewind(f);
   }
@@ -222,11 +225,12 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
   tt_buf sql = TT_BUF_INIT;
 
   /* pass one: every record checked, the types learnt */
-  tt_csv_reader *r = tt_csv_reader_new(f, shown, delim);
+  tt_csv_reader *r = tt_csv_reader_new(f, shown, delim, fsize);
   if (!tt_csv_reader_skip_bom(r, err)) goto done;
   int rc;
   long long seen = 0;
   while ((rc = tt_csv_next(r, err)) == 1) {
+    if (!tt_csv_in_time(ld, shown, err)) goto done;
     size_t nf = tt_csv_nfields(r);
     if (!row1) {
       ncols = nf;
@@ -324,11 +328,12 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
   /* pass two: the rows */
   tt_csv_reader_free(r);
   rewind(f);
-  r = tt_csv_reader_new(f, shown, delim);
+  r = tt_csv_reader_new(f, shown, delim, fsize);
   if (!tt_csv_reader_skip_bom(r, err)) goto done;
   bool first = true;
   seen = 0;
   while ((rc = tt_csv_next(r, err)) == 1) {
+    if (!tt_csv_in_time(ld, shown, err)) goto done;
     if (first && has_header) {
       first = false;
       continue;
@@ -379,6 +384,13 @@ static bool tt_csv_load_file(sqlite3 *h, const char *file, const char *shown, co
   }
   ok = true;
 done:
+  /* read as of one moment: a file that changed otherwise than by whole
+   * lines added is read again (or refused as changing) */
+  if (!ld->late && tt_csv_spoiled(f, file, ld->last_chance)) {
+    ld->changing = true;
+    if (ok) tt_db_set_error(err, TT_ERR_BUSY, "%s changed while it was read", shown);
+    ok = false;
+  }
   sqlite3_finalize(ins);
   tt_buf_free(&sql);
   tt_csv_reader_free(r);
@@ -394,9 +406,9 @@ static void tt_csv_unmap(tt_csv_data *d) {
   d->image = NULL;
 }
 
-/* Builds the database of files[0..n) in d's image. */
-static bool tt_csv_build(tt_csv_data *d, const char *path, char **files, size_t n,
-                         long long total, tt_csv_header header, tt_error *err) {
+/* Builds the database of the files in d's image. */
+static bool tt_csv_build(tt_csv_data *d, const char *path, tt_csv_files *files, long long total,
+                         tt_csv_header header, tt_csv_load *ld, tt_error *err) {
   /* room for the database: SQLite stores a CSV file in about its size;
    * only the pages written take memory */
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -424,21 +436,22 @@ static bool tt_csv_build(tt_csv_data *d, const char *path, char **files, size_t 
   sqlite3_limit(h, SQLITE_LIMIT_COLUMN, TT_CSV_MAX_COLUMNS);
   tt_csv_progress prog = {.total = total,
                           .on = total >= TT_CSV_PROGRESS_BYTES && isatty(STDERR_FILENO)};
+  size_t n = files->n;
   char **tables = tt_xcalloc(n, sizeof *tables);
   bool loaded = true;
   for (size_t i = 0; i < n && loaded; i++) {
-    /* messages name the file as the user would: path, or path/name */
-    const char *base = strrchr(files[i], '/');
-    char *shown = n == 1 ? tt_xstrdup(path)
-                         : tt_xasprintf("%s%s%s", path,
-                                        path[strlen(path) - 1] == '/' ? "" : "/",
-                                        base ? base + 1 : files[i]);
-    char *want = tt_csv_table_name(files[i]);
+    /* messages name the file as the user would: path, or path/name; the
+     * table is named after the name in the folder (a link's own name) */
+    tt_csv_file *file = &files->v[i];
+    char *shown = !files->folder ? tt_xstrdup(path)
+                                 : tt_xasprintf("%s%s%s", path,
+                                                path[strlen(path) - 1] == '/' ? "" : "/",
+                                                file->name);
+    char *want = tt_csv_table_name(file->name);
     tables[i] = tt_csv_unique(want, tables, i);
     free(want);
-    loaded = tt_csv_load_file(h, files[i], shown, tables[i], header, &prog, err);
-    struct stat st;
-    if (stat(files[i], &st) == 0) prog.done_before += st.st_size;
+    loaded = tt_csv_load_file(h, file, shown, tables[i], header, &prog, ld, err);
+    prog.done_before += file->st.st_size;
     free(shown);
   }
   tt_strv_free(tables, n);
@@ -485,6 +498,7 @@ static void tt_csv_drop_unused(void) {
       *pp = o->next;
       tt_csv_unmap(o);
       free(o->key);
+      free(o->notes);
       free(o->real);
       free(o);
     } else {
@@ -493,26 +507,33 @@ static void tt_csv_drop_unused(void) {
   }
 }
 
-tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
-                            tt_error *err) {
-  size_t n;
-  char **files = tt_csv_files(path, real, &n, err);
-  if (!files) return NULL;
+/* One try: the image of the files as they are now, found or built; NULL
+ * with err, and *changing when the files changed under the reader. */
+static tt_csv_data *tt_csv_acquire_once(const char *path, const char *real, tt_csv_header header,
+                                        double load_deadline_ms, bool last_chance,
+                                        bool *changing, tt_error *err) {
+  *changing = false;
+  tt_csv_files files;
+  if (!tt_csv_files_open(&files, path, real, err)) return NULL;
   long long total;
-  char *key = tt_csv_key(files, n, header, &total);
+  char *key = tt_csv_key(&files, header, &total);
   pthread_mutex_lock(&tt_csv_mu);
   tt_csv_data *d = NULL;
   for (tt_csv_data *p = tt_csv_loaded; p; p = p->next)
     if (strcmp(p->key, key) == 0) d = p;
   if (!d) {
     d = tt_xcalloc(1, sizeof *d);
-    if (!tt_csv_build(d, path, files, n, total, header, err)) {
+    tt_csv_load ld = {.deadline_ms = load_deadline_ms, .last_chance = last_chance};
+    if (!tt_csv_build(d, path, &files, total, header, &ld, err)) {
+      *changing = ld.changing;
       free(d);
       d = NULL;
     } else {
       d->key = key;
       key = NULL;
       d->real = tt_xstrdup(real);
+      const char *notes = tt_csv_files_notes(&files);
+      d->notes = notes ? tt_xstrdup(notes) : NULL;
       /* older images of the same path go when nobody reads them */
       for (tt_csv_data *o = tt_csv_loaded; o; o = o->next)
         if (strcmp(o->real, real) == 0) o->stale = true;
@@ -524,9 +545,29 @@ tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header he
   if (d) d->refs++;
   pthread_mutex_unlock(&tt_csv_mu);
   free(key);
-  tt_strv_free(files, n);
+  tt_csv_files_close(&files);
   return d;
 }
+
+tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
+                            double deadline_ms, bool reload, tt_error *err) {
+  for (int attempt = 0;; attempt++) {
+    bool changing, last_chance = !deadline_ms || tt_now_ms() + 100 >= deadline_ms;
+    tt_csv_data *d = tt_csv_acquire_once(path, real, header, reload ? deadline_ms : 0,
+                                         last_chance, &changing, err);
+    if (d || !changing) return d;
+    if (!deadline_ms || tt_now_ms() + 5 >= deadline_ms) {
+      tt_db_set_error(err, TT_ERR_BUSY,
+                      "%s: the file is changing (another program is writing it while tabletalk "
+                      "reads it) and did not hold still within the time limit; try again once "
+                      "it is written, or raise --timeout", path);
+      return NULL;
+    }
+    sqlite3_sleep(attempt < 10 ? 1 : 5);
+  }
+}
+
+const char *tt_csv_notes(const tt_csv_data *d) { return d ? d->notes : NULL; }
 
 void tt_csv_release(tt_csv_data *d) {
   if (!d) return;

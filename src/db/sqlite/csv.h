@@ -14,7 +14,8 @@
 #define TT_CSV_MAX_FIELD TT_LIMIT_LENGTH
 
 typedef struct tt_csv_reader tt_csv_reader;
-tt_csv_reader *tt_csv_reader_new(FILE *f, const char *name, char delim);
+/* Reads f (from where it stands) up to limit bytes (-1: to its end). */
+tt_csv_reader *tt_csv_reader_new(FILE *f, const char *name, char delim, long long limit);
 void tt_csv_reader_free(tt_csv_reader *r);
 /* Skips a UTF-8 byte order mark; a UTF-16 one is an error. */
 bool tt_csv_reader_skip_bom(tt_csv_reader *r, tt_error *err);
@@ -35,10 +36,15 @@ typedef enum tt_csv_kind { TT_CSV_EMPTY, TT_CSV_INT, TT_CSV_REAL, TT_CSV_TEXT } 
 tt_csv_kind tt_csv_value_kind(const char *s, size_t n);
 
 /* The in-memory database of the CSV file or folder at path (real: its
- * resolved path), loaded once per process and file contents and shared;
- * NULL with err filled in. */
+ * resolved path; only its regular files are read, csv_files.c), loaded
+ * once per process and file contents and shared; NULL with err filled in.
+ * A file that changes under the reader is read again until deadline_ms
+ * (tt_now_ms time; 0: not again), then refused as changing; with reload
+ * (before a query) the loading itself also stops at deadline_ms. */
 tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
-                            tt_error *err);
+                            double deadline_ms, bool reload, tt_error *err);
+/* What the folder holds that is not read, and why; NULL when nothing. */
+const char *tt_csv_notes(const tt_csv_data *d);
 void tt_csv_release(tt_csv_data *d);
 /* A fresh connection reading d, read-only (sqlite3_deserialize of the one
  * shared image: no copy); NULL with err filled in. */

@@ -3,7 +3,9 @@
  * quotes), \n, \r\n or \r line ends, a UTF-8 byte order mark skipped, and
  * every malformed input (a quote never closed, text after a closing quote,
  * a NUL byte, bytes that are not UTF-8, a field or a line past the limits)
- * an error that names the file and the line and says what to do. Also the
+ * an error that names the file and the line and says what to do; a file
+ * is read up to a given size (its size when opened: a file another
+ * program appends to is read as of one moment). Also the
  * guess of the delimiter of a .csv file and the type of a value. */
 #include "db/sqlite/csv.h"
 
@@ -21,6 +23,8 @@ struct tt_csv_reader {
   unsigned char *buf;
   size_t pos, len;
   bool eof;
+  long long left;           /* bytes the file may still give (its size when
+                             * opened, read as of that moment); -1: to the end */
   long long consumed;       /* bytes taken from the file so far */
   long line;                /* line of the next byte (1-based) */
   tt_buf rec;               /* the fields, each followed by a NUL */
@@ -29,9 +33,10 @@ struct tt_csv_reader {
   long rec_line;
 };
 
-tt_csv_reader *tt_csv_reader_new(FILE *f, const char *name, char delim) {
+tt_csv_reader *tt_csv_reader_new(FILE *f, const char *name, char delim, long long limit) {
   tt_csv_reader *r = tt_xcalloc(1, sizeof *r);
   r->f = f;
+  r->left = limit;
   r->name = name;
   r->delim = delim;
   r->buf = tt_xmalloc(TT_CSV_BUFSIZE);
@@ -50,7 +55,9 @@ void tt_csv_reader_free(tt_csv_reader *r) {
 
 static bool tt_csv_fill(tt_csv_reader *r) {
   if (r->eof) return false;
-  r->len = fread(r->buf, 1, TT_CSV_BUFSIZE, r->f);
+  size_t want = r->left >= 0 && r->left < TT_CSV_BUFSIZE ? (size_t)r->left : TT_CSV_BUFSIZE;
+  r->len = want ? fread(r->buf, 1, want, r->f) : 0;
+  if (r->left >= 0) r->left -= (long long)r->len;
   r->pos = 0;
   if (r->len == 0) {
     r->eof = true;

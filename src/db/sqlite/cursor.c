@@ -18,7 +18,7 @@ typedef struct tt_sqlite_cursor {
 tt_engine_cursor *tt_sqlite_cursor_open(tt_db *db, const char *sql, size_t len, tt_error *err) {
   tt_sqlite *s = tt_sqlite_of(db);
   double t0 = tt_now_ms();
-  if (!tt_db_refresh(s, err)) return NULL;
+  if (!tt_db_refresh(s, t0 + db->opts.timeout_s * 1000.0, err)) return NULL;
   sqlite3_stmt *st = tt_db_prepare_guarded(s, sql, len, t0 + db->opts.timeout_s * 1000.0, err);
   if (!st) return NULL;
   tt_sqlite_cursor *c = tt_xcalloc(1, sizeof *c);

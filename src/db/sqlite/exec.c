@@ -87,21 +87,21 @@ static tt_result *tt_result_start(tt_result_builder *b, sqlite3_stmt *st,
 static int tt_collect_rows(tt_sqlite *s, sqlite3_stmt *st, tt_result_builder *b) {
   tt_result *r = b->r;
   int ncols = (int)r->ncols;
+  tt_value *row = tt_xcalloc(r->ncols ? r->ncols : 1, sizeof *row);
   int rc;
   s->stepping = true;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     tt_row_fate fate = tt_result_builder_row(b);
     if (fate == TT_ROW_ENOUGH) break;
     if (fate == TT_ROW_COUNTED) continue;
+    /* the values point into SQLite's memory until the next step; the
+     * builder copies what it keeps */
+    for (int c = 0; c < ncols; c++) tt_copy_value(NULL, st, c, &row[c]);
     bool enough;
-    tt_value *row = tt_result_builder_keep(b, tt_row_bytes(st, ncols), &enough);
-    if (!row) {
-      if (enough) break;
-      continue;
-    }
-    for (int c = 0; c < ncols; c++) tt_copy_value(r->arena, st, c, &row[c]);
+    if (!tt_result_builder_add(b, row, tt_row_bytes(st, ncols), &enough) && enough) break;
   }
   s->stepping = false;
+  free(row);
   tt_result_builder_end(b, rc == SQLITE_DONE);
   /* Counting past the cut is a courtesy: when it runs out of time or memory
    * the rows we hold are still complete up to the cut. */
@@ -202,7 +202,7 @@ tt_result *tt_sqlite_query(tt_db *db, const char *sql, size_t len, tt_error *err
   tt_sqlite *s = tt_sqlite_of(db);
   double t0 = tt_now_ms(), deadline = t0 + tt_db_limits(s->db)->timeout_s * 1000.0;
   for (int attempt = 0;; attempt++) {
-    if (!tt_db_refresh(s, err)) return NULL;
+    if (!tt_db_refresh(s, deadline, err)) return NULL;
     int rc;
     tt_result *r = tt_db_query_once(s, sql, len, deadline, &rc, err); /* one limit for all */
     if (r && tt_db_unchanged(s)) {

@@ -19,12 +19,14 @@ static bool tt_no_writer(const tt_sqlite *s) {
   return quiet;
 }
 
-bool tt_db_refresh(tt_sqlite *s, tt_error *err) {
+bool tt_db_refresh(tt_sqlite *s, double deadline_ms, tt_error *err) {
   if (s->in_snapshot) return true;
   if (s->csv) {
     /* the files as they are now: the same image when nothing changed, else
-     * the new contents loaded (once for every handle) */
-    tt_csv_data *now = tt_csv_acquire(s->db->name, s->real, s->db->opts.csv_header, err);
+     * the new contents loaded (once for every handle), within the query's
+     * time limit */
+    tt_csv_data *now =
+        tt_csv_acquire(s->db->name, s->real, s->db->opts.csv_header, deadline_ms, true, err);
     if (!now) return false;
     if (now == s->csv) {
       tt_csv_release(now);
@@ -84,14 +86,14 @@ void tt_sqlite_snapshot_end(tt_db *db) {
 bool tt_sqlite_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
   tt_sqlite *s = tt_sqlite_of(db);
   if (s->in_snapshot) tt_sqlite_snapshot_end(db);
-  if (!tt_db_refresh(s, err)) return false;
+  double deadline = tt_now_ms() + db->opts.timeout_s * 1000.0;
+  if (!tt_db_refresh(s, deadline, err)) return false;
   if (s->automatic_immutable) {
     /* no locks to hold: a change makes tt_db_refresh open a new connection,
      * and so a new version */
     *version = tt_version(s->serial, 0);
     return true;
   }
-  double deadline = tt_now_ms() + db->opts.timeout_s * 1000.0;
   for (int attempt = 0;; attempt++) {
     tt_guard_arm(s, deadline);
     int rc = tt_db_internal_exec(s, "BEGIN; SELECT 1 FROM sqlite_schema LIMIT 1;");
@@ -103,7 +105,7 @@ bool tt_sqlite_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
       return false;
     }
     sqlite3_sleep(attempt < 10 ? 1 : 5);
-    if (!tt_db_refresh(s, err)) return false;
+    if (!tt_db_refresh(s, deadline, err)) return false;
   }
   unsigned int dv = 0;
   sqlite3_file_control(s->h, "main", SQLITE_FCNTL_DATA_VERSION, &dv);

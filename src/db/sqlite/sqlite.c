@@ -16,6 +16,7 @@ static void tt_sqlite_free(tt_sqlite *s) {
   if (!s) return;
   sqlite3_close(s->h);
   tt_csv_release(s->csv);
+  free(s->warning);
   free(s->real);
   tt_db_names_forget(s);
   free(s);
@@ -42,7 +43,8 @@ static bool tt_sqlite_open_csv(tt_sqlite *s, const tt_db_target *t, tt_error *er
   /* one limit for the whole process, as for files (the image is not
    * SQLite's memory and does not count) */
   tt_db_heap_limit();
-  s->csv = tt_csv_acquire(t->given, s->real, s->db->opts.csv_header, err);
+  double deadline = tt_now_ms() + s->db->opts.timeout_s * 1000.0; /* for a file that changes */
+  s->csv = tt_csv_acquire(t->given, s->real, s->db->opts.csv_header, deadline, false, err);
   return s->csv && tt_db_connect(s, err);
 }
 
@@ -64,6 +66,22 @@ static bool tt_sqlite_open(tt_db *db, tt_error *err) {
 }
 
 static void tt_sqlite_close(tt_db *db) { tt_sqlite_free(tt_sqlite_of(db)); }
+
+/* A CSV folder's entries that are not read ("skipped in DIR: ..."), kept
+ * with the handle's text until the image changes. */
+static const char *tt_sqlite_warning(const tt_db *db) {
+  tt_sqlite *s = tt_sqlite_of(db);
+  const char *notes = s ? tt_csv_notes(s->csv) : NULL;
+  if (!notes) return NULL;
+  char *now = tt_xasprintf("skipped in %s: %s", db->name, notes);
+  if (s->warning && strcmp(s->warning, now) == 0) { /* the same text: the same pointer */
+    free(now);
+    return s->warning;
+  }
+  free(s->warning);
+  s->warning = now;
+  return s->warning;
+}
 
 static void tt_sqlite_set_opts(tt_db *db, const tt_db_opts *opts) {
   tt_sqlite *s = tt_sqlite_of(db);
@@ -88,4 +106,5 @@ const tt_db_engine tt_db_engine_sqlite = {
     .snapshot_end = tt_sqlite_snapshot_end,
     .sql_column_values = tt_sqlite_sql_column_values,
     .is_text_type = tt_sqlite_is_text_type,
+    .warning = tt_sqlite_warning,
 };

@@ -44,6 +44,7 @@ typedef struct tt_sqlite {
   bool varies;        /* calls a function whose value changes between runs */
   tt_csv_data *csv;   /* CSV files loaded in memory (csv.c), shared by
                        * every handle on them; NULL for a SQLite file */
+  char *warning;      /* tt_db_warning's text, NULL until asked */
 } tt_sqlite;
 
 static inline tt_sqlite *tt_sqlite_of(const tt_db *db) { return (tt_sqlite *)db->state; }
@@ -72,8 +73,9 @@ void tt_db_heap_limit(void);
 /* ---- following the file (live.c) ---------------------------------------- */
 
 /* Before a query, follows the file (a replaced file, a writer that came or
- * went); after an unlocked read, says whether it still holds. */
-bool tt_db_refresh(tt_sqlite *s, tt_error *err);
+ * went; CSV files loaded again by deadline_ms, tt_now_ms time); after an
+ * unlocked read, says whether it still holds. */
+bool tt_db_refresh(tt_sqlite *s, double deadline_ms, tt_error *err);
 bool tt_db_unchanged(tt_sqlite *s);
 /* A failure worth another try before deadline_ms: another program's lock,
  * or a journal that looks hot because its writer is at work on a file that
