@@ -35,6 +35,8 @@ struct tt_db_engine {
   bool (*open)(tt_db *db, tt_error *err);
   /* Frees db->state (the shared fields are the caller's). */
   void (*close)(tt_db *db);
+  /* tt_db_warning (owned by db->state); NULL: the engine has none. */
+  const char *(*warning)(tt_db *db);
   /* db->opts is about to become *opts; NULL: nothing to do. */
   void (*set_opts)(tt_db *db, const tt_db_opts *opts);
 

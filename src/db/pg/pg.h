@@ -18,4 +18,9 @@ void tt_pg_sql_column_values(const tt_table_info *t, const tt_column_info *c, lo
 /* Whether a column of this type (as format_type names it) holds text. */
 bool tt_pg_is_text_type(const char *decltype);
 
+/* pg.c, for pg_catalog.c: the search_path of the handle's connection as
+ * the server expands it ("{public,pg_catalog}"), appended to out (tabletalk's
+ * own queries run with the search_path at pg_catalog); false with err. */
+bool tt_pg_search_path(tt_db *db, tt_buf *out, tt_error *err);
+
 #endif

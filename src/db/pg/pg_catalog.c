@@ -4,11 +4,14 @@
  * the search_path first), their columns and types, primary and foreign
  * keys, comments as descriptions, row estimates from pg_class.reltuples
  * (never a count), and sample rows and frequent values read under the
- * catalog's time budget (../catalog.c). opts.schemas (--schemas) keeps or
+ * catalog's time budget (../catalog.c), only of relations whose reading
+ * would run nothing of the database's owner (pg_trust.c; the card says
+ * why when not). opts.schemas (--schemas) keeps or
  * leaves out schemas by name. Names are "schema.table" only when
  * the tables come from more than one schema. */
 #define _GNU_SOURCE /* strcasestr */
 #include "db/pg/pg.h"
+#include "db/pg/pg_trust.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,14 +73,67 @@ static long tt_pgc_find(const int64_t *oids, size_t n, int64_t oid) {
   return -1;
 }
 
+/* Why each of the n relations may not be sampled (NULL: it may), in a:
+ * the catalog check (pg_trust.c) of what reading it runs. When the check
+ * itself fails, no relation is sampled. */
+static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids, size_t n) {
+  const char **why = tt_arena_alloc(a, (n ? n : 1) * sizeof *why);
+  memset(why, 0, (n ? n : 1) * sizeof *why);
+  if (n == 0) return why;
+  tt_pg_schema_list trust;
+  tt_pg_schema_list_parse(db->opts.trust_functions, &trust);
+  tt_buf sql = TT_BUF_INIT;
+  tt_pg_trust_relations_sql(oids, n, &trust, &sql);
+  tt_pg_schema_list_free(&trust);
+  tt_error err;
+  tt_result *r = tt_pgc_query(db, tt_buf_cstr(&sql), &err);
+  tt_buf_free(&sql);
+  if (!r || r->ncols != TT_PG_TRUST_NCOLS) {
+    const char *note = tt_arena_strdup(
+        a, "no example values: what reading it would run could not be checked in the catalog");
+    for (size_t i = 0; i < n; i++) why[i] = note;
+    tt_result_free(r);
+    return why;
+  }
+  const char **cells = tt_xcalloc(r->nrows ? r->nrows * r->ncols : 1, sizeof *cells);
+  for (size_t i = 0; i < r->nrows; i++)
+    for (size_t c = 0; c < r->ncols; c++) cells[i * r->ncols + c] = tt_pgc_text(a, r, i, c);
+  tt_buf msg = TT_BUF_INIT;
+  tt_db_refusal reason;
+  bool global = tt_pg_trust_refusal(cells, r->nrows, -1, &msg, &reason);
+  char *all = global ? tt_xasprintf("no example values: %s", tt_buf_cstr(&msg)) : NULL;
+  for (size_t k = 0; k < n; k++) {
+    if (all) {
+      why[k] = tt_arena_strdup(a, all);
+    } else if (tt_pg_trust_refusal(cells, r->nrows, (long)k, &msg, &reason)) {
+      char *note = tt_xasprintf("no example values: %s", tt_buf_cstr(&msg));
+      why[k] = tt_arena_strdup(a, note);
+      free(note);
+    }
+  }
+  free(all);
+  tt_buf_free(&msg);
+  free(cells);
+  tt_result_free(r);
+  return why;
+}
+
 tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
-  tt_result *list = tt_pgc_query(
-      db,
-      "SELECT c.oid::bigint, n.nspname, c.relname, c.relkind, c.reltuples::float8, "
-      "obj_description(c.oid, 'pg_class') " TT_PGC_RELS
-      "ORDER BY array_position(current_schemas(false), n.nspname::text) NULLS LAST, "
-      "n.nspname, c.oid",
-      err);
+  /* tabletalk's own queries run with the search_path at pg_catalog: the
+   * user's path only orders the schemas */
+  tt_buf path = TT_BUF_INIT;
+  if (!tt_pg_search_path(db, &path, err)) {
+    tt_buf_free(&path);
+    return NULL;
+  }
+  tt_buf lq = TT_BUF_INIT;
+  tt_buf_puts(&lq, "SELECT c.oid::bigint, n.nspname, c.relname, c.relkind, c.reltuples::float8, "
+                  "obj_description(c.oid, 'pg_class') " TT_PGC_RELS "ORDER BY array_position(");
+  tt_buf_put_sql_string(&lq, tt_buf_cstr(&path));
+  tt_buf_puts(&lq, "::text[], n.nspname::text) NULLS LAST, n.nspname, c.oid");
+  tt_buf_free(&path);
+  tt_result *list = tt_pgc_query(db, tt_buf_cstr(&lq), err);
+  tt_buf_free(&lq);
   if (!list) return NULL;
   tt_result *cols = tt_pgc_query(
       db,
@@ -217,9 +273,18 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
   tt_result_free(list);
   tt_result_free(cols);
   tt_result_free(fks);
+  /* describing the database runs nothing of its owner's: a relation is
+   * sampled only when reading it would run nothing the queries may not */
+  const char **refused = tt_pgc_refusals(db, a, oids, n);
   double budget_end = tt_now_ms() + TT_PROBE_BUDGET_S * 1000.0;
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
+    if (refused[i]) {
+      cat->tables[i].note = refused[i];
+      if (cat->tables[i].row_count_kind != TT_ROWS_STAT1) cat->tables[i].row_count = -1;
+      continue;
+    }
     tt_catalog_probe(db, a, &cat->tables[i], froms[i], budget_end);
+  }
   free(oids);
   free(froms);
   return cat;

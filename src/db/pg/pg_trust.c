@@ -1,0 +1,631 @@
+/* pg_trust.c — the catalog check of the PostgreSQL engine (pg_trust.h):
+ * no function that the database's owner defined runs unless the user
+ * trusts its schema. One query over pg_catalog, written here, finds what
+ * each name of a query (tt_pg_refs) could run; this file writes that
+ * query, reads its rows, words the refusal, and keeps the names found
+ * harmless for the connection's life.
+ *
+ * Why a catalog query and not the server's own resolution: PostgreSQL
+ * offers no read-only way to see which function a query's names resolve to
+ * without planning it, and planning runs functions (an IMMUTABLE function
+ * of constants is evaluated while planning, so EXPLAIN runs a planted
+ * one); a temporary view would record its dependencies but needs a writable
+ * transaction and the TEMP privilege, fires event triggers and fails on a
+ * standby. So for a name the check takes every function or operator that
+ * resolution could choose (same name, in a schema it searches, an argument
+ * count that fits): a superset of what the server picks, whatever the
+ * argument types. What views, policies and types use is exact: their
+ * stored dependencies (pg_depend) and trees (pg_rewrite.ev_action for the
+ * built-in functions and catalogs, whose dependencies are not recorded). */
+#include "db/pg/pg_trust.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db_internal.h"
+
+/* ---- trusted schemas ----------------------------------------------------- */
+
+void tt_pg_schema_list_parse(const char *list, tt_pg_schema_list *out) {
+  memset(out, 0, sizeof *out);
+  for (const char *p = list; p && *p;) {
+    size_t n = strcspn(p, ",");
+    if (n > 0) {
+      out->v = tt_xrealloc(out->v, (out->n + 1) * sizeof *out->v);
+      out->v[out->n++] = tt_xstrndup(p, n);
+    }
+    p += n;
+    if (*p == ',') p++;
+  }
+}
+
+void tt_pg_schema_list_free(tt_pg_schema_list *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+/* ---- what a connection has learnt ------------------------------------------ */
+
+#define TT_PG_TRUST_MAX_KNOWN 4096 /* names kept; then the list starts again */
+
+struct tt_pg_trust {
+  bool have_path;
+  char *path;          /* current_schemas(true), as a text[] literal's text */
+  char *trust_key;     /* the trusted schemas the verdicts were found under */
+  char **known;        /* refs found harmless (tt_pg_trust_key) */
+  size_t nknown, cap;
+  bool global_known;   /* the database's additions to built-in types are harmless */
+};
+
+tt_pg_trust *tt_pg_trust_new(void) { return tt_xcalloc(1, sizeof(tt_pg_trust)); }
+
+static void tt_pg_trust_forget_verdicts(tt_pg_trust *t) {
+  for (size_t i = 0; i < t->nknown; i++) free(t->known[i]);
+  t->nknown = 0;
+  t->global_known = false;
+}
+
+void tt_pg_trust_forget(tt_pg_trust *t) {
+  if (!t) return;
+  tt_pg_trust_forget_verdicts(t);
+  free(t->path);
+  t->path = NULL;
+  t->have_path = false;
+}
+
+void tt_pg_trust_free(tt_pg_trust *t) {
+  if (!t) return;
+  tt_pg_trust_forget(t);
+  free(t->known);
+  free(t->trust_key);
+  free(t);
+}
+
+static char *tt_pg_trust_key(const tt_pg_ref *r) {
+  return tt_xasprintf("%c\x1f%s\x1f%s\x1f%d", r->kind, r->schema ? r->schema : "", r->name,
+                      r->nargs);
+}
+
+static bool tt_pg_trust_known(const tt_pg_trust *t, const tt_pg_ref *r) {
+  char *k = tt_pg_trust_key(r);
+  bool found = false;
+  for (size_t i = 0; i < t->nknown && !found; i++) found = strcmp(t->known[i], k) == 0;
+  free(k);
+  return found;
+}
+
+static void tt_pg_trust_learn(tt_pg_trust *t, const tt_pg_ref *r) {
+  if (tt_pg_trust_known(t, r)) return;
+  if (t->nknown >= TT_PG_TRUST_MAX_KNOWN) tt_pg_trust_forget_verdicts(t);
+  if (t->nknown == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 64;
+    t->known = tt_xrealloc(t->known, t->cap * sizeof *t->known);
+  }
+  t->known[t->nknown++] = tt_pg_trust_key(r);
+}
+
+/* The verdicts hold under the schemas trusted when they were found. */
+static void tt_pg_trust_under(tt_pg_trust *t, const tt_pg_schema_list *trust) {
+  tt_buf k = TT_BUF_INIT;
+  for (size_t i = 0; trust && i < trust->n; i++) tt_buf_printf(&k, "%s\x1f", trust->v[i]);
+  if (!t->trust_key || strcmp(t->trust_key, tt_buf_cstr(&k)) != 0) {
+    tt_pg_trust_forget_verdicts(t);
+    free(t->trust_key);
+    t->trust_key = tt_xstrdup(tt_buf_cstr(&k));
+  }
+  tt_buf_free(&k);
+}
+
+/* ---- the check's SQL ---------------------------------------------------------- */
+
+/* s as an E'' literal: its meaning does not depend on
+ * standard_conforming_strings, which the database may have turned off. */
+static void tt_pg_put_literal(tt_buf *b, const char *s) {
+  tt_buf_puts(b, "E'");
+  for (; *s; s++) {
+    if (*s == '\'' || *s == '\\') tt_buf_putc(b, *s);
+    tt_buf_putc(b, *s);
+  }
+  tt_buf_putc(b, '\'');
+}
+
+static void tt_pg_put_text_array(tt_buf *b, char *const *v, size_t n) {
+  tt_buf_puts(b, "ARRAY[");
+  for (size_t i = 0; i < n; i++) {
+    if (i) tt_buf_putc(b, ',');
+    tt_pg_put_literal(b, v[i]);
+  }
+  tt_buf_puts(b, "]::text[]");
+}
+
+/* C libraries of extensions whose every function only computes from its
+ * arguments (no files, connections, SQL text or other sessions' data):
+ * their C functions run like built-in ones. A function of theirs written in
+ * SQL or PL/pgSQL is judged like any other (its body may have been
+ * replaced). */
+static const char *const TT_PG_PURE_LIBS[] = {
+    "citext", "hstore", "pg_trgm", "fuzzystrmatch", "cube", "isn", "ltree", "_int", "seg",
+    "btree_gin", "btree_gist", "uuid-ossp", "pgcrypto", "unaccent", "postgis-3", "vector",
+};
+
+/* Whether function p (an alias of pg_proc) may run: built in, in a trusted
+ * schema, C code of a pure extension, an internal range constructor, or an
+ * aggregate (whose support functions are judged one by one). */
+#define TT_PG_JUDGE(p)                                                                         \
+  "(" p ".oid < 16384 OR " p ".pronamespace IN (SELECT nsp FROM trusted) OR (" p              \
+  ".prolang = 13 AND " p ".probin = ANY (libs.v)) OR (" p ".prolang = 12 AND " p ".prosrc IN " \
+  "('range_constructor2', 'range_constructor3', 'multirange_constructor0', "                   \
+  "'multirange_constructor1', 'multirange_constructor2')) OR " p ".prokind = 'a')"
+
+/* The check. Items (i, k, s, n, a): k as tt_pg_ref_kind, 'R' a relation by
+ * its oid (a), 'g' the database's additions to built-in types; i -1 for
+ * 'g'. Rows out: i, kind (P: a function that may not run; B: a built-in
+ * function a view or policy calls, vetted against the guard's denied
+ * names; S: a built-in relation read, vetted against its secret ones), how
+ * (view, policy NAME, foreign, column NAME, type, call, column notation,
+ * operator, global), the relation where it was found and the one the
+ * query reads (schema, name), what (an operator, a cast, a type...), the
+ * function (regprocedure), its schema and name. */
+static const char TT_PG_CHECK_SQL[] =
+    "path(nsp, ord) AS (SELECT n.oid, p.ord FROM paths CROSS JOIN LATERAL unnest(paths.v) WITH ORDINALITY p(name, ord) "
+    "  JOIN pg_namespace n ON n.nspname = p.name),\n"
+    "trusted(nsp) AS (SELECT n.oid FROM pg_namespace n, trust WHERE n.nspname = ANY (trust.v)),\n"
+    /* the relations named, as the server resolves them: the first in the path */
+    "named(i, oid) AS (\n"
+    "  (SELECT DISTINCT ON (i.i) i.i, c.oid FROM items i JOIN pg_class c ON c.relname = i.n\n"
+    "  LEFT JOIN path p ON p.nsp = c.relnamespace\n"
+    "  WHERE i.k = 'r' AND CASE WHEN i.s IS NULL THEN p.ord IS NOT NULL\n"
+    "    ELSE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END\n"
+    "  ORDER BY i.i, p.ord)\n"
+    "  UNION ALL SELECT i.i, i.a::oid FROM items i WHERE i.k = 'R'),\n"
+    /* ... and what reading them reads: views' relations (recursively), children */
+    "rels(i, oid, top) AS (\n"
+    "  SELECT i, oid, oid FROM named\n"
+    "  UNION\n"
+    "  SELECT r.i, e.dst, r.top FROM rels r JOIN (\n"
+    "    SELECT w.ev_class AS src, d.refobjid AS dst FROM pg_rewrite w\n"
+    "    JOIN pg_class v ON v.oid = w.ev_class AND v.relkind = 'v'\n"
+    "    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid\n"
+    "     AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class\n"
+    "    WHERE w.ev_class >= 16384\n"
+    "    UNION ALL SELECT inhparent, inhrelid FROM pg_inherits) e ON e.src = r.oid),\n"
+    /* what reading them runs: views' rules, row security policies, foreign
+     * tables' handlers; their column types; the types a query names */
+    "deps(i, rel, top, how, cls, obj) AS (\n"
+    "  SELECT r.i, r.oid, r.top, 'view', d.refclassid, d.refobjid FROM rels r\n"
+    "  JOIN pg_class c ON c.oid = r.oid AND c.relkind = 'v' AND c.oid >= 16384\n"
+    "  JOIN pg_rewrite w ON w.ev_class = c.oid\n"
+    "  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid\n"
+    "  UNION ALL\n"
+    "  SELECT r.i, r.oid, r.top, 'view', 'pg_proc'::regclass, m[2]::oid FROM rels r\n"
+    "  JOIN pg_class c ON c.oid = r.oid AND c.relkind = 'v' AND c.oid >= 16384\n"
+    "  JOIN pg_rewrite w ON w.ev_class = c.oid\n"
+    "  CROSS JOIN LATERAL regexp_matches(w.ev_action::text, ' :(funcid|aggfnoid|winfnoid) ([0-9]+)', 'g') m\n"
+    "  UNION ALL\n"
+    "  SELECT r.i, r.oid, r.top, 'view', 'pg_class'::regclass, m[1]::oid FROM rels r\n"
+    "  JOIN pg_class c ON c.oid = r.oid AND c.relkind = 'v' AND c.oid >= 16384\n"
+    "  JOIN pg_rewrite w ON w.ev_class = c.oid\n"
+    "  CROSS JOIN LATERAL regexp_matches(w.ev_action::text, ' :relid ([0-9]+)', 'g') m\n"
+    "  UNION ALL\n"
+    "  SELECT r.i, r.oid, r.top, 'policy ' || quote_ident(pol.polname), d.refclassid, d.refobjid\n"
+    "  FROM rels r JOIN pg_policy pol ON pol.polrelid = r.oid\n"
+    "  JOIN pg_depend d ON d.classid = 'pg_policy'::regclass AND d.objid = pol.oid\n"
+    "  UNION ALL\n"
+    "  SELECT r.i, r.oid, r.top, 'policy ' || quote_ident(pol.polname), 'pg_proc'::regclass, m[2]::oid\n"
+    "  FROM rels r JOIN pg_policy pol ON pol.polrelid = r.oid\n"
+    "  CROSS JOIN LATERAL regexp_matches(coalesce(pol.polqual::text, '') || ' ' ||\n"
+    "    coalesce(pol.polwithcheck::text, ''), ' :(funcid|aggfnoid|winfnoid) ([0-9]+)', 'g') m\n"
+    "  UNION ALL\n"
+    "  SELECT r.i, r.oid, r.top, 'foreign', 'pg_proc'::regclass, w.fdwhandler FROM rels r\n"
+    "  JOIN pg_foreign_table ft ON ft.ftrelid = r.oid JOIN pg_foreign_server s ON s.oid = ft.ftserver\n"
+    "  JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw\n"
+    "  UNION ALL\n"
+    "  SELECT r.i, r.oid, r.top, 'column ' || quote_ident(a.attname), 'pg_type'::regclass, a.atttypid\n"
+    "  FROM rels r JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped\n"
+    "  UNION ALL\n"
+    "  SELECT i.i, NULL, NULL, 'type', 'pg_type'::regclass, t.oid FROM items i\n"
+    "  JOIN pg_type t ON t.typname = i.n WHERE i.k = 't' AND CASE WHEN i.s IS NULL\n"
+    "    THEN t.typnamespace IN (SELECT nsp FROM path)\n"
+    "    ELSE t.typnamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END),\n"
+    /* the database's types in play, with the types they are made of */
+    "types(i, rel, top, how, t) AS (\n"
+    "  SELECT i, rel, top, how, obj FROM deps WHERE cls = 'pg_type'::regclass AND obj >= 16384\n"
+    "  UNION\n"
+    "  SELECT y.i, y.rel, y.top, y.how, x.t FROM types y JOIN pg_type ty ON ty.oid = y.t\n"
+    "  CROSS JOIN LATERAL (SELECT ty.typelem UNION ALL SELECT ty.typbasetype\n"
+    "    UNION ALL SELECT atttypid FROM pg_attribute WHERE attrelid = ty.typrelid AND attnum > 0\n"
+    "    UNION ALL SELECT rngsubtype FROM pg_range WHERE rngtypid = ty.oid\n"
+    "    UNION ALL SELECT rngtypid FROM pg_range WHERE rngmultitypid = ty.oid) x(t)\n"
+    "  WHERE x.t >= 16384),\n"
+    /* every function that can run, and where from */
+    "procs0(i, rel, top, how, what, fn) AS (\n"
+    "  SELECT i, rel, top, how, NULL::text, obj FROM deps WHERE cls = 'pg_proc'::regclass\n"
+    "  UNION ALL\n"
+    "  SELECT d.i, d.rel, d.top, d.how, 'the operator ' || o.oid::regoperator::text, f.fn\n"
+    "  FROM deps d JOIN pg_operator o ON d.cls = 'pg_operator'::regclass AND o.oid = d.obj\n"
+    "  CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid]) f(fn)\n"
+    "  UNION ALL\n"
+    "  SELECT y.i, y.rel, y.top, y.how, 'type ' || y.t::regtype::text, f.fn\n"
+    "  FROM types y JOIN pg_type ty ON ty.oid = y.t\n"
+    "  CROSS JOIN LATERAL unnest(ARRAY[ty.typinput::oid, ty.typoutput::oid, ty.typreceive::oid,\n"
+    "    ty.typsend::oid, ty.typmodin::oid, ty.typmodout::oid, ty.typsubscript::oid]) f(fn)\n"
+    "  UNION ALL\n"
+    "  SELECT y.i, y.rel, y.top, y.how, 'the check of domain ' || y.t::regtype::text,\n"
+    "    CASE WHEN d.refclassid = 'pg_operator'::regclass\n"
+    "      THEN (SELECT oprcode FROM pg_operator WHERE oid = d.refobjid) ELSE d.refobjid END\n"
+    "  FROM types y JOIN pg_constraint k ON k.contypid = y.t\n"
+    "  JOIN pg_depend d ON d.classid = 'pg_constraint'::regclass AND d.objid = k.oid\n"
+    "   AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass)\n"
+    "  UNION ALL\n"
+    "  SELECT y.i, y.rel, y.top, y.how, 'the range type ' || y.t::regtype::text, f.fn\n"
+    "  FROM types y JOIN pg_range g ON g.rngtypid = y.t\n"
+    "  CROSS JOIN LATERAL unnest(ARRAY[g.rngcanonical::oid, g.rngsubdiff::oid]) f(fn)\n"
+    "  UNION ALL\n"
+    "  SELECT y.i, y.rel, y.top, y.how, 'a cast from ' || k.castsource::regtype::text || ' to ' ||\n"
+    "    k.casttarget::regtype::text, k.castfunc\n"
+    "  FROM types y JOIN pg_cast k ON k.castsource = y.t OR k.casttarget = y.t\n"
+    "  UNION ALL\n"
+    "  SELECT y.i, y.rel, y.top, y.how, 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
+    "    quote_ident(f.opfname), p.amproc\n"
+    "  FROM types y JOIN pg_amproc p ON p.amproclefttype = y.t OR p.amprocrighttype = y.t\n"
+    "  JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
+    "  UNION ALL\n"
+    "  SELECT y.i, y.rel, y.top, y.how, 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
+    "    quote_ident(f.opfname), o.oprcode\n"
+    "  FROM types y JOIN pg_amop a ON a.amoplefttype = y.t OR a.amoprighttype = y.t\n"
+    "  JOIN pg_operator o ON o.oid = a.amopopr\n"
+    "  JOIN pg_opfamily f ON f.oid = a.amopfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
+    "  UNION ALL\n"
+    /* a name: every function it can be (overloads of any type match) */
+    "  SELECT i.i, NULL, NULL, CASE i.k WHEN 'c' THEN 'column notation' ELSE 'call' END, NULL, p.oid\n"
+    "  FROM items i JOIN pg_proc p ON p.proname = i.n\n"
+    "  WHERE i.k IN ('f', 'c') AND p.oid >= 16384\n"
+    "    AND CASE WHEN i.s IS NULL THEN p.pronamespace IN (SELECT nsp FROM path)\n"
+    "      ELSE p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END\n"
+    "    AND (i.a < 0 OR i.a BETWEEN p.pronargs - p.pronargdefaults AND p.pronargs\n"
+    "      OR (p.provariadic <> 0 AND i.a >= p.pronargs - 1))\n"
+    "  UNION ALL\n"
+    /* a name off the guard's list that only trusted schemas may answer */
+    "  SELECT i.i, NULL, NULL, 'untrusted call', NULL, p.oid\n"
+    "  FROM items i JOIN pg_proc p ON p.proname = i.n\n"
+    "  WHERE i.k = 'F' AND p.pronamespace NOT IN (SELECT nsp FROM trusted)\n"
+    "    AND CASE WHEN i.s IS NULL THEN p.pronamespace IN (SELECT nsp FROM path)\n"
+    "      ELSE p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END\n"
+    "    AND (i.a < 0 OR i.a BETWEEN p.pronargs - p.pronargdefaults AND p.pronargs\n"
+    "      OR (p.provariadic <> 0 AND i.a >= p.pronargs - 1))\n"
+    "  UNION ALL\n"
+    "  SELECT i.i, NULL, NULL, 'operator', 'the operator ' || o.oid::regoperator::text, f.fn\n"
+    "  FROM items i JOIN pg_operator o ON o.oprname = i.n\n"
+    "  CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid]) f(fn)\n"
+    "  WHERE i.k = 'o' AND o.oid >= 16384\n"
+    "    AND CASE WHEN i.s IS NULL THEN o.oprnamespace IN (SELECT nsp FROM path)\n"
+    "      ELSE o.oprnamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END\n"
+    "  UNION ALL\n"
+    /* what the database added to built-in types: any query may use it */
+    "  SELECT i.i, NULL, NULL, 'global', 'a cast from ' || k.castsource::regtype::text || ' to ' ||\n"
+    "    k.casttarget::regtype::text, k.castfunc\n"
+    "  FROM items i JOIN pg_cast k ON k.oid >= 16384 AND k.castsource < 16384\n"
+    "   AND (k.casttarget < 16384 OR k.castcontext = 'i') WHERE i.k = 'g'\n"
+    "  UNION ALL\n"
+    "  SELECT i.i, NULL, NULL, 'global', 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
+    "    quote_ident(f.opfname), p.amproc\n"
+    "  FROM items i JOIN pg_amproc p ON p.oid >= 16384 AND p.amproclefttype < 16384\n"
+    "   AND p.amprocrighttype < 16384\n"
+    "  JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
+    "  WHERE i.k = 'g'\n"
+    "  UNION ALL\n"
+    "  SELECT i.i, NULL, NULL, 'global', 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
+    "    quote_ident(f.opfname), o.oprcode\n"
+    "  FROM items i JOIN pg_amop a ON a.oid >= 16384 AND a.amoplefttype < 16384\n"
+    "   AND a.amoprighttype < 16384 JOIN pg_operator o ON o.oid = a.amopopr\n"
+    "  JOIN pg_opfamily f ON f.oid = a.amopfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
+    "  WHERE i.k = 'g'\n"
+    "  UNION ALL\n"
+    "  SELECT i.i, NULL, NULL, 'global', 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
+    "    quote_ident(f.opfname), o.oprcode\n"
+    "  FROM items i JOIN pg_opclass c ON c.oid >= 16384 AND c.opcdefault AND c.opcintype < 16384\n"
+    "  JOIN pg_amop a ON a.amopfamily = c.opcfamily JOIN pg_operator o ON o.oid = a.amopopr\n"
+    "  JOIN pg_opfamily f ON f.oid = c.opcfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
+    "  WHERE i.k = 'g'),\n"
+    /* an aggregate of the database's runs its support functions */
+    "procs(i, rel, top, how, what, fn) AS (\n"
+    "  SELECT * FROM procs0\n"
+    "  UNION ALL\n"
+    "  SELECT c.i, c.rel, c.top, c.how, 'the aggregate ' || c.fn::regprocedure::text, f.fn\n"
+    "  FROM procs0 c JOIN pg_aggregate g ON g.aggfnoid = c.fn AND c.fn >= 16384\n"
+    "  CROSS JOIN LATERAL unnest(ARRAY[g.aggtransfn::oid, g.aggfinalfn::oid, g.aggcombinefn::oid,\n"
+    "    g.aggserialfn::oid, g.aggdeserialfn::oid, g.aggmtransfn::oid, g.aggminvtransfn::oid,\n"
+    "    g.aggmfinalfn::oid]) f(fn)),\n"
+    "found(i, kind, how, rel, top, what, fn) AS (\n"
+    "  SELECT c.i, CASE WHEN c.how = 'untrusted call' THEN 'U' WHEN p.oid < 16384 THEN 'B' ELSE 'P' END,\n"
+    "    c.how, c.rel, c.top, c.what, p.oid\n"
+    "  FROM procs c JOIN pg_proc p ON p.oid = c.fn, libs\n"
+    "  WHERE c.fn <> 0 AND (c.how = 'untrusted call' OR p.oid < 16384 AND c.how = 'view'\n"
+    "    OR p.oid < 16384 AND c.how LIKE 'policy %' OR NOT " TT_PG_JUDGE("p") ")\n"
+    "  UNION ALL\n"
+    "  SELECT r.i, 'S', 'read', r.oid, r.top, NULL, NULL FROM rels r WHERE r.oid < 16384\n"
+    "  UNION ALL\n"
+    "  SELECT d.i, 'S', 'view', d.obj, d.top, NULL, NULL FROM deps d\n"
+    "  WHERE d.cls = 'pg_class'::regclass AND d.obj < 16384)\n"
+    "SELECT DISTINCT x.i, x.kind, x.how, rn.nspname, rc.relname, tn.nspname, tc.relname, x.what,\n"
+    "  x.fn::regprocedure::text, fnn.nspname, fp.proname\n"
+    "FROM found x\n"
+    "LEFT JOIN pg_class rc ON rc.oid = x.rel\n"
+    "LEFT JOIN pg_namespace rn ON rn.oid = rc.relnamespace\n"
+    "LEFT JOIN pg_class tc ON tc.oid = x.top LEFT JOIN pg_namespace tn ON tn.oid = tc.relnamespace\n"
+    "LEFT JOIN pg_proc fp ON fp.oid = x.fn LEFT JOIN pg_namespace fnn ON fnn.oid = fp.pronamespace\n"
+    "WHERE x.kind <> 'S' OR rn.nspname IN ('pg_catalog', 'information_schema')\n"
+    "ORDER BY 1, 2, 3, 4, 5, 8, 9";
+
+/* WITH RECURSIVE items, paths, trust, libs, then the check. */
+static void tt_pg_check_head(tt_buf *sql, char *const *path, size_t npath,
+                             const tt_pg_schema_list *trust) {
+  tt_buf_puts(sql, "WITH RECURSIVE paths(v) AS (SELECT ");
+  tt_pg_put_text_array(sql, path, npath);
+  tt_buf_puts(sql, "),\ntrust(v) AS (SELECT ");
+  tt_pg_put_text_array(sql, trust ? trust->v : NULL, trust ? trust->n : 0);
+  tt_buf_puts(sql, "),\nlibs(v) AS (SELECT ARRAY[");
+  for (size_t i = 0; i < sizeof TT_PG_PURE_LIBS / sizeof TT_PG_PURE_LIBS[0]; i++)
+    tt_buf_printf(sql, "%s'$libdir/%s'", i ? "," : "", TT_PG_PURE_LIBS[i]);
+  tt_buf_puts(sql, "]::text[]),\nitems(i, k, s, n, a) AS (VALUES ");
+}
+
+static void tt_pg_check_item(tt_buf *sql, bool *first, long i, char kind, const char *schema,
+                             const char *name, long long a) {
+  tt_buf_printf(sql, "%s(%ld, '%c', ", *first ? "" : ", ", i, kind);
+  *first = false;
+  if (schema) tt_pg_put_literal(sql, schema);
+  else tt_buf_puts(sql, "NULL::text");
+  tt_buf_puts(sql, ", ");
+  tt_pg_put_literal(sql, name);
+  tt_buf_printf(sql, ", %lld::bigint)", a);
+}
+
+/* The path, as a C array of the text[] literal current_schemas gave
+ * ("{public,pg_catalog}", names quoted when they need it). */
+static size_t tt_pg_path_split(const char *lit, char ***out) {
+  *out = NULL;
+  size_t n = 0;
+  const char *p = lit && *lit == '{' ? lit + 1 : "";
+  while (*p && *p != '}') {
+    tt_buf name = TT_BUF_INIT;
+    if (*p == '"') {
+      for (p++; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1]) p++;
+        tt_buf_putc(&name, *p);
+      }
+      if (*p == '"') p++;
+    } else {
+      for (; *p && *p != ',' && *p != '}'; p++) tt_buf_putc(&name, *p);
+    }
+    *out = tt_xrealloc(*out, (n + 1) * sizeof **out);
+    (*out)[n++] = tt_buf_detach(&name);
+    if (*p == ',') p++;
+  }
+  return n;
+}
+
+static void tt_pg_path_free(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++) free(v[i]);
+  free(v);
+}
+
+/* Reads the connection's search_path, as the server expands it. */
+static bool tt_pg_trust_read_path(tt_pg_trust *t, PGconn *conn, tt_error *err) {
+  PGresult *r = PQexec(conn, "SELECT pg_catalog.current_schemas(true)::pg_catalog.text");
+  bool ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+  if (ok) {
+    free(t->path);
+    t->path = tt_xstrdup(PQgetvalue(r, 0, 0));
+    t->have_path = true;
+  } else {
+    tt_db_set_error(err, TT_ERR_IO, "cannot read the search_path to check the query: %s",
+                    PQerrorMessage(conn));
+  }
+  PQclear(r);
+  return ok;
+}
+
+const char *tt_pg_trust_path(tt_pg_trust *t, PGconn *conn, tt_error *err) {
+  if (!t->have_path && !tt_pg_trust_read_path(t, conn, err)) return NULL;
+  return t->path;
+}
+
+bool tt_pg_trust_sql(tt_pg_trust *t, PGconn *conn, const tt_pg_refs *refs,
+                     const tt_pg_schema_list *trust, tt_buf *sql, tt_error *err) {
+  tt_pg_trust_under(t, trust);
+  bool any = !t->global_known;
+  for (size_t i = 0; refs && i < refs->n && !any; i++) any = !tt_pg_trust_known(t, &refs->v[i]);
+  if (!any) return true;
+  if (!t->have_path && !tt_pg_trust_read_path(t, conn, err)) return false;
+  char **path;
+  size_t npath = tt_pg_path_split(t->path, &path);
+  tt_pg_check_head(sql, path, npath, trust);
+  tt_pg_path_free(path, npath);
+  bool first = true;
+  if (!t->global_known) tt_pg_check_item(sql, &first, -1, 'g', NULL, "", -1);
+  for (size_t i = 0; refs && i < refs->n; i++) {
+    const tt_pg_ref *r = &refs->v[i];
+    if (tt_pg_trust_known(t, r)) continue;
+    tt_pg_check_item(sql, &first, (long)i, r->kind, r->schema, r->name, r->nargs);
+  }
+  tt_buf_puts(sql, "),\n");
+  tt_buf_puts(sql, TT_PG_CHECK_SQL);
+  return true;
+}
+
+void tt_pg_trust_relations_sql(const int64_t *oids, size_t n, const tt_pg_schema_list *trust,
+                               tt_buf *sql) {
+  tt_pg_check_head(sql, NULL, 0, trust);
+  bool first = true;
+  tt_pg_check_item(sql, &first, -1, 'g', NULL, "", -1);
+  for (size_t i = 0; i < n; i++) tt_pg_check_item(sql, &first, (long)i, 'R', NULL, "", oids[i]);
+  tt_buf_puts(sql, "),\n");
+  tt_buf_puts(sql, TT_PG_CHECK_SQL);
+}
+
+/* ---- the verdict -------------------------------------------------------------- */
+
+enum { TT_C_I, TT_C_KIND, TT_C_HOW, TT_C_RELNSP, TT_C_REL, TT_C_TOPNSP, TT_C_TOP, TT_C_WHAT,
+       TT_C_FN, TT_C_FNNSP, TT_C_FNNAME };
+
+/* Functions a view may not call though a query may: the view's text is not
+ * the guard's to check (current_setting's argument is a secret's name). */
+static const char *tt_pg_view_denied_why(const char *name) {
+  if (strcmp(name, "current_setting") == 0)
+    return "a view may read any setting with it, and custom settings can hold secrets";
+  return tt_pg_guard_denied_why(name);
+}
+
+/* "name", or "schema.name" outside the search path's first schemas. */
+static void tt_pg_put_relname(tt_buf *b, const char *nsp, const char *rel) {
+  if (nsp && strcmp(nsp, "public") != 0 && strcmp(nsp, "pg_catalog") != 0)
+    tt_buf_printf(b, "%s.", nsp);
+  tt_buf_puts(b, rel ? rel : "?");
+}
+
+/* Where it was found: "view v_dbl", "view v_dbl (read through v_nested)",
+ * "the row security policy p of t_rls", "column m of t_mood: ". */
+static void tt_pg_put_where(tt_buf *b, const char *const *row) {
+  const char *how = row[TT_C_HOW] ? row[TT_C_HOW] : "";
+  bool via = row[TT_C_TOP] && row[TT_C_REL] &&
+             (strcmp(row[TT_C_TOP], row[TT_C_REL]) != 0 ||
+              strcmp(row[TT_C_TOPNSP] ? row[TT_C_TOPNSP] : "", row[TT_C_RELNSP] ? row[TT_C_RELNSP] : ""));
+  if (strcmp(how, "view") == 0) {
+    tt_buf_puts(b, "view ");
+    tt_pg_put_relname(b, row[TT_C_RELNSP], row[TT_C_REL]);
+  } else if (strncmp(how, "policy ", 7) == 0) {
+    tt_buf_printf(b, "the row security policy %s of ", how + 7);
+    tt_pg_put_relname(b, row[TT_C_RELNSP], row[TT_C_REL]);
+  } else if (strcmp(how, "foreign") == 0) {
+    tt_buf_puts(b, "foreign table ");
+    tt_pg_put_relname(b, row[TT_C_RELNSP], row[TT_C_REL]);
+  } else if (strncmp(how, "column ", 7) == 0) {
+    tt_buf_printf(b, "column %s of ", how + 7);
+    tt_pg_put_relname(b, row[TT_C_RELNSP], row[TT_C_REL]);
+  } else if (strcmp(how, "read") == 0) {
+    tt_pg_put_relname(b, row[TT_C_RELNSP], row[TT_C_REL]);
+  }
+  if (via) {
+    tt_buf_puts(b, " (read through ");
+    tt_pg_put_relname(b, row[TT_C_TOPNSP], row[TT_C_TOP]);
+    tt_buf_puts(b, ")");
+  }
+}
+
+/* The refusal of one row (name: what the query wrote, for calls and
+ * operators); false when the row is harmless (a built-in name that is not
+ * denied, a catalog that holds no secret). */
+static bool tt_pg_row_refusal(const char *const *row, const char *name, tt_buf *msg,
+                              tt_db_refusal *reason) {
+  const char *kind = row[TT_C_KIND] ? row[TT_C_KIND] : "";
+  const char *how = row[TT_C_HOW] ? row[TT_C_HOW] : "";
+  const char *fn = row[TT_C_FN] ? row[TT_C_FN] : "?";
+  if (kind[0] == 'S') {
+    const char *why = tt_pg_guard_secret_why(row[TT_C_RELNSP], row[TT_C_REL]);
+    if (!why) return false;
+    *reason = TT_REFUSE_INTERNALS;
+    bool via = row[TT_C_TOP] && row[TT_C_REL] &&
+               (strcmp(row[TT_C_TOP], row[TT_C_REL]) != 0 ||
+                strcmp(row[TT_C_TOPNSP] ? row[TT_C_TOPNSP] : "", row[TT_C_RELNSP]) != 0);
+    if (via) {
+      tt_buf_puts(msg, "view ");
+      tt_pg_put_relname(msg, row[TT_C_TOPNSP], row[TT_C_TOP]);
+      tt_buf_puts(msg, " reads ");
+    }
+    tt_buf_printf(msg, "%s.%s, which is not readable here: %s", row[TT_C_RELNSP], row[TT_C_REL], why);
+    return true;
+  }
+  if (kind[0] == 'U') {
+    *reason = TT_REFUSE_FUNCTION;
+    tt_buf_printf(msg, "%s is not allowed: it is not on tabletalk's list of read-only functions, "
+                       "and %s is not in a schema --trust-functions names",
+                  name ? name : "?", fn);
+    return true;
+  }
+  if (kind[0] == 'B') {
+    const char *why = row[TT_C_FNNAME] ? tt_pg_view_denied_why(row[TT_C_FNNAME]) : NULL;
+    if (!why) return false;
+    *reason = TT_REFUSE_FUNCTION;
+    tt_pg_put_where(msg, row);
+    tt_buf_printf(msg, " calls %s, which is not allowed: %s", fn, why);
+    return true;
+  }
+  *reason = TT_REFUSE_FUNCTION;
+  const char *what = row[TT_C_WHAT];
+  const char *nm = name ? name : "?";
+  if (strcmp(how, "call") == 0) tt_buf_printf(msg, "%s(...) can call %s", nm, fn);
+  else if (strcmp(how, "column notation") == 0)
+    tt_buf_printf(msg, "x.%s can call %s (column notation for %s(x))", nm, fn, nm);
+  else if (strcmp(how, "operator") == 0) tt_buf_printf(msg, "the operator %s can call %s", nm, fn);
+  else if (strcmp(how, "global") == 0) tt_buf_printf(msg, "any query can call %s", fn);
+  else if (strcmp(how, "type") == 0) tt_buf_printf(msg, "a cast to a type of the database can call %s", fn);
+  else if (strcmp(how, "foreign") == 0) {
+    tt_pg_put_where(msg, row);
+    tt_buf_printf(msg, " is read through %s", fn);
+  } else if (strncmp(how, "column ", 7) == 0) {
+    tt_buf_puts(msg, "reading ");
+    tt_pg_put_where(msg, row);
+    tt_buf_printf(msg, " can call %s", fn);
+  } else {
+    tt_pg_put_where(msg, row);
+    tt_buf_printf(msg, " calls %s", fn);
+  }
+  if (what) tt_buf_printf(msg, " (through %s)", what);
+  const char *nsp = row[TT_C_FNNSP] ? row[TT_C_FNNSP] : "?";
+  tt_buf_puts(msg, ", which tabletalk does not run");
+  if (strcmp(nsp, "pg_catalog") == 0)
+    tt_buf_puts(msg, " (a function the database's owner added to pg_catalog)");
+  else
+    tt_buf_printf(msg, "; --trust-functions %s to allow", nsp);
+  return true;
+}
+
+/* The first refusal among the rows of item k; name: what the query wrote. */
+static bool tt_pg_item_refusal(const char *const *cells, size_t nrows, long k, const char *name,
+                               tt_buf *msg, tt_db_refusal *reason) {
+  for (size_t r = 0; r < nrows; r++) {
+    const char *const *row = cells + r * TT_PG_TRUST_NCOLS;
+    if (!row[TT_C_I] || strtol(row[TT_C_I], NULL, 10) != k) continue;
+    tt_buf_reset(msg);
+    if (tt_pg_row_refusal(row, name, msg, reason)) return true;
+  }
+  tt_buf_reset(msg);
+  return false;
+}
+
+bool tt_pg_trust_refusal(const char *const *cells, size_t nrows, long k, tt_buf *msg,
+                         tt_db_refusal *reason) {
+  return tt_pg_item_refusal(cells, nrows, k, NULL, msg, reason);
+}
+
+bool tt_pg_trust_verdict(tt_pg_trust *t, const tt_pg_refs *refs, const PGresult *res,
+                         tt_error *err) {
+  size_t nrows = (size_t)PQntuples(res);
+  if (PQnfields(res) != TT_PG_TRUST_NCOLS) {
+    tt_db_set_error(err, TT_ERR_IO, "the catalog check gave %d columns, not %d", PQnfields(res),
+                    TT_PG_TRUST_NCOLS);
+    return false;
+  }
+  const char **cells = tt_xcalloc(nrows ? nrows * TT_PG_TRUST_NCOLS : 1, sizeof *cells);
+  for (size_t r = 0; r < nrows; r++)
+    for (int c = 0; c < TT_PG_TRUST_NCOLS; c++)
+      cells[r * TT_PG_TRUST_NCOLS + (size_t)c] =
+          PQgetisnull(res, (int)r, c) ? NULL : PQgetvalue(res, (int)r, c);
+  tt_buf msg = TT_BUF_INIT;
+  tt_db_refusal reason = TT_REFUSE_FUNCTION;
+  bool refused = tt_pg_item_refusal(cells, nrows, -1, NULL, &msg, &reason);
+  if (!refused) t->global_known = true;
+  for (size_t i = 0; refs && i < refs->n && !refused; i++) {
+    const tt_pg_ref *r = &refs->v[i];
+    if (tt_pg_trust_known(t, r)) continue;
+    refused = tt_pg_item_refusal(cells, nrows, (long)i, r->name, &msg, &reason);
+    if (!refused) tt_pg_trust_learn(t, r);
+  }
+  if (refused) tt_db_refuse(err, reason, "%s", tt_buf_cstr(&msg));
+  tt_buf_free(&msg);
+  free(cells);
+  return !refused;
+}
