@@ -19,16 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The engine's state: db->state of a handle it opened. The URI, password
- * and all, is the target's path, only ever passed to libpq. */
-typedef struct tt_pg {
-  PGconn *conn;
-  tt_pg_trust *trust;  /* the catalog check's verdicts on this connection */
-  bool warned;         /* the role was asked about (tt_pg_warning) */
-  char *warning;       /* ... and what it said, or NULL */
-} tt_pg;
-
-static inline tt_pg *tt_pg_of(const tt_db *db) { return (tt_pg *)db->state; }
 
 /* One statement's rows one at a time (whole results and cursors). */
 typedef struct tt_pg_run {
@@ -123,8 +113,8 @@ static void tt_pg_close(tt_db *db) { tt_pg_free(tt_pg_of(db)); }
 static const char *tt_pg_warning(tt_db *db) {
   tt_pg *pg = tt_pg_of(db);
   if (pg->warned) return pg->warning;
+  pg->warned = true; /* asked once, connected or not */
   if (PQstatus(pg->conn) != CONNECTION_OK) return NULL;
-  pg->warned = true;
   if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) PQclear(PQexec(pg->conn, "ROLLBACK"));
   PGresult *r = PQexec(
       pg->conn,
@@ -504,12 +494,7 @@ static bool tt_pg_begin(tt_db *db, const tt_pg_refs *refs, const tt_pg_schema_li
       tt_pg_exec(pg->conn, "ROLLBACK", m2, sizeof m2);
     }
     tt_buf batch = TT_BUF_INIT, check = TT_BUF_INIT;
-    if (!db->trusted_text && !tt_pg_trust_sql(pg->trust, pg->conn, refs, trust, &check, err)) {
-      tt_buf_free(&check);
-      if (PQstatus(pg->conn) == CONNECTION_OK || attempt > 0 || !tt_pg_connect(db, err))
-        return false;
-      continue;
-    }
+    if (!db->trusted_text) tt_pg_trust_sql(pg->trust, refs, trust, &check);
     if (check.len)
       tt_buf_printf(&batch,
                     "BEGIN TRANSACTION READ ONLY; SET LOCAL search_path = pg_catalog, pg_temp; "
@@ -556,15 +541,6 @@ static bool tt_pg_begin(tt_db *db, const tt_pg_refs *refs, const tt_pg_schema_li
     }
   }
   return false;
-}
-
-bool tt_pg_search_path(tt_db *db, tt_buf *out, tt_error *err) {
-  tt_pg *pg = tt_pg_of(db);
-  if (PQstatus(pg->conn) != CONNECTION_OK && !tt_pg_connect(db, err)) return false;
-  if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) PQclear(PQexec(pg->conn, "ROLLBACK"));
-  const char *path = tt_pg_trust_path(pg->trust, pg->conn, err);
-  if (path) tt_buf_puts(out, path);
-  return path != NULL;
 }
 
 static tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout_s,

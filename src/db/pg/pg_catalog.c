@@ -11,7 +11,6 @@
  * the tables come from more than one schema. */
 #define _GNU_SOURCE /* strcasestr */
 #include "db/pg/pg.h"
-#include "db/pg/pg_trust.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -118,23 +117,56 @@ static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids,
   return why;
 }
 
+/* The place of schema nsp in the search_path's text ("{a,\"B c\"}"): its
+ * tables come first, in the path's order; other schemas after. */
+static size_t tt_pgc_path_rank(const char *path, const char *nsp) {
+  size_t rank = 0;
+  const char *p = path && *path == '{' ? path + 1 : "";
+  while (*p && *p != '}') {
+    tt_buf name = TT_BUF_INIT;
+    if (*p == '"') {
+      for (p++; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1]) p++;
+        tt_buf_putc(&name, *p);
+      }
+      if (*p == '"') p++;
+    } else {
+      for (; *p && *p != ',' && *p != '}'; p++) tt_buf_putc(&name, *p);
+    }
+    bool same = strcmp(tt_buf_cstr(&name), nsp) == 0;
+    tt_buf_free(&name);
+    if (same) return rank;
+    rank++;
+    if (*p == ',') p++;
+  }
+  return (size_t)-1;
+}
+
+typedef struct tt_pgc_order {
+  size_t row, rank;
+} tt_pgc_order;
+
+static int tt_pgc_order_cmp(const void *a, const void *b) {
+  const tt_pgc_order *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return x->row < y->row ? -1 : x->row > y->row;
+}
+
 tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
-  /* tabletalk's own queries run with the search_path at pg_catalog: the
-   * user's path only orders the schemas */
-  tt_buf path = TT_BUF_INIT;
-  if (!tt_pg_search_path(db, &path, err)) {
-    tt_buf_free(&path);
+  /* tabletalk's own queries run with the search_path at pg_catalog, so
+   * the user's path (which only orders the schemas) is read on its own */
+  tt_result *list = tt_pgc_query(
+      db,
+      "SELECT c.oid::bigint, n.nspname, c.relname, c.relkind, c.reltuples::float8, "
+      "obj_description(c.oid, 'pg_class') " TT_PGC_RELS "ORDER BY n.nspname, c.oid",
+      err);
+  if (!list) return NULL;
+  tt_pg *pg = tt_pg_of(db);
+  const char *path = pg->conn ? tt_pg_trust_path(pg->trust, pg->conn, err) : NULL;
+  if (!path) {
+    tt_result_free(list);
     return NULL;
   }
-  tt_buf lq = TT_BUF_INIT;
-  tt_buf_puts(&lq, "SELECT c.oid::bigint, n.nspname, c.relname, c.relkind, c.reltuples::float8, "
-                  "obj_description(c.oid, 'pg_class') " TT_PGC_RELS "ORDER BY array_position(");
-  tt_buf_put_sql_string(&lq, tt_buf_cstr(&path));
-  tt_buf_puts(&lq, "::text[], n.nspname::text) NULLS LAST, n.nspname, c.oid");
-  tt_buf_free(&path);
-  tt_result *list = tt_pgc_query(db, tt_buf_cstr(&lq), err);
-  tt_buf_free(&lq);
-  if (!list) return NULL;
   tt_result *cols = tt_pgc_query(
       db,
       "SELECT a.attrelid::bigint, a.attname, format_type(a.atttypid, a.atttypmod), "
@@ -166,10 +198,17 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
     tt_result_free(cols);
     return NULL;
   }
-  /* the rows of the schemas --schemas keeps (all without it) */
+  /* the rows of the schemas --schemas keeps (all without it), those of
+   * the search_path first */
+  tt_pgc_order *order = tt_xcalloc(list->nrows ? list->nrows : 1, sizeof *order);
+  for (size_t i = 0; i < list->nrows; i++)
+    order[i] = (tt_pgc_order){i, tt_pgc_path_rank(path, tt_result_cell(list, i, 1)->u.s)};
+  qsort(order, list->nrows, sizeof *order, tt_pgc_order_cmp);
   size_t *keep = tt_xcalloc(list->nrows ? list->nrows : 1, sizeof *keep), n = 0;
   for (size_t i = 0; i < list->nrows; i++)
-    if (tt_pg_schema_wanted(db->opts.schemas, tt_result_cell(list, i, 1)->u.s)) keep[n++] = i;
+    if (tt_pg_schema_wanted(db->opts.schemas, tt_result_cell(list, order[i].row, 1)->u.s))
+      keep[n++] = order[i].row;
+  free(order);
   if (n == 0 && list->nrows > 0) { /* a mistyped name, most likely */
     tt_buf names = TT_BUF_INIT;
     for (size_t i = 0; i < list->nrows; i++) {

@@ -159,77 +159,180 @@ static const char *const TT_PG_PURE_LIBS[] = {
   "('range_constructor2', 'range_constructor3', 'multirange_constructor0', "                   \
   "'multirange_constructor1', 'multirange_constructor2')) OR " p ".prokind = 'a')"
 
-/* The check. Items (i, k, s, n, a): k as tt_pg_ref_kind, 'R' a relation by
- * its oid (a), 'g' the database's additions to built-in types; i -1 for
- * 'g'. Rows out: i, kind (P: a function that may not run; B: a built-in
- * function a view or policy calls, vetted against the guard's denied
- * names; S: a built-in relation read, vetted against its secret ones), how
- * (view, policy NAME, foreign, column NAME, type, call, column notation,
- * operator, global), the relation where it was found and the one the
- * query reads (schema, name), what (an operator, a cast, a type...), the
- * function (regprocedure), its schema and name. */
-static const char TT_PG_CHECK_SQL[] =
-    "path(nsp, ord) AS (SELECT n.oid, p.ord FROM paths CROSS JOIN LATERAL unnest(paths.v) WITH ORDINALITY p(name, ord) "
-    "  JOIN pg_namespace n ON n.nspname = p.name),\n"
-    "trusted(nsp) AS (SELECT n.oid FROM pg_namespace n, trust WHERE n.nspname = ANY (trust.v)),\n"
-    /* the relations named, as the server resolves them: the first in the path */
-    "named(i, oid) AS (\n"
-    "  (SELECT DISTINCT ON (i.i) i.i, c.oid FROM items i JOIN pg_class c ON c.relname = i.n\n"
-    "  LEFT JOIN path p ON p.nsp = c.relnamespace\n"
-    "  WHERE i.k = 'r' AND CASE WHEN i.s IS NULL THEN p.ord IS NOT NULL\n"
-    "    ELSE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END\n"
-    "  ORDER BY i.i, p.ord)\n"
-    "  UNION ALL SELECT i.i, i.a::oid FROM items i WHERE i.k = 'R'),\n"
-    /* ... and what reading them reads: views' relations (recursively), children */
-    "rels(i, oid, top) AS (\n"
-    "  SELECT i, oid, oid FROM named\n"
-    "  UNION\n"
-    "  SELECT r.i, e.dst, r.top FROM rels r JOIN (\n"
-    "    SELECT w.ev_class AS src, d.refobjid AS dst FROM pg_rewrite w\n"
-    "    JOIN pg_class v ON v.oid = w.ev_class AND v.relkind = 'v'\n"
-    "    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid\n"
-    "     AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class\n"
-    "    WHERE w.ev_class >= 16384\n"
-    "    UNION ALL SELECT inhparent, inhrelid FROM pg_inherits) e ON e.src = r.oid),\n"
-    /* what reading them runs: views' rules, row security policies, foreign
-     * tables' handlers; their column types; the types a query names */
-    "deps(i, rel, top, how, cls, obj) AS (\n"
-    "  SELECT r.i, r.oid, r.top, 'view', d.refclassid, d.refobjid FROM rels r\n"
-    "  JOIN pg_class c ON c.oid = r.oid AND c.relkind = 'v' AND c.oid >= 16384\n"
-    "  JOIN pg_rewrite w ON w.ev_class = c.oid\n"
-    "  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid\n"
-    "  UNION ALL\n"
-    "  SELECT r.i, r.oid, r.top, 'view', 'pg_proc'::regclass, m[2]::oid FROM rels r\n"
-    "  JOIN pg_class c ON c.oid = r.oid AND c.relkind = 'v' AND c.oid >= 16384\n"
-    "  JOIN pg_rewrite w ON w.ev_class = c.oid\n"
-    "  CROSS JOIN LATERAL regexp_matches(w.ev_action::text, ' :(funcid|aggfnoid|winfnoid) ([0-9]+)', 'g') m\n"
-    "  UNION ALL\n"
-    "  SELECT r.i, r.oid, r.top, 'view', 'pg_class'::regclass, m[1]::oid FROM rels r\n"
-    "  JOIN pg_class c ON c.oid = r.oid AND c.relkind = 'v' AND c.oid >= 16384\n"
-    "  JOIN pg_rewrite w ON w.ev_class = c.oid\n"
-    "  CROSS JOIN LATERAL regexp_matches(w.ev_action::text, ' :relid ([0-9]+)', 'g') m\n"
-    "  UNION ALL\n"
-    "  SELECT r.i, r.oid, r.top, 'policy ' || quote_ident(pol.polname), d.refclassid, d.refobjid\n"
-    "  FROM rels r JOIN pg_policy pol ON pol.polrelid = r.oid\n"
-    "  JOIN pg_depend d ON d.classid = 'pg_policy'::regclass AND d.objid = pol.oid\n"
-    "  UNION ALL\n"
-    "  SELECT r.i, r.oid, r.top, 'policy ' || quote_ident(pol.polname), 'pg_proc'::regclass, m[2]::oid\n"
-    "  FROM rels r JOIN pg_policy pol ON pol.polrelid = r.oid\n"
-    "  CROSS JOIN LATERAL regexp_matches(coalesce(pol.polqual::text, '') || ' ' ||\n"
-    "    coalesce(pol.polwithcheck::text, ''), ' :(funcid|aggfnoid|winfnoid) ([0-9]+)', 'g') m\n"
-    "  UNION ALL\n"
-    "  SELECT r.i, r.oid, r.top, 'foreign', 'pg_proc'::regclass, w.fdwhandler FROM rels r\n"
-    "  JOIN pg_foreign_table ft ON ft.ftrelid = r.oid JOIN pg_foreign_server s ON s.oid = ft.ftserver\n"
-    "  JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw\n"
-    "  UNION ALL\n"
-    "  SELECT r.i, r.oid, r.top, 'column ' || quote_ident(a.attname), 'pg_type'::regclass, a.atttypid\n"
-    "  FROM rels r JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped\n"
-    "  UNION ALL\n"
-    "  SELECT i.i, NULL, NULL, 'type', 'pg_type'::regclass, t.oid FROM items i\n"
-    "  JOIN pg_type t ON t.typname = i.n WHERE i.k = 't' AND CASE WHEN i.s IS NULL\n"
-    "    THEN t.typnamespace IN (SELECT nsp FROM path)\n"
-    "    ELSE t.typnamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END),\n"
-    /* the database's types in play, with the types they are made of */
+/* The check, one query, written from the parts the items need. Items
+ * (i, k, s, n, a): k as tt_pg_ref_kind, 'R' a relation by its oid (a),
+ * 'g' the database's additions to built-in types (i -1). A name without a
+ * schema is looked up in every schema, not only the search_path's: a
+ * superset of what the server could choose, and no round trip to learn
+ * the path. Rows out: i, kind (P: a function that may not run; B: a
+ * built-in function a view or policy calls, vetted against the guard's
+ * denied names; S: a built-in relation read, vetted against its secret
+ * ones; U: a function an off-list name can be that no trusted schema
+ * holds), how (view, policy NAME, foreign, column NAME, type, call, column
+ * notation, operator, global, untrusted call), the relation where it was
+ * found and the one the query reads (schema, name), what (an operator, a
+ * cast, a type...), the function (regprocedure), its schema and name. */
+enum {
+  TT_N_REL = 1,       /* relations: r, R */
+  TT_N_TYPE = 2,      /* types named: t */
+  TT_N_CALL = 4,      /* calls and fields: f, c */
+  TT_N_UNTRUSTED = 8, /* off-list calls: F */
+  TT_N_OP = 16,       /* operators: o */
+  TT_N_GLOBAL = 32,   /* g */
+  TT_N_DEPS = TT_N_REL | TT_N_TYPE,
+};
+
+typedef struct tt_pg_part {
+  unsigned need;
+  const char *sql;
+} tt_pg_part;
+
+/* a name's schema: any (unqualified) or the one written */
+#define TT_PG_IN_SCHEMA(col)                                                                 \
+  "(i.s IS NULL OR " col " = (SELECT oid FROM pg_namespace WHERE nspname = i.s))"
+/* the argument counts a function can take */
+#define TT_PG_ARITY                                                                          \
+  "(i.a < 0 OR i.a BETWEEN p.pronargs - p.pronargdefaults AND p.pronargs "                   \
+  "OR (p.provariadic <> 0 AND i.a >= p.pronargs - 1))"
+#define TT_PG_OPFAMILY "'the operator family ' || quote_ident(n.nspname) || '.' || quote_ident(f.opfname)"
+
+/* Relations: the ones named, and what reading them reads: views'
+ * relations (recursively), inheritance children and partitions. */
+static const tt_pg_part TT_PG_CTES[] = {
+    {TT_N_REL,
+     "named(i, oid) AS (\n"
+     "  SELECT i.i, c.oid FROM items i JOIN pg_class c ON c.relname = i.n\n"
+     "  WHERE i.k = 'r' AND " TT_PG_IN_SCHEMA("c.relnamespace") "\n"
+     "  UNION ALL SELECT i.i, i.a::oid FROM items i WHERE i.k = 'R'),\n"
+     "rels(i, oid, top) AS (\n"
+     "  SELECT i, oid, oid FROM named\n"
+     "  UNION\n"
+     "  SELECT r.i, e.dst, r.top FROM rels r JOIN (\n"
+     "    SELECT w.ev_class AS src, d.refobjid AS dst FROM pg_rewrite w\n"
+     "    JOIN pg_class v ON v.oid = w.ev_class AND v.relkind = 'v'\n"
+     "    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid\n"
+     "     AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> w.ev_class\n"
+     "    WHERE w.ev_class >= 16384\n"
+     "    UNION ALL SELECT inhparent, inhrelid FROM pg_inherits) e ON e.src = r.oid),\n"},
+};
+
+/* What reading them runs: views' definitions (their recorded dependencies,
+ * and their stored trees for the built-in functions and catalogs, whose
+ * dependencies are not recorded), row security policies, foreign tables'
+ * handlers; their column types; the types the query names. */
+#define TT_PG_VIEWS_OF_RELS                                                                  \
+  "  FROM rels r JOIN pg_class c ON c.oid = r.oid AND c.relkind = 'v' AND c.oid >= 16384\n"  \
+  "  JOIN pg_rewrite w ON w.ev_class = c.oid\n"
+static const tt_pg_part TT_PG_DEPS[] = {
+    {TT_N_REL,
+     "  SELECT r.i, r.oid, r.top, 'view', d.refclassid, d.refobjid\n" TT_PG_VIEWS_OF_RELS
+     "  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid\n"},
+    {TT_N_REL,
+     "  SELECT r.i, r.oid, r.top, 'view', 'pg_proc'::regclass, m[2]::oid\n" TT_PG_VIEWS_OF_RELS
+     "  CROSS JOIN LATERAL regexp_matches(w.ev_action::text, "
+     "' :(funcid|aggfnoid|winfnoid) ([0-9]+)', 'g') m\n"},
+    {TT_N_REL,
+     "  SELECT r.i, r.oid, r.top, 'view', 'pg_class'::regclass, m[1]::oid\n" TT_PG_VIEWS_OF_RELS
+     "  CROSS JOIN LATERAL regexp_matches(w.ev_action::text, ' :relid ([0-9]+)', 'g') m\n"},
+    {TT_N_REL,
+     "  SELECT r.i, r.oid, r.top, 'policy ' || quote_ident(pol.polname), d.refclassid, d.refobjid\n"
+     "  FROM rels r JOIN pg_policy pol ON pol.polrelid = r.oid\n"
+     "  JOIN pg_depend d ON d.classid = 'pg_policy'::regclass AND d.objid = pol.oid\n"},
+    {TT_N_REL,
+     "  SELECT r.i, r.oid, r.top, 'policy ' || quote_ident(pol.polname), 'pg_proc'::regclass,\n"
+     "    m[2]::oid\n"
+     "  FROM rels r JOIN pg_policy pol ON pol.polrelid = r.oid\n"
+     "  CROSS JOIN LATERAL regexp_matches(coalesce(pol.polqual::text, '') || ' ' ||\n"
+     "    coalesce(pol.polwithcheck::text, ''), ' :(funcid|aggfnoid|winfnoid) ([0-9]+)', 'g') m\n"},
+    {TT_N_REL,
+     "  SELECT r.i, r.oid, r.top, 'foreign', 'pg_proc'::regclass, w.fdwhandler FROM rels r\n"
+     "  JOIN pg_foreign_table ft ON ft.ftrelid = r.oid\n"
+     "  JOIN pg_foreign_server s ON s.oid = ft.ftserver\n"
+     "  JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw\n"},
+    {TT_N_REL,
+     "  SELECT r.i, r.oid, r.top, 'column ' || quote_ident(a.attname), 'pg_type'::regclass,\n"
+     "    a.atttypid\n"
+     "  FROM rels r JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum > 0\n"
+     "   AND NOT a.attisdropped AND a.atttypid >= 16384\n"},
+    {TT_N_TYPE,
+     "  SELECT i.i, NULL::oid, NULL::oid, 'type', 'pg_type'::regclass, t.oid FROM items i\n"
+     "  JOIN pg_type t ON t.typname = i.n\n"
+     "  WHERE i.k = 't' AND t.oid >= 16384 AND " TT_PG_IN_SCHEMA("t.typnamespace") "\n"},
+};
+
+/* Every function that can run, and where from: what the definitions use,
+ * what a type of the database is made of, the functions and operators a
+ * name can be, and what the database added to built-in types. */
+static const tt_pg_part TT_PG_PROCS[] = {
+    {TT_N_DEPS, "  SELECT i, rel, top, how, NULL::text, obj FROM deps WHERE cls = 'pg_proc'::regclass\n"},
+    {TT_N_DEPS,
+     "  SELECT d.i, d.rel, d.top, d.how, 'the operator ' || o.oid::regoperator::text, f.fn\n"
+     "  FROM deps d JOIN pg_operator o ON d.cls = 'pg_operator'::regclass AND o.oid = d.obj\n"
+     "  CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid]) f(fn)\n"},
+    {TT_N_DEPS,
+     "  SELECT y.i, y.rel, y.top, y.how, 'type ' || y.t::regtype::text, f.fn\n"
+     "  FROM types y JOIN pg_type ty ON ty.oid = y.t\n"
+     "  CROSS JOIN LATERAL unnest(ARRAY[ty.typinput::oid, ty.typoutput::oid, ty.typreceive::oid,\n"
+     "    ty.typsend::oid, ty.typmodin::oid, ty.typmodout::oid, ty.typsubscript::oid]) f(fn)\n"},
+    {TT_N_DEPS,
+     "  SELECT y.i, y.rel, y.top, y.how, 'the check of domain ' || y.t::regtype::text,\n"
+     "    CASE WHEN d.refclassid = 'pg_operator'::regclass\n"
+     "      THEN (SELECT oprcode FROM pg_operator WHERE oid = d.refobjid) ELSE d.refobjid END\n"
+     "  FROM types y JOIN pg_constraint k ON k.contypid = y.t\n"
+     "  JOIN pg_depend d ON d.classid = 'pg_constraint'::regclass AND d.objid = k.oid\n"
+     "   AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass)\n"},
+    {TT_N_DEPS,
+     "  SELECT y.i, y.rel, y.top, y.how, 'the range type ' || y.t::regtype::text, f.fn\n"
+     "  FROM types y JOIN pg_range g ON g.rngtypid = y.t\n"
+     "  CROSS JOIN LATERAL unnest(ARRAY[g.rngcanonical::oid, g.rngsubdiff::oid]) f(fn)\n"},
+    {TT_N_DEPS,
+     "  SELECT y.i, y.rel, y.top, y.how, 'a cast from ' || k.castsource::regtype::text ||\n"
+     "    ' to ' || k.casttarget::regtype::text, k.castfunc\n"
+     "  FROM types y JOIN pg_cast k ON k.castsource = y.t OR k.casttarget = y.t\n"},
+    {TT_N_DEPS,
+     "  SELECT y.i, y.rel, y.top, y.how, " TT_PG_OPFAMILY ", p.amproc\n"
+     "  FROM types y JOIN pg_amproc p ON p.amproclefttype = y.t OR p.amprocrighttype = y.t\n"
+     "  JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"},
+    {TT_N_DEPS,
+     "  SELECT y.i, y.rel, y.top, y.how, " TT_PG_OPFAMILY ", o.oprcode\n"
+     "  FROM types y JOIN pg_amop a ON a.amoplefttype = y.t OR a.amoprighttype = y.t\n"
+     "  JOIN pg_operator o ON o.oid = a.amopopr\n"
+     "  JOIN pg_opfamily f ON f.oid = a.amopfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"},
+    {TT_N_CALL,
+     "  SELECT i.i, NULL::oid, NULL::oid, CASE i.k WHEN 'c' THEN 'column notation' ELSE 'call' END, NULL,\n"
+     "    p.oid\n"
+     "  FROM items i JOIN pg_proc p ON p.proname = i.n\n"
+     "  WHERE i.k IN ('f', 'c') AND p.oid >= 16384 AND " TT_PG_IN_SCHEMA("p.pronamespace") "\n"
+     "    AND " TT_PG_ARITY "\n"},
+    {TT_N_UNTRUSTED,
+     "  SELECT i.i, NULL::oid, NULL::oid, 'untrusted call', NULL, p.oid\n"
+     "  FROM items i JOIN pg_proc p ON p.proname = i.n\n"
+     "  WHERE i.k = 'F' AND p.pronamespace NOT IN (SELECT nsp FROM trusted)\n"
+     "    AND " TT_PG_IN_SCHEMA("p.pronamespace") " AND " TT_PG_ARITY "\n"},
+    {TT_N_OP,
+     "  SELECT i.i, NULL::oid, NULL::oid, 'operator', 'the operator ' || o.oid::regoperator::text, f.fn\n"
+     "  FROM items i JOIN pg_operator o ON o.oprname = i.n\n"
+     "  CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid]) f(fn)\n"
+     "  WHERE i.k = 'o' AND o.oid >= 16384 AND " TT_PG_IN_SCHEMA("o.oprnamespace") "\n"},
+    {TT_N_GLOBAL,
+     "  SELECT -1, NULL::oid, NULL::oid, 'global', 'a cast from ' || k.castsource::regtype::text ||\n"
+     "    ' to ' || k.casttarget::regtype::text, k.castfunc\n"
+     "  FROM pg_cast k WHERE k.oid >= 16384 AND k.castsource < 16384\n"
+     "   AND (k.casttarget < 16384 OR k.castcontext = 'i')\n"},
+    {TT_N_GLOBAL,
+     "  SELECT -1, NULL::oid, NULL::oid, 'global', " TT_PG_OPFAMILY ", p.amproc\n"
+     "  FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily\n"
+     "  JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
+     "  WHERE p.oid >= 16384 AND p.amproclefttype < 16384 AND p.amprocrighttype < 16384\n"},
+    {TT_N_GLOBAL,
+     "  SELECT -1, NULL::oid, NULL::oid, 'global', " TT_PG_OPFAMILY ", o.oprcode\n"
+     "  FROM pg_amop a JOIN pg_operator o ON o.oid = a.amopopr\n"
+     "  JOIN pg_opfamily f ON f.oid = a.amopfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
+     "  WHERE a.oid >= 16384 AND a.amoplefttype < 16384 AND a.amoprighttype < 16384\n"},
+};
+
+/* The database's types in play, with the types they are made of. */
+static const char TT_PG_TYPES[] =
     "types(i, rel, top, how, t) AS (\n"
     "  SELECT i, rel, top, how, obj FROM deps WHERE cls = 'pg_type'::regclass AND obj >= 16384\n"
     "  UNION\n"
@@ -238,98 +341,11 @@ static const char TT_PG_CHECK_SQL[] =
     "    UNION ALL SELECT atttypid FROM pg_attribute WHERE attrelid = ty.typrelid AND attnum > 0\n"
     "    UNION ALL SELECT rngsubtype FROM pg_range WHERE rngtypid = ty.oid\n"
     "    UNION ALL SELECT rngtypid FROM pg_range WHERE rngmultitypid = ty.oid) x(t)\n"
-    "  WHERE x.t >= 16384),\n"
-    /* every function that can run, and where from */
-    "procs0(i, rel, top, how, what, fn) AS (\n"
-    "  SELECT i, rel, top, how, NULL::text, obj FROM deps WHERE cls = 'pg_proc'::regclass\n"
-    "  UNION ALL\n"
-    "  SELECT d.i, d.rel, d.top, d.how, 'the operator ' || o.oid::regoperator::text, f.fn\n"
-    "  FROM deps d JOIN pg_operator o ON d.cls = 'pg_operator'::regclass AND o.oid = d.obj\n"
-    "  CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid]) f(fn)\n"
-    "  UNION ALL\n"
-    "  SELECT y.i, y.rel, y.top, y.how, 'type ' || y.t::regtype::text, f.fn\n"
-    "  FROM types y JOIN pg_type ty ON ty.oid = y.t\n"
-    "  CROSS JOIN LATERAL unnest(ARRAY[ty.typinput::oid, ty.typoutput::oid, ty.typreceive::oid,\n"
-    "    ty.typsend::oid, ty.typmodin::oid, ty.typmodout::oid, ty.typsubscript::oid]) f(fn)\n"
-    "  UNION ALL\n"
-    "  SELECT y.i, y.rel, y.top, y.how, 'the check of domain ' || y.t::regtype::text,\n"
-    "    CASE WHEN d.refclassid = 'pg_operator'::regclass\n"
-    "      THEN (SELECT oprcode FROM pg_operator WHERE oid = d.refobjid) ELSE d.refobjid END\n"
-    "  FROM types y JOIN pg_constraint k ON k.contypid = y.t\n"
-    "  JOIN pg_depend d ON d.classid = 'pg_constraint'::regclass AND d.objid = k.oid\n"
-    "   AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass)\n"
-    "  UNION ALL\n"
-    "  SELECT y.i, y.rel, y.top, y.how, 'the range type ' || y.t::regtype::text, f.fn\n"
-    "  FROM types y JOIN pg_range g ON g.rngtypid = y.t\n"
-    "  CROSS JOIN LATERAL unnest(ARRAY[g.rngcanonical::oid, g.rngsubdiff::oid]) f(fn)\n"
-    "  UNION ALL\n"
-    "  SELECT y.i, y.rel, y.top, y.how, 'a cast from ' || k.castsource::regtype::text || ' to ' ||\n"
-    "    k.casttarget::regtype::text, k.castfunc\n"
-    "  FROM types y JOIN pg_cast k ON k.castsource = y.t OR k.casttarget = y.t\n"
-    "  UNION ALL\n"
-    "  SELECT y.i, y.rel, y.top, y.how, 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
-    "    quote_ident(f.opfname), p.amproc\n"
-    "  FROM types y JOIN pg_amproc p ON p.amproclefttype = y.t OR p.amprocrighttype = y.t\n"
-    "  JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
-    "  UNION ALL\n"
-    "  SELECT y.i, y.rel, y.top, y.how, 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
-    "    quote_ident(f.opfname), o.oprcode\n"
-    "  FROM types y JOIN pg_amop a ON a.amoplefttype = y.t OR a.amoprighttype = y.t\n"
-    "  JOIN pg_operator o ON o.oid = a.amopopr\n"
-    "  JOIN pg_opfamily f ON f.oid = a.amopfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
-    "  UNION ALL\n"
-    /* a name: every function it can be (overloads of any type match) */
-    "  SELECT i.i, NULL, NULL, CASE i.k WHEN 'c' THEN 'column notation' ELSE 'call' END, NULL, p.oid\n"
-    "  FROM items i JOIN pg_proc p ON p.proname = i.n\n"
-    "  WHERE i.k IN ('f', 'c') AND p.oid >= 16384\n"
-    "    AND CASE WHEN i.s IS NULL THEN p.pronamespace IN (SELECT nsp FROM path)\n"
-    "      ELSE p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END\n"
-    "    AND (i.a < 0 OR i.a BETWEEN p.pronargs - p.pronargdefaults AND p.pronargs\n"
-    "      OR (p.provariadic <> 0 AND i.a >= p.pronargs - 1))\n"
-    "  UNION ALL\n"
-    /* a name off the guard's list that only trusted schemas may answer */
-    "  SELECT i.i, NULL, NULL, 'untrusted call', NULL, p.oid\n"
-    "  FROM items i JOIN pg_proc p ON p.proname = i.n\n"
-    "  WHERE i.k = 'F' AND p.pronamespace NOT IN (SELECT nsp FROM trusted)\n"
-    "    AND CASE WHEN i.s IS NULL THEN p.pronamespace IN (SELECT nsp FROM path)\n"
-    "      ELSE p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END\n"
-    "    AND (i.a < 0 OR i.a BETWEEN p.pronargs - p.pronargdefaults AND p.pronargs\n"
-    "      OR (p.provariadic <> 0 AND i.a >= p.pronargs - 1))\n"
-    "  UNION ALL\n"
-    "  SELECT i.i, NULL, NULL, 'operator', 'the operator ' || o.oid::regoperator::text, f.fn\n"
-    "  FROM items i JOIN pg_operator o ON o.oprname = i.n\n"
-    "  CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid]) f(fn)\n"
-    "  WHERE i.k = 'o' AND o.oid >= 16384\n"
-    "    AND CASE WHEN i.s IS NULL THEN o.oprnamespace IN (SELECT nsp FROM path)\n"
-    "      ELSE o.oprnamespace = (SELECT oid FROM pg_namespace WHERE nspname = i.s) END\n"
-    "  UNION ALL\n"
-    /* what the database added to built-in types: any query may use it */
-    "  SELECT i.i, NULL, NULL, 'global', 'a cast from ' || k.castsource::regtype::text || ' to ' ||\n"
-    "    k.casttarget::regtype::text, k.castfunc\n"
-    "  FROM items i JOIN pg_cast k ON k.oid >= 16384 AND k.castsource < 16384\n"
-    "   AND (k.casttarget < 16384 OR k.castcontext = 'i') WHERE i.k = 'g'\n"
-    "  UNION ALL\n"
-    "  SELECT i.i, NULL, NULL, 'global', 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
-    "    quote_ident(f.opfname), p.amproc\n"
-    "  FROM items i JOIN pg_amproc p ON p.oid >= 16384 AND p.amproclefttype < 16384\n"
-    "   AND p.amprocrighttype < 16384\n"
-    "  JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
-    "  WHERE i.k = 'g'\n"
-    "  UNION ALL\n"
-    "  SELECT i.i, NULL, NULL, 'global', 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
-    "    quote_ident(f.opfname), o.oprcode\n"
-    "  FROM items i JOIN pg_amop a ON a.oid >= 16384 AND a.amoplefttype < 16384\n"
-    "   AND a.amoprighttype < 16384 JOIN pg_operator o ON o.oid = a.amopopr\n"
-    "  JOIN pg_opfamily f ON f.oid = a.amopfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
-    "  WHERE i.k = 'g'\n"
-    "  UNION ALL\n"
-    "  SELECT i.i, NULL, NULL, 'global', 'the operator family ' || quote_ident(n.nspname) || '.' ||\n"
-    "    quote_ident(f.opfname), o.oprcode\n"
-    "  FROM items i JOIN pg_opclass c ON c.oid >= 16384 AND c.opcdefault AND c.opcintype < 16384\n"
-    "  JOIN pg_amop a ON a.amopfamily = c.opcfamily JOIN pg_operator o ON o.oid = a.amopopr\n"
-    "  JOIN pg_opfamily f ON f.oid = c.opcfamily JOIN pg_namespace n ON n.oid = f.opfnamespace\n"
-    "  WHERE i.k = 'g'),\n"
-    /* an aggregate of the database's runs its support functions */
+    "  WHERE x.t >= 16384),\n";
+
+/* An aggregate of the database's runs its support functions; then what
+ * may not run, what the guard's lists vet, and the names to show. */
+static const char TT_PG_TAIL[] =
     "procs(i, rel, top, how, what, fn) AS (\n"
     "  SELECT * FROM procs0\n"
     "  UNION ALL\n"
@@ -343,33 +359,74 @@ static const char TT_PG_CHECK_SQL[] =
     "    c.how, c.rel, c.top, c.what, p.oid\n"
     "  FROM procs c JOIN pg_proc p ON p.oid = c.fn, libs\n"
     "  WHERE c.fn <> 0 AND (c.how = 'untrusted call' OR p.oid < 16384 AND c.how = 'view'\n"
-    "    OR p.oid < 16384 AND c.how LIKE 'policy %' OR NOT " TT_PG_JUDGE("p") ")\n"
+    "    OR p.oid < 16384 AND c.how LIKE 'policy %' OR NOT " TT_PG_JUDGE("p") ")\n";
+static const char TT_PG_SECRETS[] =
     "  UNION ALL\n"
     "  SELECT r.i, 'S', 'read', r.oid, r.top, NULL, NULL FROM rels r WHERE r.oid < 16384\n"
     "  UNION ALL\n"
     "  SELECT d.i, 'S', 'view', d.obj, d.top, NULL, NULL FROM deps d\n"
-    "  WHERE d.cls = 'pg_class'::regclass AND d.obj < 16384)\n"
+    "  WHERE d.cls = 'pg_class'::regclass AND d.obj < 16384\n";
+static const char TT_PG_SELECT[] =
+    ")\n"
     "SELECT DISTINCT x.i, x.kind, x.how, rn.nspname, rc.relname, tn.nspname, tc.relname, x.what,\n"
     "  x.fn::regprocedure::text, fnn.nspname, fp.proname\n"
     "FROM found x\n"
-    "LEFT JOIN pg_class rc ON rc.oid = x.rel\n"
-    "LEFT JOIN pg_namespace rn ON rn.oid = rc.relnamespace\n"
+    "LEFT JOIN pg_class rc ON rc.oid = x.rel LEFT JOIN pg_namespace rn ON rn.oid = rc.relnamespace\n"
     "LEFT JOIN pg_class tc ON tc.oid = x.top LEFT JOIN pg_namespace tn ON tn.oid = tc.relnamespace\n"
     "LEFT JOIN pg_proc fp ON fp.oid = x.fn LEFT JOIN pg_namespace fnn ON fnn.oid = fp.pronamespace\n"
     "WHERE x.kind <> 'S' OR rn.nspname IN ('pg_catalog', 'information_schema')\n"
     "ORDER BY 1, 2, 3, 4, 5, 8, 9";
 
-/* WITH RECURSIVE items, paths, trust, libs, then the check. */
-static void tt_pg_check_head(tt_buf *sql, char *const *path, size_t npath,
-                             const tt_pg_schema_list *trust) {
-  tt_buf_puts(sql, "WITH RECURSIVE paths(v) AS (SELECT ");
-  tt_pg_put_text_array(sql, path, npath);
-  tt_buf_puts(sql, "),\ntrust(v) AS (SELECT ");
+/* parts[] joined by UNION ALL, those that need allows */
+static void tt_pg_put_union(tt_buf *sql, const tt_pg_part *parts, size_t n, unsigned need) {
+  bool first = true;
+  for (size_t i = 0; i < n; i++) {
+    if (!(parts[i].need & need)) continue;
+    if (!first) tt_buf_puts(sql, "  UNION ALL\n");
+    first = false;
+    tt_buf_puts(sql, parts[i].sql);
+  }
+}
+
+/* The part of the check after the items, for what they need. */
+static void tt_pg_check_body(tt_buf *sql, unsigned need) {
+  tt_buf_puts(sql, "),\ntrusted(nsp) AS (SELECT n.oid FROM pg_namespace n, trust "
+                   "WHERE n.nspname = ANY (trust.v)),\n");
+  for (size_t i = 0; i < sizeof TT_PG_CTES / sizeof TT_PG_CTES[0]; i++)
+    if (TT_PG_CTES[i].need & need) tt_buf_puts(sql, TT_PG_CTES[i].sql);
+  if (need & TT_N_DEPS) {
+    tt_buf_puts(sql, "deps(i, rel, top, how, cls, obj) AS (\n");
+    tt_pg_put_union(sql, TT_PG_DEPS, sizeof TT_PG_DEPS / sizeof TT_PG_DEPS[0], need);
+    tt_buf_puts(sql, "),\n");
+    tt_buf_puts(sql, TT_PG_TYPES);
+  }
+  tt_buf_puts(sql, "procs0(i, rel, top, how, what, fn) AS (\n");
+  tt_pg_put_union(sql, TT_PG_PROCS, sizeof TT_PG_PROCS / sizeof TT_PG_PROCS[0], need);
+  tt_buf_puts(sql, "),\n");
+  tt_buf_puts(sql, TT_PG_TAIL);
+  if (need & TT_N_REL) tt_buf_puts(sql, TT_PG_SECRETS);
+  tt_buf_puts(sql, TT_PG_SELECT);
+}
+
+/* WITH RECURSIVE trust, libs and the items' VALUES (the caller adds them). */
+static void tt_pg_check_head(tt_buf *sql, const tt_pg_schema_list *trust) {
+  tt_buf_puts(sql, "WITH RECURSIVE trust(v) AS (SELECT ");
   tt_pg_put_text_array(sql, trust ? trust->v : NULL, trust ? trust->n : 0);
   tt_buf_puts(sql, "),\nlibs(v) AS (SELECT ARRAY[");
   for (size_t i = 0; i < sizeof TT_PG_PURE_LIBS / sizeof TT_PG_PURE_LIBS[0]; i++)
     tt_buf_printf(sql, "%s'$libdir/%s'", i ? "," : "", TT_PG_PURE_LIBS[i]);
   tt_buf_puts(sql, "]::text[]),\nitems(i, k, s, n, a) AS (VALUES ");
+}
+
+static unsigned tt_pg_need_of(char kind) {
+  switch (kind) {
+  case 'r': case 'R': return TT_N_REL;
+  case 't': return TT_N_TYPE;
+  case 'f': case 'c': return TT_N_CALL;
+  case 'F': return TT_N_UNTRUSTED;
+  case 'o': return TT_N_OP;
+  default: return TT_N_GLOBAL;
+  }
 }
 
 static void tt_pg_check_item(tt_buf *sql, bool *first, long i, char kind, const char *schema,
@@ -383,36 +440,7 @@ static void tt_pg_check_item(tt_buf *sql, bool *first, long i, char kind, const 
   tt_buf_printf(sql, ", %lld::bigint)", a);
 }
 
-/* The path, as a C array of the text[] literal current_schemas gave
- * ("{public,pg_catalog}", names quoted when they need it). */
-static size_t tt_pg_path_split(const char *lit, char ***out) {
-  *out = NULL;
-  size_t n = 0;
-  const char *p = lit && *lit == '{' ? lit + 1 : "";
-  while (*p && *p != '}') {
-    tt_buf name = TT_BUF_INIT;
-    if (*p == '"') {
-      for (p++; *p && *p != '"'; p++) {
-        if (*p == '\\' && p[1]) p++;
-        tt_buf_putc(&name, *p);
-      }
-      if (*p == '"') p++;
-    } else {
-      for (; *p && *p != ',' && *p != '}'; p++) tt_buf_putc(&name, *p);
-    }
-    *out = tt_xrealloc(*out, (n + 1) * sizeof **out);
-    (*out)[n++] = tt_buf_detach(&name);
-    if (*p == ',') p++;
-  }
-  return n;
-}
-
-static void tt_pg_path_free(char **v, size_t n) {
-  for (size_t i = 0; i < n; i++) free(v[i]);
-  free(v);
-}
-
-/* Reads the connection's search_path, as the server expands it. */
+/* The path, as current_schemas gave it ("{public,pg_catalog}"). */
 static bool tt_pg_trust_read_path(tt_pg_trust *t, PGconn *conn, tt_error *err) {
   PGresult *r = PQexec(conn, "SELECT pg_catalog.current_schemas(true)::pg_catalog.text");
   bool ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
@@ -421,8 +449,7 @@ static bool tt_pg_trust_read_path(tt_pg_trust *t, PGconn *conn, tt_error *err) {
     t->path = tt_xstrdup(PQgetvalue(r, 0, 0));
     t->have_path = true;
   } else {
-    tt_db_set_error(err, TT_ERR_IO, "cannot read the search_path to check the query: %s",
-                    PQerrorMessage(conn));
+    tt_db_set_error(err, TT_ERR_IO, "cannot read the search_path: %s", PQerrorMessage(conn));
   }
   PQclear(r);
   return ok;
@@ -433,37 +460,31 @@ const char *tt_pg_trust_path(tt_pg_trust *t, PGconn *conn, tt_error *err) {
   return t->path;
 }
 
-bool tt_pg_trust_sql(tt_pg_trust *t, PGconn *conn, const tt_pg_refs *refs,
-                     const tt_pg_schema_list *trust, tt_buf *sql, tt_error *err) {
+void tt_pg_trust_sql(tt_pg_trust *t, const tt_pg_refs *refs, const tt_pg_schema_list *trust,
+                     tt_buf *sql) {
   tt_pg_trust_under(t, trust);
-  bool any = !t->global_known;
-  for (size_t i = 0; refs && i < refs->n && !any; i++) any = !tt_pg_trust_known(t, &refs->v[i]);
-  if (!any) return true;
-  if (!t->have_path && !tt_pg_trust_read_path(t, conn, err)) return false;
-  char **path;
-  size_t npath = tt_pg_path_split(t->path, &path);
-  tt_pg_check_head(sql, path, npath, trust);
-  tt_pg_path_free(path, npath);
+  unsigned need = t->global_known ? 0 : TT_N_GLOBAL;
+  for (size_t i = 0; refs && i < refs->n; i++)
+    if (!tt_pg_trust_known(t, &refs->v[i])) need |= tt_pg_need_of(refs->v[i].kind);
+  if (!need) return;
+  tt_pg_check_head(sql, trust);
   bool first = true;
-  if (!t->global_known) tt_pg_check_item(sql, &first, -1, 'g', NULL, "", -1);
+  tt_pg_check_item(sql, &first, -1, 'g', NULL, "", -1);
   for (size_t i = 0; refs && i < refs->n; i++) {
     const tt_pg_ref *r = &refs->v[i];
-    if (tt_pg_trust_known(t, r)) continue;
-    tt_pg_check_item(sql, &first, (long)i, r->kind, r->schema, r->name, r->nargs);
+    if (!tt_pg_trust_known(t, r))
+      tt_pg_check_item(sql, &first, (long)i, r->kind, r->schema, r->name, r->nargs);
   }
-  tt_buf_puts(sql, "),\n");
-  tt_buf_puts(sql, TT_PG_CHECK_SQL);
-  return true;
+  tt_pg_check_body(sql, need);
 }
 
 void tt_pg_trust_relations_sql(const int64_t *oids, size_t n, const tt_pg_schema_list *trust,
                                tt_buf *sql) {
-  tt_pg_check_head(sql, NULL, 0, trust);
+  tt_pg_check_head(sql, trust);
   bool first = true;
   tt_pg_check_item(sql, &first, -1, 'g', NULL, "", -1);
   for (size_t i = 0; i < n; i++) tt_pg_check_item(sql, &first, (long)i, 'R', NULL, "", oids[i]);
-  tt_buf_puts(sql, "),\n");
-  tt_buf_puts(sql, TT_PG_CHECK_SQL);
+  tt_pg_check_body(sql, TT_N_GLOBAL | (n ? TT_N_REL : 0));
 }
 
 /* ---- the verdict -------------------------------------------------------------- */

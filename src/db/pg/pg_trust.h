@@ -50,11 +50,10 @@ void tt_pg_trust_forget(tt_pg_trust *t);
  * connection; NULL with err when that fails. Owned by t. */
 const char *tt_pg_trust_path(tt_pg_trust *t, PGconn *conn, tt_error *err);
 /* Appends to sql the catalog check of the refs not yet known harmless on
- * conn under these trusted schemas (nothing when every one is known).
- * Reads the connection's search_path first, once per connection (one
- * round trip); false with err when that fails. */
-bool tt_pg_trust_sql(tt_pg_trust *t, PGconn *conn, const tt_pg_refs *refs,
-                     const tt_pg_schema_list *trust, tt_buf *sql, tt_error *err);
+ * this connection under these trusted schemas (nothing when every one is
+ * known, and the database's additions to built-in types were checked). */
+void tt_pg_trust_sql(tt_pg_trust *t, const tt_pg_refs *refs, const tt_pg_schema_list *trust,
+                     tt_buf *sql);
 /* Reads the check's result: true when nothing would run that may not (the
  * refs become known harmless), else false with err a refusal (reason
  * function, or internals for a secret relation or function) that names
