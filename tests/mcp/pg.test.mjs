@@ -232,7 +232,7 @@ test('run_sql on PostgreSQL: a function of the database is refused unless truste
     try {
       const a = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT t.tt_lock FROM g t' } });
       assert.equal(a.isError, true);
-      assert.match(textOf(a), /^refused: x\.tt_lock can call public\.tt_lock\(g\).*--trust-functions public to allow/s);
+      assert.match(textOf(a), /^refused: x\.tt_lock can call public\.tt_lock\(public\.g\).*--trust-functions public to allow/s);
       const b = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT lower(x) FROM g' } });
       assert.equal(b.isError, true);
       assert.match(textOf(b), /lower\(\.\.\.\) can call public\.lower\(integer\), which tabletalk does not run/);

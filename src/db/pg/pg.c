@@ -143,11 +143,11 @@ static const char *tt_pg_warning(tt_db *db) {
   else if (files) snprintf(what, sizeof what, "a role that can write server files");
   if (what[0])
     pg->warning = tt_xasprintf(
-        "connected to %s as %s, %s: a READ ONLY transaction cannot stop what a function of the "
+        "connected as %s, %s: a READ ONLY transaction cannot stop what a function of the "
         "database's owner does with it (dblink, COPY ... TO a file, server functions); tabletalk "
         "refuses every such function it finds before a query runs, but connect as a read-only "
         "role (docs/guide/postgresql.md, \"A read-only role\")",
-        db->name, role, what);
+        role, what);
   free(role);
   free(table);
   return pg->warning;
