@@ -3,8 +3,8 @@
 // in it on the pg_server fixture's server (skipped without TT_PG_URI_FILE):
 // SECURITY DEFINER functions that commit a row through dblink_exec, write a
 // server file with COPY ... TO and keep a dblink connection open, reached by
-// a shadowing overload (public.lower(varchar), pg_catalog.upper(varchar), a
-// twin of length(text) put first by the database's search_path), column
+// a shadowing overload (public.lower(varchar), a twin of length(text) put
+// first by the database's search_path), column
 // notation, planted operators, views over each (nested too), a row security
 // policy, a foreign table, an implicit cast, a domain check and an
 // aggregate; views over pg_read_file, pg_reload_conf, pg_stat_reset,
@@ -21,7 +21,8 @@
 // secret appears in anything tabletalk wrote or sent. `tabletalk schema`
 // runs nothing either and says why a view has no samples. A positive
 // control (--trust-functions public) shows that the marker, the file and
-// the checks do catch a planted function that runs.
+// the checks do catch a planted function that runs. An overload put into
+// pg_catalog itself (a superuser can) stops every query and the schema.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -137,7 +138,6 @@ async function unchanged(what, liveSessions = 0) {
 const REFUSED = 'refused', OK = 'ok';
 const CASES = [
   ['overload lower(varchar)', 'SELECT lower("Name") FROM "Artist" LIMIT 3', REFUSED],
-  ['overload planted in pg_catalog', 'SELECT upper("Name") FROM "Artist" LIMIT 3', REFUSED],
   ['exact twin first on the search_path', 'SELECT length("Name") FROM "Artist" LIMIT 3', REFUSED],
   ['column notation', 'SELECT a.pwn FROM "Artist" a LIMIT 3', REFUSED],
   ['planted = for varchar', 'SELECT count(*) FROM "Artist" WHERE "Name" = \'AC/DC\'', REFUSED],
@@ -236,7 +236,6 @@ test('tabletalk sql: the refusals name the function, the view and the option tha
   assert.match(await said('SELECT * FROM t_rls'), /the row security policy p_rls of t_rls calls public\.tt_visible\(integer\)/);
   assert.match(await said('SELECT * FROM ft_genre'), /foreign table ft_genre is read through public\.postgres_fdw_handler\(\)/);
   assert.match(await said('SELECT * FROM v_activity'), /view v_activity reads pg_catalog\.pg_stat_activity, which is not readable here/);
-  assert.match(await said('SELECT upper("Name") FROM "Artist"'), /added to pg_catalog/);
   await unchanged('the messages');
 });
 
@@ -404,5 +403,33 @@ test('control: with --trust-functions public a planted function does run, and th
     psql(SUPER, 'DELETE FROM public.tt_marker'); /* TRUNCATE would make a new file */
     for (const f of copyFiles()) fs.rmSync(path.join('/tmp', f), { force: true });
     await unchanged(`after the control as ${role}`);
+  }
+});
+
+/* ---- an overload put into pg_catalog ------------------------------------------------ */
+
+/* last: making a database of its own changes the server's data folder */
+test('an overload planted in pg_catalog: every query and the schema refused, tabletalk\'s own queries included', { skip }, async () => {
+  const db = `${DB}_catalog`, uri = onDb(base, db), file = `/tmp/${COPY_PREFIX}-catalog`;
+  psql(base, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  psql(base, `CREATE DATABASE ${db} TEMPLATE chinook`);
+  try {
+    /* a better match than pg_catalog.upper(text) for varchar, where even a
+     * search_path of pg_catalog alone finds it */
+    psql(uri, `CREATE FUNCTION pg_catalog.upper(character varying) RETURNS text LANGUAGE plpgsql
+      SECURITY DEFINER AS $$ BEGIN EXECUTE format('COPY (SELECT 1) TO %L', ${sqlString(file)});
+      RETURN pg_catalog.upper($1::text); END $$`);
+    for (const sql of ['SELECT upper("Name") FROM "Artist" LIMIT 1', 'SELECT count(*) FROM "Track"']) {
+      const r = await run(['sql', uri, sql, '--format', 'json']);
+      assert.equal(r.code, 3, r.stdout + r.stderr);
+      assert.match(r.json.error.message, /can call pg_catalog\.upper\(character varying\), which tabletalk does not run \(a function the database's owner added to pg_catalog\)/);
+    }
+    const s = await run(['schema', uri]);
+    assert.equal(s.code, 3, s.stderr);
+    assert.match(s.stderr, /cannot describe the database: any query can call pg_catalog\.upper/);
+    assert.equal(fs.existsSync(file), false, 'the planted function ran');
+  } finally {
+    psql(base, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+    fs.rmSync(file, { force: true });
   }
 });

@@ -1,11 +1,13 @@
 /* pg.c — the PostgreSQL engine behind db.h, through libpq: its table
  * (engine.h), connecting to a postgres:// URI (its password never shown:
- * messages name the target's redacted form), and
- * running one statement per query inside BEGIN TRANSACTION READ ONLY with
- * SET LOCAL statement_timeout, lock_timeout and
- * idle_in_transaction_session_timeout, through the extended protocol (one
- * statement only) in single-row mode (memory for one row at a time), then
- * always ROLLBACK. Rows become tt_value: integers (and booleans as 1/0),
+ * messages name the target's redacted form), what the role could do
+ * (tt_db_warning), and running one statement per query: the parse guard
+ * (pg_guard.c), the catalog check of what it would run of the database
+ * owner's (pg_trust.c) in the same round trip as BEGIN TRANSACTION READ
+ * ONLY with SET LOCAL statement_timeout, lock_timeout,
+ * idle_in_transaction_session_timeout and standard_conforming_strings,
+ * the statement through the extended protocol (one statement only) in
+ * single-row mode (memory for one row at a time), then always ROLLBACK. Rows become tt_value: integers (and booleans as 1/0),
  * reals, numeric as a real when it has at most 15 significant digits (else
  * its exact text), bytea as a blob, everything else as text. */
 #include "db/pg/pg.h"

@@ -152,7 +152,38 @@ static int tt_pgc_order_cmp(const void *a, const void *b) {
   return x->row < y->row ? -1 : x->row > y->row;
 }
 
+/* Whether the database changed what any query may run (an overload put
+ * into pg_catalog, a cast or operator-family member for built-in types):
+ * then even tabletalk's own queries could run it, so nothing is read.
+ * false with err a refusal that names it. */
+static bool tt_pgc_global_ok(tt_db *db, tt_error *err) {
+  tt_pg_schema_list trust;
+  tt_pg_schema_list_parse(db->opts.trust_functions, &trust);
+  tt_buf sql = TT_BUF_INIT;
+  tt_pg_trust_relations_sql(NULL, 0, &trust, &sql);
+  tt_pg_schema_list_free(&trust);
+  tt_result *r = tt_pgc_query(db, tt_buf_cstr(&sql), err);
+  tt_buf_free(&sql);
+  if (!r) return false;
+  tt_arena *a = tt_arena_new();
+  const char **cells = tt_xcalloc(r->nrows ? r->nrows * r->ncols : 1, sizeof *cells);
+  for (size_t i = 0; i < r->nrows; i++)
+    for (size_t c = 0; c < r->ncols; c++) cells[i * r->ncols + c] = tt_pgc_text(a, r, i, c);
+  tt_buf msg = TT_BUF_INIT;
+  tt_db_refusal reason;
+  bool refused = r->ncols == TT_PG_TRUST_NCOLS &&
+                 tt_pg_trust_refusal(cells, r->nrows, -1, &msg, &reason);
+  if (refused)
+    tt_db_refuse(err, reason, "cannot describe the database: %s", tt_buf_cstr(&msg));
+  tt_buf_free(&msg);
+  free(cells);
+  tt_arena_free(a);
+  tt_result_free(r);
+  return !refused;
+}
+
 tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
+  if (!tt_pgc_global_ok(db, err)) return NULL;
   /* tabletalk's own queries run with the search_path at pg_catalog, so
    * the user's path (which only orders the schemas) is read on its own */
   tt_result *list = tt_pgc_query(

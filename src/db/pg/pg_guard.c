@@ -3,9 +3,13 @@
  * first use so that runs on SQLite never pay for it) into a JSON tree, and
  * that whole tree is walked: exactly one statement, a plain read (SELECT,
  * VALUES, TABLE, WITH of selects), no SELECT INTO, no locking clause, no
- * data-modifying WITH, and every function called anywhere on the
- * allow-list. Deny by default: a function not on the list is refused.
- * The rules and the allow-list's families are in docs/guide/postgresql.md. */
+ * data-modifying WITH, every function called anywhere on the allow-list,
+ * no relation or setting that holds a secret. Deny by default: a function
+ * not on the list is refused. The walk also lists what the server will
+ * resolve through the catalog (calls, x.f fields, operators written or
+ * implied, relations, types) for the catalog check (pg_trust.c), which
+ * finds what they would run of the database owner's. The rules and the
+ * allow-list's families are in docs/guide/postgresql.md. */
 #include "db/pg/pg_guard.h"
 
 #include <pthread.h>

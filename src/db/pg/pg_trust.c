@@ -314,6 +314,17 @@ static const tt_pg_part TT_PG_PROCS[] = {
      "  FROM items i JOIN pg_operator o ON o.oprname = i.n\n"
      "  CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid]) f(fn)\n"
      "  WHERE i.k = 'o' AND o.oid >= 16384 AND " TT_PG_IN_SCHEMA("o.oprnamespace") "\n"},
+    {TT_N_GLOBAL, /* an overload of a built-in name put into pg_catalog: it can be chosen
+                   * even where the search_path holds only pg_catalog (tabletalk's own SQL) */
+     "  SELECT -1, NULL::oid, NULL::oid, 'global', NULL, p.oid FROM pg_proc p\n"
+     "  WHERE p.pronamespace = 'pg_catalog'::regnamespace AND p.oid >= 16384 AND EXISTS\n"
+     "    (SELECT 1 FROM pg_proc b WHERE b.proname = p.proname AND b.oid < 16384)\n"},
+    {TT_N_GLOBAL,
+     "  SELECT -1, NULL::oid, NULL::oid, 'global', 'the operator ' || o.oid::regoperator::text, f.fn\n"
+     "  FROM pg_operator o\n"
+     "  CROSS JOIN LATERAL unnest(ARRAY[o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid]) f(fn)\n"
+     "  WHERE o.oprnamespace = 'pg_catalog'::regnamespace AND o.oid >= 16384 AND EXISTS\n"
+     "    (SELECT 1 FROM pg_operator b WHERE b.oprname = o.oprname AND b.oid < 16384)\n"},
     {TT_N_GLOBAL,
      "  SELECT -1, NULL::oid, NULL::oid, 'global', 'a cast from ' || k.castsource::regtype::text ||\n"
      "    ' to ' || k.casttarget::regtype::text, k.castfunc\n"
@@ -483,7 +494,7 @@ void tt_pg_trust_relations_sql(const int64_t *oids, size_t n, const tt_pg_schema
   tt_pg_check_head(sql, trust);
   bool first = true;
   tt_pg_check_item(sql, &first, -1, 'g', NULL, "", -1);
-  for (size_t i = 0; i < n; i++) tt_pg_check_item(sql, &first, (long)i, 'R', NULL, "", oids[i]);
+  for (size_t i = 0; oids && i < n; i++) tt_pg_check_item(sql, &first, (long)i, 'R', NULL, "", oids[i]);
   tt_pg_check_body(sql, TT_N_GLOBAL | (n ? TT_N_REL : 0));
 }
 
@@ -544,6 +555,12 @@ static bool tt_pg_row_refusal(const char *const *row, const char *name, tt_buf *
   const char *kind = row[TT_C_KIND] ? row[TT_C_KIND] : "";
   const char *how = row[TT_C_HOW] ? row[TT_C_HOW] : "";
   const char *fn = row[TT_C_FN] ? row[TT_C_FN] : "?";
+  char qualified[600]; /* one the owner put into pg_catalog: named so */
+  if (kind[0] == 'P' && row[TT_C_FNNSP] && strcmp(row[TT_C_FNNSP], "pg_catalog") == 0 &&
+      strncmp(fn, "pg_catalog.", 11) != 0) {
+    snprintf(qualified, sizeof qualified, "pg_catalog.%s", fn);
+    fn = qualified;
+  }
   if (kind[0] == 'S') {
     const char *why = tt_pg_guard_secret_why(row[TT_C_RELNSP], row[TT_C_REL]);
     if (!why) return false;
