@@ -75,7 +75,8 @@ static long tt_pgc_find(const int64_t *oids, size_t n, int64_t oid) {
 /* Why each of the n relations may not be sampled (NULL: it may), in a:
  * the catalog check (pg_trust.c) of what reading it runs. When the check
  * itself fails, no relation is sampled. */
-static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids, size_t n) {
+static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids,
+                                    const char *const *nsps, const char *const *rels, size_t n) {
   const char **why = tt_arena_alloc(a, (n ? n : 1) * sizeof *why);
   memset(why, 0, (n ? n : 1) * sizeof *why);
   if (n == 0) return why;
@@ -83,7 +84,6 @@ static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids,
   tt_pg_schema_list_parse(db->opts.trust_functions, &trust);
   tt_buf sql = TT_BUF_INIT;
   tt_pg_trust_relations_sql(oids, n, &trust, &sql);
-  tt_pg_schema_list_free(&trust);
   tt_error err;
   tt_result *r = tt_pgc_query(db, tt_buf_cstr(&sql), &err);
   tt_buf_free(&sql);
@@ -92,6 +92,7 @@ static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids,
         a, "no example values: what reading it would run could not be checked in the catalog");
     for (size_t i = 0; i < n; i++) why[i] = note;
     tt_result_free(r);
+    tt_pg_schema_list_free(&trust);
     return why;
   }
   const char **cells = tt_xcalloc(r->nrows ? r->nrows * r->ncols : 1, sizeof *cells);
@@ -101,6 +102,10 @@ static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids,
   tt_db_refusal reason;
   bool global = tt_pg_trust_refusal(cells, r->nrows, -1, &msg, &reason);
   char *all = global ? tt_xasprintf("no example values: %s", tt_buf_cstr(&msg)) : NULL;
+  /* what passed is known on this connection: the value index's queries
+   * that name it ("schema"."table") need no check of their own */
+  tt_pg *pg = tt_pg_of(db);
+  if (!global) tt_pg_trust_learn_global(pg->trust, &trust);
   for (size_t k = 0; k < n; k++) {
     if (all) {
       why[k] = tt_arena_strdup(a, all);
@@ -108,12 +113,15 @@ static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids,
       char *note = tt_xasprintf("no example values: %s", tt_buf_cstr(&msg));
       why[k] = tt_arena_strdup(a, note);
       free(note);
+    } else {
+      tt_pg_trust_learn_relation(pg->trust, &trust, nsps[k], rels[k]);
     }
   }
   free(all);
   tt_buf_free(&msg);
   free(cells);
   tt_result_free(r);
+  tt_pg_schema_list_free(&trust);
   return why;
 }
 
@@ -266,6 +274,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
   memset(cat->tables, 0, sizeof(tt_table_info) * (n ? n : 1));
   int64_t *oids = tt_xcalloc(n ? n : 1, sizeof *oids);
   const char **froms = tt_xcalloc(n ? n : 1, sizeof *froms);
+  const char **nsps = tt_xcalloc(n ? n : 1, sizeof *nsps), **rels = tt_xcalloc(n ? n : 1, sizeof *rels);
   bool qualify = false;
   for (size_t i = 1; i < n; i++)
     if (strcmp(tt_result_cell(list, keep[i], 1)->u.s, tt_result_cell(list, keep[0], 1)->u.s) != 0)
@@ -275,6 +284,8 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
     tt_table_info *t = &cat->tables[k];
     oids[k] = tt_pgc_int(list, i, 0);
     const char *nsp = tt_pgc_text(a, list, i, 1), *rel = tt_pgc_text(a, list, i, 2);
+    nsps[k] = nsp;
+    rels[k] = rel;
     const char *kind = tt_pgc_text(a, list, i, 3);
     t->name = rel;
     tt_buf from = TT_BUF_INIT;
@@ -345,7 +356,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
   tt_result_free(fks);
   /* describing the database runs nothing of its owner's: a relation is
    * sampled only when reading it would run nothing the queries may not */
-  const char **refused = tt_pgc_refusals(db, a, oids, n);
+  const char **refused = tt_pgc_refusals(db, a, oids, nsps, rels, n);
   double budget_end = tt_now_ms() + TT_PROBE_BUDGET_S * 1000.0;
   for (size_t i = 0; i < n; i++) {
     if (refused[i]) {
@@ -357,6 +368,8 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
   }
   free(oids);
   free(froms);
+  free(nsps);
+  free(rels);
   return cat;
 }
 

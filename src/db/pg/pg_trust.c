@@ -498,6 +498,18 @@ void tt_pg_trust_relations_sql(const int64_t *oids, size_t n, const tt_pg_schema
   tt_pg_check_body(sql, TT_N_GLOBAL | (n ? TT_N_REL : 0));
 }
 
+void tt_pg_trust_learn_relation(tt_pg_trust *t, const tt_pg_schema_list *trust, const char *nsp,
+                                const char *rel) {
+  tt_pg_trust_under(t, trust);
+  tt_pg_ref r = {.kind = TT_PG_REF_RELATION, .schema = (char *)nsp, .name = (char *)rel, .nargs = -1};
+  tt_pg_trust_learn(t, &r);
+}
+
+void tt_pg_trust_learn_global(tt_pg_trust *t, const tt_pg_schema_list *trust) {
+  tt_pg_trust_under(t, trust);
+  t->global_known = true;
+}
+
 /* ---- the verdict -------------------------------------------------------------- */
 
 enum { TT_C_I, TT_C_KIND, TT_C_HOW, TT_C_RELNSP, TT_C_REL, TT_C_TOPNSP, TT_C_TOP, TT_C_WHAT,

@@ -66,6 +66,13 @@ bool tt_pg_trust_verdict(tt_pg_trust *t, const tt_pg_refs *refs, const PGresult 
  * as SQL tabletalk runs itself (the search_path is pg_catalog). */
 void tt_pg_trust_relations_sql(const int64_t *oids, size_t n, const tt_pg_schema_list *trust,
                                tt_buf *sql);
+/* What the catalog's check of relations found harmless, learnt for this
+ * connection as if a query had named it: the relation nsp.rel (as "nsp"."rel"
+ * in SQL, which the value index's queries write), and the database's
+ * additions to built-in types. */
+void tt_pg_trust_learn_relation(tt_pg_trust *t, const tt_pg_schema_list *trust, const char *nsp,
+                                const char *rel);
+void tt_pg_trust_learn_global(tt_pg_trust *t, const tt_pg_schema_list *trust);
 /* The columns of the check's result. */
 #define TT_PG_TRUST_NCOLS 11
 /* Why item k may not be read, from the check's rows (cells row-major,
