@@ -87,6 +87,44 @@ static bool tt_pg_connect(tt_db *db, tt_error *err) {
   return true;
 }
 
+static bool tt_pg_batch(PGconn *conn, const char *batch, PGresult **check, char *msg, size_t n,
+                        char *state, size_t nstate);
+
+/* The profile of the database (pg_trust.h) in a read-only transaction of
+ * its own with the search_path at pg_catalog, appended to the SELECT whose
+ * text is before (its columns first, then bad, views, policies); the
+ * result (one row) or NULL with msg. */
+static PGresult *tt_pg_profiled(tt_db *db, const char *before, char *msg, size_t n) {
+  tt_pg *pg = tt_pg_of(db);
+  tt_pg_schema_list trust;
+  tt_pg_schema_list_parse(db->opts.trust_functions, &trust);
+  tt_buf sql = TT_BUF_INIT;
+  tt_buf_puts(&sql, "BEGIN TRANSACTION READ ONLY; SET LOCAL search_path = pg_catalog, pg_temp; "
+                    "SET LOCAL standard_conforming_strings = on; "
+                    "SET LOCAL statement_timeout = 10000;\nSELECT * FROM (");
+  tt_buf_puts(&sql, before ? before : "SELECT");
+  tt_buf_puts(&sql, ") b, (");
+  tt_pg_trust_profile_sql(&trust, &sql);
+  tt_buf_puts(&sql, ") p;\nROLLBACK");
+  PGresult *r = NULL;
+  char state[8];
+  bool ok = tt_pg_batch(pg->conn, tt_buf_cstr(&sql), &r, msg, n, state, sizeof state);
+  if (ok && r && PQntuples(r) == 1 && PQnfields(r) >= 3) {
+    int c = PQnfields(r) - 3;
+    tt_pg_trust_set_profile(pg->trust, &trust, strtol(PQgetvalue(r, 0, c), NULL, 10),
+                            strtol(PQgetvalue(r, 0, c + 1), NULL, 10),
+                            strtol(PQgetvalue(r, 0, c + 2), NULL, 10));
+  } else {
+    if (ok) snprintf(msg, n, "the profile query gave no row");
+    PQclear(r);
+    r = NULL;
+  }
+  if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) PQclear(PQexec(pg->conn, "ROLLBACK"));
+  tt_buf_free(&sql);
+  tt_pg_schema_list_free(&trust);
+  return r;
+}
+
 static void tt_pg_free(tt_pg *pg) {
   if (!pg) return;
   if (pg->conn) PQfinish(pg->conn);
@@ -118,10 +156,10 @@ static const char *tt_pg_warning(tt_db *db) {
   pg->warned = true; /* asked once, connected or not */
   if (PQstatus(pg->conn) != CONNECTION_OK) return NULL;
   if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) PQclear(PQexec(pg->conn, "ROLLBACK"));
-  PGresult *r = PQexec(
-      pg->conn,
-      "BEGIN TRANSACTION READ ONLY; SET LOCAL search_path = pg_catalog, pg_temp; "
-      "SET LOCAL standard_conforming_strings = on; SET LOCAL statement_timeout = 5000; "
+  /* with the database's profile, which the catalog check needs next */
+  char msg[400];
+  PGresult *r = tt_pg_profiled(
+      db,
       "SELECT r.rolname, r.rolsuper, has_database_privilege(current_database(), 'CREATE'), "
       "pg_has_role('pg_write_server_files', 'USAGE') OR "
       "pg_has_role('pg_execute_server_program', 'USAGE'), "
@@ -129,15 +167,15 @@ static const char *tt_pg_warning(tt_db *db) {
       "WHERE c.relkind IN ('r', 'p', 'v', 'f') AND n.nspname <> 'information_schema' "
       "AND n.nspname NOT LIKE 'pg\\_%' "
       "AND has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE') LIMIT 1) "
-      "FROM pg_roles r WHERE r.rolname = current_user");
-  bool ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+      "FROM pg_roles r WHERE r.rolname = current_user",
+      msg, sizeof msg);
+  bool ok = r && PQnfields(r) == 8;
   char *role = ok ? tt_xstrdup(PQgetvalue(r, 0, 0)) : NULL;
   bool super = ok && PQgetvalue(r, 0, 1)[0] == 't';
   bool create = ok && PQgetvalue(r, 0, 2)[0] == 't';
   bool files = ok && PQgetvalue(r, 0, 3)[0] == 't';
   char *table = ok && !PQgetisnull(r, 0, 4) ? tt_xstrdup(PQgetvalue(r, 0, 4)) : NULL;
   PQclear(r);
-  PQclear(PQexec(pg->conn, "ROLLBACK"));
   char what[400] = "";
   if (super) snprintf(what, sizeof what, "a superuser");
   else if (table) snprintf(what, sizeof what, "a role that can write (to %s, for one)", table);
@@ -496,6 +534,15 @@ static bool tt_pg_begin(tt_db *db, const tt_pg_refs *refs, const tt_pg_schema_li
       tt_pg_exec(pg->conn, "ROLLBACK", m2, sizeof m2);
     }
     tt_buf batch = TT_BUF_INIT, check = TT_BUF_INIT;
+    if (!db->trusted_text && tt_pg_trust_wants_profile(pg->trust, trust)) {
+      PGresult *p = tt_pg_profiled(db, NULL, msg, sizeof msg);
+      if (!p && PQstatus(pg->conn) == CONNECTION_OK) {
+        tt_db_set_error(err, TT_ERR_IO, "cannot read what %s holds to check the query: %s",
+                        db->name, msg);
+        return false;
+      }
+      PQclear(p);
+    }
     if (!db->trusted_text) tt_pg_trust_sql(pg->trust, refs, trust, &check);
     if (check.len)
       tt_buf_printf(&batch,

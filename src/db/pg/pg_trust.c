@@ -49,6 +49,16 @@ void tt_pg_schema_list_free(tt_pg_schema_list *l) {
 /* ---- what a connection has learnt ------------------------------------------ */
 
 #define TT_PG_TRUST_MAX_KNOWN 4096 /* names kept; then the list starts again */
+/* Verdicts and the profile are learnt again after this long: a database
+ * that changes under a long session (serve-mcp) is checked again. */
+#define TT_PG_TRUST_TTL_MS 60000.0
+
+/* What the database holds that a check could find (the profile): */
+enum {
+  TT_PG_HAS_BAD = 1,      /* a function (or aggregate) that may not run */
+  TT_PG_HAS_VIEWS = 2,    /* views of its own (may call a denied built-in) */
+  TT_PG_HAS_POLICIES = 4, /* row security policies (likewise) */
+};
 
 struct tt_pg_trust {
   bool have_path;
@@ -57,14 +67,22 @@ struct tt_pg_trust {
   char **known;        /* refs found harmless (tt_pg_trust_key) */
   size_t nknown, cap;
   bool global_known;   /* the database's additions to built-in types are harmless */
+  int profile;         /* TT_PG_HAS_*, or -1: not read */
+  double since_ms;     /* when the verdicts and the profile began to be learnt */
 };
 
-tt_pg_trust *tt_pg_trust_new(void) { return tt_xcalloc(1, sizeof(tt_pg_trust)); }
+tt_pg_trust *tt_pg_trust_new(void) {
+  tt_pg_trust *t = tt_xcalloc(1, sizeof(tt_pg_trust));
+  t->profile = -1;
+  return t;
+}
 
 static void tt_pg_trust_forget_verdicts(tt_pg_trust *t) {
   for (size_t i = 0; i < t->nknown; i++) free(t->known[i]);
   t->nknown = 0;
   t->global_known = false;
+  t->profile = -1;
+  t->since_ms = tt_now_ms();
 }
 
 void tt_pg_trust_forget(tt_pg_trust *t) {
@@ -106,11 +124,13 @@ static void tt_pg_trust_learn(tt_pg_trust *t, const tt_pg_ref *r) {
   t->known[t->nknown++] = tt_pg_trust_key(r);
 }
 
-/* The verdicts hold under the schemas trusted when they were found. */
+/* The verdicts hold under the schemas trusted when they were found, for
+ * a while. */
 static void tt_pg_trust_under(tt_pg_trust *t, const tt_pg_schema_list *trust) {
   tt_buf k = TT_BUF_INIT;
   for (size_t i = 0; trust && i < trust->n; i++) tt_buf_printf(&k, "%s\x1f", trust->v[i]);
-  if (!t->trust_key || strcmp(t->trust_key, tt_buf_cstr(&k)) != 0) {
+  if (!t->trust_key || strcmp(t->trust_key, tt_buf_cstr(&k)) != 0 ||
+      tt_now_ms() - t->since_ms > TT_PG_TRUST_TTL_MS) {
     tt_pg_trust_forget_verdicts(t);
     free(t->trust_key);
     t->trust_key = tt_xstrdup(tt_buf_cstr(&k));
@@ -471,9 +491,51 @@ const char *tt_pg_trust_path(tt_pg_trust *t, PGconn *conn, tt_error *err) {
   return t->path;
 }
 
+void tt_pg_trust_profile_sql(const tt_pg_schema_list *trust, tt_buf *sql) {
+  tt_buf_puts(sql, "WITH trust(v) AS (SELECT ");
+  tt_pg_put_text_array(sql, trust ? trust->v : NULL, trust ? trust->n : 0);
+  tt_buf_puts(sql, "),\nlibs(v) AS (SELECT ARRAY[");
+  for (size_t i = 0; i < sizeof TT_PG_PURE_LIBS / sizeof TT_PG_PURE_LIBS[0]; i++)
+    tt_buf_printf(sql, "%s'$libdir/%s'", i ? "," : "", TT_PG_PURE_LIBS[i]);
+  tt_buf_puts(sql, "]::text[]),\n"
+                   "trusted(nsp) AS (SELECT n.oid FROM pg_namespace n, trust "
+                   "WHERE n.nspname = ANY (trust.v))\n"
+                   "SELECT (SELECT count(*) FROM pg_proc p, libs WHERE p.oid >= 16384 AND NOT "
+                   TT_PG_JUDGE("p") ") AS bad,\n"
+                   "  (SELECT count(*) FROM pg_class WHERE oid >= 16384 AND relkind = 'v') AS views,\n"
+                   "  (SELECT count(*) FROM pg_policy) AS policies");
+}
+
+bool tt_pg_trust_wants_profile(tt_pg_trust *t, const tt_pg_schema_list *trust) {
+  tt_pg_trust_under(t, trust);
+  return t->profile < 0;
+}
+
+void tt_pg_trust_set_profile(tt_pg_trust *t, const tt_pg_schema_list *trust, long bad, long views,
+                             long policies) {
+  tt_pg_trust_under(t, trust);
+  t->profile = (bad > 0 ? TT_PG_HAS_BAD : 0) | (views > 0 ? TT_PG_HAS_VIEWS : 0) |
+               (policies > 0 ? TT_PG_HAS_POLICIES : 0);
+}
+
+/* What the profile says no check can find: every function of the
+ * database may run, so only a view's or a policy's denied built-ins and
+ * secret catalogs, and an off-list name's candidates, are left to look
+ * for. */
+static unsigned tt_pg_trust_needless(const tt_pg_trust *t) {
+  if (t->profile < 0 || (t->profile & TT_PG_HAS_BAD)) return 0;
+  unsigned none = TT_N_GLOBAL | TT_N_CALL | TT_N_OP | TT_N_TYPE;
+  if (!(t->profile & (TT_PG_HAS_VIEWS | TT_PG_HAS_POLICIES))) none |= TT_N_REL;
+  return none;
+}
+
 void tt_pg_trust_sql(tt_pg_trust *t, const tt_pg_refs *refs, const tt_pg_schema_list *trust,
                      tt_buf *sql) {
   tt_pg_trust_under(t, trust);
+  unsigned needless = tt_pg_trust_needless(t);
+  if (needless & TT_N_GLOBAL) t->global_known = true;
+  for (size_t i = 0; refs && i < refs->n; i++)
+    if (needless & tt_pg_need_of(refs->v[i].kind)) tt_pg_trust_learn(t, &refs->v[i]);
   unsigned need = t->global_known ? 0 : TT_N_GLOBAL;
   for (size_t i = 0; refs && i < refs->n; i++)
     if (!tt_pg_trust_known(t, &refs->v[i])) need |= tt_pg_need_of(refs->v[i].kind);

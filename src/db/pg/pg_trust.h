@@ -49,9 +49,21 @@ void tt_pg_trust_forget(tt_pg_trust *t);
  * (current_schemas(true), as text: "{public,pg_catalog}"), read once per
  * connection; NULL with err when that fails. Owned by t. */
 const char *tt_pg_trust_path(tt_pg_trust *t, PGconn *conn, tt_error *err);
+/* The profile of the database, once per connection (and again after a
+ * minute): one SELECT of three counts (bad, views, policies): functions
+ * and aggregates that may not run, views of its own, row security
+ * policies. A database with none of them (most) needs no check at all: the
+ * calls, operators, relations and types of a query can then run nothing
+ * of the owner's. tt_pg_trust_wants_profile: whether it is due;
+ * tt_pg_trust_set_profile: what it found. */
+void tt_pg_trust_profile_sql(const tt_pg_schema_list *trust, tt_buf *sql);
+bool tt_pg_trust_wants_profile(tt_pg_trust *t, const tt_pg_schema_list *trust);
+void tt_pg_trust_set_profile(tt_pg_trust *t, const tt_pg_schema_list *trust, long bad, long views,
+                             long policies);
 /* Appends to sql the catalog check of the refs not yet known harmless on
  * this connection under these trusted schemas (nothing when every one is
- * known, and the database's additions to built-in types were checked). */
+ * known, and the database's additions to built-in types were checked, or
+ * the profile shows nothing to find). */
 void tt_pg_trust_sql(tt_pg_trust *t, const tt_pg_refs *refs, const tt_pg_schema_list *trust,
                      tt_buf *sql);
 /* Reads the check's result: true when nothing would run that may not (the
