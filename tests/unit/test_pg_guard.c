@@ -281,6 +281,18 @@ static void test_refs(void **state) {
   sql = "SELECT lower(x) FROM t; DELETE FROM t";
   assert_false(tt_pg_guard_collect(sql, strlen(sql), NULL, &r, &err));
   tt_pg_refs_free(&r);
+  /* the names to look up are bounded (the parse alone is not) */
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_puts(&b, "SELECT a.c0");
+  for (int i = 1; i <= 4100; i++) tt_buf_printf(&b, ", a.c%d", i);
+  tt_buf_puts(&b, " FROM t a");
+  assert_true(tt_pg_guard_check(b.data, b.len, NULL, &err));
+  assert_false(tt_pg_guard_collect(b.data, b.len, NULL, &r, &err));
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
+  assert_non_null(strstr(err.message, "names more than 4096"));
+  assert_true(r.n <= 4096);
+  tt_pg_refs_free(&r);
+  tt_buf_free(&b);
 }
 
 static void test_trusted_schemas(void **state) {

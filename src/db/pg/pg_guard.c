@@ -282,14 +282,27 @@ static bool tt_pg_same(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* Names one query may have the catalog check look up: a bound on its work
+ * (and on the linear search below) that no real query comes near. */
+#define TT_PG_MAX_REFS 4096
+
 static void tt_pg_ref_add(tt_pg_walk *w, tt_pg_ref_kind kind, const char *schema,
                           const char *name, int nargs) {
   tt_pg_refs *r = w->refs;
-  if (!r || !name) return;
+  if (!r || !name || w->refused) return;
   for (size_t i = 0; i < r->n; i++)
     if (r->v[i].kind == (char)kind && r->v[i].nargs == nargs && tt_pg_same(r->v[i].schema, schema) &&
         strcmp(r->v[i].name, name) == 0)
       return;
+  if (r->n >= TT_PG_MAX_REFS) {
+    w->refused = true;
+    if (w->err)
+      tt_db_set_error(w->err, TT_ERR_LIMIT,
+                      "the SQL names more than %d functions, operators, relations and "
+                      "qualified columns to check; write it with fewer",
+                      TT_PG_MAX_REFS);
+    return;
+  }
   if (r->n == r->cap) {
     r->cap = r->cap ? 2 * r->cap : 16;
     r->v = tt_xrealloc(r->v, r->cap * sizeof *r->v);
