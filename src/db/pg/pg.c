@@ -91,9 +91,9 @@ static bool tt_pg_batch(PGconn *conn, const char *batch, PGresult **check, char 
                         char *state, size_t nstate);
 
 /* The profile of the database (pg_trust.h) in a read-only transaction of
- * its own with the search_path at pg_catalog, appended to the SELECT whose
- * text is before (its columns first, then bad, views, policies); the
- * result (one row) or NULL with msg. */
+ * its own with the search_path at pg_catalog, joined to the SELECT whose
+ * text is before (its columns first, then the profile's); the result (one
+ * row) or NULL with msg. */
 static PGresult *tt_pg_profiled(tt_db *db, const char *before, char *msg, size_t n) {
   tt_pg *pg = tt_pg_of(db);
   tt_pg_schema_list trust;
@@ -109,11 +109,8 @@ static PGresult *tt_pg_profiled(tt_db *db, const char *before, char *msg, size_t
   PGresult *r = NULL;
   char state[8];
   bool ok = tt_pg_batch(pg->conn, tt_buf_cstr(&sql), &r, msg, n, state, sizeof state);
-  if (ok && r && PQntuples(r) == 1 && PQnfields(r) >= 3) {
-    int c = PQnfields(r) - 3;
-    tt_pg_trust_set_profile(pg->trust, &trust, strtol(PQgetvalue(r, 0, c), NULL, 10),
-                            strtol(PQgetvalue(r, 0, c + 1), NULL, 10),
-                            strtol(PQgetvalue(r, 0, c + 2), NULL, 10));
+  if (ok && r && PQntuples(r) == 1 && PQnfields(r) >= TT_PG_PROFILE_NCOLS) {
+    tt_pg_trust_set_profile(pg->trust, &trust, r, PQnfields(r) - TT_PG_PROFILE_NCOLS);
   } else {
     if (ok) snprintf(msg, n, "the profile query gave no row");
     PQclear(r);
@@ -169,7 +166,7 @@ static const char *tt_pg_warning(tt_db *db) {
       "AND has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE') LIMIT 1) "
       "FROM pg_roles r WHERE r.rolname = current_user",
       msg, sizeof msg);
-  bool ok = r && PQnfields(r) == 8;
+  bool ok = r && PQnfields(r) == 5 + TT_PG_PROFILE_NCOLS;
   char *role = ok ? tt_xstrdup(PQgetvalue(r, 0, 0)) : NULL;
   bool super = ok && PQgetvalue(r, 0, 1)[0] == 't';
   bool create = ok && PQgetvalue(r, 0, 2)[0] == 't';

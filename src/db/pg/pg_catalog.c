@@ -72,6 +72,15 @@ static long tt_pgc_find(const int64_t *oids, size_t n, int64_t oid) {
   return -1;
 }
 
+/* The cells of the catalog check's result as text (in a), row-major, as
+ * tt_pg_trust_refusal reads them (free the array). */
+static const char **tt_pgc_cells(tt_arena *a, const tt_result *r) {
+  const char **cells = tt_xcalloc(r->nrows ? r->nrows * r->ncols : 1, sizeof *cells);
+  for (size_t i = 0; i < r->nrows; i++)
+    for (size_t c = 0; c < r->ncols; c++) cells[i * r->ncols + c] = tt_pgc_text(a, r, i, c);
+  return cells;
+}
+
 /* Why each of the n relations may not be sampled (NULL: it may), in a:
  * the catalog check (pg_trust.c) of what reading it runs. When the check
  * itself fails, no relation is sampled. */
@@ -95,9 +104,7 @@ static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids,
     tt_pg_schema_list_free(&trust);
     return why;
   }
-  const char **cells = tt_xcalloc(r->nrows ? r->nrows * r->ncols : 1, sizeof *cells);
-  for (size_t i = 0; i < r->nrows; i++)
-    for (size_t c = 0; c < r->ncols; c++) cells[i * r->ncols + c] = tt_pgc_text(a, r, i, c);
+  const char **cells = tt_pgc_cells(a, r);
   tt_buf msg = TT_BUF_INIT;
   tt_db_refusal reason;
   bool global = tt_pg_trust_refusal(cells, r->nrows, -1, &msg, &reason);
@@ -174,9 +181,7 @@ static bool tt_pgc_global_ok(tt_db *db, tt_error *err) {
   tt_buf_free(&sql);
   if (!r) return false;
   tt_arena *a = tt_arena_new();
-  const char **cells = tt_xcalloc(r->nrows ? r->nrows * r->ncols : 1, sizeof *cells);
-  for (size_t i = 0; i < r->nrows; i++)
-    for (size_t c = 0; c < r->ncols; c++) cells[i * r->ncols + c] = tt_pgc_text(a, r, i, c);
+  const char **cells = tt_pgc_cells(a, r);
   tt_buf msg = TT_BUF_INIT;
   tt_db_refusal reason;
   bool refused = r->ncols == TT_PG_TRUST_NCOLS &&

@@ -3,7 +3,9 @@
  * trusts its schema. One query over pg_catalog, written here, finds what
  * each name of a query (tt_pg_refs) could run; this file writes that
  * query, reads its rows, words the refusal, and keeps the names found
- * harmless for the connection's life.
+ * harmless on the connection for a minute; a profile of the database
+ * (functions that may not run, views, policies) spares the check where
+ * there is nothing to find.
  *
  * Why a catalog query and not the server's own resolution: PostgreSQL
  * offers no read-only way to see which function a query's names resolve to
@@ -12,9 +14,9 @@
  * one); a temporary view would record its dependencies but needs a writable
  * transaction and the TEMP privilege, fires event triggers and fails on a
  * standby. So for a name the check takes every function or operator that
- * resolution could choose (same name, in a schema it searches, an argument
- * count that fits): a superset of what the server picks, whatever the
- * argument types. What views, policies and types use is exact: their
+ * resolution could choose (same name, in any schema, an argument count that
+ * fits): a superset of what the server picks, whatever the argument types
+ * and the search_path. What views, policies and types use is exact: their
  * stored dependencies (pg_depend) and trees (pg_rewrite.ev_action for the
  * built-in functions and catalogs, whose dependencies are not recorded). */
 #include "db/pg/pg_trust.h"
@@ -53,12 +55,67 @@ void tt_pg_schema_list_free(tt_pg_schema_list *l) {
  * that changes under a long session (serve-mcp) is checked again. */
 #define TT_PG_TRUST_TTL_MS 60000.0
 
-/* What the database holds that a check could find (the profile): */
-enum {
-  TT_PG_HAS_BAD = 1,      /* a function (or aggregate) that may not run */
-  TT_PG_HAS_VIEWS = 2,    /* views of its own (may call a denied built-in) */
-  TT_PG_HAS_POLICIES = 4, /* row security policies (likewise) */
-};
+/* A set of names (sorted, for bsearch). */
+typedef struct tt_pg_names {
+  char **v;
+  size_t n;
+} tt_pg_names;
+
+static void tt_pg_names_free(tt_pg_names *s) {
+  for (size_t i = 0; i < s->n; i++) free(s->v[i]);
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
+static int tt_pg_names_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool tt_pg_names_has(const tt_pg_names *s, const char *name) {
+  return s->n && bsearch(&name, s->v, s->n, sizeof *s->v, tt_pg_names_cmp) != NULL;
+}
+
+/* The elements of a text[] as PostgreSQL writes it ({a,"b c","d\"e"});
+ * NULL or "" (an empty array_agg) is the empty set. */
+static void tt_pg_names_parse(tt_pg_names *s, const char *lit) {
+  tt_pg_names_free(s);
+  const char *p = lit && *lit == '{' ? lit + 1 : "";
+  while (*p && *p != '}') {
+    tt_buf name = TT_BUF_INIT;
+    if (*p == '"') {
+      for (p++; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1]) p++;
+        tt_buf_putc(&name, *p);
+      }
+      if (*p == '"') p++;
+    } else {
+      for (; *p && *p != ',' && *p != '}'; p++) tt_buf_putc(&name, *p);
+    }
+    s->v = tt_xrealloc(s->v, (s->n + 1) * sizeof *s->v);
+    s->v[s->n++] = tt_buf_detach(&name);
+    if (*p == ',') p++;
+  }
+  if (s->n) qsort(s->v, s->n, sizeof *s->v, tt_pg_names_cmp);
+}
+
+/* What the database holds that a check could find (its profile): the
+ * names of its functions and aggregates that may not run, of operators
+ * whose code may not, of relations whose reading runs something of its
+ * own (views, foreign tables, tables with row security policies,
+ * children, or columns of its own types); whether a function may not run
+ * at all, and what it added to built-in types. */
+typedef struct tt_pg_profile {
+  bool read;
+  long bad, global;  /* functions that may not run; additions to built-in types */
+  tt_pg_names bad_names, bad_ops, risky;
+} tt_pg_profile;
+
+static void tt_pg_profile_free(tt_pg_profile *p) {
+  tt_pg_names_free(&p->bad_names);
+  tt_pg_names_free(&p->bad_ops);
+  tt_pg_names_free(&p->risky);
+  memset(p, 0, sizeof *p);
+}
 
 struct tt_pg_trust {
   bool have_path;
@@ -67,21 +124,17 @@ struct tt_pg_trust {
   char **known;        /* refs found harmless (tt_pg_trust_key) */
   size_t nknown, cap;
   bool global_known;   /* the database's additions to built-in types are harmless */
-  int profile;         /* TT_PG_HAS_*, or -1: not read */
+  tt_pg_profile profile;
   double since_ms;     /* when the verdicts and the profile began to be learnt */
 };
 
-tt_pg_trust *tt_pg_trust_new(void) {
-  tt_pg_trust *t = tt_xcalloc(1, sizeof(tt_pg_trust));
-  t->profile = -1;
-  return t;
-}
+tt_pg_trust *tt_pg_trust_new(void) { return tt_xcalloc(1, sizeof(tt_pg_trust)); }
 
 static void tt_pg_trust_forget_verdicts(tt_pg_trust *t) {
   for (size_t i = 0; i < t->nknown; i++) free(t->known[i]);
   t->nknown = 0;
   t->global_known = false;
-  t->profile = -1;
+  tt_pg_profile_free(&t->profile);
   t->since_ms = tt_now_ms();
 }
 
@@ -499,43 +552,76 @@ void tt_pg_trust_profile_sql(const tt_pg_schema_list *trust, tt_buf *sql) {
     tt_buf_printf(sql, "%s'$libdir/%s'", i ? "," : "", TT_PG_PURE_LIBS[i]);
   tt_buf_puts(sql, "]::text[]),\n"
                    "trusted(nsp) AS (SELECT n.oid FROM pg_namespace n, trust "
-                   "WHERE n.nspname = ANY (trust.v))\n"
-                   "SELECT (SELECT count(*) FROM pg_proc p, libs WHERE p.oid >= 16384 AND NOT "
-                   TT_PG_JUDGE("p") ") AS bad,\n"
-                   "  (SELECT count(*) FROM pg_class WHERE oid >= 16384 AND relkind = 'v') AS views,\n"
-                   "  (SELECT count(*) FROM pg_policy) AS policies");
+                   "WHERE n.nspname = ANY (trust.v)),\n"
+                   "bad AS (SELECT p.oid, p.proname FROM pg_proc p, libs WHERE p.oid >= 16384 "
+                   "AND NOT " TT_PG_JUDGE("p") "),\n"
+                   "global(i, rel, top, how, what, fn) AS (\n");
+  tt_pg_put_union(sql, TT_PG_PROCS, sizeof TT_PG_PROCS / sizeof TT_PG_PROCS[0], TT_N_GLOBAL);
+  tt_buf_puts(
+      sql,
+      ")\n"
+      "SELECT (SELECT count(*) FROM bad) AS bad,\n"
+      "  (SELECT count(*) FROM global g JOIN pg_proc p ON p.oid = g.fn, libs\n"
+      "   WHERE g.fn <> 0 AND NOT " TT_PG_JUDGE("p") ") AS global,\n"
+      "  (SELECT array_agg(DISTINCT x.proname) FROM (SELECT proname FROM bad UNION ALL\n"
+      "     SELECT p.proname FROM pg_aggregate g JOIN pg_proc p ON p.oid = g.aggfnoid\n"
+      "     WHERE g.aggfnoid >= 16384 AND ARRAY[g.aggtransfn::oid, g.aggfinalfn::oid,\n"
+      "       g.aggcombinefn::oid, g.aggserialfn::oid, g.aggdeserialfn::oid, g.aggmtransfn::oid,\n"
+      "       g.aggminvtransfn::oid, g.aggmfinalfn::oid] && ARRAY(SELECT oid FROM bad)) x)\n"
+      "    AS bad_names,\n"
+      "  (SELECT array_agg(DISTINCT o.oprname) FROM pg_operator o WHERE o.oid >= 16384 AND\n"
+      "     ARRAY[o.oprcode::oid, o.oprrest::oid, o.oprjoin::oid] && ARRAY(SELECT oid FROM bad))\n"
+      "    AS bad_ops,\n"
+      "  (SELECT array_agg(DISTINCT c.relname) FROM pg_class c WHERE c.oid >= 16384 AND\n"
+      "     (c.relkind IN ('v', 'f')\n"
+      "      OR EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = c.oid)\n"
+      "      OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = c.oid)\n"
+      "      OR (c.relkind IN ('r', 'p', 'm') AND EXISTS (SELECT 1 FROM pg_attribute a\n"
+      "        WHERE a.attrelid = c.oid AND a.attnum > 0 AND a.atttypid >= 16384\n"
+      "          AND NOT a.attisdropped)))) AS risky");
 }
 
 bool tt_pg_trust_wants_profile(tt_pg_trust *t, const tt_pg_schema_list *trust) {
   tt_pg_trust_under(t, trust);
-  return t->profile < 0;
+  return !t->profile.read;
 }
 
-void tt_pg_trust_set_profile(tt_pg_trust *t, const tt_pg_schema_list *trust, long bad, long views,
-                             long policies) {
+void tt_pg_trust_set_profile(tt_pg_trust *t, const tt_pg_schema_list *trust, const PGresult *r,
+                             int col) {
   tt_pg_trust_under(t, trust);
-  t->profile = (bad > 0 ? TT_PG_HAS_BAD : 0) | (views > 0 ? TT_PG_HAS_VIEWS : 0) |
-               (policies > 0 ? TT_PG_HAS_POLICIES : 0);
+  tt_pg_profile *p = &t->profile;
+  tt_pg_profile_free(p);
+  p->bad = strtol(PQgetvalue(r, 0, col), NULL, 10);
+  p->global = strtol(PQgetvalue(r, 0, col + 1), NULL, 10);
+  tt_pg_names_parse(&p->bad_names, PQgetvalue(r, 0, col + 2));
+  tt_pg_names_parse(&p->bad_ops, PQgetvalue(r, 0, col + 3));
+  tt_pg_names_parse(&p->risky, PQgetvalue(r, 0, col + 4));
+  p->read = true;
 }
 
-/* What the profile says no check can find: every function of the
- * database may run, so only a view's or a policy's denied built-ins and
- * secret catalogs, and an off-list name's candidates, are left to look
- * for. */
-static unsigned tt_pg_trust_needless(const tt_pg_trust *t) {
-  if (t->profile < 0 || (t->profile & TT_PG_HAS_BAD)) return 0;
-  unsigned none = TT_N_GLOBAL | TT_N_CALL | TT_N_OP | TT_N_TYPE;
-  if (!(t->profile & (TT_PG_HAS_VIEWS | TT_PG_HAS_POLICIES))) none |= TT_N_REL;
-  return none;
+/* Whether the profile shows that ref can run nothing of the owner's, so
+ * that it needs no check: a call or field whose name no function that may
+ * not run has, an operator likewise, a relation whose name no relation
+ * that runs something has, a type when no function at all may not run.
+ * An off-list call always goes to the check (its built-in candidates
+ * too). */
+static bool tt_pg_profile_clears(const tt_pg_profile *p, const tt_pg_ref *r) {
+  if (!p->read) return false;
+  switch (r->kind) {
+  case TT_PG_REF_CALL: case TT_PG_REF_FIELD: return !tt_pg_names_has(&p->bad_names, r->name);
+  case TT_PG_REF_OPERATOR: return !tt_pg_names_has(&p->bad_ops, r->name);
+  case TT_PG_REF_RELATION: return !tt_pg_names_has(&p->risky, r->name);
+  case TT_PG_REF_TYPE: return p->bad == 0;
+  default: return false;
+  }
 }
 
 void tt_pg_trust_sql(tt_pg_trust *t, const tt_pg_refs *refs, const tt_pg_schema_list *trust,
                      tt_buf *sql) {
   tt_pg_trust_under(t, trust);
-  unsigned needless = tt_pg_trust_needless(t);
-  if (needless & TT_N_GLOBAL) t->global_known = true;
+  if (t->profile.read && t->profile.global == 0) t->global_known = true;
   for (size_t i = 0; refs && i < refs->n; i++)
-    if (needless & tt_pg_need_of(refs->v[i].kind)) tt_pg_trust_learn(t, &refs->v[i]);
+    if (tt_pg_profile_clears(&t->profile, &refs->v[i])) tt_pg_trust_learn(t, &refs->v[i]);
   unsigned need = t->global_known ? 0 : TT_N_GLOBAL;
   for (size_t i = 0; refs && i < refs->n; i++)
     if (!tt_pg_trust_known(t, &refs->v[i])) need |= tt_pg_need_of(refs->v[i].kind);
@@ -585,7 +671,7 @@ static const char *tt_pg_view_denied_why(const char *name) {
   return tt_pg_guard_denied_why(name);
 }
 
-/* "name", or "schema.name" outside the search path's first schemas. */
+/* "name", or "schema.name" for a schema other than public and pg_catalog. */
 static void tt_pg_put_relname(tt_buf *b, const char *nsp, const char *rel) {
   if (nsp && strcmp(nsp, "public") != 0 && strcmp(nsp, "pg_catalog") != 0)
     tt_buf_printf(b, "%s.", nsp);

@@ -17,8 +17,9 @@
  * families). A function may run when it is built in (an OID below
  * FirstNormalObjectId, so not one planted in pg_catalog) and not denied, is
  * in a trusted schema, or is C code of an extension on the list of pure
- * ones. Verdicts that allow are kept for the connection's life, so a
- * conversation's queries cost the check once per name. */
+ * ones. Verdicts that allow are kept on the connection for a minute, so a
+ * conversation's queries cost the check once per name, and a database
+ * with nothing of its own to run (its profile, read once) costs none. */
 #ifndef TT_DB_PG_TRUST_H
 #define TT_DB_PG_TRUST_H
 
@@ -50,16 +51,19 @@ void tt_pg_trust_forget(tt_pg_trust *t);
  * connection; NULL with err when that fails. Owned by t. */
 const char *tt_pg_trust_path(tt_pg_trust *t, PGconn *conn, tt_error *err);
 /* The profile of the database, once per connection (and again after a
- * minute): one SELECT of three counts (bad, views, policies): functions
- * and aggregates that may not run, views of its own, row security
- * policies. A database with none of them (most) needs no check at all: the
- * calls, operators, relations and types of a query can then run nothing
- * of the owner's. tt_pg_trust_wants_profile: whether it is due;
- * tt_pg_trust_set_profile: what it found. */
+ * minute): one SELECT of TT_PG_PROFILE_NCOLS columns: how many functions
+ * may not run, how many additions to built-in types run one, and the names
+ * of the functions (and aggregates) that may not run, of the operators
+ * whose code may not, and of the relations whose reading runs something of
+ * the database's own. A name of a query that none of these has needs no
+ * check: most queries of most databases need none. tt_pg_trust_wants_profile:
+ * whether it is due; tt_pg_trust_set_profile: what row 0 of r holds from
+ * column col on. */
+#define TT_PG_PROFILE_NCOLS 5
 void tt_pg_trust_profile_sql(const tt_pg_schema_list *trust, tt_buf *sql);
 bool tt_pg_trust_wants_profile(tt_pg_trust *t, const tt_pg_schema_list *trust);
-void tt_pg_trust_set_profile(tt_pg_trust *t, const tt_pg_schema_list *trust, long bad, long views,
-                             long policies);
+void tt_pg_trust_set_profile(tt_pg_trust *t, const tt_pg_schema_list *trust, const PGresult *r,
+                             int col);
 /* Appends to sql the catalog check of the refs not yet known harmless on
  * this connection under these trusted schemas (nothing when every one is
  * known, and the database's additions to built-in types were checked, or
