@@ -427,6 +427,64 @@ static void test_trust_refusal(void **state) {
   tt_buf_free(&msg);
 }
 
+/* A profile row as the server gives it (libpq builds one without a
+ * server): bad, global, bad_names, bad_ops, risky. */
+static PGresult *profile_row(const char *bad, const char *global, const char *names,
+                             const char *ops, const char *risky) {
+  PGresult *r = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+  PGresAttDesc att[TT_PG_PROFILE_NCOLS];
+  const char *labels[] = {"bad", "global", "bad_names", "bad_ops", "risky"};
+  for (int i = 0; i < TT_PG_PROFILE_NCOLS; i++)
+    att[i] = (PGresAttDesc){.name = (char *)labels[i], .format = 0, .typid = 25, .typlen = -1,
+                            .atttypmod = -1};
+  assert_int_equal(PQsetResultAttrs(r, TT_PG_PROFILE_NCOLS, att), 1);
+  const char *v[] = {bad, global, names, ops, risky};
+  for (int i = 0; i < TT_PG_PROFILE_NCOLS; i++)
+    assert_int_equal(PQsetvalue(r, 0, i, (char *)v[i], (int)strlen(v[i])), 1);
+  return r;
+}
+
+/* The profile spares the check every name it does not hold. */
+static void test_trust_profile(void **state) {
+  (void)state;
+  tt_pg_trust *t = tt_pg_trust_new();
+  assert_true(tt_pg_trust_wants_profile(t, NULL));
+  PGresult *r = profile_row("2", "0", "{lower,pwn,\"odd \\\"name\"}", "{=}", "{v_dbl,t_rls}");
+  tt_pg_trust_set_profile(t, NULL, r, 0);
+  PQclear(r);
+  assert_false(tt_pg_trust_wants_profile(t, NULL));
+  tt_pg_refs refs = {0};
+  tt_error err;
+  tt_buf b = TT_BUF_INIT;
+  /* nothing named is the database's: no check at all */
+  const char *sql = "SELECT count(*), upper(a.\"Name\") FROM \"Artist\" a WHERE a.x > 1";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), NULL, &refs, &err));
+  tt_pg_trust_sql(t, &refs, NULL, &b);
+  assert_int_equal(b.len, 0);
+  tt_pg_refs_free(&refs);
+  /* a name it holds goes to the check, and only that */
+  sql = "SELECT lower(x), count(*) FROM v_dbl v JOIN \"Artist\" a ON a.id = v.id";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), NULL, &refs, &err));
+  tt_pg_trust_sql(t, &refs, NULL, &b);
+  const char *q = tt_buf_cstr(&b);
+  assert_non_null(strstr(q, "E'lower'"));
+  assert_non_null(strstr(q, "E'v_dbl'"));
+  assert_non_null(strstr(q, "E'='"));
+  assert_null(strstr(q, "E'count'"));
+  assert_null(strstr(q, "E'Artist'"));
+  assert_null(strstr(q, "'global'")); /* the profile found no additions to built-in types */
+  tt_buf_free(&b);
+  tt_pg_refs_free(&refs);
+  /* an element the server wrote in quotes is read back whole */
+  sql = "SELECT a.\"odd \"\"name\" FROM t a";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), NULL, &refs, &err));
+  tt_pg_trust_sql(t, &refs, NULL, &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "E'odd \"name'"));
+  tt_buf_free(&b);
+  tt_pg_refs_free(&refs);
+  tt_pg_trust_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_corpus),
@@ -440,6 +498,7 @@ int main(void) {
       cmocka_unit_test(test_settings_and_secrets),
       cmocka_unit_test(test_trust_sql),
       cmocka_unit_test(test_trust_refusal),
+      cmocka_unit_test(test_trust_profile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
