@@ -173,7 +173,7 @@ enum {
   TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED, TT_OPT_PROFILE,
   /* limits, state and the database (tt_opts_limits, tt_opts_db) */
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_KNOWLEDGE, TT_OPT_STATE_DIR,
-  TT_OPT_HEADER, TT_OPT_NO_HEADER, TT_OPT_DB_URL, TT_OPT_SCHEMAS,
+  TT_OPT_HEADER, TT_OPT_NO_HEADER, TT_OPT_DB_URL, TT_OPT_SCHEMAS, TT_OPT_TRUST_FUNCTIONS,
   /* charts an agent draws (tt_opts_chart) */
   TT_OPT_SIZE, TT_OPT_CHART_FORMAT, TT_OPT_NO_PREVIEW,
   /* a run of the agent shown to a person (ask, chat) */
@@ -241,6 +241,10 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
 #define TT_OPT_SCHEMAS_ENTRY                                                               \
   {TT_OPT_SCHEMAS, "schemas", 0, TT_ARG_REQUIRED, "LIST", "PostgreSQL schemas: a,b or !c",  \
    TT_COMPLETE_NOTHING, NULL, TT_DOC_SCHEMAS}
+#define TT_OPT_TRUST_FUNCTIONS_ENTRY                                                       \
+  {TT_OPT_TRUST_FUNCTIONS, "trust-functions", 0, TT_ARG_REQUIRED, "SCHEMA",                \
+   "PostgreSQL: let SCHEMA's functions run", TT_COMPLETE_NOTHING, NULL,                     \
+   TT_DOC_TRUST_FUNCTIONS}
 /* The man page's paragraphs of options that several tables list (each
  * command's own table, or a shared group), written once. */
 #define TT_DOC_DB_URL                                                                       \
@@ -264,6 +268,18 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
   "model is shown, not what the role may read. With one schema left the names lose their "  \
   "*schema.* prefix. A list that keeps no table is an error (exit 1) that names the "        \
   "schemas with tables; on a SQLite or CSV database the option is a usage error (exit 2)."
+#define TT_DOC_TRUST_FUNCTIONS                                                              \
+  "PostgreSQL: let the functions and operators of schema *SCHEMA* run (given again, or "   \
+  "as names separated by commas, for several; `TABLETALK_TRUST_FUNCTIONS` when not "       \
+  "given). Without it only built-in functions run, and those of a few extensions that "    \
+  "only compute (citext, hstore, pg_trgm, PostGIS...): before a query is sent, tabletalk "  \
+  "finds in the catalog every function a name in it could resolve to (an overload with a " \
+  "closer type match, column notation `t.f`, an operator), and every function, operator " \
+  "and type the views it reads use (recursively), their row security policies and a "     \
+  "foreign table's handler; a query that could run one of the database's own is refused "  \
+  "(exit 3) with a message that names it, the view, and this option. Describing the "       \
+  "database samples only the tables and views that pass. Trust a schema only when you "     \
+  "trust whoever can create functions in it. See POSTGRESQL."
 #define TT_DOC_IMMUTABLE                                                                    \
   "Open the SQLite file with immutable=1: no locks. Only for files nothing writes: a write " \
   "in progress would be read half-done. Without it, tabletalk waits for writers' locks "     \
@@ -288,6 +304,8 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
 /* Checks --schemas LIST (comma-separated names, each possibly after '!'):
  * 0, or a usage error's exit code after saying why. */
 int tt_cli_schemas_option(const char *cmd, const char *arg);
+/* --trust-functions SCHEMA into cfg: 0, or a usage error's exit code. */
+int tt_cli_trust_option(const char *cmd, const char *arg, tt_config *cfg);
 /* main.c: takes --db-url URL out of a command's arguments and puts URL
  * first among them (where DB goes), and overwrites any password in a URI
  * argument so that other users do not see it in the process list. Returns

@@ -277,6 +277,7 @@ int cmd_chart(int argc, char **argv) {
   tt_error dberr;
   if (tt_config_resolve(&cfg, &dberr)) svc = tt_service_open(&cfg, 0, &dberr);
   if (svc) {
+    c.db.trust_functions = cfg.trust_functions; /* TABLETALK_TRUST_FUNCTIONS */
     tt_db_set_opts(tt_service_db(svc), &c.db);
     r = tt_db_query(tt_service_db(svc), argv[optind + 1], strlen(argv[optind + 1]), &dberr);
   }

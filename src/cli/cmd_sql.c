@@ -35,6 +35,7 @@ static const tt_opt tt_sql_own[] = {
     {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_IMMUTABLE},
     TT_OPT_DB_URL_ENTRY,
+    TT_OPT_TRUST_FUNCTIONS_ENTRY,
     {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_HEADER},
     {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL,
@@ -107,6 +108,7 @@ static int tt_sql_option(void *ud, int id, const char *arg) {
     q->bytes_given = true;
     return 0;
   case TT_OPT_IMMUTABLE: q->cfg.immutable = true; return 0;
+  case TT_OPT_TRUST_FUNCTIONS: return tt_cli_trust_option("sql", arg, &q->cfg);
   case TT_OPT_HEADER: q->cfg.csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: q->cfg.csv_header = TT_CSV_HEADER_NO; return 0;
   }

@@ -75,6 +75,7 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     if (!rc) o->cfg.schemas = arg;
     return rc;
   }
+  case TT_OPT_TRUST_FUNCTIONS: return tt_cli_trust_option(cmd, arg, &o->cfg);
   case TT_OPT_MODEL_PATH: o->cfg.model_path = arg; return 0;
   case TT_OPT_CTX:
     if (!tt_parse_long(arg, 512, 1048576, &o->cfg.ctx))
@@ -114,6 +115,12 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
 int tt_cli_error(const char *cmd, const tt_error *err) {
   if (err->kind == TT_ERR_CONFIG) return tt_usage_error(cmd, "%s", tt_error_text(err));
   return tt_fail(tt_exit_for(err->kind), "%s", tt_error_text(err));
+}
+
+int tt_cli_trust_option(const char *cmd, const char *arg, tt_config *cfg) {
+  if (tt_config_trust_functions(cfg, arg)) return 0;
+  return tt_usage_error(cmd, "--trust-functions wants a schema name (or names separated by "
+                             "commas), spelled as in pg_namespace, not '%s'", arg);
 }
 
 int tt_cli_schemas_option(const char *cmd, const char *arg) {

@@ -51,8 +51,8 @@ void tt_db_close(tt_db *db) {
 
 const tt_db_target *tt_db_get_target(const tt_db *db) { return &db->target; }
 
-const char *tt_db_warning(const tt_db *db) {
-  return db->engine->warning ? db->engine->warning(db) : NULL;
+const char *tt_db_warning(tt_db *db) {
+  return db && db->engine->warning ? db->engine->warning(db) : NULL;
 }
 
 const char *tt_db_path(const tt_db *db) { return db->name; }

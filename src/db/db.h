@@ -100,6 +100,9 @@ typedef struct tt_db_opts {
                         * separated list of names ("sales,hr": only these) and
                         * !names ("!audit": all but these); NULL: every schema
                         * but the system's. Borrowed: it must outlive the handle */
+  const char *trust_functions; /* PostgreSQL: schemas whose functions and operators may
+                                * run (--trust-functions), comma-separated; NULL: none
+                                * but the built-in ones. Borrowed, like schemas */
 } tt_db_opts;
 
 tt_db_opts tt_db_default_opts(void);
@@ -148,11 +151,14 @@ tt_db *tt_db_open_target(const tt_db_target *t, const tt_db_opts *opts, tt_error
 void tt_db_close(tt_db *db);
 /* The target the handle was opened from. */
 const tt_db_target *tt_db_get_target(const tt_db *db);
-/* What the target holds that is not read, and why, or NULL: a CSV folder's
- * entries that are not regular files inside it ("skipped in shop/:
- * notes.csv (a symbolic link that leads out of the folder); ..."), names
- * escaped. Valid until the next query on the handle. */
-const char *tt_db_warning(const tt_db *db);
+/* What the user should know about what is read and how, or NULL: a CSV
+ * folder's entries that are not regular files inside it ("skipped in shop/:
+ * notes.csv (a symbolic link that leads out of the folder); ...", names
+ * escaped), or on PostgreSQL a role that is a superuser or can write (what
+ * a function of the database's owner could do with it: asked of the server
+ * on the first call and kept). Owned by the handle; valid until the next
+ * query on it. */
+const char *tt_db_warning(tt_db *db);
 /* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
  * (any case), or a folder. Prefer tt_db_target (kind). */
 bool tt_db_path_is_csv(const char *path);

@@ -35,6 +35,10 @@ struct tt_db_engine {
   bool (*open)(tt_db *db, tt_error *err);
   /* Frees db->state (the shared fields are the caller's). */
   void (*close)(tt_db *db);
+  /* tt_db_warning (owned by db->state; NULL entry or result: nothing):
+   * what the user should know about what is read and how (a CSV folder's
+   * entries left out, a PostgreSQL role that could write). */
+  const char *(*warning)(tt_db *db);
   /* db->opts is about to become *opts; NULL: nothing to do. */
   void (*set_opts)(tt_db *db, const tt_db_opts *opts);
 
@@ -68,10 +72,6 @@ struct tt_db_engine {
   /* Whether a column of this declared type holds text (its frequent values
    * are read for the catalog). */
   bool (*is_text_type)(const char *decltype);
-
-  /* What the target holds that is not read, and why (tt_db_warning); NULL
-   * entry or result: nothing. */
-  const char *(*warning)(const tt_db *db);
 };
 
 /* The tables, each defined in its engine's folder (sqlite/sqlite.c,

@@ -68,6 +68,8 @@ static char *tt_mcp_make_instructions(const tt_mcp_server *s, const tt_schema *s
               "run_sql (%s dialect, one read-only statement). See tables, columns, keys and "
               "example values with describe_schema or the tabletalk://table/{name} resources. "
               "Nothing can change the database: writes are refused.", s->dialect);
+  const char *warning = tt_service_warning(s->cfg.svc);
+  if (warning) tt_buf_printf(&b, " Warning: %s.", warning);
   tt_buf_free(&name);
   return tt_buf_detach(&b);
 }

@@ -22,7 +22,23 @@ void tt_config_free(tt_config *c) {
   free(c->owned_state_dir);
   free(c->cache_dir);
   free(c->data_dir);
+  free(c->owned_trust);
   memset(c, 0, sizeof *c);
+}
+
+bool tt_config_trust_functions(tt_config *c, const char *list) {
+  if (!list || !*list) return false;
+  for (const char *p = list;; p++) { /* no empty name: "a,,b", ",a", "a," */
+    size_t n = strcspn(p, ",");
+    if (n == 0) return false;
+    p += n;
+    if (!*p) break;
+  }
+  char *joined = c->owned_trust ? tt_xasprintf("%s,%s", c->owned_trust, list) : tt_xstrdup(list);
+  free(c->owned_trust);
+  c->owned_trust = joined;
+  c->trust_functions = joined;
+  return true;
 }
 
 const char *tt_config_get_value(const tt_config *c, const char *name) {
@@ -40,6 +56,15 @@ bool tt_config_resolve(tt_config *c, tt_error *err) {
   c->cache_dir = tt_default_dir(c->env, "CACHE");
   free(c->data_dir);
   c->data_dir = tt_default_dir(c->env, "DATA");
+  if (!c->trust_functions) {
+    const char *trust = tt_config_get(c->env, "TABLETALK_TRUST_FUNCTIONS");
+    if (trust && !tt_config_trust_functions(c, trust)) {
+      tt_error_set(err, TT_ERR_CONFIG,
+                   "TABLETALK_TRUST_FUNCTIONS wants schema names separated by commas, not '%s'",
+                   trust);
+      return false;
+    }
+  }
   return true;
 }
 
@@ -53,6 +78,7 @@ tt_db_opts tt_config_db_opts(const tt_config *c) {
   o.immutable = c->immutable;
   o.csv_header = c->csv_header;
   o.schemas = c->schemas;
+  o.trust_functions = c->trust_functions;
   return o;
 }
 

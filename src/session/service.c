@@ -126,8 +126,10 @@ tt_service *tt_service_open(const tt_config *c, unsigned flags, tt_error *err) {
   tt_db_opts o = tt_config_db_opts(c);
   s->db = tt_db_open_target(&s->target, &o, err);
   if (!s->db) goto fail;
-  if (tt_db_warning(s->db)) /* files of a folder that are not read (escaped) */
-    fprintf(stderr, "tabletalk: note: %s\n", tt_db_warning(s->db));
+  /* files of a folder that are not read, a role that could do harm should
+   * a function of the database's owner run: said at every start (MCP and
+   * the web page say it too) */
+  if (tt_db_warning(s->db)) fprintf(stderr, "tabletalk: warning: %s\n", tt_db_warning(s->db));
   if (flags & TT_SERVICE_SCHEMA) {
     if (flags & TT_SERVICE_BACKGROUND) {
       if (!tt_service_check_knowledge(c, err)) goto fail;
@@ -167,6 +169,7 @@ void tt_service_free(tt_service *s) {
 const tt_config *tt_service_config(const tt_service *s) { return s->cfg; }
 const tt_db_target *tt_service_target(const tt_service *s) { return &s->target; }
 tt_db *tt_service_db(tt_service *s) { return s->db; }
+const char *tt_service_warning(tt_service *s) { return tt_db_warning(s->db); }
 tt_models *tt_service_models(tt_service *s) { return s->models; }
 double tt_service_startup_ms(const tt_service *s) { return s->startup_ms; }
 

@@ -35,6 +35,9 @@ typedef struct tt_config {
   bool immutable;          /* SQLite: open with immutable=1 */
   tt_csv_header csv_header;
   const char *schemas;     /* PostgreSQL: the schemas the catalog lists */
+  const char *trust_functions; /* PostgreSQL: schemas whose functions may run, comma-
+                                * separated (tt_config_trust_functions: --trust-functions,
+                                * else TABLETALK_TRUST_FUNCTIONS); NULL: none */
   const char *knowledge;   /* the knowledge file (NULL: the one beside the database) */
   /* limits */
   double sql_timeout_s;    /* each query (5) */
@@ -65,7 +68,7 @@ typedef struct tt_config {
   const char *state_dir;
   /* filled by tt_config_init and tt_config_resolve */
   tt_dotenv *env;          /* the environment, ./.env and the config file */
-  char *owned_state_dir, *cache_dir, *data_dir;
+  char *owned_state_dir, *cache_dir, *data_dir, *owned_trust;
 } tt_config;
 
 /* Defaults, and the environment, ./.env and the config file read into
@@ -77,6 +80,10 @@ void tt_config_init(tt_config *c);
  * model never fails on them. */
 bool tt_config_resolve(tt_config *c, tt_error *err);
 void tt_config_free(tt_config *c);
+/* Adds the schemas of list (one name, or names separated by commas) to
+ * trust_functions (--trust-functions, which may be given again). false
+ * when list holds an empty name. */
+bool tt_config_trust_functions(tt_config *c, const char *list);
 /* A TABLETALK_* (or any) value from the environment, ./.env or the config
  * file; NULL when unset or empty. */
 const char *tt_config_get_value(const tt_config *c, const char *name);
@@ -152,6 +159,10 @@ const tt_config *tt_service_config(const tt_service *s);
 const tt_db_target *tt_service_target(const tt_service *s);
 /* The service's own handle (for a front end on one thread). */
 tt_db *tt_service_db(tt_service *s);
+/* What the user should know about how the database is reached (a
+ * PostgreSQL superuser or a role that can write: tt_db_warning), or NULL;
+ * printed on stderr at the start, and for front ends to show. */
+const char *tt_service_warning(tt_service *s);
 /* Another handle on the same database, for a worker thread (free with
  * tt_db_close); opts NULL: the configuration's. */
 tt_db *tt_service_db_open(tt_service *s, const tt_db_opts *opts, tt_error *err);

@@ -31,6 +31,11 @@ enum MHD_Result tt_web_api_session(tt_web_req *r) {
   json_object_set_new(j, "dialect", json_string(tt_db_kind_dialect(t->kind)));
   json_object_set_new(j, "model", llm ? json_string(tt_llm_model(llm)) : json_null());
   json_object_set_new(j, "version", json_string(TT_VERSION));
+  /* what the user should know about how the database is reached */
+  json_t *warnings = json_array();
+  const char *w = tt_service_warning(svc);
+  if (w) json_array_append_new(warnings, json_string(w));
+  json_object_set_new(j, "warnings", warnings);
   return tt_web_send_json(r, 200, j);
 }
 

@@ -146,7 +146,7 @@ test('a link out of a CSV folder is skipped with a note, and its content never r
   const r = await run(['ask', dir, 'Who is first?', '--base-url', srv.url, '--state-dir', state, '--json']);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.json.answer, 'José Peña is the first person.');
-  assert.match(r.stderr, new RegExp(`note: skipped in .*dataset: ${NOTE.replace(/[()]/g, '\\$&')}`));
+  assert.match(r.stderr, new RegExp(`warning: skipped in .*dataset: ${NOTE.replace(/[()]/g, '\\$&')}`));
   assert.ok(srv.requests.length >= 3);
   for (const req of srv.requests) assert.ok(!JSON.stringify(req.body).includes(SECRET), 'the secret reached the model');
   assert.match(srv.requests[1].body.messages.filter((m) => m.role === 'tool').at(-1).content, /no such table: notes/);

@@ -209,13 +209,15 @@ test('describe_schema on PostgreSQL lists the 11 chinook tables; no password any
   assert.doesNotMatch(seen, new RegExp(PASSWORD));
 });
 
-/* A database whose own functions the guard cannot see: t.f is PostgreSQL's
- * column notation for f(t), and an overload in public is chosen over a
- * built-in when its argument type fits better (CVE-2018-1058). Each here
- * takes a session advisory lock, which ROLLBACK does not release; after
- * every query the engine releases them, so serve-mcp's pooled connection
- * holds none between calls. */
-test('run_sql on PostgreSQL: a function of the database the guard cannot see leaves no advisory lock behind', { skip }, async () => {
+/* A database with functions of its own that the parse cannot tell from
+ * built-in ones: t.f is PostgreSQL's column notation for f(t), and an
+ * overload in public is chosen over a built-in when its argument type fits
+ * better (CVE-2018-1058). The catalog check refuses both before they run
+ * (issue 28); with --trust-functions public they run, and each takes a
+ * session advisory lock, which ROLLBACK does not release: after every query
+ * the engine releases them, so serve-mcp's pooled connection holds none
+ * between calls. */
+test('run_sql on PostgreSQL: a function of the database is refused unless trusted, and a trusted one leaves no advisory lock behind', { skip }, async () => {
   const psql = (uri, q) => execFileSync('psql', ['-X', '-At', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c', q]).toString().trim();
   const planted = `${base}&dbname=tt_planted`;
   psql(base, 'DROP DATABASE IF EXISTS tt_planted');
@@ -224,22 +226,35 @@ test('run_sql on PostgreSQL: a function of the database the guard cannot see lea
     psql(planted, `CREATE TABLE g (x int); INSERT INTO g VALUES (1);
       CREATE FUNCTION tt_lock(g) RETURNS int LANGUAGE sql AS $$ SELECT 1 FROM (SELECT pg_advisory_lock(4242)) s $$;
       CREATE FUNCTION public.lower(integer) RETURNS text LANGUAGE sql AS $$ SELECT pg_advisory_lock(4343)::text || 'x' $$`);
+    const locks = () => psql(base, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'");
     const sc = scratch();
     const pg = await connectStdio({ dir: sc.dir, db: planted, state: path.join(sc.dir, 'pg-state') });
     try {
-      const locks = () => psql(base, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'");
       const a = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT t.tt_lock FROM g t' } });
-      assert.notEqual(a.isError, true, textOf(a));
-      assert.match(textOf(a), /\[\[1\]\]/, 'the function ran (the guard saw a column)');
-      assert.equal(locks(), '0', 'the column-notation call left its advisory lock');
+      assert.equal(a.isError, true);
+      assert.match(textOf(a), /^refused: x\.tt_lock can call public\.tt_lock\(public\.g\).*--trust-functions public to allow/s);
       const b = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT lower(x) FROM g' } });
+      assert.equal(b.isError, true);
+      assert.match(textOf(b), /lower\(\.\.\.\) can call public\.lower\(integer\), which tabletalk does not run/);
+      assert.equal(locks(), '0', 'a refused function ran');
+    } finally {
+      await pg.close();
+    }
+    const trusted = await connectStdio({ dir: sc.dir, db: planted, state: path.join(sc.dir, 'pg-state') },
+      { extra: ['--trust-functions', 'public'] });
+    try {
+      const a = await trusted.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT t.tt_lock FROM g t' } });
+      assert.notEqual(a.isError, true, textOf(a));
+      assert.match(textOf(a), /\[\[1\]\]/, 'the trusted function ran');
+      assert.equal(locks(), '0', 'the column-notation call left its advisory lock');
+      const b = await trusted.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT lower(x) FROM g' } });
       assert.notEqual(b.isError, true, textOf(b));
       assert.equal(locks(), '0', 'the overload left its advisory lock');
       /* the connection still works, and reads only */
-      const c = await pg.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT count(*) FROM g' } });
+      const c = await trusted.client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT count(*) FROM g' } });
       assert.match(textOf(c), /\[\[1\]\]/);
     } finally {
-      await pg.close();
+      await trusted.close();
     }
   } finally {
     psql(base, 'DROP DATABASE IF EXISTS tt_planted WITH (FORCE)');

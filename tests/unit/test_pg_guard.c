@@ -3,8 +3,11 @@
  * outcome (ok, refused with the expected reason code, or a syntax or limit
  * error), plus the messages users read, the configured allow-list, input
  * that is not NUL-terminated, the length and nesting limits, and many
- * threads checking at once. No server is needed: this is the layer before
- * one. */
+ * threads checking at once; the names a query has the server resolve
+ * (what the catalog check of pg_trust.c is given), schemas trusted with
+ * --trust-functions, and the catalog check's SQL and refusal words. No
+ * server is needed: this is the layer before one (test_pg_server and
+ * tests/agent/pg_hostile.test.mjs run the check on a server). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "db/pg/pg_guard.h"
+#include "db/pg/pg_trust.h"
 #include "testutil.h"
 
 #ifndef TT_SOURCE_DIR
@@ -227,6 +231,260 @@ static void test_threads(void **state) {
   }
 }
 
+/* Whether refs holds kind/schema/name/nargs. */
+static bool has_ref(const tt_pg_refs *r, char kind, const char *schema, const char *name, int nargs) {
+  for (size_t i = 0; i < r->n; i++) {
+    const tt_pg_ref *x = &r->v[i];
+    if (x->kind == kind && x->nargs == nargs && strcmp(x->name, name) == 0 &&
+        ((!schema && !x->schema) || (schema && x->schema && strcmp(schema, x->schema) == 0)))
+      return true;
+  }
+  return false;
+}
+
+static void test_refs(void **state) {
+  (void)state;
+  tt_pg_refs r = {0};
+  tt_error err;
+  const char *sql =
+      "SELECT lower(a.\"Name\"), a.pwn, (a).f2, count(*), pg_catalog.upper('x'), 1::mood, "
+      "CAST(2 AS public.dpos), x BETWEEN 1 AND 2, y NOT BETWEEN 3 AND 4, z LIKE 'a%', "
+      "CASE a.k WHEN 1 THEN 2 END, q IN (SELECT 1), percentile_cont(0.5) WITHIN GROUP (ORDER BY 1) "
+      "FROM \"Artist\" a JOIN s.v b USING (id) WHERE a.id = 1 AND c @> d";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), NULL, &r, &err));
+  assert_true(has_ref(&r, 'f', NULL, "lower", 1));
+  assert_true(has_ref(&r, 'f', NULL, "count", 0));
+  assert_true(has_ref(&r, 'f', "pg_catalog", "upper", 1)); /* only pg_catalog's can be chosen */
+  assert_true(has_ref(&r, 'f', NULL, "percentile_cont", -1));
+  assert_true(has_ref(&r, 'c', NULL, "Name", 1));
+  assert_true(has_ref(&r, 'c', NULL, "pwn", 1));
+  assert_true(has_ref(&r, 'c', NULL, "f2", 1));
+  assert_true(has_ref(&r, 't', NULL, "mood", -1));
+  assert_true(has_ref(&r, 't', "public", "dpos", -1));
+  assert_true(has_ref(&r, 't', "pg_catalog", "int4", -1) == false); /* 1::mood names no int4 */
+  assert_true(has_ref(&r, 'o', NULL, ">=", -1));
+  assert_true(has_ref(&r, 'o', NULL, "<=", -1));
+  assert_true(has_ref(&r, 'o', NULL, "<", -1));
+  assert_true(has_ref(&r, 'o', NULL, ">", -1));
+  assert_true(has_ref(&r, 'o', NULL, "~~", -1));
+  assert_true(has_ref(&r, 'o', NULL, "=", -1)); /* CASE x WHEN, IN (SELECT), USING, a.id = 1 */
+  assert_true(has_ref(&r, 'o', NULL, "@>", -1));
+  assert_true(has_ref(&r, 'r', NULL, "Artist", -1));
+  assert_true(has_ref(&r, 'r', "s", "v", -1));
+  /* each once */
+  size_t eq = 0;
+  for (size_t i = 0; i < r.n; i++) eq += r.v[i].kind == 'o' && strcmp(r.v[i].name, "=") == 0;
+  assert_int_equal(eq, 1);
+  tt_pg_refs_free(&r);
+  assert_int_equal(r.n, 0);
+  /* a refused query still hands back what it collected, to be freed */
+  sql = "SELECT lower(x) FROM t; DELETE FROM t";
+  assert_false(tt_pg_guard_collect(sql, strlen(sql), NULL, &r, &err));
+  tt_pg_refs_free(&r);
+  /* the names to look up are bounded (the parse alone is not) */
+  tt_buf b = TT_BUF_INIT;
+  tt_buf_puts(&b, "SELECT a.c0");
+  for (int i = 1; i <= 4100; i++) tt_buf_printf(&b, ", a.c%d", i);
+  tt_buf_puts(&b, " FROM t a");
+  assert_true(tt_pg_guard_check(b.data, b.len, NULL, &err));
+  assert_false(tt_pg_guard_collect(b.data, b.len, NULL, &r, &err));
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
+  assert_non_null(strstr(err.message, "names more than 4096"));
+  assert_true(r.n <= 4096);
+  tt_pg_refs_free(&r);
+  tt_buf_free(&b);
+}
+
+static void test_trusted_schemas(void **state) {
+  (void)state;
+  const char *const trust[] = {"app"};
+  tt_pg_guard_opts o = {.trust_schemas = trust, .ntrust_schemas = 1};
+  tt_pg_refs r = {0};
+  tt_error err;
+  /* a trusted schema's qualified call and OPERATOR() pass, for the catalog to check */
+  const char *sql = "SELECT app.score(x) FROM t WHERE x OPERATOR(app.===) 1";
+  assert_false(tt_pg_guard_check(sql, strlen(sql), NULL, &err));
+  assert_non_null(strstr(err.message, "--trust-functions app"));
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), &o, &r, &err));
+  assert_true(has_ref(&r, 'f', "app", "score", 1));
+  assert_true(has_ref(&r, 'o', "app", "===", -1));
+  tt_pg_refs_free(&r);
+  /* an off-list name is left to the catalog (every candidate must be trusted) */
+  sql = "SELECT score(x) FROM t";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), &o, &r, &err));
+  assert_true(has_ref(&r, 'F', NULL, "score", 1));
+  tt_pg_refs_free(&r);
+  /* another schema, and denied names, stay refused */
+  sql = "SELECT other.score(x) FROM t";
+  assert_false(tt_pg_guard_collect(sql, strlen(sql), &o, &r, &err));
+  tt_pg_refs_free(&r);
+  sql = "SELECT app.pg_sleep(1)";
+  assert_false(tt_pg_guard_collect(sql, strlen(sql), &o, &r, &err));
+  assert_non_null(strstr(err.message, "it only waits"));
+  tt_pg_refs_free(&r);
+  sql = "SELECT x FROM t WHERE x OPERATOR(other.=) 1";
+  assert_false(tt_pg_guard_collect(sql, strlen(sql), &o, &r, &err));
+  tt_pg_refs_free(&r);
+}
+
+static void test_settings_and_secrets(void **state) {
+  (void)state;
+  expect_message("SELECT current_setting('app.api_key')", TT_REFUSE_INTERNALS,
+                 "current_setting('app.api_key') is not readable here: a custom setting");
+  expect_message("SELECT current_setting('Data_Directory')", TT_REFUSE_INTERNALS,
+                 "reveals paths, commands or connection strings");
+  expect_message("SELECT current_setting(n) FROM t", TT_REFUSE_INTERNALS,
+                 "a name the query computes");
+  expect_message("SELECT * FROM information_schema.user_mapping_options", TT_REFUSE_INTERNALS,
+                 "user_mapping_options is not readable here: it holds passwords");
+  expect_message("SELECT query FROM pg_stat_activity", TT_REFUSE_INTERNALS,
+                 "other sessions' queries");
+  tt_error err;
+  /* a table of the user's with a catalog's name in another schema is the user's */
+  assert_true(check("SELECT * FROM sales.pg_settings", &err));
+  assert_true(check("SELECT current_setting('TimeZone')", &err));
+  /* the catalog check's own lists */
+  assert_non_null(tt_pg_guard_denied_why("pg_read_file"));
+  assert_non_null(tt_pg_guard_denied_why("pg_stat_reset_shared"));
+  assert_null(tt_pg_guard_denied_why("lower"));
+  assert_non_null(tt_pg_guard_secret_why("pg_catalog", "pg_largeobject"));
+  assert_non_null(tt_pg_guard_secret_why("information_schema", "_pg_user_mappings"));
+  assert_null(tt_pg_guard_secret_why("public", "pg_largeobject"));
+  assert_null(tt_pg_guard_secret_why("pg_catalog", "pg_class"));
+}
+
+/* The catalog check's SQL: the items as E'' literals (whatever
+ * standard_conforming_strings says), nothing once all are known. */
+static void test_trust_sql(void **state) {
+  (void)state;
+  tt_pg_refs r = {0};
+  tt_error err;
+  const char *sql = "SELECT \"it's\\\" FROM \"Artist\"";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), NULL, &r, &err));
+  tt_pg_trust *t = tt_pg_trust_new();
+  tt_pg_schema_list trust;
+  tt_pg_schema_list_parse("app,,b", &trust);
+  assert_int_equal(trust.n, 2);
+  tt_buf b = TT_BUF_INIT;
+  tt_pg_trust_sql(t, &r, &trust, &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "E'Artist'"));
+  assert_non_null(strstr(tt_buf_cstr(&b), "ARRAY[E'app',E'b']::text[]"));
+  assert_non_null(strstr(tt_buf_cstr(&b), "(-1, 'g'"));
+  /* a relation needs the closure, not the calls' part */
+  assert_non_null(strstr(tt_buf_cstr(&b), "rels(i, oid, top)"));
+  assert_null(strstr(tt_buf_cstr(&b), "'column notation'"));
+  tt_buf_free(&b);
+  tt_pg_refs_free(&r);
+  tt_pg_schema_list_free(&trust);
+  tt_pg_trust_free(t);
+  sql = "SELECT 'x' FROM \"a'b\\c\"";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), NULL, &r, &err));
+  t = tt_pg_trust_new();
+  tt_pg_trust_sql(t, &r, NULL, &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "E'a''b\\\\c'"));
+  tt_buf_free(&b);
+  tt_pg_refs_free(&r);
+  tt_pg_trust_free(t);
+}
+
+/* The refusal words, from rows as the check returns them. */
+static void test_trust_refusal(void **state) {
+  (void)state;
+  /* i, kind, how, rel schema, rel, top schema, top, what, function, its schema, its name */
+  const char *rows[][TT_PG_TRUST_NCOLS] = {
+      {"0", "P", "view", "public", "v_dbl", "public", "v_nested", NULL, "public.f()", "public", "f"},
+      {"1", "B", "view", "public", "v_ok", "public", "v_ok", NULL, "lower(text)", "pg_catalog", "lower"},
+      {"2", "B", "view", "public", "v_file", "public", "v_file", NULL, "pg_read_file(text)", "pg_catalog", "pg_read_file"},
+      {"3", "S", "view", "pg_catalog", "pg_stat_activity", "public", "v_act", NULL, NULL, NULL, NULL},
+      {"4", "S", "read", "pg_catalog", "pg_class", "pg_catalog", "pg_class", NULL, NULL, NULL, NULL},
+      {"5", "P", "operator", NULL, NULL, NULL, NULL, "the operator public.=(character varying,character varying)", "public.eq(character varying,character varying)", "public", "eq"},
+      {"6", "P", "policy p", "app", "t", "app", "t", NULL, "app.visible(integer)", "app", "visible"},
+      {"-1", "P", "global", NULL, NULL, NULL, NULL, "a cast from text to integer", "pg_catalog.evil(text)", "pg_catalog", "evil"},
+  };
+  const char *const *cells = &rows[0][0];
+  size_t n = sizeof rows / sizeof rows[0];
+  tt_buf msg = TT_BUF_INIT;
+  tt_db_refusal reason;
+  assert_true(tt_pg_trust_refusal(cells, n, 0, &msg, &reason));
+  assert_int_equal(reason, TT_REFUSE_FUNCTION);
+  assert_string_equal(tt_buf_cstr(&msg), "view v_dbl (read through v_nested) calls public.f(), which "
+                                          "tabletalk does not run; --trust-functions public to allow");
+  assert_false(tt_pg_trust_refusal(cells, n, 1, &msg, &reason)); /* lower is fine in a view */
+  assert_true(tt_pg_trust_refusal(cells, n, 2, &msg, &reason));
+  assert_non_null(strstr(tt_buf_cstr(&msg), "view v_file calls pg_read_file(text), which is not allowed"));
+  assert_true(tt_pg_trust_refusal(cells, n, 3, &msg, &reason));
+  assert_int_equal(reason, TT_REFUSE_INTERNALS);
+  assert_non_null(strstr(tt_buf_cstr(&msg), "view v_act reads pg_catalog.pg_stat_activity"));
+  assert_false(tt_pg_trust_refusal(cells, n, 4, &msg, &reason)); /* pg_class holds no secret */
+  assert_true(tt_pg_trust_refusal(cells, n, 5, &msg, &reason));
+  assert_non_null(strstr(tt_buf_cstr(&msg), "(through the operator public.=("));
+  assert_true(tt_pg_trust_refusal(cells, n, 6, &msg, &reason));
+  assert_non_null(strstr(tt_buf_cstr(&msg), "the row security policy p of app.t calls app.visible"));
+  assert_non_null(strstr(tt_buf_cstr(&msg), "--trust-functions app to allow"));
+  assert_true(tt_pg_trust_refusal(cells, n, -1, &msg, &reason));
+  assert_non_null(strstr(tt_buf_cstr(&msg), "added to pg_catalog"));
+  assert_false(tt_pg_trust_refusal(cells, n, 7, &msg, &reason)); /* no rows: nothing stops it */
+  tt_buf_free(&msg);
+}
+
+/* A profile row as the server gives it (libpq builds one without a
+ * server): bad, global, bad_names, bad_ops, risky. */
+static PGresult *profile_row(const char *bad, const char *global, const char *names,
+                             const char *ops, const char *risky) {
+  PGresult *r = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+  PGresAttDesc att[TT_PG_PROFILE_NCOLS];
+  const char *labels[] = {"bad", "global", "bad_names", "bad_ops", "risky"};
+  for (int i = 0; i < TT_PG_PROFILE_NCOLS; i++)
+    att[i] = (PGresAttDesc){.name = (char *)labels[i], .format = 0, .typid = 25, .typlen = -1,
+                            .atttypmod = -1};
+  assert_int_equal(PQsetResultAttrs(r, TT_PG_PROFILE_NCOLS, att), 1);
+  const char *v[] = {bad, global, names, ops, risky};
+  for (int i = 0; i < TT_PG_PROFILE_NCOLS; i++)
+    assert_int_equal(PQsetvalue(r, 0, i, (char *)v[i], (int)strlen(v[i])), 1);
+  return r;
+}
+
+/* The profile spares the check every name it does not hold. */
+static void test_trust_profile(void **state) {
+  (void)state;
+  tt_pg_trust *t = tt_pg_trust_new();
+  assert_true(tt_pg_trust_wants_profile(t, NULL));
+  PGresult *r = profile_row("2", "0", "{lower,pwn,\"odd \\\"name\"}", "{=}", "{v_dbl,t_rls}");
+  tt_pg_trust_set_profile(t, NULL, r, 0);
+  PQclear(r);
+  assert_false(tt_pg_trust_wants_profile(t, NULL));
+  tt_pg_refs refs = {0};
+  tt_error err;
+  tt_buf b = TT_BUF_INIT;
+  /* nothing named is the database's: no check at all */
+  const char *sql = "SELECT count(*), upper(a.\"Name\") FROM \"Artist\" a WHERE a.x > 1";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), NULL, &refs, &err));
+  tt_pg_trust_sql(t, &refs, NULL, &b);
+  assert_int_equal(b.len, 0);
+  tt_pg_refs_free(&refs);
+  /* a name it holds goes to the check, and only that */
+  sql = "SELECT lower(x), count(*) FROM v_dbl v JOIN \"Artist\" a ON a.id = v.id";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), NULL, &refs, &err));
+  tt_pg_trust_sql(t, &refs, NULL, &b);
+  const char *q = tt_buf_cstr(&b);
+  assert_non_null(strstr(q, "E'lower'"));
+  assert_non_null(strstr(q, "E'v_dbl'"));
+  assert_non_null(strstr(q, "E'='"));
+  assert_null(strstr(q, "E'count'"));
+  assert_null(strstr(q, "E'Artist'"));
+  assert_null(strstr(q, "'global'")); /* the profile found no additions to built-in types */
+  tt_buf_free(&b);
+  tt_pg_refs_free(&refs);
+  /* an element the server wrote in quotes is read back whole */
+  sql = "SELECT a.\"odd \"\"name\" FROM t a";
+  assert_true(tt_pg_guard_collect(sql, strlen(sql), NULL, &refs, &err));
+  tt_pg_trust_sql(t, &refs, NULL, &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "E'odd \"name'"));
+  tt_buf_free(&b);
+  tt_pg_refs_free(&refs);
+  tt_pg_trust_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_corpus),
@@ -235,6 +493,12 @@ int main(void) {
       cmocka_unit_test(test_text_not_terminated),
       cmocka_unit_test(test_limits),
       cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_refs),
+      cmocka_unit_test(test_trusted_schemas),
+      cmocka_unit_test(test_settings_and_secrets),
+      cmocka_unit_test(test_trust_sql),
+      cmocka_unit_test(test_trust_refusal),
+      cmocka_unit_test(test_trust_profile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,16 +1,20 @@
 /* pg.c — the PostgreSQL engine behind db.h, through libpq: its table
  * (engine.h), connecting to a postgres:// URI (its password never shown:
  * messages name the target's redacted form, and libpq's own text, which
- * may echo the URI, is masked where the error leaves the engine), and
- * running one statement per query inside BEGIN TRANSACTION READ ONLY with
- * SET LOCAL statement_timeout, lock_timeout and
- * idle_in_transaction_session_timeout, through the extended protocol (one
- * statement only) in single-row mode (memory for one row at a time), then
- * always ROLLBACK. Rows become tt_value: integers (and booleans as 1/0),
+ * may echo the URI, is masked where the error leaves the engine), what the
+ * role could do (tt_db_warning), and running one statement per query: the
+ * parse guard (pg_guard.c), the catalog check of what it would run of the
+ * database owner's (pg_trust.c) in the same round trip as BEGIN
+ * TRANSACTION READ ONLY with SET LOCAL statement_timeout, lock_timeout,
+ * idle_in_transaction_session_timeout and standard_conforming_strings,
+ * the statement through the extended protocol (one statement only) in
+ * single-row mode (memory for one row at a time), then always ROLLBACK.
+ * Rows become tt_value: integers (and booleans as 1/0),
  * reals, numeric as a real when it has at most 15 significant digits (else
  * its exact text), bytea as a blob, everything else as text. */
 #include "db/pg/pg.h"
 #include "db/pg/pg_guard.h"
+#include "db/pg/pg_trust.h"
 
 #include <ctype.h>
 #include <libpq-fe.h>
@@ -19,13 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The engine's state: db->state of a handle it opened. The URI, password
- * and all, is the target's path, only ever passed to libpq. */
-typedef struct tt_pg {
-  PGconn *conn;
-} tt_pg;
-
-static inline tt_pg *tt_pg_of(const tt_db *db) { return (tt_pg *)db->state; }
 
 /* One statement's rows one at a time (whole results and cursors). */
 typedef struct tt_pg_run {
@@ -79,6 +76,7 @@ static bool tt_pg_connect(tt_db *db, tt_error *err) {
   const char *keys[] = {"dbname", "connect_timeout", "application_name", "client_encoding", NULL};
   const char *vals[] = {db->target.path, timeout, "tabletalk", "UTF8", NULL};
   if (pg->conn) PQfinish(pg->conn);
+  tt_pg_trust_forget(pg->trust); /* another connection: learnt again */
   pg->conn = PQconnectdbParams(keys, vals, 1);
   if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
     char msg[TT_PG_MSG_MAX];
@@ -96,21 +94,107 @@ static bool tt_pg_connect(tt_db *db, tt_error *err) {
   return true;
 }
 
-static bool tt_pg_open(tt_db *db, tt_error *err) {
-  db->state = tt_xcalloc(1, sizeof(tt_pg));
-  if (tt_pg_connect(db, err)) return true;
+static bool tt_pg_batch(PGconn *conn, const char *batch, PGresult **check, char *msg, size_t n,
+                        char *state, size_t nstate);
+
+/* The profile of the database (pg_trust.h) in a read-only transaction of
+ * its own with the search_path at pg_catalog, joined to the SELECT whose
+ * text is before (its columns first, then the profile's); the result (one
+ * row) or NULL with msg. */
+static PGresult *tt_pg_profiled(tt_db *db, const char *before, char *msg, size_t n) {
   tt_pg *pg = tt_pg_of(db);
+  tt_pg_schema_list trust;
+  tt_pg_schema_list_parse(db->opts.trust_functions, &trust);
+  tt_buf sql = TT_BUF_INIT;
+  tt_buf_puts(&sql, "BEGIN TRANSACTION READ ONLY; SET LOCAL search_path = pg_catalog, pg_temp; "
+                    "SET LOCAL standard_conforming_strings = on; "
+                    "SET LOCAL statement_timeout = 10000;\nSELECT * FROM (");
+  tt_buf_puts(&sql, before ? before : "SELECT");
+  tt_buf_puts(&sql, ") b, (");
+  tt_pg_trust_profile_sql(&trust, &sql);
+  tt_buf_puts(&sql, ") p;\nROLLBACK");
+  PGresult *r = NULL;
+  char state[8];
+  bool ok = tt_pg_batch(pg->conn, tt_buf_cstr(&sql), &r, msg, n, state, sizeof state);
+  if (ok && r && PQntuples(r) == 1 && PQnfields(r) >= TT_PG_PROFILE_NCOLS) {
+    tt_pg_trust_set_profile(pg->trust, &trust, r, PQnfields(r) - TT_PG_PROFILE_NCOLS);
+  } else {
+    if (ok) snprintf(msg, n, "the profile query gave no row");
+    PQclear(r);
+    r = NULL;
+  }
+  if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) PQclear(PQexec(pg->conn, "ROLLBACK"));
+  tt_buf_free(&sql);
+  tt_pg_schema_list_free(&trust);
+  return r;
+}
+
+static void tt_pg_free(tt_pg *pg) {
+  if (!pg) return;
   if (pg->conn) PQfinish(pg->conn);
+  tt_pg_trust_free(pg->trust);
+  free(pg->warning);
   free(pg);
+}
+
+static bool tt_pg_open(tt_db *db, tt_error *err) {
+  tt_pg *pg = tt_xcalloc(1, sizeof(tt_pg));
+  pg->trust = tt_pg_trust_new();
+  db->state = pg;
+  if (tt_pg_connect(db, err)) return true;
+  tt_pg_free(pg);
   db->state = NULL;
   return false;
 }
 
-static void tt_pg_close(tt_db *db) {
+static void tt_pg_close(tt_db *db) { tt_pg_free(tt_pg_of(db)); }
+
+/* What the role could do should a function of the database's owner run:
+ * a READ ONLY transaction binds the statement, not dblink's connection of
+ * its own, COPY ... TO a file, or a server function. Asked once, in a
+ * read-only transaction of its own, with the search_path at pg_catalog so
+ * that nothing of the database's answers. */
+static const char *tt_pg_warning(tt_db *db) {
   tt_pg *pg = tt_pg_of(db);
-  if (!pg) return;
-  if (pg->conn) PQfinish(pg->conn);
-  free(pg);
+  if (pg->warned) return pg->warning;
+  pg->warned = true; /* asked once, connected or not */
+  if (PQstatus(pg->conn) != CONNECTION_OK) return NULL;
+  if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) PQclear(PQexec(pg->conn, "ROLLBACK"));
+  /* with the database's profile, which the catalog check needs next */
+  char msg[TT_PG_MSG_MAX];
+  PGresult *r = tt_pg_profiled(
+      db,
+      "SELECT r.rolname, r.rolsuper, has_database_privilege(current_database(), 'CREATE'), "
+      "pg_has_role('pg_write_server_files', 'USAGE') OR "
+      "pg_has_role('pg_execute_server_program', 'USAGE'), "
+      "(SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+      "WHERE c.relkind IN ('r', 'p', 'v', 'f') AND n.nspname <> 'information_schema' "
+      "AND n.nspname NOT LIKE 'pg\\_%' "
+      "AND has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE') LIMIT 1) "
+      "FROM pg_roles r WHERE r.rolname = current_user",
+      msg, sizeof msg);
+  bool ok = r && PQnfields(r) == 5 + TT_PG_PROFILE_NCOLS;
+  char *role = ok ? tt_xstrdup(PQgetvalue(r, 0, 0)) : NULL;
+  bool super = ok && PQgetvalue(r, 0, 1)[0] == 't';
+  bool create = ok && PQgetvalue(r, 0, 2)[0] == 't';
+  bool files = ok && PQgetvalue(r, 0, 3)[0] == 't';
+  char *table = ok && !PQgetisnull(r, 0, 4) ? tt_xstrdup(PQgetvalue(r, 0, 4)) : NULL;
+  PQclear(r);
+  char what[400] = "";
+  if (super) snprintf(what, sizeof what, "a superuser");
+  else if (table) snprintf(what, sizeof what, "a role that can write (to %s, for one)", table);
+  else if (create) snprintf(what, sizeof what, "a role that can create objects in this database");
+  else if (files) snprintf(what, sizeof what, "a role that can write server files");
+  if (what[0])
+    pg->warning = tt_xasprintf(
+        "connected as %s, %s: a READ ONLY transaction cannot stop what a function of the "
+        "database's owner does with it (dblink, COPY ... TO a file, server functions); tabletalk "
+        "refuses every such function it finds before a query runs, but connect as a read-only "
+        "role (docs/guide/postgresql.md, \"A read-only role\")",
+        role, what);
+  free(role);
+  free(table);
+  return pg->warning;
 }
 
 static bool tt_pg_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
@@ -396,34 +480,139 @@ static void tt_pg_run_close(tt_pg_run *run) {
   tt_pg_run_free(run);
 }
 
+/* Sends batch (several statements, one round trip) and reads every
+ * result: false with msg (and the failing result's SQLSTATE in state) at
+ * the first error, after which the server skipped the rest; *check gets
+ * the one result with rows (the catalog check's), when asked. */
+static bool tt_pg_batch(PGconn *conn, const char *batch, PGresult **check, char *msg, size_t n,
+                        char *state, size_t nstate) {
+  if (check) *check = NULL;
+  state[0] = '\0';
+  if (!PQsendQuery(conn, batch)) {
+    tt_pg_message(msg, n, PQerrorMessage(conn));
+    return false;
+  }
+  bool ok = true;
+  PGresult *r;
+  while ((r = PQgetResult(conn))) {
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_TUPLES_OK && check && !*check) {
+      *check = r;
+      continue;
+    }
+    if (ok && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+      ok = false;
+      tt_pg_message(msg, n, PQresultErrorMessage(r));
+      const char *s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      snprintf(state, nstate, "%s", s ? s : "");
+    }
+    PQclear(r);
+  }
+  if (!ok && check) {
+    PQclear(*check);
+    *check = NULL;
+  }
+  return ok;
+}
+
+/* The statement's read-only transaction, begun after the catalog check of
+ * what refs name (when a verdict is due) in one round trip: the check in a
+ * read-only transaction of its own with the search_path at pg_catalog (so
+ * that its own names resolve to nothing of the database's), rolled back,
+ * then BEGIN and the limits of the statement's. tabletalk's own SQL (the
+ * catalog's) gets no check and the search_path at pg_catalog too. A
+ * connection that failed is made again once. */
+static bool tt_pg_begin(tt_db *db, const tt_pg_refs *refs, const tt_pg_schema_list *trust,
+                        long ms, tt_error *err) {
+  tt_pg *pg = tt_pg_of(db);
+  if (PQstatus(pg->conn) != CONNECTION_OK && !tt_pg_connect(db, err)) return false;
+  char limits[400], msg[TT_PG_MSG_MAX], state[8];
+  snprintf(limits, sizeof limits,
+           "SET LOCAL statement_timeout = %ld; SET LOCAL lock_timeout = %ld; "
+           "SET LOCAL idle_in_transaction_session_timeout = %ld; "
+           "SET LOCAL standard_conforming_strings = on",
+           ms, ms, ms + 5000);
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) {
+      char m2[200];
+      tt_pg_exec(pg->conn, "ROLLBACK", m2, sizeof m2);
+    }
+    tt_buf batch = TT_BUF_INIT, check = TT_BUF_INIT;
+    if (!db->trusted_text && tt_pg_trust_wants_profile(pg->trust, trust)) {
+      PGresult *p = tt_pg_profiled(db, NULL, msg, sizeof msg);
+      if (!p && PQstatus(pg->conn) == CONNECTION_OK) {
+        tt_db_set_error(err, TT_ERR_IO, "cannot read what %s holds to check the query: %s",
+                        db->name, msg);
+        return false;
+      }
+      PQclear(p);
+    }
+    if (!db->trusted_text) tt_pg_trust_sql(pg->trust, refs, trust, &check);
+    if (check.len)
+      tt_buf_printf(&batch,
+                    "BEGIN TRANSACTION READ ONLY; SET LOCAL search_path = pg_catalog, pg_temp; "
+                    "%s;\n%s;\nROLLBACK; ",
+                    limits, tt_buf_cstr(&check));
+    tt_buf_printf(&batch, "BEGIN TRANSACTION READ ONLY; %s%s", limits,
+                  db->trusted_text ? "; SET LOCAL search_path = pg_catalog, pg_temp" : "");
+    PGresult *verdict = NULL;
+    bool ok = tt_pg_batch(pg->conn, tt_buf_cstr(&batch), check.len ? &verdict : NULL, msg,
+                          sizeof msg, state, sizeof state);
+    bool checked = check.len > 0;
+    tt_buf_free(&batch);
+    tt_buf_free(&check);
+    if (ok) {
+      bool allowed = !checked || (verdict && tt_pg_trust_verdict(pg->trust, refs, verdict, err));
+      if (checked && !verdict)
+        tt_db_set_error(err, TT_ERR_IO, "the catalog check of the query gave no rows");
+      PQclear(verdict);
+      if (allowed) return true;
+      tt_pg_exec(pg->conn, "ROLLBACK", msg, sizeof msg);
+      return false;
+    }
+    if (PQstatus(pg->conn) == CONNECTION_OK) {
+      if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) {
+        char m2[200];
+        tt_pg_exec(pg->conn, "ROLLBACK", m2, sizeof m2);
+      }
+      if (strcmp(state, "57014") == 0)
+        tt_db_set_error(err, TT_ERR_TIMEOUT,
+                        "checking what the query would run took over the %.3g s time limit; "
+                        "raise --timeout",
+                        (double)ms / 1000.0);
+      else
+        tt_db_set_error(err, TT_ERR_IO, "cannot start a read-only transaction on %s: %s",
+                        db->name, msg);
+      return false;
+    }
+    /* a server that restarted, a connection that timed out: once more */
+    if (attempt > 0 || !tt_pg_connect(db, err)) {
+      if (err->kind == TT_OK)
+        tt_db_set_error(err, TT_ERR_IO, "cannot start a read-only transaction on %s: %s",
+                        db->name, msg);
+      return false;
+    }
+  }
+  return false;
+}
+
 static tt_pg_run *tt_pg_run_open(tt_db *db, const char *sql, size_t len, double timeout_s,
                           tt_error *err) {
   if (!tt_db_check_sql_text(sql, len, db->trusted_text, err)) return NULL;
+  tt_pg_schema_list trust;
+  tt_pg_schema_list_parse(db->opts.trust_functions, &trust);
+  tt_pg_refs refs = {0};
   /* the parse-level guard (pg_guard.c) for every text that is not
-   * tabletalk's own; the READ ONLY transaction below is the next layer */
-  if (!db->trusted_text && !tt_pg_guard_check(sql, len, NULL, err)) return NULL;
-  tt_pg *pg = tt_pg_of(db);
-  if (PQstatus(pg->conn) != CONNECTION_OK && !tt_pg_connect(db, err)) return NULL;
+   * tabletalk's own, then the catalog check of what its names would run
+   * (pg_trust.c); the READ ONLY transaction is the next layer */
+  tt_pg_guard_opts g = {.trust_schemas = (const char *const *)trust.v, .ntrust_schemas = trust.n};
+  bool go = db->trusted_text || tt_pg_guard_collect(sql, len, &g, &refs, err);
   long ms = timeout_s > 0 ? (long)ceil(timeout_s * 1000.0) : 5000;
-  char setup[320], msg[TT_PG_MSG_MAX];
-  snprintf(setup, sizeof setup,
-           "BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = %ld; "
-           "SET LOCAL lock_timeout = %ld; SET LOCAL idle_in_transaction_session_timeout = %ld",
-           ms, ms, ms + 5000);
-  if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) {
-    char m2[200];
-    tt_pg_exec(pg->conn, "ROLLBACK", m2, sizeof m2);
-  }
-  if (!tt_pg_exec(pg->conn, setup, msg, sizeof msg)) {
-    /* a server that restarted, a connection that timed out: once more */
-    if (PQstatus(pg->conn) == CONNECTION_OK || !tt_pg_connect(db, err) ||
-        !tt_pg_exec(pg->conn, setup, msg, sizeof msg)) {
-      if (PQstatus(pg->conn) == CONNECTION_OK || err->kind == TT_OK)
-        tt_db_set_error(err, TT_ERR_IO, "cannot start a read-only transaction on %s: %s",
-                        db->name, msg);
-      return NULL;
-    }
-  }
+  if (go) go = tt_pg_begin(db, &refs, &trust, ms, err);
+  tt_pg_refs_free(&refs);
+  tt_pg_schema_list_free(&trust);
+  if (!go) return NULL;
+  tt_pg *pg = tt_pg_of(db);
   tt_pg_run *run = tt_xcalloc(1, sizeof *run);
   run->db = db;
   run->conn = pg->conn;
@@ -582,6 +771,7 @@ const tt_db_engine tt_db_engine_pg = {
                        "table_schema NOT IN ('pg_catalog', 'information_schema')",
     .open = tt_pg_open,
     .close = tt_pg_close,
+    .warning = tt_pg_warning,
     .set_opts = NULL,
     .query = tt_pg_query,
     .cursor_open = tt_pg_cursor_open,

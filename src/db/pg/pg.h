@@ -5,7 +5,22 @@
 #ifndef TT_DB_PG_H
 #define TT_DB_PG_H
 
+#include <libpq-fe.h>
+
 #include "db/engine.h"
+#include "db/pg/pg_trust.h"
+
+/* The engine's state: db->state of a handle it opened (pg.c makes and
+ * frees it). The URI, password and all, is the target's path, only ever
+ * passed to libpq. */
+typedef struct tt_pg {
+  PGconn *conn;        /* NULL or failed: the next query connects again */
+  tt_pg_trust *trust;  /* the catalog check's verdicts on this connection */
+  bool warned;         /* the role was asked about (tt_db_warning) */
+  char *warning;       /* ... and what it said, or NULL */
+} tt_pg;
+
+static inline tt_pg *tt_pg_of(const tt_db *db) { return (tt_pg *)db->state; }
 
 /* pg_catalog.c: the tables of every schema --schemas keeps, from
  * pg_catalog, with samples and counts from the shared probes. */
@@ -17,5 +32,6 @@ void tt_pg_sql_column_values(const tt_table_info *t, const tt_column_info *c, lo
                              long max_len, tt_buf *out);
 /* Whether a column of this type (as format_type names it) holds text. */
 bool tt_pg_is_text_type(const char *decltype);
+
 
 #endif

@@ -4,7 +4,9 @@
  * the search_path first), their columns and types, primary and foreign
  * keys, comments as descriptions, row estimates from pg_class.reltuples
  * (never a count), and sample rows and frequent values read under the
- * catalog's time budget (../catalog.c). opts.schemas (--schemas) keeps or
+ * catalog's time budget (../catalog.c), only of relations whose reading
+ * would run nothing of the database's owner (pg_trust.c; the card says
+ * why when not). opts.schemas (--schemas) keeps or
  * leaves out schemas by name. Names are "schema.table" only when
  * the tables come from more than one schema. */
 #define _GNU_SOURCE /* strcasestr */
@@ -70,15 +72,145 @@ static long tt_pgc_find(const int64_t *oids, size_t n, int64_t oid) {
   return -1;
 }
 
+/* The cells of the catalog check's result as text (in a), row-major, as
+ * tt_pg_trust_refusal reads them (free the array). */
+static const char **tt_pgc_cells(tt_arena *a, const tt_result *r) {
+  const char **cells = tt_xcalloc(r->nrows ? r->nrows * r->ncols : 1, sizeof *cells);
+  for (size_t i = 0; i < r->nrows; i++)
+    for (size_t c = 0; c < r->ncols; c++) cells[i * r->ncols + c] = tt_pgc_text(a, r, i, c);
+  return cells;
+}
+
+/* Why each of the n relations may not be sampled (NULL: it may), in a:
+ * the catalog check (pg_trust.c) of what reading it runs. When the check
+ * itself fails, no relation is sampled. */
+static const char **tt_pgc_refusals(tt_db *db, tt_arena *a, const int64_t *oids,
+                                    const char *const *nsps, const char *const *rels, size_t n) {
+  const char **why = tt_arena_alloc(a, (n ? n : 1) * sizeof *why);
+  memset(why, 0, (n ? n : 1) * sizeof *why);
+  if (n == 0) return why;
+  tt_pg_schema_list trust;
+  tt_pg_schema_list_parse(db->opts.trust_functions, &trust);
+  tt_buf sql = TT_BUF_INIT;
+  tt_pg_trust_relations_sql(oids, n, &trust, &sql);
+  tt_error err;
+  tt_result *r = tt_pgc_query(db, tt_buf_cstr(&sql), &err);
+  tt_buf_free(&sql);
+  if (!r || r->ncols != TT_PG_TRUST_NCOLS) {
+    const char *note = tt_arena_strdup(
+        a, "no example values: what reading it would run could not be checked in the catalog");
+    for (size_t i = 0; i < n; i++) why[i] = note;
+    tt_result_free(r);
+    tt_pg_schema_list_free(&trust);
+    return why;
+  }
+  const char **cells = tt_pgc_cells(a, r);
+  tt_buf msg = TT_BUF_INIT;
+  tt_db_refusal reason;
+  bool global = tt_pg_trust_refusal(cells, r->nrows, -1, &msg, &reason);
+  char *all = global ? tt_xasprintf("no example values: %s", tt_buf_cstr(&msg)) : NULL;
+  /* what passed is known on this connection: the value index's queries
+   * that name it ("schema"."table") need no check of their own */
+  tt_pg *pg = tt_pg_of(db);
+  if (!global) tt_pg_trust_learn_global(pg->trust, &trust);
+  for (size_t k = 0; k < n; k++) {
+    if (all) {
+      why[k] = tt_arena_strdup(a, all);
+    } else if (tt_pg_trust_refusal(cells, r->nrows, (long)k, &msg, &reason)) {
+      char *note = tt_xasprintf("no example values: %s", tt_buf_cstr(&msg));
+      why[k] = tt_arena_strdup(a, note);
+      free(note);
+    } else {
+      tt_pg_trust_learn_relation(pg->trust, &trust, nsps[k], rels[k]);
+    }
+  }
+  free(all);
+  tt_buf_free(&msg);
+  free(cells);
+  tt_result_free(r);
+  tt_pg_schema_list_free(&trust);
+  return why;
+}
+
+/* The place of schema nsp in the search_path's text ("{a,\"B c\"}"): its
+ * tables come first, in the path's order; other schemas after. */
+static size_t tt_pgc_path_rank(const char *path, const char *nsp) {
+  size_t rank = 0;
+  const char *p = path && *path == '{' ? path + 1 : "";
+  while (*p && *p != '}') {
+    tt_buf name = TT_BUF_INIT;
+    if (*p == '"') {
+      for (p++; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1]) p++;
+        tt_buf_putc(&name, *p);
+      }
+      if (*p == '"') p++;
+    } else {
+      for (; *p && *p != ',' && *p != '}'; p++) tt_buf_putc(&name, *p);
+    }
+    bool same = strcmp(tt_buf_cstr(&name), nsp) == 0;
+    tt_buf_free(&name);
+    if (same) return rank;
+    rank++;
+    if (*p == ',') p++;
+  }
+  return (size_t)-1;
+}
+
+typedef struct tt_pgc_order {
+  size_t row, rank;
+} tt_pgc_order;
+
+static int tt_pgc_order_cmp(const void *a, const void *b) {
+  const tt_pgc_order *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* Whether the database changed what any query may run (an overload put
+ * into pg_catalog, a cast or operator-family member for built-in types):
+ * then even tabletalk's own queries could run it, so nothing is read.
+ * false with err a refusal that names it. */
+static bool tt_pgc_global_ok(tt_db *db, tt_error *err) {
+  tt_pg_schema_list trust;
+  tt_pg_schema_list_parse(db->opts.trust_functions, &trust);
+  tt_buf sql = TT_BUF_INIT;
+  tt_pg_trust_relations_sql(NULL, 0, &trust, &sql);
+  tt_pg_schema_list_free(&trust);
+  tt_result *r = tt_pgc_query(db, tt_buf_cstr(&sql), err);
+  tt_buf_free(&sql);
+  if (!r) return false;
+  tt_arena *a = tt_arena_new();
+  const char **cells = tt_pgc_cells(a, r);
+  tt_buf msg = TT_BUF_INIT;
+  tt_db_refusal reason;
+  bool refused = r->ncols == TT_PG_TRUST_NCOLS &&
+                 tt_pg_trust_refusal(cells, r->nrows, -1, &msg, &reason);
+  if (refused)
+    tt_db_refuse(err, reason, "cannot describe the database: %s", tt_buf_cstr(&msg));
+  tt_buf_free(&msg);
+  free(cells);
+  tt_arena_free(a);
+  tt_result_free(r);
+  return !refused;
+}
+
 tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
+  if (!tt_pgc_global_ok(db, err)) return NULL;
+  /* tabletalk's own queries run with the search_path at pg_catalog, so
+   * the user's path (which only orders the schemas) is read on its own */
   tt_result *list = tt_pgc_query(
       db,
       "SELECT c.oid::bigint, n.nspname, c.relname, c.relkind, c.reltuples::float8, "
-      "obj_description(c.oid, 'pg_class') " TT_PGC_RELS
-      "ORDER BY array_position(current_schemas(false), n.nspname::text) NULLS LAST, "
-      "n.nspname, c.oid",
+      "obj_description(c.oid, 'pg_class') " TT_PGC_RELS "ORDER BY n.nspname, c.oid",
       err);
   if (!list) return NULL;
+  tt_pg *pg = tt_pg_of(db);
+  const char *path = pg->conn ? tt_pg_trust_path(pg->trust, pg->conn, err) : NULL;
+  if (!path) {
+    tt_result_free(list);
+    return NULL;
+  }
   tt_result *cols = tt_pgc_query(
       db,
       "SELECT a.attrelid::bigint, a.attname, format_type(a.atttypid, a.atttypmod), "
@@ -110,10 +242,17 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
     tt_result_free(cols);
     return NULL;
   }
-  /* the rows of the schemas --schemas keeps (all without it) */
+  /* the rows of the schemas --schemas keeps (all without it), those of
+   * the search_path first */
+  tt_pgc_order *order = tt_xcalloc(list->nrows ? list->nrows : 1, sizeof *order);
+  for (size_t i = 0; i < list->nrows; i++)
+    order[i] = (tt_pgc_order){i, tt_pgc_path_rank(path, tt_result_cell(list, i, 1)->u.s)};
+  qsort(order, list->nrows, sizeof *order, tt_pgc_order_cmp);
   size_t *keep = tt_xcalloc(list->nrows ? list->nrows : 1, sizeof *keep), n = 0;
   for (size_t i = 0; i < list->nrows; i++)
-    if (tt_pg_schema_wanted(db->opts.schemas, tt_result_cell(list, i, 1)->u.s)) keep[n++] = i;
+    if (tt_pg_schema_wanted(db->opts.schemas, tt_result_cell(list, order[i].row, 1)->u.s))
+      keep[n++] = order[i].row;
+  free(order);
   if (n == 0 && list->nrows > 0) { /* a mistyped name, most likely */
     tt_buf names = TT_BUF_INIT;
     for (size_t i = 0; i < list->nrows; i++) {
@@ -140,6 +279,7 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
   memset(cat->tables, 0, sizeof(tt_table_info) * (n ? n : 1));
   int64_t *oids = tt_xcalloc(n ? n : 1, sizeof *oids);
   const char **froms = tt_xcalloc(n ? n : 1, sizeof *froms);
+  const char **nsps = tt_xcalloc(n ? n : 1, sizeof *nsps), **rels = tt_xcalloc(n ? n : 1, sizeof *rels);
   bool qualify = false;
   for (size_t i = 1; i < n; i++)
     if (strcmp(tt_result_cell(list, keep[i], 1)->u.s, tt_result_cell(list, keep[0], 1)->u.s) != 0)
@@ -149,6 +289,8 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
     tt_table_info *t = &cat->tables[k];
     oids[k] = tt_pgc_int(list, i, 0);
     const char *nsp = tt_pgc_text(a, list, i, 1), *rel = tt_pgc_text(a, list, i, 2);
+    nsps[k] = nsp;
+    rels[k] = rel;
     const char *kind = tt_pgc_text(a, list, i, 3);
     t->name = rel;
     tt_buf from = TT_BUF_INIT;
@@ -217,11 +359,22 @@ tt_catalog *tt_pg_catalog_load(tt_db *db, tt_error *err) {
   tt_result_free(list);
   tt_result_free(cols);
   tt_result_free(fks);
+  /* describing the database runs nothing of its owner's: a relation is
+   * sampled only when reading it would run nothing the queries may not */
+  const char **refused = tt_pgc_refusals(db, a, oids, nsps, rels, n);
   double budget_end = tt_now_ms() + TT_PROBE_BUDGET_S * 1000.0;
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
+    if (refused[i]) {
+      cat->tables[i].note = refused[i];
+      if (cat->tables[i].row_count_kind != TT_ROWS_STAT1) cat->tables[i].row_count = -1;
+      continue;
+    }
     tt_catalog_probe(db, a, &cat->tables[i], froms[i], budget_end);
+  }
   free(oids);
   free(froms);
+  free(nsps);
+  free(rels);
   return cat;
 }
 

@@ -3,9 +3,13 @@
  * first use so that runs on SQLite never pay for it) into a JSON tree, and
  * that whole tree is walked: exactly one statement, a plain read (SELECT,
  * VALUES, TABLE, WITH of selects), no SELECT INTO, no locking clause, no
- * data-modifying WITH, and every function called anywhere on the
- * allow-list. Deny by default: a function not on the list is refused.
- * The rules and the allow-list's families are in docs/guide/postgresql.md. */
+ * data-modifying WITH, every function called anywhere on the allow-list,
+ * no relation or setting that holds a secret. Deny by default: a function
+ * not on the list is refused. The walk also lists what the server will
+ * resolve through the catalog (calls, x.f fields, operators written or
+ * implied, relations, types) for the catalog check (pg_trust.c), which
+ * finds what they would run of the database owner's. The rules and the
+ * allow-list's families are in docs/guide/postgresql.md. */
 #include "db/pg/pg_guard.h"
 
 #include <pthread.h>
@@ -14,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "db/db_internal.h"
 
@@ -122,6 +127,12 @@ static const tt_pg_denied TT_PG_DENIED[] = {
     {"pg_log_backend_memory_contexts", "it writes to the server log"},
     {"pg_prewarm", "it loads tables into the server's memory"},
     {"pg_sequence_last_value", "it reads sequence state"},
+    {"pg_stat_get_activity", "it shows other sessions' queries, which can hold passwords"},
+    {"pg_stat_get_backend_activity", "it shows other sessions' queries, which can hold passwords"},
+    {"pg_show_all_settings", "it lists every setting, custom ones (which can hold secrets) and "
+                             "server paths included; use current_setting('name')"},
+    {"pg_config", "it reveals paths on the server"},
+    {"pg_tablespace_location", "it reveals paths on the server"},
 };
 
 /* Ordinary read-only functions, by family (docs/guide/postgresql.md lists the
@@ -227,7 +238,7 @@ static bool tt_pg_name_matches(const char *pattern, const char *name) {
   return strcmp(pattern, name) == 0;
 }
 
-static const char *tt_pg_denied_why(const char *name) {
+const char *tt_pg_guard_denied_why(const char *name) {
   for (size_t i = 0; i < sizeof TT_PG_DENIED / sizeof TT_PG_DENIED[0]; i++)
     if (tt_pg_name_matches(TT_PG_DENIED[i].name, name)) return TT_PG_DENIED[i].why;
   return NULL;
@@ -252,7 +263,59 @@ typedef struct tt_pg_walk {
   const tt_pg_guard_opts *opts;
   tt_error *err;
   bool refused;
+  tt_pg_refs *refs; /* NULL: not collected */
 } tt_pg_walk;
+
+/* ---- what the server resolves: collected for the catalog check ----------- */
+
+void tt_pg_refs_free(tt_pg_refs *refs) {
+  if (!refs) return;
+  for (size_t i = 0; i < refs->n; i++) {
+    free(refs->v[i].schema);
+    free(refs->v[i].name);
+  }
+  free(refs->v);
+  memset(refs, 0, sizeof *refs);
+}
+
+static bool tt_pg_same(const char *a, const char *b) {
+  return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Names one query may have the catalog check look up: a bound on its work
+ * (and on the linear search below) that no real query comes near. */
+#define TT_PG_MAX_REFS 4096
+
+static void tt_pg_ref_add(tt_pg_walk *w, tt_pg_ref_kind kind, const char *schema,
+                          const char *name, int nargs) {
+  tt_pg_refs *r = w->refs;
+  if (!r || !name || w->refused) return;
+  for (size_t i = 0; i < r->n; i++)
+    if (r->v[i].kind == (char)kind && r->v[i].nargs == nargs && tt_pg_same(r->v[i].schema, schema) &&
+        strcmp(r->v[i].name, name) == 0)
+      return;
+  if (r->n >= TT_PG_MAX_REFS) {
+    w->refused = true;
+    if (w->err)
+      tt_db_set_error(w->err, TT_ERR_LIMIT,
+                      "the SQL names more than %d functions, operators, relations and "
+                      "qualified columns to check; write it with fewer",
+                      TT_PG_MAX_REFS);
+    return;
+  }
+  if (r->n == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 16;
+    r->v = tt_xrealloc(r->v, r->cap * sizeof *r->v);
+  }
+  r->v[r->n++] = (tt_pg_ref){.kind = (char)kind, .schema = schema ? tt_xstrdup(schema) : NULL,
+                             .name = tt_xstrdup(name), .nargs = nargs};
+}
+
+static bool tt_pg_trusted_schema(const tt_pg_guard_opts *o, const char *schema) {
+  for (size_t i = 0; o && schema && i < o->ntrust_schemas; i++)
+    if (o->trust_schemas[i] && strcmp(o->trust_schemas[i], schema) == 0) return true;
+  return false;
+}
 
 static void tt_pg_refuse(tt_pg_walk *w, tt_db_refusal r, const char *fmt, ...) TT_PRINTF(3, 4);
 static void tt_pg_refuse(tt_pg_walk *w, tt_db_refusal r, const char *fmt, ...) {
@@ -271,7 +334,21 @@ static const char *tt_pg_string_node(json_t *n) {
   return json_string_value(json_object_get(json_object_get(n, "String"), "sval"));
 }
 
-static void tt_pg_check_funcname(tt_pg_walk *w, json_t *names, const char *what) {
+/* The arguments a FuncCall passes, as the catalog check counts them: -1
+ * when any number of a function's parameters may match (VARIADIC, an
+ * ordered-set aggregate's WITHIN GROUP). */
+static int tt_pg_call_nargs(json_t *call) {
+  if (!call) return -1;
+  if (json_is_true(json_object_get(call, "agg_star"))) return 0;
+  if (json_is_true(json_object_get(call, "func_variadic")) ||
+      json_is_true(json_object_get(call, "agg_within_group")))
+    return -1;
+  return (int)json_array_size(json_object_get(call, "args"));
+}
+
+/* A function call (call: the FuncCall node, for its arguments; NULL for a
+ * TABLESAMPLE method and the like). */
+static void tt_pg_check_funcname(tt_pg_walk *w, json_t *names, const char *what, json_t *call) {
   size_t n = json_array_size(names);
   const char *schema = NULL, *name = NULL;
   if (n == 1) {
@@ -287,27 +364,88 @@ static void tt_pg_check_funcname(tt_pg_walk *w, json_t *names, const char *what)
                  what, n);
     return;
   }
+  const char *written = schema; /* pg_catalog.x is looked up in pg_catalog only */
   if (schema && strcmp(schema, "pg_catalog") == 0) schema = NULL;
-  const char *why = tt_pg_denied_why(name);
+  const char *why = tt_pg_guard_denied_why(name);
   if (why) {
     tt_pg_refuse(w, TT_REFUSE_FUNCTION, "%s is not allowed: %s", name, why);
     return;
   }
+  int nargs = tt_pg_call_nargs(call);
   if (schema) {
     char q[256];
     snprintf(q, sizeof q, "%s.%s", schema, name);
-    if (tt_pg_configured(w->opts, q)) return;
+    if (tt_pg_configured(w->opts, q) || tt_pg_trusted_schema(w->opts, schema)) {
+      tt_pg_ref_add(w, TT_PG_REF_CALL, schema, name, nargs);
+      return;
+    }
     tt_pg_refuse(w, TT_REFUSE_FUNCTION,
                  "%s.%s is not allowed: only built-in (pg_catalog) functions and those on the "
-                 "configured allow-list run; call a built-in function instead",
-                 schema, name);
+                 "configured allow-list run; call a built-in function instead, or trust the "
+                 "schema's functions with --trust-functions %s",
+                 schema, name, schema);
     return;
   }
-  if (tt_pg_builtin_allowed(name) || tt_pg_configured(w->opts, name)) return;
+  if (tt_pg_builtin_allowed(name) || tt_pg_configured(w->opts, name)) {
+    /* which function the name is decided by the server: the catalog check
+     * looks for one of the database's that could be chosen instead */
+    tt_pg_ref_add(w, TT_PG_REF_CALL, written, name, nargs);
+    return;
+  }
+  if (w->opts && w->opts->ntrust_schemas > 0 && !written) {
+    tt_pg_ref_add(w, TT_PG_REF_TRUSTED_CALL, NULL, name, nargs);
+    return;
+  }
   tt_pg_refuse(w, TT_REFUSE_FUNCTION,
                "%s is not allowed: it is not on tabletalk's list of read-only functions "
                "(docs/guide/postgresql.md, \"The guard\"); use an ordinary built-in function instead",
                name);
+}
+
+/* Settings that name paths on the server, or hold commands and connection
+ * strings: current_setting of these is refused like pg_current_logfile. */
+static const char *const TT_PG_PATH_SETTINGS[] = {
+    "data_directory", "config_file", "hba_file", "ident_file", "external_pid_file",
+    "log_directory", "log_filename", "unix_socket_directories", "ssl_cert_file", "ssl_key_file",
+    "ssl_ca_file", "ssl_crl_file", "ssl_crl_dir", "ssl_dh_params_file", "ssl_passphrase_command",
+    "krb_server_keyfile", "dynamic_library_path", "archive_command", "archive_library",
+    "archive_cleanup_command", "restore_command", "recovery_end_command", "primary_conninfo",
+    "shared_preload_libraries", "session_preload_libraries", "local_preload_libraries",
+    "stats_temp_directory",
+};
+
+/* current_setting('name'): a custom setting (app.api_key: a name with a
+ * dot) can hold a secret the database's owner set (ALTER DATABASE ... SET),
+ * and some settings show paths on the server; a name the query computes
+ * could be either. Setting names are matched without regard to case, as
+ * the server does. */
+static void tt_pg_check_setting_arg(tt_pg_walk *w, json_t *call) {
+  json_t *arg = json_array_get(json_object_get(call, "args"), 0);
+  const char *name = json_string_value(
+      json_object_get(json_object_get(json_object_get(arg, "A_Const"), "sval"), "sval"));
+  if (!name) {
+    tt_pg_refuse(w, TT_REFUSE_INTERNALS,
+                 "current_setting of a name the query computes is not allowed: custom "
+                 "settings can hold secrets; name the setting as a string, "
+                 "current_setting('TimeZone')");
+    return;
+  }
+  if (strchr(name, '.')) {
+    tt_pg_refuse(w, TT_REFUSE_INTERNALS,
+                 "current_setting('%s') is not readable here: a custom setting (a name with a "
+                 "dot) can hold a secret",
+                 name);
+    return;
+  }
+  for (size_t i = 0; i < sizeof TT_PG_PATH_SETTINGS / sizeof TT_PG_PATH_SETTINGS[0]; i++) {
+    if (strcasecmp(name, TT_PG_PATH_SETTINGS[i]) == 0) {
+      tt_pg_refuse(w, TT_REFUSE_INTERNALS,
+                   "current_setting('%s') is not readable here: it reveals paths, commands or "
+                   "connection strings of the server",
+                   name);
+      return;
+    }
+  }
 }
 
 /* "Track" or "public"."Track" for a RangeVar, into buf. */
@@ -494,12 +632,12 @@ static void tt_pg_refuse_stmt(tt_pg_walk *w, const char *key, json_t *node, bool
 
 static void tt_pg_walk_value(tt_pg_walk *w, json_t *v);
 
-/* Field names (ColumnRef, A_Indirection) from the first'th on that name a
- * denied function exactly: x.f is PostgreSQL's column notation for f(x).
- * (It applies only to functions of one composite argument, which no
- * denied function takes; this is a second lock on the same door, and
- * matches whole names only, so that a column such as lo_id stays
- * usable.) */
+/* Field names (ColumnRef, A_Indirection) from the first'th on: x.f is
+ * PostgreSQL's column notation for f(x) when x has no column f (also for
+ * a value that is not a row: (x).f). A name that is a denied function is
+ * refused at once (whole names only, so that a column such as lo_id stays
+ * usable); every name goes to the catalog check, which looks for a
+ * function of one argument that could be called so. */
 static void tt_pg_check_field_names(tt_pg_walk *w, json_t *list, size_t first) {
   for (size_t i = first; i < json_array_size(list); i++) {
     const char *s = tt_pg_string_node(json_array_get(list, i));
@@ -510,48 +648,132 @@ static void tt_pg_check_field_names(tt_pg_walk *w, json_t *list, size_t first) {
         return;
       }
     }
+    tt_pg_ref_add(w, TT_PG_REF_FIELD, NULL, s, 1);
   }
 }
 
 /* An operator's name as written: OPERATOR(schema.op) runs whatever that
- * schema defines, so only pg_catalog's (or an unqualified one) may. Where
- * an operator is named: A_Expr's name, SubLink's operName (x OPERATOR(s.=)
- * ANY (SELECT ...)), SortBy's useOp (ORDER BY x USING OPERATOR(s.<), also
- * in aggregates and windows). */
+ * schema defines, so only pg_catalog's, a trusted schema's (or an
+ * unqualified one) may. Where an operator is named: A_Expr's name,
+ * SubLink's operName (x OPERATOR(s.=) ANY (SELECT ...)), SortBy's useOp
+ * (ORDER BY x USING OPERATOR(s.<), also in aggregates and windows). The
+ * name goes to the catalog check. */
 static void tt_pg_check_opname(tt_pg_walk *w, json_t *name) {
-  if (json_array_size(name) <= 1) return;
-  const char *s = tt_pg_string_node(json_array_get(name, 0));
-  const char *op = tt_pg_string_node(json_array_get(name, json_array_size(name) - 1));
-  if (!s || strcmp(s, "pg_catalog") != 0 || json_array_size(name) > 2)
+  size_t n = json_array_size(name);
+  if (n == 0) return;
+  const char *op = tt_pg_string_node(json_array_get(name, n - 1));
+  const char *s = n > 1 ? tt_pg_string_node(json_array_get(name, 0)) : NULL;
+  if (n > 1 && (!s || n > 2 || (strcmp(s, "pg_catalog") != 0 && !tt_pg_trusted_schema(w->opts, s)))) {
     tt_pg_refuse(w, TT_REFUSE_FUNCTION,
                  "OPERATOR(%s.%s) is not allowed: only built-in operators run; write the "
                  "operator without a schema",
                  s ? s : "?", op ? op : "?");
+    return;
+  }
+  tt_pg_ref_add(w, TT_PG_REF_OPERATOR, s, op, -1);
 }
 
-/* Catalog relations that hold secrets or read server files, refused
- * though only a superuser can read most of them: a superuser's URI should
- * not let a question show password hashes or pg_hba.conf. */
+/* The operators an A_Expr uses: its name, or for BETWEEN the comparisons
+ * the server writes it as. */
+static void tt_pg_check_aexpr(tt_pg_walk *w, json_t *node) {
+  const char *kind = json_string_value(json_object_get(node, "kind"));
+  if (kind && strncmp(kind, "AEXPR_BETWEEN", 13) == 0) {
+    tt_pg_ref_add(w, TT_PG_REF_OPERATOR, NULL, ">=", -1);
+    tt_pg_ref_add(w, TT_PG_REF_OPERATOR, NULL, "<=", -1);
+  } else if (kind && strncmp(kind, "AEXPR_NOT_BETWEEN", 17) == 0) {
+    tt_pg_ref_add(w, TT_PG_REF_OPERATOR, NULL, "<", -1);
+    tt_pg_ref_add(w, TT_PG_REF_OPERATOR, NULL, ">", -1);
+  } else {
+    tt_pg_check_opname(w, json_object_get(node, "name"));
+  }
+}
+
+/* Catalog relations that hold secrets, show other sessions' queries or
+ * read server files, refused though only a superuser can read some of
+ * them: a superuser's URI should not let a question show password hashes,
+ * a foreign server's password or pg_hba.conf. */
 static const struct {
-  const char *name, *why;
+  const char *nsp, *name, *why;
 } TT_PG_SECRET_RELS[] = {
-    {"pg_authid", "it holds the roles' password hashes"},
-    {"pg_shadow", "it holds the roles' password hashes"},
-    {"pg_user_mapping", "it holds passwords for foreign servers"},
-    {"pg_user_mappings", "it holds passwords for foreign servers"},
-    {"pg_subscription", "its connection strings can hold passwords"},
-    {"pg_file_settings", "it reads the server's configuration files"},
-    {"pg_hba_file_rules", "it reads the server's pg_hba.conf"},
-    {"pg_ident_file_mappings", "it reads the server's pg_ident.conf"},
+    {"pg_catalog", "pg_authid", "it holds the roles' password hashes"},
+    {"pg_catalog", "pg_shadow", "it holds the roles' password hashes"},
+    {"pg_catalog", "pg_user_mapping", "it holds passwords for foreign servers"},
+    {"pg_catalog", "pg_user_mappings", "it holds passwords for foreign servers"},
+    {"information_schema", "user_mapping_options", "it holds passwords for foreign servers"},
+    {"information_schema", "user_mappings", "it holds passwords for foreign servers"},
+    {"information_schema", "_pg_user_mappings", "it holds passwords for foreign servers"},
+    {"pg_catalog", "pg_subscription", "its connection strings can hold passwords"},
+    {"pg_catalog", "pg_file_settings", "it reads the server's configuration files"},
+    {"pg_catalog", "pg_hba_file_rules", "it reads the server's pg_hba.conf"},
+    {"pg_catalog", "pg_ident_file_mappings", "it reads the server's pg_ident.conf"},
+    {"pg_catalog", "pg_stat_activity", "it shows other sessions' queries, which can hold passwords"},
+    {"pg_catalog", "pg_settings", "it lists every setting, custom ones (which can hold secrets) "
+                                  "and server paths included; use current_setting('name')"},
+    {"pg_catalog", "pg_db_role_setting", "it holds the settings of databases and roles, which "
+                                         "can hold secrets"},
+    {"pg_catalog", "pg_roles", "its rolconfig shows the roles' settings, which can hold secrets; "
+                               "current_user and pg_get_userbyid(oid) name roles"},
+    {"pg_catalog", "pg_user", "its useconfig shows the roles' settings, which can hold secrets; "
+                              "current_user and pg_get_userbyid(oid) name roles"},
+    {"pg_catalog", "pg_largeobject", "it holds large objects, which lo_* functions guard"},
+    {"pg_catalog", "pg_largeobject_metadata", "it describes large objects, which lo_* functions "
+                                              "guard"},
+    {"pg_catalog", "pg_config", "it reveals paths on the server"},
 };
 
+const char *tt_pg_guard_secret_why(const char *nsp, const char *rel) {
+  for (size_t i = 0; nsp && rel && i < sizeof TT_PG_SECRET_RELS / sizeof TT_PG_SECRET_RELS[0]; i++)
+    if (strcmp(rel, TT_PG_SECRET_RELS[i].name) == 0 && strcmp(nsp, TT_PG_SECRET_RELS[i].nsp) == 0)
+      return TT_PG_SECRET_RELS[i].why;
+  return NULL;
+}
+
+/* A relation read: refused when it is a secret one of a system schema
+ * (named bare: the system schemas come first in the search_path; a table
+ * of the same name elsewhere is refused too, which is the safe side), else
+ * handed to the catalog check, which finds what reading it runs. */
 static void tt_pg_check_relation(tt_pg_walk *w, json_t *rangevar) {
   const char *rel = json_string_value(json_object_get(rangevar, "relname"));
   const char *sch = json_string_value(json_object_get(rangevar, "schemaname"));
-  if (!rel || (sch && strcmp(sch, "pg_catalog") != 0)) return;
-  for (size_t i = 0; i < sizeof TT_PG_SECRET_RELS / sizeof TT_PG_SECRET_RELS[0]; i++)
-    if (strcmp(rel, TT_PG_SECRET_RELS[i].name) == 0)
+  if (!rel) return;
+  for (size_t i = 0; i < sizeof TT_PG_SECRET_RELS / sizeof TT_PG_SECRET_RELS[0]; i++) {
+    if (strcmp(rel, TT_PG_SECRET_RELS[i].name) == 0 &&
+        (!sch || strcmp(sch, TT_PG_SECRET_RELS[i].nsp) == 0)) {
       tt_pg_refuse(w, TT_REFUSE_INTERNALS, "%s is not readable here: %s", rel, TT_PG_SECRET_RELS[i].why);
+      return;
+    }
+  }
+  tt_pg_ref_add(w, TT_PG_REF_RELATION, sch, rel, -1);
+}
+
+/* A type named in a cast or a column definition list: a type of the
+ * database's may run its own functions (a domain's check). */
+static void tt_pg_check_typename(tt_pg_walk *w, json_t *typename) {
+  json_t *names = json_object_get(typename, "names");
+  size_t n = json_array_size(names);
+  if (n == 0) return;
+  const char *name = tt_pg_string_node(json_array_get(names, n - 1));
+  const char *schema = n > 1 ? tt_pg_string_node(json_array_get(names, n - 2)) : NULL;
+  tt_pg_ref_add(w, TT_PG_REF_TYPE, schema, name, -1);
+}
+
+/* The operators a node implies without naming them: x IN (SELECT ...) and
+ * = ANY without a name, CASE x WHEN v, JOIN ... USING and NATURAL JOIN
+ * compare with =. */
+static void tt_pg_implied_operators(tt_pg_walk *w, const char *key, json_t *v) {
+  if (strcmp(key, "SubLink") == 0) {
+    json_t *op = json_object_get(v, "operName");
+    const char *type = json_string_value(json_object_get(v, "subLinkType"));
+    if (json_array_size(op) > 0) tt_pg_check_opname(w, op);
+    else if (type && (strcmp(type, "ANY_SUBLINK") == 0 || strcmp(type, "ALL_SUBLINK") == 0))
+      tt_pg_ref_add(w, TT_PG_REF_OPERATOR, NULL, "=", -1);
+  } else if (strcmp(key, "CaseExpr") == 0) {
+    if (json_object_get(v, "arg")) tt_pg_ref_add(w, TT_PG_REF_OPERATOR, NULL, "=", -1);
+  } else if (strcmp(key, "JoinExpr") == 0) {
+    if (json_array_size(json_object_get(v, "usingClause")) > 0 ||
+        json_is_true(json_object_get(v, "isNatural")))
+      tt_pg_ref_add(w, TT_PG_REF_OPERATOR, NULL, "=", -1);
+  }
 }
 
 /* One node {"Kind": {...}} or a plain object of fields: checks what it is,
@@ -563,7 +785,13 @@ static void tt_pg_walk_object(tt_pg_walk *w, json_t *obj) {
     if (w->refused) return;
     size_t klen = strlen(key);
     if (strcmp(key, "FuncCall") == 0) {
-      tt_pg_check_funcname(w, json_object_get(v, "funcname"), "function");
+      json_t *fn = json_object_get(v, "funcname");
+      tt_pg_check_funcname(w, fn, "function", v);
+      const char *last = tt_pg_string_node(json_array_get(fn, json_array_size(fn) - 1));
+      const char *first = tt_pg_string_node(json_array_get(fn, 0));
+      if (!w->refused && last && strcmp(last, "current_setting") == 0 &&
+          (json_array_size(fn) == 1 || (first && strcmp(first, "pg_catalog") == 0)))
+        tt_pg_check_setting_arg(w, v);
     } else if (strcmp(key, "intoClause") == 0) {
       char rel[200];
       tt_pg_refuse(w, TT_REFUSE_WRITE,
@@ -586,11 +814,14 @@ static void tt_pg_walk_object(tt_pg_walk *w, json_t *obj) {
                      "TABLESAMPLE %s is not allowed: use TABLESAMPLE BERNOULLI or SYSTEM",
                      name ? name : "(qualified)");
     } else if (strcmp(key, "A_Expr") == 0) {
-      tt_pg_check_opname(w, json_object_get(v, "name"));
+      tt_pg_check_aexpr(w, v);
     } else if (strcmp(key, "RangeVar") == 0) {
       tt_pg_check_relation(w, v);
-    } else if (strcmp(key, "SubLink") == 0) {
-      tt_pg_check_opname(w, json_object_get(v, "operName"));
+    } else if (strcmp(key, "TypeName") == 0 || strcmp(key, "typeName") == 0) {
+      tt_pg_check_typename(w, v);
+    } else if (strcmp(key, "SubLink") == 0 || strcmp(key, "CaseExpr") == 0 ||
+               strcmp(key, "JoinExpr") == 0) {
+      tt_pg_implied_operators(w, key, v);
     } else if (strcmp(key, "SortBy") == 0) {
       tt_pg_check_opname(w, json_object_get(v, "useOp"));
     } else if (strcmp(key, "ParamRef") == 0) {
@@ -632,6 +863,11 @@ static void tt_pg_walk_value(tt_pg_walk *w, json_t *v) {
 
 bool tt_pg_guard_check(const char *sql, size_t len, const tt_pg_guard_opts *opts,
                        tt_error *err) {
+  return tt_pg_guard_collect(sql, len, opts, NULL, err);
+}
+
+bool tt_pg_guard_collect(const char *sql, size_t len, const tt_pg_guard_opts *opts,
+                         tt_pg_refs *refs, tt_error *err) {
   if (!tt_db_check_sql_text(sql, len, false, err)) return false;
   pthread_once(&tt_pgq_once, tt_pgq_load);
   if (!tt_pgq_ready) {
@@ -669,7 +905,7 @@ bool tt_pg_guard_check(const char *sql, size_t len, const tt_pg_guard_opts *opts
                     jerr.text);
     return false;
   }
-  tt_pg_walk w = {.opts = opts, .err = err, .refused = false};
+  tt_pg_walk w = {.opts = opts, .err = err, .refused = false, .refs = refs};
   json_t *stmts = json_object_get(tree, "stmts");
   size_t n = json_array_size(stmts);
   if (n == 0) {

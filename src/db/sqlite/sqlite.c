@@ -69,7 +69,7 @@ static void tt_sqlite_close(tt_db *db) { tt_sqlite_free(tt_sqlite_of(db)); }
 
 /* A CSV folder's entries that are not read ("skipped in DIR: ..."), kept
  * with the handle's text until the image changes. */
-static const char *tt_sqlite_warning(const tt_db *db) {
+static const char *tt_sqlite_warning(tt_db *db) {
   tt_sqlite *s = tt_sqlite_of(db);
   const char *notes = s ? tt_csv_notes(s->csv) : NULL;
   if (!notes) return NULL;
