@@ -20,6 +20,7 @@
 
 #include "db/pg/pg_guard.h"
 #include "db/pg/pg_trust.h"
+#include "db/pg/pq_api.h"
 #include "testutil.h"
 
 #ifndef TT_SOURCE_DIR
@@ -431,6 +432,7 @@ static void test_trust_refusal(void **state) {
  * server): bad, global, bad_names, bad_ops, risky. */
 static PGresult *profile_row(const char *bad, const char *global, const char *names,
                              const char *ops, const char *risky) {
+  assert_non_null(tt_pq_api_get(NULL)); /* what pg_trust.c reads the row with */
   PGresult *r = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
   PGresAttDesc att[TT_PG_PROFILE_NCOLS];
   const char *labels[] = {"bad", "global", "bad_names", "bad_ops", "risky"};

@@ -15,9 +15,9 @@
 #include "db/pg/pg.h"
 #include "db/pg/pg_guard.h"
 #include "db/pg/pg_trust.h"
+#include "db/pg/pq_api.h"
 
 #include <ctype.h>
-#include <libpq-fe.h>
 #include <math.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -138,6 +138,7 @@ static void tt_pg_free(tt_pg *pg) {
 }
 
 static bool tt_pg_open(tt_db *db, tt_error *err) {
+  if (!tt_pq_api_get(err)) return false; /* libpq, loaded on first use */
   tt_pg *pg = tt_xcalloc(1, sizeof(tt_pg));
   pg->trust = tt_pg_trust_new();
   db->state = pg;

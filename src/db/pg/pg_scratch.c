@@ -6,8 +6,8 @@
  * the one place tabletalk writes to a server, and never to the database the
  * user named. Everything else reads through the READ ONLY engine (pg.c). */
 #include "db/pg/pg.h"
+#include "db/pg/pq_api.h"
 
-#include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,11 @@ static PGconn *tt_pg_session(const char *uri, const char *dbname, tt_buf *why) {
   const char *keys[] = {"dbname", "dbname", "application_name", "connect_timeout", NULL};
   const char *vals[] = {uri, dbname, "tabletalk-eval", "10", NULL};
   if (!dbname) keys[1] = NULL;
+  tt_error load;
+  if (!tt_pq_api_get(&load)) { /* libpq, loaded on first use */
+    tt_buf_printf(why, "%s (%s)", load.message, load.hint);
+    return NULL;
+  }
   PGconn *c = PQconnectdbParams(keys, vals, 1);
   if (c && PQstatus(c) == CONNECTION_OK) return c;
   char *shown = tt_pg_redact_uri(uri);

@@ -20,6 +20,7 @@
  * stored dependencies (pg_depend) and trees (pg_rewrite.ev_action for the
  * built-in functions and catalogs, whose dependencies are not recorded). */
 #include "db/pg/pg_trust.h"
+#include "db/pg/pq_api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
