@@ -34,6 +34,9 @@
 struct tt_csv_data {
   char *real;            /* the file or folder */
   char *key;             /* header mode and the identity of every file */
+  char **files;          /* the files, sorted */
+  size_t nfiles;
+  char *heads;           /* a hash of each file's first bytes (tt_csv_stamp), or NULL */
   unsigned char *image;  /* the database, read-only once loaded */
   size_t size, mapped;
   int refs;
@@ -484,6 +487,8 @@ static void tt_csv_drop_unused(void) {
     if (o->refs == 0 && o->stale) {
       *pp = o->next;
       tt_csv_unmap(o);
+      tt_strv_free(o->files, o->nfiles);
+      free(o->heads);
       free(o->key);
       free(o->real);
       free(o);
@@ -512,6 +517,9 @@ tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header he
     } else {
       d->key = key;
       key = NULL;
+      d->files = files;
+      d->nfiles = n;
+      files = NULL;
       d->real = tt_xstrdup(real);
       /* older images of the same path go when nobody reads them */
       for (tt_csv_data *o = tt_csv_loaded; o; o = o->next)
@@ -524,8 +532,31 @@ tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header he
   if (d) d->refs++;
   pthread_mutex_unlock(&tt_csv_mu);
   free(key);
-  tt_strv_free(files, n);
+  if (files) tt_strv_free(files, n);
   return d;
+}
+
+/* Bytes of each file's head that its stamp hashes. */
+#define TT_CSV_HEAD_BYTES 65536
+
+void tt_csv_stamp(tt_csv_data *d, tt_buf *out) {
+  pthread_mutex_lock(&tt_csv_mu);
+  if (!d->heads) { /* once per image: its files are what they were when loaded */
+    tt_buf h = TT_BUF_INIT;
+    char *chunk = tt_xmalloc(TT_CSV_HEAD_BYTES);
+    for (size_t i = 0; i < d->nfiles; i++) {
+      FILE *f = fopen(d->files[i], "rb");
+      size_t got = f ? fread(chunk, 1, TT_CSV_HEAD_BYTES, f) : 0;
+      if (f) fclose(f);
+      tt_buf_printf(&h, "head %016llx %zu\n",
+                    (unsigned long long)tt_fnv1a64(TT_FNV1A64_INIT, chunk, got), got);
+    }
+    free(chunk);
+    d->heads = tt_buf_detach(&h);
+  }
+  tt_buf_puts(out, d->key);
+  tt_buf_puts(out, d->heads);
+  pthread_mutex_unlock(&tt_csv_mu);
 }
 
 void tt_csv_release(tt_csv_data *d) {
