@@ -452,7 +452,97 @@ static void test_gc(void **state) {
   free(dir);
 }
 
-int main(void) {
+/* ---- PostgreSQL (test_catalog_cache server: the pg_server fixture) ------------- */
+
+/* The fixture server's URI, or NULL. */
+static char *pg_uri(void) {
+  const char *file = getenv("TT_PG_URI_FILE");
+  size_t n;
+  char *text = file && *file ? tu_read_file(file, &n) : NULL;
+  if (!text) return NULL;
+  text[strcspn(text, "\r\n")] = '\0';
+  if (!*text) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+/* Runs sql on uri through psql as the fixture's owner (a writer). */
+static void psql(const char *uri, const char *sql) {
+  char *argv[] = {"/usr/bin/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", (char *)uri, "-c",
+                  (char *)sql, NULL};
+  tu_run r;
+  tu_run_cmd(argv, "", 0, 60000, &r);
+  if (r.status != 0) fail_msg("psql %s: %s", sql, tt_buf_cstr(&r.err));
+  tu_run_free(&r);
+}
+
+/* On PostgreSQL the stamp follows the system catalogs and the statistics:
+ * rows (after ANALYZE) change the data stamp only; a comment or a column
+ * the schema stamp; and a warm load equals a cold one. */
+static void test_pg_stamp(void **state) {
+  (void)state;
+  char *uri = pg_uri();
+  if (!uri) skip();
+  psql(uri, "DROP DATABASE IF EXISTS tt_catalog_cache");
+  psql(uri, "CREATE DATABASE tt_catalog_cache");
+  char *db = tt_xasprintf("%s%sdbname=tt_catalog_cache", uri, strchr(uri, '?') ? "&" : "?");
+  psql(db, "CREATE TABLE city(id int PRIMARY KEY, name text); INSERT INTO city VALUES "
+           "(1, 'Rotterdam'), (2, 'Lyon'); ANALYZE city");
+  tt_catalog_stamp a = stamp_of(db), again = stamp_of(db);
+  assert_string_equal(a.identity, again.identity);
+  assert_string_equal(a.schema, again.schema);
+  assert_string_equal(a.data, again.data);
+  assert_null(strstr(a.identity, "password"));
+  psql(db, "INSERT INTO city SELECT i, 'town ' || i FROM generate_series(3, 500) i; ANALYZE city");
+  tt_catalog_stamp rows = stamp_of(db);
+  assert_string_equal(rows.schema, a.schema);
+  assert_string_not_equal(rows.data, a.data);
+  psql(db, "COMMENT ON TABLE city IS 'where shops are'");
+  tt_catalog_stamp comment = stamp_of(db);
+  assert_string_not_equal(comment.schema, rows.schema);
+  psql(db, "ALTER TABLE city ADD COLUMN mayor text");
+  tt_catalog_stamp column = stamp_of(db);
+  assert_string_not_equal(column.schema, comment.schema);
+  assert_string_equal(column.identity, a.identity);
+  /* through the cache: warm equals cold */
+  char *dir = tu_mkdtemp();
+  char *cache = tt_xasprintf("%s/cache", dir);
+  tt_schema *cold = load(db, cache, 0, false), *warm = load(db, cache, 0, false);
+  assert_false(tt_schema_get_state(cold)->cached);
+  assert_true(tt_schema_get_state(warm)->cached);
+  assert_true(tt_schema_get_state(warm)->values_cached);
+  char *x = everything(cold), *y = everything(warm);
+  assert_string_equal(x, y);
+  assert_non_null(strstr(x, "where shops are"));
+  free(x);
+  free(y);
+  tt_schema_free(cold);
+  tt_schema_free(warm);
+  tt_catalog_stamp *all[] = {&a, &again, &rows, &comment, &column};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) tt_catalog_stamp_free(all[i]);
+  psql(uri, "DROP DATABASE tt_catalog_cache");
+  free(cache);
+  tu_rmtree(dir);
+  free(dir);
+  free(db);
+  free(uri);
+}
+
+/* test_catalog_cache: files; test_catalog_cache server: PostgreSQL (exit
+ * 77, skipped, when no server URI is given). */
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "server") == 0) {
+    char *uri = pg_uri();
+    if (!uri) {
+      fprintf(stderr, "skipped: TT_PG_URI_FILE names no server URI (fixture pg_server)\n");
+      return 77;
+    }
+    free(uri);
+    const struct CMUnitTest pg[] = {cmocka_unit_test(test_pg_stamp)};
+    return cmocka_run_group_tests(pg, NULL, NULL);
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stamp),
       cmocka_unit_test(test_warm_equals_cold),
