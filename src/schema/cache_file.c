@@ -138,8 +138,19 @@ void tt_cache_begin(tt_buf *b, const char *magic, const tt_cache_source *src) {
   tt_cw_u64(b, src->ino);
 }
 
+/* The checksum: FNV-1a's mixing over eight bytes at a time (a warm start
+ * reads megabytes of value index; byte-wise FNV was a tenth of it). */
 static uint64_t tt_cache_sum(const void *p, size_t n) {
-  return tt_fnv1a64(TT_FNV1A64_INIT, p, n);
+  const unsigned char *b = p;
+  uint64_t h = TT_FNV1A64_INIT;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, b + i, sizeof w);
+    h = (h ^ w) * 1099511628211ULL;
+    h ^= h >> 29;
+  }
+  return tt_fnv1a64(h, b + i, n - i);
 }
 
 bool tt_cache_finish(tt_buf *b, const char *path) {
@@ -174,15 +185,26 @@ char *tt_cache_read(const char *path, const char *magic, size_t max, tt_cr *r,
                     tt_cache_source *src) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return NULL;
-  size_t len;
-  bool too_long;
-  char *data = tt_read_stream(fd, max, &len, &too_long);
+  /* one read into a buffer of the file's size: no growing and copying */
+  struct stat st;
+  size_t ml = strlen(magic), len = 0;
+  char *data = NULL;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)(ml + 8) &&
+      (size_t)st.st_size <= max) {
+    data = tt_xmalloc((size_t)st.st_size + 1);
+    while (len < (size_t)st.st_size) {
+      ssize_t got = read(fd, data + len, (size_t)st.st_size - len);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;
+      len += (size_t)got;
+    }
+  }
   close(fd);
-  size_t ml = strlen(magic);
-  if (!data || too_long || len < ml + 8 || memcmp(data, magic, ml) != 0) {
+  if (!data || len != (size_t)st.st_size || memcmp(data, magic, ml) != 0) {
     free(data);
     return NULL;
   }
+  data[len] = '\0';
   const unsigned char *u = (const unsigned char *)data;
   uint64_t sum = 0;
   for (int i = 0; i < 8; i++) sum |= (uint64_t)u[len - 8 + (size_t)i] << (8 * i);

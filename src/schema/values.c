@@ -92,6 +92,12 @@ void tt_values_adopt(tt_values *v, void *mem) {
   v->owned[v->nowned++] = mem;
 }
 
+void tt_values_reserve(tt_values *v, size_t n) {
+  if (n <= v->cap) return;
+  v->cap = n;
+  v->e = tt_xrealloc(v->e, v->cap * sizeof *v->e);
+}
+
 void tt_values_push(tt_values *v, const char *key, const char *value, const char *table,
                     const char *column, uint64_t ord) {
   if (v->n == v->cap) {

@@ -113,26 +113,32 @@ static tt_values *tt_values_load(const char *path, const tt_catalog_stamp *stamp
   }
   tt_values *v = tt_values_new();
   tt_values_adopt(v, data); /* the entries point into it */
-  /* the tables' and columns' names, copied once from the catalog */
-  const char *last_t = NULL, *last_c = NULL;
-  uint64_t last_ord = UINT64_MAX;
+  /* the tables' and columns' names, copied once each from the catalog */
+  const char **tnames = tt_xcalloc(nt ? nt : 1, sizeof *tnames);
+  const char ***cnames = tt_xcalloc(nt ? nt : 1, sizeof *cnames);
   size_t n = tt_cr_count(&r, 25);
+  tt_values_reserve(v, n);
   for (size_t i = 0; i < n && !r.bad; i++) {
-    const char *key = tt_cr_str(&r);
+    /* NUL-terminated where they lie (a NUL inside only shortens one) */
+    const char *key = tt_cr_bytes(&r, NULL);
     uint64_t ord = tt_cr_u64(&r);
-    const char *val = tt_cr_str(&r);
+    const char *val = tt_cr_bytes(&r, NULL);
     const char *t, *c;
     if (!key || !val || !tt_ord_names(cat, ord, &t, &c) || vt[ord >> 32].state != TT_PROBE_DONE) {
       r.bad = true;
       break;
     }
-    if (ord != last_ord) {
-      last_ord = ord;
-      last_t = tt_values_intern(v, t);
-      last_c = tt_values_intern(v, c);
+    size_t ti = (size_t)(ord >> 32), ci = (size_t)(ord & 0xffffffffu);
+    if (!tnames[ti]) {
+      tnames[ti] = tt_values_intern(v, t);
+      cnames[ti] = tt_xcalloc(cat->tables[ti].ncols, sizeof **cnames);
     }
-    tt_values_push(v, key, val, last_t, last_c, ord);
+    if (!cnames[ti][ci]) cnames[ti][ci] = tt_values_intern(v, c);
+    tt_values_push(v, key, val, tnames[ti], cnames[ti][ci], ord);
   }
+  for (size_t i = 0; i < nt; i++) free(cnames[i]);
+  free(cnames);
+  free(tnames);
   if (r.bad || r.p != r.end || !tt_values_finish_sorted(v)) {
     tt_values_free(v);
     return NULL;

@@ -35,6 +35,8 @@ void tt_values_add_copy(tt_values *v, const char *key, const char *value, const 
                         const char *column, uint64_t ord);
 /* A copy of s that lives as long as v. */
 const char *tt_values_intern(tt_values *v, const char *s);
+/* Room for n entries in all. */
+void tt_values_reserve(tt_values *v, size_t n);
 /* v frees mem (with free()) when it is freed. */
 void tt_values_adopt(tt_values *v, void *mem);
 /* Finishes v without sorting when its entries are in order already (as
