@@ -15,6 +15,7 @@
  * engine's work per query. Time only ever stops a read half-way: then the
  * table stays pending, never read differently. */
 #include "db/engine.h"
+#include "tt_version.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -344,9 +345,11 @@ bool tt_db_catalog_stamp(tt_db *db, tt_catalog_stamp *out, tt_error *err) {
     tt_catalog_stamp_free(&e);
     return false;
   }
-  /* what the reads of this file are bounded by: other bounds, other catalog */
-  out->identity = tt_xasprintf("engine %s\nbounds count %d sample %d top %d/%d view-steps %ld\n%s",
-                               db->engine->name, TT_ROW_COUNT_LIMIT, TT_SAMPLE_ROWS,
+  /* what read it (another version may read it otherwise) and what the
+   * reads are bounded by: other bounds, other catalog */
+  out->identity = tt_xasprintf("tabletalk %s engine %s\nbounds count %d sample %d top %d/%d "
+                               "view-steps %ld\n%s",
+                               TT_VERSION, db->engine->name, TT_ROW_COUNT_LIMIT, TT_SAMPLE_ROWS,
                                TT_TOP_VALUES, TT_TOP_VALUES_SCAN, TT_VIEW_STEPS, e.identity);
   out->schema = e.schema;
   out->data = e.data ? e.data : tt_xstrdup("");
