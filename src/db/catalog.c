@@ -310,11 +310,9 @@ size_t tt_catalog_pending(const tt_catalog *cat) {
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_error *err) {
   tt_catalog *cat = tt_db_catalog_read(db, err);
   if (!cat) return NULL;
-  double deadline = tt_now_ms() + TT_CATALOG_SECONDS * 1000.0;
   for (size_t i = 0; i < cat->ntables; i++)
-    if (cat->tables[i].probe == TT_PROBE_PENDING &&
-        !tt_db_catalog_probe(db, cat, i, deadline, db->opts.cancel, 0))
-      break; /* out of time: the rest stays pending */
+    if (cat->tables[i].probe == TT_PROBE_PENDING)
+      tt_db_catalog_probe(db, cat, i, 0, db->opts.cancel, 0); /* only a cancel leaves it pending */
   return cat;
 }
 

@@ -399,11 +399,15 @@ typedef struct tt_catalog {
  * (never a whole-table scan), three sample rows and the frequent values of
  * text columns among the first TT_TOP_VALUES_SCAN rows. Every bound is
  * counted in rows or steps of work, never in seconds, so that the same
- * database gives the same catalog on an idle and on a loaded machine; only
- * a wall-clock limit of TT_CATALOG_SECONDS over the whole read can leave
- * tables TT_PROBE_PENDING (tt_catalog_pending says how many). */
-#define TT_CATALOG_SECONDS 3.0
+ * database gives the same catalog on an idle and on a loaded machine (on
+ * an engine that counts no steps, a view's rows are bounded by the
+ * handle's time limit). Only opts.cancel can leave tables TT_PROBE_PENDING
+ * (tt_catalog_pending says how many). */
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_error *err);
+/* How long a start may read rows for the cards by default before it leaves
+ * the rest for later (tt_db_catalog_probe's deadline; the session's
+ * TABLETALK_SCHEMA_SECONDS). */
+#define TT_CATALOG_SECONDS 3.0
 void tt_catalog_free(tt_catalog *cat);
 
 /* The same in two steps. tt_db_catalog_read reads the structure only

@@ -123,28 +123,13 @@ void tt_values_truncate(tt_values *v, size_t n) {
 
 const char *tt_values_key(const tt_values *v, size_t i) { return i < v->n ? v->e[i].key : NULL; }
 
-
-
 size_t tt_values_count(const tt_values *v) { return v ? v->n : 0; }
 
 /* Adds the value as tt_values_add does, its column at ord. */
 static bool tt_values_add_at(tt_values *v, uint64_t ord, const char *table, const char *column,
-                             const char *value, size_t len);
-
-bool tt_values_add(tt_values *v, const char *table, const char *column, const char *value, size_t len) {
-  /* columns in the order they come: each new run of one column a later ord */
-  if (!v->block_table || strcmp(v->block_table, table) != 0 || strcmp(v->block_column, column) != 0) {
-    v->block++;
-    v->block_table = tt_arena_strdup(v->arena, table);
-    v->block_column = tt_arena_strdup(v->arena, column);
-  }
-  return tt_values_add_at(v, v->block, table, column, value, len);
-}
-
-static bool tt_values_add_at(tt_values *v, uint64_t ord, const char *table, const char *column,
                              const char *value, size_t len) {
   for (size_t i = 0; i < len; i++)
-    if ((unsigned char)value[i] < 0x20) return false; /* keeps the cache file line-based */
+    if ((unsigned char)value[i] < 0x20) return false; /* hints print values as they are */
   tt_buf k = TT_BUF_INIT;
   tt_values_fold(value, len, &k);
   bool has_alpha = false;
@@ -157,6 +142,16 @@ static bool tt_values_add_at(tt_values *v, uint64_t ord, const char *table, cons
                  tt_arena_strdup(v->arena, table), tt_arena_strdup(v->arena, column), ord);
   tt_buf_free(&k);
   return true;
+}
+
+bool tt_values_add(tt_values *v, const char *table, const char *column, const char *value, size_t len) {
+  /* columns in the order they come: each new run of one column a later ord */
+  if (!v->block_table || strcmp(v->block_table, table) != 0 || strcmp(v->block_column, column) != 0) {
+    v->block++;
+    v->block_table = tt_arena_strdup(v->arena, table);
+    v->block_column = tt_arena_strdup(v->arena, column);
+  }
+  return tt_values_add_at(v, v->block, table, column, value, len);
 }
 
 /* By folded key, then where the column stands (schema order), then value:

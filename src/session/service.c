@@ -125,6 +125,7 @@ static void *tt_service_loader(void *arg) {
   pthread_mutex_unlock(&s->mu);
   if (!have) {
     tt_schema_load_opts so = tt_service_load_opts(s, false);
+    so.cancel = &s->stop; /* a service closed at once does not wait for it */
     tt_schema *schema = tt_service_read_schema(db, &so, &err);
     tt_service_publish(s, schema, &err);
     current = schema && tt_schema_current(schema);

@@ -181,14 +181,20 @@ test('gc takes its default age from TABLETALK_KEEP; bad ages are usage errors', 
   }
 });
 
-test('ask cleans up once a day what TABLETALK_KEEP lets go', async () => {
+test('ask cleans up once a day what TABLETALK_KEEP lets go, and the caches of databases gone', async () => {
   const { state, files } = stateWithFiles();
   const sc = scratch();
+  const cache = tempDir('tabletalk-cache-');
+  fs.mkdirSync(path.join(cache, 'values'));
+  const older = path.join(cache, 'values', '0123456789abcdef.tsv'); // as tabletalk wrote it before
+  fs.writeFileSync(older, 'tabletalk-values 1\n');
   const srv = await server({ rules: [answer('Done.'), answer('Done.')] });
   const r = await run(['ask', sc.db, 'How many artists?', '--base-url', srv.url, '--state-dir', state, '--json'],
-    { env: { TABLETALK_KEEP: '30d' } });
+    { env: { TABLETALK_KEEP: '30d', TABLETALK_CACHE_DIR: cache } });
   assert.equal(r.code, 0, r.stderr);
   assert.ok(!fs.existsSync(files.oldTrace), 'the 40-day-old trace went');
+  assert.ok(!fs.existsSync(older), 'the cache file of the older form went');
+  assert.equal(fs.readdirSync(path.join(cache, 'catalog')).length, 1, 'the catalog of this database is kept');
   assert.ok(fs.existsSync(files.newTrace));
   assert.ok(fs.existsSync(path.join(state, 'runs', `${r.json.run_id}.jsonl`)), 'this run is traced');
   // the same day: no second sweep
