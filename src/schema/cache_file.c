@@ -140,7 +140,7 @@ void tt_cache_begin(tt_buf *b, const char *magic, const tt_cache_source *src) {
 
 /* The checksum: FNV-1a's mixing over eight bytes at a time (a warm start
  * reads megabytes of value index; byte-wise FNV was a tenth of it). */
-static uint64_t tt_cache_sum(const void *p, size_t n) {
+uint64_t tt_cache_sum(const void *p, size_t n) {
   const unsigned char *b = p;
   uint64_t h = TT_FNV1A64_INIT;
   size_t i = 0;

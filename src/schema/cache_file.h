@@ -66,6 +66,8 @@ bool tt_cache_finish(tt_buf *b, const char *path);
  * into the returned buffer, which the caller frees). NULL otherwise. */
 char *tt_cache_read(const char *path, const char *magic, size_t max, tt_cr *r,
                     tt_cache_source *src);
+/* The checksum that ends a file, of its n bytes before it. */
+uint64_t tt_cache_sum(const void *p, size_t n);
 /* Marks path used now (its modification time), for clean-up by age. */
 void tt_cache_touch(const char *path);
 
