@@ -12,12 +12,15 @@
  * in the cache; a refreshed schema replaces the service's for later
  * questions. A front end that must answer at once (an MCP server's
  * handshake) gets the cached schema at once and the rest from the loader. */
+#define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include "session/session.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,6 +135,9 @@ static void *tt_service_loader(void *arg) {
     have = schema != NULL;
   }
   if (have && !current && !s->stop) {
+    /* what nobody waits for takes only the CPU the questions leave (Linux:
+     * a thread's own nice value; where it cannot be set it runs as it is) */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
     tt_schema_load_opts so = tt_service_load_opts(s, true);
     tt_schema *fresh = tt_service_read_schema(db, &so, &err);
     if (fresh && !s->stop) tt_service_publish(s, fresh, &err);
