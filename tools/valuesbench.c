@@ -30,7 +30,7 @@ static void match_each(const tt_values *v, char **questions, int nq) {
 }
 
 static double open_once(const char *path, const char *cache, size_t *n, bool *cached,
-                        char **questions, int nq) {
+                        char **file, char **questions, int nq) {
   tt_error err;
   tt_db *db = tt_db_open(path, NULL, &err);
   if (!db) {
@@ -43,9 +43,21 @@ static double open_once(const char *path, const char *cache, size_t *n, bool *ca
     tt_db_close(db);
     return -1;
   }
+  tt_catalog_stamp stamp;
+  if (!tt_db_catalog_stamp(db, &stamp, &err)) {
+    fprintf(stderr, "%s\n", err.message);
+    tt_catalog_free(cat);
+    tt_db_close(db);
+    return -1;
+  }
   double t0 = tt_now_ms();
-  tt_values *v = tt_values_open(db, cat, cache, false, cached);
+  tt_values_open_opts o = {.cache_dir = cache};
+  tt_values_state st;
+  tt_values *v = tt_values_open(db, cat, &stamp, &o, &st);
   double ms = tt_now_ms() - t0;
+  *cached = st.cached;
+  if (!*file) *file = tt_values_cache_path(cache, &stamp);
+  tt_catalog_stamp_free(&stamp);
   *n = tt_values_count(v);
   match_each(v, questions, nq);
   tt_values_free(v);
@@ -61,10 +73,10 @@ int main(int argc, char **argv) {
   }
   size_t n1, n2;
   bool c1, c2;
-  double first = open_once(argv[1], argv[2], &n1, &c1, NULL, 0);
-  double again = open_once(argv[1], argv[2], &n2, &c2, argv + 3, argc - 3);
-  if (first < 0 || again < 0) return 1;
-  char *file = tt_values_cache_path(argv[2], argv[1]);
+  char *file = NULL;
+  double first = open_once(argv[1], argv[2], &n1, &c1, &file, NULL, 0);
+  double again = open_once(argv[1], argv[2], &n2, &c2, &file, argv + 3, argc - 3);
+  if (first < 0 || again < 0 || !file) return 1;
   struct stat st;
   long long size = stat(file, &st) == 0 ? (long long)st.st_size : -1;
   printf("%s: %zu values; first use %.1f ms (%s), next %.1f ms (%s); cache file %lld bytes\n", argv[1],

@@ -293,7 +293,7 @@ int cmd_bench(int argc, char **argv) {
   int rc = TT_EXIT_OK;
   /* the schema as ask reads it: knowledge file and value index included */
   tt_error serr;
-  tt_service *svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA, &serr);
+  tt_service *svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_WHOLE_SCHEMA, &serr);
   const tt_schema *schema = svc ? tt_service_schema(svc, &serr) : NULL;
   tt_db *db = svc ? tt_service_db(svc) : NULL;
   tt_llm *engine = NULL;

@@ -16,8 +16,10 @@
 
 static const tt_opt tt_schema_own[] = {
     {TT_OPT_JSON, "json", 0, TT_ARG_NONE, NULL, "one JSON object: tables, token_estimate", TT_COMPLETE_NOTHING, NULL,
-     "One JSON object instead of text (`tables`, `token_estimate`; with `--budget` or "
-     "`--question`, what they show)."},
+     "One JSON object instead of text (`tables`, `token_estimate`, `complete`; with `--budget` or "
+     "`--question`, what they show, and `complete`). `complete` is false when the time limit "
+     "(`TABLETALK_SCHEMA_SECONDS`) stopped reading rows before some tables: their cards say so, "
+     "and the rest is read by the next start."},
     {TT_OPT_BUDGET, "budget", 0, TT_ARG_OPTIONAL, "N", "the first prompt's cost in tokens (2000)", TT_COMPLETE_NOTHING, NULL,
      "Print instead what the first prompt of a question costs, in estimated tokens, under a "
      "schema budget of *N* (default 2000): rules (the system prompt's fixed text), tools (their "
@@ -66,7 +68,11 @@ const tt_cmd_spec tt_cmd_schema = {
         "planner's estimate) and the estimated prompt tokens. Name tables to show only those. In "
         "a schema of 10 or more tables, columns that half of the tables share and that are "
         "neither keys nor described (audit stamps, ETL ids) are folded into one \"also:\" line "
-        "per card.",
+        "per card. What is read is bounded in rows and steps of work, never in seconds, so the "
+        "same database gives the same cards on any machine; a view that needs too much work for "
+        "three rows is shown without examples. The cards are kept in the cache folder (*CACHE*"
+        "/catalog) and read from there while the database's schema and data stay as they were; "
+        "after a change of data the kept cards are used and read again in the background.",
 };
 
 typedef struct tt_schema_cli {
@@ -203,6 +209,7 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, const tt_config *cfg, con
                           (json_int_t)c.knowledge, "total",
                           (json_int_t)c.total, "tables", (json_int_t)c.ntables, "tables_with_cards",
                           (json_int_t)c.ncards, "whole_schema", c.whole_schema);
+    json_object_set_new(j, "complete", json_boolean(tt_schema_complete(s)));
     if (pj) json_object_update(j, pj);
     json_decref(pj);
     tt_json_dump(&out, j, JSON_COMPACT);

@@ -91,18 +91,6 @@ bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
 
 void tt_db_snapshot_end(tt_db *db) { db->engine->snapshot_end(db); }
 
-tt_catalog *tt_db_catalog_load(tt_db *db, tt_error *err) {
-  tt_catalog *cat = db->engine->catalog_load(db, err);
-  if (cat) {
-    cat->list_tables_sql = db->engine->list_tables_sql;
-    const char *w = tt_db_warning(db);
-    cat->warning = w ? tt_arena_strdup(cat->arena, w) : NULL;
-  } else {
-    tt_db_target_scrub(&db->target, err);
-  }
-  return cat;
-}
-
 void tt_db_sql_column_values(const tt_db *db, const tt_table_info *t, const tt_column_info *c,
                              long scan_rows, long max_len, tt_buf *out) {
   db->engine->sql_column_values(t, c, scan_rows, max_len, out);

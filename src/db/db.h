@@ -103,6 +103,10 @@ typedef struct tt_db_opts {
   const char *trust_functions; /* PostgreSQL: schemas whose functions and operators may
                                 * run (--trust-functions), comma-separated; NULL: none
                                 * but the built-in ones. Borrowed, like schemas */
+  long max_steps;      /* work a query may do, counted in the engine's own steps
+                        * (SQLite: virtual-machine instructions), so that it stops
+                        * at the same point on an idle and on a busy machine; 0: no
+                        * bound. An engine that cannot count work ignores it */
 } tt_db_opts;
 
 tt_db_opts tt_db_default_opts(void);
@@ -389,6 +393,16 @@ typedef enum tt_row_count_kind {
 /* Counting stops after this many rows. */
 #define TT_ROW_COUNT_LIMIT 100000
 
+/* Whether the rows of a table have been read for its card: its row count
+ * (unless statistics gave one), sample rows and frequent values. */
+typedef enum tt_probe_state {
+  TT_PROBE_NONE,    /* its rows are not read (the engine said so) */
+  TT_PROBE_PENDING, /* not read yet: a time limit or a cancel stopped the
+                     * catalog first (tt_db_catalog_probe reads it) */
+  TT_PROBE_DONE,    /* read, or found unreadable for a reason that stays
+                     * (the note says which) */
+} tt_probe_state;
+
 typedef struct tt_table_info {
   const char *name;
   const char *raw_name;
@@ -407,6 +421,10 @@ typedef struct tt_table_info {
   size_t schema_len;    /* PostgreSQL, tables of several schemas: name is
                          * "schema.table" and its schema is this long (0: a
                          * name of its own, dots and all) */
+  tt_probe_state probe; /* whether its rows have been read */
+  const char *from;     /* SQL naming it for reading its rows; NULL with TT_PROBE_NONE */
+  uint64_t probe_stamp; /* TT_PROBE_DONE: tt_catalog_stamp_data_hash of the
+                         * data it was read from */
 } tt_table_info;
 
 typedef struct tt_catalog {
@@ -422,9 +440,53 @@ typedef struct tt_catalog {
 /* Reads the schema: every table and view (not sqlite_ internals) in schema
  * order, with columns, foreign keys, descriptions (SQL comments), row counts
  * (never a whole-table scan), three sample rows and the frequent values of
- * text columns among the first TT_TOP_VALUES_SCAN rows. */
+ * text columns among the first TT_TOP_VALUES_SCAN rows. Every bound is
+ * counted in rows or steps of work, never in seconds, so that the same
+ * database gives the same catalog on an idle and on a loaded machine (on
+ * an engine that counts no steps, a view's rows are bounded by the
+ * handle's time limit). Only opts.cancel can leave tables TT_PROBE_PENDING
+ * (tt_catalog_pending says how many). */
 tt_catalog *tt_db_catalog_load(tt_db *db, tt_error *err);
+/* How long a start may read rows for the cards by default before it leaves
+ * the rest for later (tt_db_catalog_probe's deadline; the session's
+ * TABLETALK_SCHEMA_SECONDS). */
+#define TT_CATALOG_SECONDS 3.0
 void tt_catalog_free(tt_catalog *cat);
+
+/* The same in two steps. tt_db_catalog_read reads the structure only
+ * (tables, columns, keys, descriptions, counts from statistics: no row of
+ * any table): each table whose rows are to be read is TT_PROBE_PENDING.
+ * tt_db_catalog_probe reads the rows of table i: its row count (unless
+ * statistics gave one), three sample rows and frequent values, each query
+ * bounded by rows and steps. A wall-clock deadline (tt_now_ms time; 0: none)
+ * or cancel can stop it: then false, and the table is as it was before the
+ * call (still pending, or still holding an earlier read). true when read,
+ * or when it cannot be read for a reason that stays (the note says so):
+ * TT_PROBE_DONE with probe_stamp = data_hash. */
+tt_catalog *tt_db_catalog_read(tt_db *db, tt_error *err);
+bool tt_db_catalog_probe(tt_db *db, tt_catalog *cat, size_t i, double deadline_ms,
+                         volatile sig_atomic_t *cancel, uint64_t data_hash);
+/* Tables still TT_PROBE_PENDING. */
+size_t tt_catalog_pending(const tt_catalog *cat);
+
+/* What proves a catalog unchanged, read without reading any row: three
+ * texts that differ whenever the catalog may. identity names the database
+ * (the engine; a file's resolved path, device and inode; a server's
+ * database and user; the options that change what the catalog lists; the
+ * bounds of the catalog's reads), schema changes with any table, column,
+ * key or comment (SQLite's schema cookie; PostgreSQL's catalogs; CSV files'
+ * sizes, times and first bytes), data whenever rows may have changed
+ * (SQLite: the file's and its -wal's size and time; PostgreSQL: statistics
+ * counters and times; "" for CSV, whose schema stamp covers its rows).
+ * false with err (the database cannot be read; an engine that cannot
+ * prove anything: TT_ERR_UNAVAILABLE). Free with tt_catalog_stamp_free. */
+typedef struct tt_catalog_stamp {
+  char *identity, *schema, *data;
+} tt_catalog_stamp;
+bool tt_db_catalog_stamp(tt_db *db, tt_catalog_stamp *out, tt_error *err);
+void tt_catalog_stamp_free(tt_catalog_stamp *s);
+/* A 64-bit hash of the data stamp (never 0), as probe_stamp holds it. */
+uint64_t tt_catalog_stamp_data_hash(const tt_catalog_stamp *s);
 
 /* Appends to out the SQL that reads the distinct text values of column c
  * of t among its first scan_rows rows, at most max_len bytes each (one

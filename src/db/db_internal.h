@@ -136,15 +136,20 @@ void tt_result_builder_end(tt_result_builder *b, bool reached_end);
 
 /* ---- the catalog's shared parts (catalog.c) ----------------------------- */
 
-#define TT_PROBE_BUDGET_S 3.0   /* counts and samples of the whole schema */
+/* What an engine's catalog_load computes and hands to tt_catalog_probe;
+ * unused since the shared code reads rows itself (tt_db_catalog_probe). */
+#define TT_PROBE_BUDGET_S TT_CATALOG_SECONDS
 
 /* One of tabletalk's own queries (its text may hold a name's raw bytes),
  * under its own limits, through the handle's engine; NULL with err. */
 tt_result *tt_catalog_query(tt_db *db, const char *sql, double timeout_s, long max_rows,
                             long max_bytes, tt_error *err);
-/* A sample of t (SQL that names it: from) and the frequent values of its
- * text columns, within the catalog's budget (ends at budget_end, tt_now_ms
- * time); the row count too unless it is already known (TT_ROWS_STAT1). */
+/* The engine's word that t's rows may be read, through SQL that names it
+ * (from): t becomes TT_PROBE_PENDING with its row count unknown unless
+ * statistics gave one (TT_ROWS_STAT1). Nothing is read here: the shared
+ * code reads the rows afterwards (tt_db_catalog_probe), under bounds in
+ * rows and steps, so that every engine's tables are read alike. budget_end
+ * is not used. A table the engine never hands here is not read at all. */
 void tt_catalog_probe(tt_db *db, tt_arena *a, tt_table_info *t, const char *from,
                       double budget_end);
 /* A cell as text in a (NULL for NULL); an integer cell's value (0 else). */

@@ -56,9 +56,16 @@ struct tt_db_engine {
                      tt_error *err);
   void (*cursor_close)(tt_engine_cursor *c);
 
-  /* Tables, columns, keys, descriptions; samples and counts through
-   * tt_catalog_probe. list_tables_sql is set by the caller. */
+  /* Tables, columns, keys, descriptions; each table whose rows may be read
+   * handed to tt_catalog_probe (which the shared code reads later, under
+   * its bounds). list_tables_sql is set by the caller. */
   tt_catalog *(*catalog_load)(tt_db *db, tt_error *err);
+
+  /* What proves the catalog unchanged (tt_db_catalog_stamp): out's
+   * identity (without the shared prefix tt_db_catalog_stamp adds), schema
+   * and data, all allocated; false with err. NULL: the engine proves
+   * nothing and its catalog is never cached. */
+  bool (*catalog_stamp)(tt_db *db, tt_catalog_stamp *out, tt_error *err);
 
   /* A read snapshot over several queries and its data version
    * (tt_db_snapshot_begin); snapshot_end leaves it. */

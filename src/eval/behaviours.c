@@ -587,7 +587,9 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_error *err) {
   tt_config cfg = *o->cfg; /* a copy that owns nothing, on the scratch database */
   cfg.db = scratch;
   cfg.knowledge = NULL;
-  tt_service *svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_NO_VALUES, err);
+  cfg.cache_dir = NULL; /* a scratch copy is read once: its catalog is not kept */
+  tt_service *svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_NO_VALUES |
+                                              TT_SERVICE_WHOLE_SCHEMA, err);
   tt_db_opts ro = tt_config_db_opts(&cfg);
   ro.max_rows = 100000;
   s.ref = svc ? tt_service_db_open(svc, &ro, err) : NULL;

@@ -156,7 +156,8 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_error *err) {
   cfg.db = dbpath;
   double t0 = tt_now_ms();
   if (tt_config_resolve(&cfg, err))
-    svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT, err);
+    svc = tt_service_open(&cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT | TT_SERVICE_WHOLE_SCHEMA,
+                          err);
   s = svc ? tt_service_schema(svc, err) : NULL;
   double values_ms = tt_now_ms() - t0;
   if (!s) goto done;

@@ -145,7 +145,8 @@ static tt_dbctx *tt_worker_db(tt_worker *w, const char *db_id, tt_error *err) {
   c.cfg->knowledge = NULL;
   c.cfg->immutable = true; /* Spider's files do not change while it runs */
   /* value hints as ask gives them (Spider's databases are small: built, not cached) */
-  c.svc = tt_service_open(c.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT, err);
+  c.svc = tt_service_open(c.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_VALUES_BUILT | TT_SERVICE_WHOLE_SCHEMA,
+                          err);
   tt_db_opts eo = tt_config_db_opts(c.cfg);
   eo.max_rows = 100000;
   eo.max_bytes = 256L << 20;

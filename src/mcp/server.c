@@ -83,8 +83,9 @@ const tt_schema *tt_mcp_schema(tt_mcp_server *s, tt_error *err) {
 char *tt_mcp_instructions(tt_mcp_server *s) {
   pthread_mutex_lock(&s->mu);
   if (!s->instructions) {
-    /* the handshake waits a little for the schema, not for slow views */
-    const tt_schema *schema = tt_service_schema_ready(s->cfg.svc, 100);
+    /* the handshake never waits for the catalog: a warm start has the
+     * cached schema already, a cold one says where the tables are listed */
+    const tt_schema *schema = tt_service_schema_ready(s->cfg.svc, 0);
     char *text = tt_mcp_make_instructions(s, schema);
     if (!schema) { /* not yet: these words, this time */
       pthread_mutex_unlock(&s->mu);

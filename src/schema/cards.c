@@ -31,6 +31,7 @@ struct tt_schema {
   tt_values *values; /* NULL until set */
   tt_knowledge *knowledge; /* owned, or NULL */
   char *warning;           /* what loading left out, or NULL */
+  tt_schema_state state;   /* how it was read (tt_schema_load) */
 };
 
 const char *tt_schema_warning(const tt_schema *s) { return s ? s->warning : NULL; }
@@ -40,6 +41,27 @@ json_t *tt_schema_notes_json(const tt_schema *s) {
   if (s->cat->warning) json_array_append_new(notes, json_string(s->cat->warning));
   if (s->warning) json_array_append_new(notes, json_string(s->warning));
   return notes;
+}
+
+const tt_schema_state *tt_schema_get_state(const tt_schema *s) { return &s->state; }
+
+void tt_schema_set_state(tt_schema *s, const tt_schema_state *st) { s->state = *st; }
+
+bool tt_schema_complete(const tt_schema *s) {
+  return !s->state.pending && !s->state.values_pending;
+}
+
+bool tt_schema_current(const tt_schema *s) {
+  return tt_schema_complete(s) && !s->state.outdated && !s->state.values_outdated;
+}
+
+/* What the card says is missing: the catalog's note, or that the rows are
+ * not read yet. */
+static const char *tt_table_note(const tt_table_info *t) {
+  if (t->note) return t->note;
+  if (t->probe == TT_PROBE_PENDING)
+    return "no example values yet: reading the schema stopped at its time limit before this table";
+  return NULL;
 }
 
 void tt_schema_set_warning(tt_schema *s, const char *warning) {
@@ -252,7 +274,7 @@ static void tt_card_render(const tt_table_info *t, const bool *folded, tt_buf *o
     }
     tt_buf_putc(out, '\n');
   }
-  if (t->note) tt_buf_printf(out, "(%s)\n", t->note);
+  if (tt_table_note(t)) tt_buf_printf(out, "(%s)\n", tt_table_note(t));
 }
 
 /* Column names that recur across the tables of a catalog: each name once
@@ -439,7 +461,7 @@ json_t *tt_card_to_json(const tt_card *c) {
     json_object_set_new(o, "sample_rows", json_array());
   }
   json_object_set_new(o, "description", t->description ? tt_str(t->description) : json_null());
-  json_object_set_new(o, "note", t->note ? tt_str(t->note) : json_null());
+  json_object_set_new(o, "note", tt_table_note(t) ? tt_str(tt_table_note(t)) : json_null());
   json_object_set_new(o, "token_estimate", json_integer((json_int_t)c->tokens));
   json_object_set_new(o, "card", tt_str(c->text));
   return o;
@@ -460,6 +482,7 @@ json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_
   json_t *notes = tt_schema_notes_json(s);
   if (json_array_size(notes)) json_object_set_new(o, "notes", notes);
   else json_decref(notes);
+  json_object_set_new(o, "complete", json_boolean(tt_schema_complete(s)));
   return o;
 }
 

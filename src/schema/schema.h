@@ -8,6 +8,8 @@
 #ifndef TT_SCHEMA_H
 #define TT_SCHEMA_H
 
+#include <signal.h>
+
 #include "db/db.h"
 
 typedef struct tt_schema tt_schema;
@@ -143,17 +145,32 @@ void tt_value_matches_free(tt_value_matches *m);
 /* One line per match: "'Rotterdam' is a value of office_location.city". */
 void tt_values_hints(const tt_value_matches *m, tt_buf *out);
 
-/* The index for the database behind db, from the cache file under
- * cache_dir when it was built from the same file (device, inode, size,
- * modification time, its -wal file and the schema), otherwise built and
- * written there atomically. A corrupt or truncated cache file is rebuilt.
- * cache_dir NULL: built, never cached. With progress, building the index
- * of a file of 64 MiB or more says so on stderr (callers pass it only
- * for a terminal). *cached says which happened. */
-tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const char *cache_dir, bool progress,
-                          bool *cached);
-/* The cache file's path for a database file (freshly allocated). */
-char *tt_values_cache_path(const char *cache_dir, const char *db_path);
+/* The index for the database behind db, kept between runs in a file under
+ * cache_dir keyed by stamp (tt_db_catalog_stamp: the database's identity
+ * and schema), with each table's state: read under which data stamp, or
+ * not read yet. Tables are read in schema order, each within its own part
+ * of the bounds (a table's values never depend on another's), so that an
+ * index read in parts, or partly again, equals one read at once. A corrupt
+ * or truncated cache file is read as no file. */
+typedef struct tt_values_open_opts {
+  const char *cache_dir;  /* NULL (or no stamp): read, never kept */
+  double deadline_ms;     /* reading stops here (tt_now_ms time; 0: none): the
+                           * tables not read yet stay pending */
+  bool refresh;           /* read again the tables read before their data last changed */
+  bool cache_only;        /* read nothing: NULL when the cache holds no index */
+  volatile sig_atomic_t *cancel; /* set: reading stops within milliseconds */
+  bool progress;          /* a line on stderr while a file of 64 MiB or more is
+                           * indexed (callers pass it only for a terminal) */
+} tt_values_open_opts;
+typedef struct tt_values_state {
+  bool cached;     /* every entry came from the cache file: nothing was read */
+  size_t pending;  /* tables whose values are not read yet */
+  size_t outdated; /* tables whose values were read before their data last changed */
+} tt_values_state;
+tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const tt_catalog_stamp *stamp,
+                          const tt_values_open_opts *o, tt_values_state *st);
+/* The cache file's path for the database stamp names (freshly allocated). */
+char *tt_values_cache_path(const char *cache_dir, const tt_catalog_stamp *stamp);
 
 /* Hands the index to the schema (which frees it); ranking then takes the
  * tables holding values the question names. */
@@ -201,15 +218,44 @@ typedef struct tt_schema_load_opts {
                             beside it (NULL: none) */
   const char *knowledge; /* a knowledge file the user named (a bad one is an error) */
   tt_schema_values_mode values;
-  const char *cache_dir; /* for TT_SCHEMA_VALUES_CACHED */
+  const char *cache_dir; /* the catalog (and with TT_SCHEMA_VALUES_CACHED the value
+                          * index) are kept here between runs (NULL: read, never kept) */
   bool progress;         /* a progress bar on stderr while a large index is built */
+  double deadline_ms;    /* reading rows stops at this time (tt_now_ms; 0: none): the
+                          * tables not read yet stay pending (tt_schema_get_state),
+                          * their cards say so, and a later load reads them */
+  bool refresh;          /* read again the rows and values of tables read before their
+                          * data last changed (what a background refresh does) */
+  bool cache_only;       /* read no row and no table list: NULL (TT_ERR_UNAVAILABLE)
+                          * unless the cache holds this database's schema as it is now */
+  volatile sig_atomic_t *cancel; /* set: reading stops within milliseconds (pending) */
 } tt_schema_load_opts;
-/* The catalog of db, the knowledge file applied and attached, and the value
- * index; NULL with err filled: the catalog's own error, or TT_ERR_CONFIG
- * for a knowledge file the user named that cannot be read or is malformed
- * (err->line: where). A malformed file beside the database is left out and
- * named by tt_schema_warning. */
+/* The catalog of db (from the cache when it holds this database's catalog
+ * as its schema is now: then no row and no table list is read; tables
+ * still pending are read until the deadline), the knowledge file applied
+ * and attached, and the value index; NULL with err filled: the catalog's
+ * own error, or TT_ERR_CONFIG for a knowledge file the user named that
+ * cannot be read or is malformed (err->line: where). A malformed file
+ * beside the database is left out and named by tt_schema_warning, as is a
+ * schema left incomplete by the deadline. Whatever was read is saved in
+ * the cache. */
 tt_schema *tt_schema_load(tt_db *db, const tt_schema_load_opts *o, tt_error *err);
+/* How a schema was read. */
+typedef struct tt_schema_state {
+  bool cached;            /* the catalog came from the cache */
+  size_t tables;          /* tables and views */
+  size_t pending;         /* tables whose rows are not read yet: the schema is incomplete */
+  size_t outdated;        /* tables whose rows were read before their data last changed */
+  bool values;            /* it has a value index */
+  bool values_cached;     /* ... all of it from the cache */
+  size_t values_pending, values_outdated; /* tables, as above, for the index */
+} tt_schema_state;
+const tt_schema_state *tt_schema_get_state(const tt_schema *s);
+void tt_schema_set_state(tt_schema *s, const tt_schema_state *st);
+/* Nothing pending: every table's rows (and values) were read. */
+bool tt_schema_complete(const tt_schema *s);
+/* Nothing pending and nothing outdated: a refresh has nothing to do. */
+bool tt_schema_current(const tt_schema *s);
 /* What tt_schema_load left out and why ("knowledge file x.json:3: ...;
  * going on without it"), or NULL. */
 const char *tt_schema_warning(const tt_schema *s);
@@ -220,5 +266,20 @@ const char *tt_schema_warning(const tt_schema *s);
  * "notes") carry them too. */
 json_t *tt_schema_notes_json(const tt_schema *s);
 void tt_schema_set_warning(tt_schema *s, const char *warning);
+
+/* ---- the cache folder's upkeep (cache_gc.c) ------------------------------ */
+typedef struct tt_cache_gc_report {
+  size_t removed, kept, failed;
+  long long bytes;      /* removed */
+  long long kept_bytes;
+} tt_cache_gc_report;
+/* Removes (dry_run: only counts) the catalog and value-index files under
+ * cache_dir that were not used for max_age_s seconds (0: no age limit),
+ * those of databases that are gone (a file deleted, or replaced: a
+ * temporary copy), files an older tabletalk wrote, and then, oldest use
+ * first, as many as it takes to bring them under max_bytes (0: no limit).
+ * Leaves everything else in the folder alone. */
+void tt_schema_cache_gc(const char *cache_dir, long long max_age_s, long long max_bytes,
+                        bool dry_run, tt_cache_gc_report *r);
 
 #endif

@@ -4,7 +4,7 @@
  * Latin accents and forgives a typo in longer words; matches become hints
  * for the question and reasons in the ranking (rank.c). The cache file
  * that keeps an index between runs lives in values_cache.c. */
-#include "schema/schema.h"
+#include "schema/values_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@ typedef struct tt_value_entry {
   const char *value; /* as stored */
   const char *table;
   const char *column;
+  uint64_t ord;      /* where its column stands: entries of one key sort by it */
 } tt_value_entry;
 
 struct tt_values {
@@ -22,6 +23,10 @@ struct tt_values {
   tt_value_entry *e;
   size_t n, cap;
   bool sorted;
+  void **owned;      /* memory handed over (tt_values_adopt) */
+  size_t nowned;
+  uint64_t block;    /* tt_values_add: the ord of the column added last ... */
+  const char *block_table, *block_column; /* ... and which it was */
 };
 
 tt_values_opts tt_values_default_opts(void) {
@@ -76,15 +81,55 @@ tt_values *tt_values_new(void) {
 void tt_values_free(tt_values *v) {
   if (!v) return;
   tt_arena_free(v->arena);
+  for (size_t i = 0; i < v->nowned; i++) free(v->owned[i]);
+  free(v->owned);
   free(v->e);
   free(v);
 }
 
+void tt_values_adopt(tt_values *v, void *mem) {
+  v->owned = tt_xrealloc(v->owned, (v->nowned + 1) * sizeof *v->owned);
+  v->owned[v->nowned++] = mem;
+}
+
+void tt_values_reserve(tt_values *v, size_t n) {
+  if (n <= v->cap) return;
+  v->cap = n;
+  v->e = tt_xrealloc(v->e, v->cap * sizeof *v->e);
+}
+
+void tt_values_push(tt_values *v, const char *key, const char *value, const char *table,
+                    const char *column, uint64_t ord) {
+  if (v->n == v->cap) {
+    v->cap = v->cap ? v->cap * 2 : 256;
+    v->e = tt_xrealloc(v->e, v->cap * sizeof *v->e);
+  }
+  v->e[v->n++] = (tt_value_entry){.key = key, .value = value, .table = table, .column = column,
+                                  .ord = ord};
+  v->sorted = false;
+}
+
+void tt_values_add_copy(tt_values *v, const char *key, const char *value, const char *table,
+                        const char *column, uint64_t ord) {
+  tt_values_push(v, tt_arena_strdup(v->arena, key), tt_arena_strdup(v->arena, value),
+                 tt_arena_strdup(v->arena, table), tt_arena_strdup(v->arena, column), ord);
+}
+
+const char *tt_values_intern(tt_values *v, const char *s) { return tt_arena_strdup(v->arena, s); }
+
+void tt_values_truncate(tt_values *v, size_t n) {
+  if (n < v->n) v->n = n;
+}
+
+const char *tt_values_key(const tt_values *v, size_t i) { return i < v->n ? v->e[i].key : NULL; }
+
 size_t tt_values_count(const tt_values *v) { return v ? v->n : 0; }
 
-bool tt_values_add(tt_values *v, const char *table, const char *column, const char *value, size_t len) {
+/* Adds the value as tt_values_add does, its column at ord. */
+static bool tt_values_add_at(tt_values *v, uint64_t ord, const char *table, const char *column,
+                             const char *value, size_t len) {
   for (size_t i = 0; i < len; i++)
-    if ((unsigned char)value[i] < 0x20) return false; /* keeps the cache file line-based */
+    if ((unsigned char)value[i] < 0x20) return false; /* hints print values as they are */
   tt_buf k = TT_BUF_INIT;
   tt_values_fold(value, len, &k);
   bool has_alpha = false;
@@ -93,23 +138,41 @@ bool tt_values_add(tt_values *v, const char *table, const char *column, const ch
     tt_buf_free(&k);
     return false;
   }
-  if (v->n == v->cap) {
-    v->cap = v->cap ? v->cap * 2 : 256;
-    v->e = tt_xrealloc(v->e, v->cap * sizeof *v->e);
-  }
-  v->e[v->n++] = (tt_value_entry){.key = tt_arena_memdup(v->arena, k.data, k.len + 1),
-                                  .value = tt_arena_memdup(v->arena, value, len + 1),
-                                  .table = tt_arena_strdup(v->arena, table),
-                                  .column = tt_arena_strdup(v->arena, column)};
-  ((char *)v->e[v->n - 1].value)[len] = '\0';
-  v->sorted = false;
+  tt_values_push(v, tt_arena_memdup(v->arena, k.data, k.len), tt_arena_memdup(v->arena, value, len),
+                 tt_arena_strdup(v->arena, table), tt_arena_strdup(v->arena, column), ord);
   tt_buf_free(&k);
   return true;
 }
 
-static int tt_entry_cmp(const void *a, const void *b) {
-  return strcmp(((const tt_value_entry *)a)->key, ((const tt_value_entry *)b)->key);
+bool tt_values_add(tt_values *v, const char *table, const char *column, const char *value, size_t len) {
+  /* columns in the order they come: each new run of one column a later ord */
+  if (!v->block_table || strcmp(v->block_table, table) != 0 || strcmp(v->block_column, column) != 0) {
+    v->block++;
+    v->block_table = tt_arena_strdup(v->arena, table);
+    v->block_column = tt_arena_strdup(v->arena, column);
+  }
+  return tt_values_add_at(v, v->block, table, column, value, len);
 }
+
+/* By folded key, then where the column stands (schema order), then value:
+ * one order for the same entries however they were added, so that an
+ * index read in parts equals one read at once. */
+static int tt_entry_cmp(const void *a, const void *b) {
+  const tt_value_entry *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  if (!c && x->ord != y->ord) c = x->ord < y->ord ? -1 : 1;
+  if (!c) c = strcmp(x->value, y->value);
+  return c;
+}
+
+bool tt_values_finish_sorted(tt_values *v) {
+  for (size_t i = 1; i < v->n; i++)
+    if (tt_entry_cmp(&v->e[i - 1], &v->e[i]) > 0) return false;
+  v->sorted = true;
+  return true;
+}
+
+uint64_t tt_values_ord(const tt_values *v, size_t i) { return i < v->n ? v->e[i].ord : 0; }
 
 void tt_values_finish(tt_values *v) {
   if (v->sorted) return;
@@ -126,32 +189,84 @@ static bool tt_is_text_type(const char *type) {
   return strstr(low, "char") || strstr(low, "text") || strstr(low, "clob") || strstr(low, "string");
 }
 
-tt_values *tt_values_build(tt_db *db, const tt_catalog *cat, const tt_values_opts *o) {
-  tt_values_opts d = o ? *o : tt_values_default_opts();
-  tt_values *v = tt_values_new();
-  for (size_t t = 0; t < cat->ntables; t++) {
-    const tt_table_info *ti = &cat->tables[t];
-    /* a view's values come from tables, and reading one can take as long as
-     * its query does (the catalog skips slow ones for the same reason) */
-    if (ti->is_view) continue;
-    for (size_t c = 0; c < ti->ncols; c++) {
-      const tt_column_info *ci = &ti->cols[c];
-      if (!tt_is_text_type(ci->type) || v->n >= d.max_total) continue;
-      /* the first scan_rows rows only: a 5,000,000-row table stays fast */
-      tt_buf sql = TT_BUF_INIT;
-      tt_db_sql_column_values(db, ti, ci, d.scan_rows, d.max_len, &sql);
-      tt_error err = {0};
-      tt_cursor *cur = tt_db_cursor_open(db, sql.data, sql.len, d.max_per_column, 0, &err);
-      tt_buf_free(&sql);
-      if (!cur) {
-        continue;
-      }
-      const tt_value *row;
-      while (v->n < d.max_total && tt_cursor_next(cur, &row, &err) == 1)
-        if (row[0].type == TT_VAL_TEXT) tt_values_add(v, ti->name, ci->name, row[0].u.s, row[0].len);
-      tt_cursor_close(cur);
+/* Text columns of a table whose values the index keeps. */
+static size_t tt_text_columns(const tt_table_info *t) {
+  size_t n = 0;
+  for (size_t c = 0; c < t->ncols; c++) n += tt_is_text_type(t->cols[c].type);
+  return n;
+}
+
+bool tt_values_indexes(const tt_catalog *cat, size_t i) {
+  const tt_table_info *t = &cat->tables[i];
+  /* a view's values come from tables, and reading one can take as long as
+   * its query does (the catalog bounds views for the same reason) */
+  return !t->is_view && tt_text_columns(t) > 0;
+}
+
+/* Values each text column of t may give: max_total shared evenly among the
+ * tables that have any (so each table's part depends on the schema only,
+ * never on what other tables hold), then among t's text columns, at most
+ * max_per_column. */
+static long tt_values_per_column(const tt_catalog *cat, const tt_table_info *t,
+                                 const tt_values_opts *o) {
+  size_t tables = 0;
+  for (size_t i = 0; i < cat->ntables; i++) tables += tt_values_indexes(cat, i);
+  size_t share = o->max_total / (tables ? tables : 1), cols = tt_text_columns(t);
+  long per = (long)(share / (cols ? cols : 1));
+  if (per > o->max_per_column) per = o->max_per_column;
+  return per > 0 ? per : 1;
+}
+
+bool tt_values_read_table(tt_db *db, const tt_catalog *cat, size_t i, const tt_values_opts *opts,
+                          double deadline_ms, volatile sig_atomic_t *cancel, tt_values *v) {
+  tt_values_opts d = opts ? *opts : tt_values_default_opts();
+  if (!tt_values_indexes(cat, i)) return true;
+  const tt_table_info *ti = &cat->tables[i];
+  long per = tt_values_per_column(cat, ti, &d);
+  size_t before = v->n;
+  tt_db_opts saved = *tt_db_get_opts(db), o = saved;
+  o.cancel = cancel;
+  o.max_steps = 0; /* the first scan_rows rows bound the work */
+  bool stopped = false;
+  for (size_t c = 0; c < ti->ncols && !stopped; c++) {
+    const tt_column_info *ci = &ti->cols[c];
+    if (!tt_is_text_type(ci->type)) continue;
+    bool deadline_first = false;
+    o.timeout_s = saved.timeout_s > 0 ? saved.timeout_s : 5.0;
+    if (deadline_ms > 0 && (deadline_ms - tt_now_ms()) / 1000.0 < o.timeout_s) {
+      o.timeout_s = (deadline_ms - tt_now_ms()) / 1000.0;
+      deadline_first = true;
     }
+    if ((cancel && *cancel) || o.timeout_s < 0.001) {
+      stopped = true;
+      break;
+    }
+    tt_db_set_opts(db, &o);
+    /* the first scan_rows rows only: a 5,000,000-row table stays fast */
+    tt_buf sql = TT_BUF_INIT;
+    tt_db_sql_column_values(db, ti, ci, d.scan_rows, d.max_len, &sql);
+    tt_error err = {0};
+    tt_cursor *cur = tt_db_cursor_open(db, sql.data, sql.len, per, 0, &err);
+    tt_buf_free(&sql);
+    const tt_value *row;
+    int got = 0;
+    while (cur && (got = tt_cursor_next(cur, &row, &err)) == 1)
+      if (row[0].type == TT_VAL_TEXT)
+        tt_values_add_at(v, tt_values_column_ord(i, c), ti->name, ci->name, row[0].u.s, row[0].len);
+    if (cur) tt_cursor_close(cur);
+    /* a column that cannot be read is left out; only a stop is tried again */
+    if ((!cur || got < 0) && (err.kind == TT_ERR_CANCELLED ||
+                              (err.kind == TT_ERR_TIMEOUT && deadline_first)))
+      stopped = true;
   }
+  tt_db_set_opts(db, &saved);
+  if (stopped) tt_values_truncate(v, before);
+  return !stopped;
+}
+
+tt_values *tt_values_build(tt_db *db, const tt_catalog *cat, const tt_values_opts *o) {
+  tt_values *v = tt_values_new();
+  for (size_t t = 0; t < cat->ntables; t++) tt_values_read_table(db, cat, t, o, 0, NULL, v);
   tt_values_finish(v);
   return v;
 }

@@ -1,181 +1,221 @@
-/* values_cache.c — keeps the value index between runs in a file under the
- * cache directory, one per database file, so that only the first question
- * pays for reading the values. The file is keyed by the database file's
- * identity (device, inode, size, modification time, those of its -wal
- * file, and the schema), written atomically (temp file, then rename),
- * and read as hostile input: anything malformed or truncated is ignored
- * and the index rebuilt. The user's database is only ever read. */
-#include "schema/schema.h"
+/* values_cache.c — keeps the value index between runs, one file per
+ * database under <cache>/values/, so that only the first question pays
+ * for reading the values. The file is keyed like the catalog's
+ * (tt_db_catalog_stamp: the database's identity and schema, and the
+ * index's bounds) and holds, besides the sorted entries (already folded:
+ * a warm start reads them as they lie, without sorting or copying), each
+ * table's state: read under which data stamp, or not read yet.
+ *
+ * Tables are read one at a time in schema order, each within its own part
+ * of the bounds (values.c), so an index read in parts, or with some tables
+ * read again after their data changed, equals one read at once. A deadline
+ * stops the reading between tables (the rest stays pending, to be read in
+ * the background); refresh reads again the tables read before the data
+ * last changed. Written atomically, read as hostile input (cache_file.c):
+ * anything malformed and the index is read from the database again. The
+ * user's database is only ever read. */
+#include "schema/cache_file.h"
+#include "schema/values_internal.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#define TT_VALUES_MAGIC "tabletalk-values 1"
-#define TT_VALUES_FILE_MAX (64L * 1024 * 1024)
+#define TT_VALUES_MAGIC "tabletalk-values 2\n"
+#define TT_VALUES_FILE_MAX ((size_t)512 << 20)
 /* databases this large get a progress line on a terminal while indexing */
 #define TT_VALUES_PROGRESS_BYTES (64LL * 1024 * 1024)
 
-char *tt_values_cache_path(const char *cache_dir, const char *db_path) {
-  char real[PATH_MAX];
-  const char *p = realpath(db_path, real) ? real : db_path;
-  tt_sha256 *h = tt_sha256_new();
-  tt_sha256_update(h, p, strlen(p));
-  char hex[65];
-  tt_sha256_finish(h, hex);
-  hex[32] = '\0';
-  return tt_xasprintf("%s/values/%s.tsv", cache_dir, hex);
-}
+/* Each table's state in the index. */
+typedef struct tt_vtable {
+  tt_probe_state state; /* NONE: nothing to index; PENDING: not read; DONE: read */
+  uint64_t stamp;       /* DONE: the data hash it was read under */
+} tt_vtable;
 
-static void tt_stat_put(tt_sha256 *h, const char *path) {
-  struct stat st;
-  char line[160];
-  if (stat(path, &st) != 0) {
-    tt_sha256_update(h, "-\n", 2);
-    return;
-  }
-  int n = snprintf(line, sizeof line, "%llu %llu %lld %lld.%09ld\n", (unsigned long long)st.st_dev,
-                   (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                   (long)st.st_mtim.tv_nsec);
-  tt_sha256_update(h, line, (size_t)n);
-}
-
-/* Hex digest of what the index depends on; false when the file cannot be stat'ed. */
-static bool tt_values_identity(const char *db_path, const tt_catalog *cat, char hex[65]) {
-  struct stat st;
-  if (!db_path || !*db_path || stat(db_path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  tt_sha256 *h = tt_sha256_new();
-  tt_stat_put(h, db_path);
-  char *wal = tt_xasprintf("%s-wal", db_path);
-  tt_stat_put(h, wal);
-  free(wal);
+/* The index's key: the catalog's identity and the bounds it was read with. */
+static char *tt_values_identity(const tt_catalog_stamp *stamp) {
   tt_values_opts o = tt_values_default_opts();
-  char line[128];
-  int n = snprintf(line, sizeof line, "%ld %zu %ld %ld\n", o.max_per_column, o.max_total, o.max_len,
-                   o.scan_rows);
-  tt_sha256_update(h, line, (size_t)n);
-  for (size_t t = 0; t < cat->ntables; t++) {
-    const tt_table_info *ti = &cat->tables[t];
-    tt_sha256_update(h, ti->name, strlen(ti->name) + 1);
-    for (size_t c = 0; c < ti->ncols; c++) {
-      tt_sha256_update(h, ti->cols[c].name, strlen(ti->cols[c].name) + 1);
-      tt_sha256_update(h, ti->cols[c].type, strlen(ti->cols[c].type) + 1);
-    }
-  }
-  tt_sha256_finish(h, hex);
-  return true;
+  return tt_xasprintf("%svalues %ld %zu %ld %ld\n", stamp->identity, o.max_per_column,
+                      o.max_total, o.max_len, o.scan_rows);
 }
 
-static bool tt_clean_name(const char *s) {
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20) return false;
-  return true;
+char *tt_values_cache_path(const char *cache_dir, const tt_catalog_stamp *stamp) {
+  char *id = tt_values_identity(stamp);
+  char *path = tt_cache_entry_path(cache_dir, "values", id, ".idx");
+  free(id);
+  return path;
 }
 
-/* Writes the index next to path, then renames it into place. */
-static bool tt_values_save(const tt_values *v, const char *path, const char *identity) {
-  char *dir = tt_xstrdup(path);
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = '\0';
-  bool ok = tt_mkdir_p(dir, 0700);
-  free(dir);
-  if (!ok) return false;
-  char *tmp = tt_xasprintf("%s.%ld.tmp", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    free(tmp);
-    return false;
+static void tt_values_save(const char *path, tt_db *db, const tt_catalog_stamp *stamp,
+                           const tt_catalog *cat, const tt_vtable *vt, const tt_values *v) {
+  tt_buf b = TT_BUF_INIT;
+  tt_cache_source src;
+  tt_cache_source_of(db, &src);
+  tt_cache_begin(&b, TT_VALUES_MAGIC, &src);
+  char *id = tt_values_identity(stamp);
+  tt_cw_str(&b, id);
+  free(id);
+  tt_cw_str(&b, stamp->schema);
+  tt_cw_u64(&b, cat->ntables);
+  for (size_t i = 0; i < cat->ntables; i++) {
+    tt_cw_str(&b, cat->tables[i].name);
+    tt_cw_u8(&b, (unsigned)vt[i].state);
+    tt_cw_u64(&b, vt[i].stamp);
   }
-  size_t n = tt_values_count(v), written = 0;
-  fprintf(f, "%s\nidentity %s\n", TT_VALUES_MAGIC, identity);
+  size_t n = tt_values_count(v);
+  tt_cw_u64(&b, n);
   for (size_t i = 0; i < n; i++) {
     const char *t, *c, *val;
     tt_values_entry(v, i, &t, &c, &val);
-    if (!tt_clean_name(t) || !tt_clean_name(c) || strchr(t, '\t') || strchr(c, '\t')) continue;
-    fprintf(f, "%s\t%s\t%s\n", t, c, val);
-    written++;
+    tt_cw_str(&b, tt_values_key(v, i));
+    tt_cw_u64(&b, tt_values_ord(v, i));
+    tt_cw_str(&b, val);
   }
-  fprintf(f, "end %zu\n", written);
-  ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
-  ok = (fclose(f) == 0) && ok;
-  if (ok) ok = rename(tmp, path) == 0;
-  if (!ok) unlink(tmp);
-  free(tmp);
-  return ok;
+  tt_cache_finish(&b, path);
+  tt_buf_free(&b);
 }
 
-/* The index in path when it is whole and its identity is this one; NULL otherwise. */
-static tt_values *tt_values_load(const char *path, const char *identity) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  tt_buf b = TT_BUF_INIT;
-  char chunk[65536];
-  size_t got;
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len <= (size_t)TT_VALUES_FILE_MAX)
-    tt_buf_append(&b, chunk, got);
-  fclose(f);
-  tt_values *v = NULL;
-  char head[128];
-  snprintf(head, sizeof head, "%s\nidentity %s\n", TT_VALUES_MAGIC, identity);
-  if (b.len > (size_t)TT_VALUES_FILE_MAX || b.len < strlen(head) || memcmp(b.data, head, strlen(head)) != 0 ||
-      memchr(b.data, '\0', b.len))
-    goto out;
-  v = tt_values_new();
-  char *p = b.data + strlen(head), *end = b.data + b.len;
-  while (p < end) {
-    char *nl = memchr(p, '\n', (size_t)(end - p));
-    if (!nl) goto bad; /* truncated */
-    *nl = '\0';
-    if (strncmp(p, "end ", 4) == 0) {
-      long count;
-      if (nl + 1 != end || !tt_parse_long(p + 4, 0, LONG_MAX, &count) ||
-          (size_t)count != tt_values_count(v))
-        goto bad;
-      tt_values_finish(v);
-      goto out;
-    }
-    char *t1 = strchr(p, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-    if (!t2) goto bad;
-    *t1 = *t2 = '\0';
-    if (!tt_utf8_valid(t2 + 1, strlen(t2 + 1), NULL) ||
-        !tt_values_add(v, p, t1 + 1, t2 + 1, strlen(t2 + 1)))
-      goto bad;
-    p = nl + 1;
+/* The names of column ord of cat (copied into a), or false when ord names
+ * no text column of an indexed table. */
+static bool tt_ord_names(const tt_catalog *cat, uint64_t ord, const char **table,
+                         const char **column) {
+  size_t t = (size_t)(ord >> 32), c = (size_t)(ord & 0xffffffffu);
+  if (t >= cat->ntables || c >= cat->tables[t].ncols) return false;
+  *table = cat->tables[t].name;
+  *column = cat->tables[t].cols[c].name;
+  return true;
+}
+
+/* The index in path when it was saved for this database as its schema is
+ * now, its tables' states in vt; NULL otherwise. */
+static tt_values *tt_values_load(const char *path, const tt_catalog_stamp *stamp,
+                                 const tt_catalog *cat, tt_vtable *vt) {
+  tt_cr r;
+  tt_cache_source src;
+  char *data = tt_cache_read(path, TT_VALUES_MAGIC, TT_VALUES_FILE_MAX, &r, &src);
+  if (!data) return NULL;
+  char *id = tt_values_identity(stamp);
+  const char *fid = tt_cr_str(&r), *schema = tt_cr_str(&r);
+  bool same = fid && schema && strcmp(fid, id) == 0 && strcmp(schema, stamp->schema) == 0;
+  free(id);
+  size_t nt = same ? tt_cr_count(&r, 18) : 0;
+  if (!same || r.bad || nt != cat->ntables) {
+    free(data);
+    return NULL;
   }
-bad: /* no end line, or a line that the writer could not have written */
-  tt_values_free(v);
-  v = NULL;
-out:
-  tt_buf_free(&b);
+  for (size_t i = 0; i < nt && !r.bad; i++) {
+    const char *name = tt_cr_str(&r);
+    unsigned state = tt_cr_u8(&r);
+    vt[i].stamp = tt_cr_u64(&r);
+    if (!name || strcmp(name, cat->tables[i].name) != 0 || state > TT_PROBE_DONE) r.bad = true;
+    vt[i].state = (tt_probe_state)state;
+  }
+  tt_values *v = tt_values_new();
+  tt_values_adopt(v, data); /* the entries point into it */
+  /* the tables' and columns' names, copied once each from the catalog */
+  const char **tnames = tt_xcalloc(nt ? nt : 1, sizeof *tnames);
+  const char ***cnames = tt_xcalloc(nt ? nt : 1, sizeof *cnames);
+  size_t n = tt_cr_count(&r, 25);
+  tt_values_reserve(v, n);
+  for (size_t i = 0; i < n && !r.bad; i++) {
+    /* NUL-terminated where they lie (a NUL inside only shortens one) */
+    const char *key = tt_cr_bytes(&r, NULL);
+    uint64_t ord = tt_cr_u64(&r);
+    const char *val = tt_cr_bytes(&r, NULL);
+    const char *t, *c;
+    if (!key || !val || !tt_ord_names(cat, ord, &t, &c) || vt[ord >> 32].state != TT_PROBE_DONE) {
+      r.bad = true;
+      break;
+    }
+    size_t ti = (size_t)(ord >> 32), ci = (size_t)(ord & 0xffffffffu);
+    if (!tnames[ti]) {
+      tnames[ti] = tt_values_intern(v, t);
+      cnames[ti] = tt_xcalloc(cat->tables[ti].ncols, sizeof **cnames);
+    }
+    if (!cnames[ti][ci]) cnames[ti][ci] = tt_values_intern(v, c);
+    tt_values_push(v, key, val, tnames[ti], cnames[ti][ci], ord);
+  }
+  for (size_t i = 0; i < nt; i++) free(cnames[i]);
+  free(cnames);
+  free(tnames);
+  if (r.bad || r.p != r.end || !tt_values_finish_sorted(v)) {
+    tt_values_free(v);
+    return NULL;
+  }
   return v;
 }
 
-tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const char *cache_dir, bool show,
-                          bool *cached) {
-  if (cached) *cached = false;
-  const char *db_path = tt_db_path(db);
-  char identity[65];
-  char *path = NULL;
-  if (cache_dir && *cache_dir && tt_values_identity(db_path, cat, identity)) {
-    path = tt_values_cache_path(cache_dir, db_path);
-    tt_values *v = tt_values_load(path, identity);
-    if (v) {
-      if (cached) *cached = true;
-      free(path);
-      return v;
-    }
+tt_values *tt_values_open(tt_db *db, const tt_catalog *cat, const tt_catalog_stamp *stamp,
+                          const tt_values_open_opts *o, tt_values_state *st) {
+  tt_values_state dummy;
+  if (!st) st = &dummy;
+  memset(st, 0, sizeof *st);
+  size_t nt = cat->ntables;
+  tt_vtable *vt = tt_xcalloc(nt ? nt : 1, sizeof *vt);
+  char *path = o->cache_dir && *o->cache_dir && stamp ? tt_values_cache_path(o->cache_dir, stamp) : NULL;
+  tt_values *old = path ? tt_values_load(path, stamp, cat, vt) : NULL;
+  if (old) tt_cache_touch(path);
+  else
+    for (size_t i = 0; i < nt; i++)
+      vt[i] = (tt_vtable){.state = tt_values_indexes(cat, i) ? TT_PROBE_PENDING : TT_PROBE_NONE};
+  if (o->cache_only && !old) {
+    free(vt);
+    free(path);
+    return NULL;
   }
-  struct stat st;
-  bool progress = show && db_path && stat(db_path, &st) == 0 && st.st_size >= TT_VALUES_PROGRESS_BYTES;
-  double t0 = tt_now_ms();
-  if (progress) fprintf(stderr, "tabletalk: indexing the values of %s (once; cached)...", db_path);
-  tt_values *v = tt_values_build(db, cat, NULL);
-  if (progress) fprintf(stderr, " %zu values in %.1f s\n", tt_values_count(v), (tt_now_ms() - t0) / 1000.0);
-  if (path) tt_values_save(v, path, identity);
+  uint64_t h = stamp ? tt_catalog_stamp_data_hash(stamp) : 0;
+  bool *read = tt_xcalloc(nt ? nt : 1, sizeof *read); /* to read now; then: read */
+  size_t nread = 0;
+  for (size_t i = 0; i < nt; i++) {
+    read[i] = vt[i].state == TT_PROBE_PENDING ||
+              (o->refresh && vt[i].state == TT_PROBE_DONE && vt[i].stamp != h);
+    nread += read[i];
+  }
+  st->cached = old != NULL;
+  tt_values *v = old;
+  if (nread && !o->cache_only) {
+    struct stat sb;
+    const char *file = tt_db_get_target(db)->path;
+    bool progress = o->progress && !tt_db_get_target(db)->uri && stat(file, &sb) == 0 &&
+                    sb.st_size >= TT_VALUES_PROGRESS_BYTES;
+    double t0 = tt_now_ms();
+    if (progress) fprintf(stderr, "tabletalk: indexing the values of %s (once; cached)...", file);
+    v = tt_values_new();
+    bool changed = false;
+    for (size_t i = 0; i < nt; i++) {
+      if (!read[i]) continue;
+      /* past the deadline or a cancel, each of the rest stops at once */
+      read[i] = tt_values_read_table(db, cat, i, NULL, o->deadline_ms, o->cancel, v);
+      if (read[i]) {
+        vt[i] = (tt_vtable){.state = TT_PROBE_DONE, .stamp = h};
+        changed = true;
+      }
+    }
+    /* what was not read again comes from the old index */
+    for (size_t i = 0; old && i < tt_values_count(old); i++) {
+      size_t t = (size_t)(tt_values_ord(old, i) >> 32);
+      if (t < nt && read[t]) continue;
+      const char *tn, *cn, *val;
+      tt_values_entry(old, i, &tn, &cn, &val);
+      tt_values_add_copy(v, tt_values_key(old, i), val, tn, cn, tt_values_ord(old, i));
+    }
+    tt_values_finish(v);
+    if (progress) fprintf(stderr, " %zu values in %.1f s\n", tt_values_count(v), (tt_now_ms() - t0) / 1000.0);
+    tt_values_free(old);
+    st->cached = false;
+    if (changed && path) tt_values_save(path, db, stamp, cat, vt, v);
+  }
+  for (size_t i = 0; i < nt; i++) {
+    st->pending += vt[i].state == TT_PROBE_PENDING;
+    st->outdated += vt[i].state == TT_PROBE_DONE && vt[i].stamp != h;
+  }
+  if (!v) {
+    v = tt_values_new();
+    tt_values_finish(v);
+  }
+  free(read);
+  free(vt);
   free(path);
   return v;
 }

@@ -5,6 +5,8 @@
  * agent options every query and question get are derived here, once. */
 #include "session/session.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,4 +97,43 @@ long long tt_config_keep_seconds(const tt_config *c, bool *bad) {
   *bad = keep && !tt_parse_age(keep, &age);
   if (*bad) age = TT_KEEP_DEFAULT_DAYS * 86400LL;
   return age;
+}
+
+/* A size: a number of bytes, or one with K, M or G (powers of 1024). */
+static bool tt_parse_size(const char *text, long long *bytes) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(text, &end, 10);
+  if (errno || end == text || n < 0) return false;
+  long long unit = 1;
+  if (*end == 'K' || *end == 'k') unit = 1024LL, end++;
+  else if (*end == 'M' || *end == 'm') unit = 1024LL * 1024, end++;
+  else if (*end == 'G' || *end == 'g') unit = 1024LL * 1024 * 1024, end++;
+  if (*end || n > LLONG_MAX / unit) return false;
+  *bytes = n * unit;
+  return true;
+}
+
+void tt_config_cache_limits(const tt_config *c, long long *max_age_s, long long *max_bytes,
+                            bool *bad) {
+  const char *keep = tt_config_get(c->env, "TABLETALK_CACHE_KEEP");
+  const char *max = tt_config_get(c->env, "TABLETALK_CACHE_MAX");
+  *max_age_s = TT_CACHE_KEEP_DEFAULT_DAYS * 86400LL;
+  *max_bytes = TT_CACHE_MAX_DEFAULT;
+  *bad = false;
+  if (keep && !tt_parse_age(keep, max_age_s)) {
+    *bad = true;
+    *max_age_s = TT_CACHE_KEEP_DEFAULT_DAYS * 86400LL;
+  }
+  if (max && !tt_parse_size(max, max_bytes)) {
+    *bad = true;
+    *max_bytes = TT_CACHE_MAX_DEFAULT;
+  }
+}
+
+double tt_config_schema_seconds(const tt_config *c, bool *bad) {
+  const char *text = tt_config_get(c->env, "TABLETALK_SCHEMA_SECONDS");
+  double limit = TT_CATALOG_SECONDS;
+  *bad = text && !tt_parse_double(text, 0, 86400, &limit);
+  return *bad ? TT_CATALOG_SECONDS : limit;
 }

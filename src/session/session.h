@@ -96,6 +96,19 @@ const char *tt_config_state_dir(const tt_config *c);
  * or "never": 0), else 90 days. *bad when the variable holds no age. */
 #define TT_KEEP_DEFAULT_DAYS 90
 long long tt_config_keep_seconds(const tt_config *c, bool *bad);
+/* How long reading the schema's rows may take at the start
+ * (TABLETALK_SCHEMA_SECONDS, default 3; 0: no limit): what is left is read
+ * in the background. *bad when the variable holds no number of seconds. */
+double tt_config_schema_seconds(const tt_config *c, bool *bad);
+/* How long a cache entry may go unused (TABLETALK_CACHE_KEEP: an age, or
+ * "never": 0; default 30 days) and how large the catalog and value-index
+ * caches may grow together (TABLETALK_CACHE_MAX: bytes, or 500M, 2G;
+ * "0": no limit; default 1G). *bad when either variable holds no value of
+ * its kind (the defaults are given then). */
+#define TT_CACHE_KEEP_DEFAULT_DAYS 30
+#define TT_CACHE_MAX_DEFAULT (1024LL * 1024 * 1024)
+void tt_config_cache_limits(const tt_config *c, long long *max_age_s, long long *max_bytes,
+                            bool *bad);
 
 /* ---- models (models.c) ------------------------------------------------------- */
 
@@ -149,6 +162,9 @@ enum {
   TT_SERVICE_NO_VALUES = 1 << 3,   /* no value index at all */
   TT_SERVICE_HOUSEKEEPING = 1 << 4,/* traces and charts past TABLETALK_KEEP go (once a day) */
   TT_SERVICE_MODEL = 1 << 5,       /* make the model now: a missing one is an error */
+  TT_SERVICE_WHOLE_SCHEMA = 1 << 6,/* read the whole schema at the start, however long
+                                    * it takes (no TABLETALK_SCHEMA_SECONDS: what
+                                    * measures it, evals and benchmarks) */
 };
 
 /* Parses c->db once, opens it read-only, reads its schema as flags ask and

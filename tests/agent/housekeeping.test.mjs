@@ -72,12 +72,14 @@ function stateWithFiles() {
 
 test('gc removes traces and charts older than the age, keeps threads and other files; --dry-run only counts', async () => {
   const { state, files } = stateWithFiles();
-  const dry = await run(['gc', '--older-than', '30d', '--dry-run', '--json', '--state-dir', state]);
+  const empty = { TABLETALK_CACHE_DIR: tempDir() };
+  const dry = await run(['gc', '--older-than', '30d', '--dry-run', '--json', '--state-dir', state], { env: empty });
   assert.equal(dry.code, 0, dry.stderr);
-  assert.deepEqual(JSON.parse(dry.stdout), { removed: 2, bytes: 200, kept: 2, failed: 0 });
+  assert.deepEqual(JSON.parse(dry.stdout), { removed: 2, bytes: 200, kept: 2, failed: 0,
+    cache: { removed: 0, bytes: 0, kept: 0, failed: 0 } });
   for (const f of Object.values(files)) assert.ok(fs.existsSync(f), `${f} is still there after --dry-run`);
 
-  const text = await run(['gc', '--older-than', '30d', '--state-dir', state]);
+  const text = await run(['gc', '--older-than', '30d', '--state-dir', state], { env: empty });
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /^removed 2 files \(200 bytes\) older than 30 days in .*; 2 kept\n$/);
   assert.ok(!fs.existsSync(files.oldTrace));
@@ -87,6 +89,76 @@ test('gc removes traces and charts older than the age, keeps threads and other f
   // 41 days keeps what 30 removed (nothing older is left)
   const again = await run(['gc', '--older-than', '1w', '--json', '--state-dir', state]);
   assert.equal(JSON.parse(again.stdout).removed, 0);
+});
+
+/* The cache files of the catalog and the value index, by folder. */
+function cacheFiles(cache) {
+  const out = {};
+  for (const kind of ['catalog', 'values']) {
+    const dir = path.join(cache, kind);
+    out[kind] = fs.existsSync(dir) ? fs.readdirSync(dir).sort().map((f) => path.join(dir, f)) : [];
+  }
+  return out;
+}
+
+test('gc evicts cached catalogs and value indexes: of databases gone, unused past the age, over the size, older forms', async () => {
+  const cache = tempDir('tabletalk-cache-');
+  const env = { TABLETALK_CACHE_DIR: cache };
+  const state = tempDir('tabletalk-state-');
+  const [a, b] = [scratch(), scratch()];
+  for (const sc of [a, b]) {
+    const r = await run(['schema', sc.db, '--question', 'Which artists sell the most?'], { env });
+    assert.equal(r.code, 0, r.stderr);
+  }
+  let files = cacheFiles(cache);
+  assert.equal(files.catalog.length, 2, 'one catalog per database, the copy apart from the original');
+  assert.equal(files.values.length, 2);
+  const older = path.join(cache, 'values', '0123456789abcdef.tsv'); // as tabletalk wrote it before
+  fs.writeFileSync(older, 'tabletalk-values 1\n');
+
+  // b's file is gone (a temporary copy): its entries and the older form go; --dry-run only counts
+  fs.rmSync(b.db);
+  const gc = (extra = [], more = {}) => run(['gc', '--json', '--state-dir', state, ...extra], { env: { ...env, ...more } });
+  const dry = await gc(['--dry-run']);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal(dry.json.cache.removed, 3);
+  assert.equal(cacheFiles(cache).catalog.length, 2);
+  const gone = await gc();
+  assert.deepEqual({ removed: gone.json.cache.removed, kept: gone.json.cache.kept }, { removed: 3, kept: 2 });
+  files = cacheFiles(cache);
+  assert.ok(!fs.existsSync(older));
+
+  // a's entries, unused for 40 days, go past TABLETALK_CACHE_KEEP (30d); using them makes them new
+  const old = new Date(Date.now() - 40 * 86400 * 1000);
+  for (const f of [...files.catalog, ...files.values]) fs.utimesSync(f, old, old);
+  const warm = await run(['schema', a.db, '--question', 'Which artists sell the most?'], { env });
+  assert.equal(warm.code, 0, warm.stderr);
+  assert.equal((await gc()).json.cache.removed, 0, 'a warm start marked them used');
+  for (const f of [...files.catalog, ...files.values]) fs.utimesSync(f, old, old);
+  assert.equal((await gc([], { TABLETALK_CACHE_KEEP: '60d' })).json.cache.removed, 0);
+  assert.equal((await gc()).json.cache.removed, 2);
+  assert.deepEqual(cacheFiles(cache), { catalog: [], values: [] });
+
+  // over TABLETALK_CACHE_MAX, the least recently used go first
+  const c = scratch();
+  const listed = () => { const f = cacheFiles(cache); return [...f.catalog, ...f.values]; };
+  await run(['schema', a.db, '--question', 'Which artists sell the most?'], { env });
+  const ofA = listed();
+  await run(['schema', c.db, '--question', 'Which artists sell the most?'], { env });
+  const ofC = listed().filter((f) => !ofA.includes(f));
+  assert.equal(ofC.length, 2);
+  const day = new Date(Date.now() - 86400 * 1000);
+  for (const f of ofA) fs.utimesSync(f, day, day);
+  const cBytes = ofC.reduce((n, f) => n + fs.statSync(f).size, 0);
+  const trimmed = await gc([], { TABLETALK_CACHE_MAX: String(cBytes) });
+  assert.deepEqual({ removed: trimmed.json.cache.removed, kept: trimmed.json.cache.kept }, { removed: 2, kept: 2 });
+  for (const f of ofA) assert.ok(!fs.existsSync(f), `${f} was the least recently used`);
+  for (const f of ofC) assert.ok(fs.existsSync(f));
+
+  // bad limits are usage errors
+  const bad = await gc([], { TABLETALK_CACHE_MAX: 'lots' });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /TABLETALK_CACHE_MAX='lots'/);
 });
 
 test('gc takes its default age from TABLETALK_KEEP; bad ages are usage errors', async () => {
@@ -109,14 +181,20 @@ test('gc takes its default age from TABLETALK_KEEP; bad ages are usage errors', 
   }
 });
 
-test('ask cleans up once a day what TABLETALK_KEEP lets go', async () => {
+test('ask cleans up once a day what TABLETALK_KEEP lets go, and the caches of databases gone', async () => {
   const { state, files } = stateWithFiles();
   const sc = scratch();
+  const cache = tempDir('tabletalk-cache-');
+  fs.mkdirSync(path.join(cache, 'values'));
+  const older = path.join(cache, 'values', '0123456789abcdef.tsv'); // as tabletalk wrote it before
+  fs.writeFileSync(older, 'tabletalk-values 1\n');
   const srv = await server({ rules: [answer('Done.'), answer('Done.')] });
   const r = await run(['ask', sc.db, 'How many artists?', '--base-url', srv.url, '--state-dir', state, '--json'],
-    { env: { TABLETALK_KEEP: '30d' } });
+    { env: { TABLETALK_KEEP: '30d', TABLETALK_CACHE_DIR: cache } });
   assert.equal(r.code, 0, r.stderr);
   assert.ok(!fs.existsSync(files.oldTrace), 'the 40-day-old trace went');
+  assert.ok(!fs.existsSync(older), 'the cache file of the older form went');
+  assert.equal(fs.readdirSync(path.join(cache, 'catalog')).length, 1, 'the catalog of this database is kept');
   assert.ok(fs.existsSync(files.newTrace));
   assert.ok(fs.existsSync(path.join(state, 'runs', `${r.json.run_id}.jsonl`)), 'this run is traced');
   // the same day: no second sweep

@@ -151,8 +151,9 @@ static void test_views_and_hostile_names(void **state) {
 }
 
 /* Views that never end (infinite recursive CTEs) cannot hold up reading the
- * schema: each is skipped after its time limit, all of them within the
- * catalog's budget, with a note on its card. */
+ * schema: each is given up after its steps of work (counted, so the same
+ * on an idle and on a busy machine), with a note on its card, and the
+ * catalog is complete. */
 static void test_slow_views_are_skipped(void **state) {
   (void)state;
   char *dir = tu_mkdtemp();
@@ -172,15 +173,16 @@ static void test_slow_views_are_skipped(void **state) {
   tt_db *db = tt_db_open(path, NULL, &err);
   assert_non_null(db);
   /* it returns at all (CTest's TIMEOUT is the backstop), and the cards
-   * below say each view's rows were given up on: the limit did that */
+   * below say each view's rows were given up on: its steps did that */
   tt_catalog *cat = tt_db_catalog_load(db, &err);
   assert_non_null(cat);
+  assert_int_equal(tt_catalog_pending(cat), 0);
   tt_schema *s = tt_schema_new(cat);
   assert_int_equal(tt_schema_find(s, "t")->table->row_count, 1);
   const tt_card *v0 = tt_schema_find(s, "v0"), *v29 = tt_schema_find(s, "v29");
   assert_int_equal(v0->table->ncols, 1); /* its columns are still known */
-  assert_non_null(strstr(v0->text, "(no example values: the view took too long to read)"));
-  assert_non_null(strstr(v29->text, "(no example values: "));
+  assert_non_null(strstr(v0->text, "(no example values: the view takes too much work to read)"));
+  assert_non_null(strstr(v29->text, "(no example values: the view takes too much work to read)"));
   tt_schema_free(s);
   tt_db_close(db);
   tu_rmtree(dir);

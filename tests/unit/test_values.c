@@ -176,6 +176,8 @@ static void test_bounds(void **state) {
 }
 
 static bool g_progress; /* what open_cached passes for progress */
+static bool g_refresh;  /* ... and for refresh */
+static size_t g_outdated; /* tables open_cached found read before their data changed */
 
 static tt_values *open_cached(const char *path, const char *cache, bool *cached) {
   tt_error err;
@@ -183,10 +185,31 @@ static tt_values *open_cached(const char *path, const char *cache, bool *cached)
   assert_non_null(db);
   tt_catalog *cat = tt_db_catalog_load(db, &err);
   assert_non_null(cat);
-  tt_values *v = tt_values_open(db, cat, cache, g_progress, cached);
+  tt_catalog_stamp stamp;
+  assert_true(tt_db_catalog_stamp(db, &stamp, &err));
+  tt_values_open_opts o = {.cache_dir = cache, .progress = g_progress, .refresh = g_refresh};
+  tt_values_state st;
+  tt_values *v = tt_values_open(db, cat, &stamp, &o, &st);
+  assert_int_equal(st.pending, 0);
+  *cached = st.cached;
+  g_outdated = st.outdated;
+  tt_catalog_stamp_free(&stamp);
   tt_catalog_free(cat);
   tt_db_close(db);
   return v;
+}
+
+/* The value index's cache file for the database at path. */
+static char *cache_file_of(const char *path, const char *cache) {
+  tt_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  tt_catalog_stamp stamp;
+  assert_true(tt_db_catalog_stamp(db, &stamp, &err));
+  char *file = tt_values_cache_path(cache, &stamp);
+  tt_catalog_stamp_free(&stamp);
+  tt_db_close(db);
+  return file;
 }
 
 static void test_cache(void **state) {
@@ -202,7 +225,7 @@ static void test_cache(void **state) {
   size_t n = tt_values_count(v);
   assert_true(n > 0);
   tt_values_free(v);
-  char *file = tt_values_cache_path(cache, path);
+  char *file = cache_file_of(path, cache);
   assert_true(tt_file_exists(file));
   /* unchanged: read back, same entries */
   v = open_cached(path, cache, &cached);
@@ -233,9 +256,9 @@ static void test_cache(void **state) {
   v = open_cached(path, cache, &cached);
   assert_false(cached);
   tt_values_free(v);
-  /* the right header over a damaged body: bytes flipped after the
-   * identity line; either refused and rebuilt, or read whole, never a crash */
-  size_t body = (size_t)(strchr(strchr(text, '\n') + 1, '\n') + 1 - text);
+  /* the right header over a damaged body: bytes flipped after the magic
+   * line; either refused and rebuilt, or read whole, never a crash */
+  size_t body = (size_t)(strchr(text, '\n') + 1 - text);
   unsigned seed = 7;
   for (int round = 0; round < 200; round++) {
     char *bad = tt_xstrndup(text, len);
@@ -255,15 +278,26 @@ static void test_cache(void **state) {
     tt_values_free(v);
   }
   free(text);
-  /* the database changes: rebuilt, the new value found */
+  /* the database changes: the index as it was is used at once, every
+   * table counted outdated; a refresh (what the background does) reads
+   * them again and the new value is found, then it is cached and current */
   tu_exec_sql(path, "INSERT INTO office_location(city, country) VALUES ('Eindhoven','Netherlands');");
   tu_mtime_later(path, 1); /* a later time, set rather than waited for */
   v = open_cached(path, cache, &cached);
+  assert_true(cached);
+  assert_int_equal(g_outdated, 5);
+  check_link(v, "staff in eindhoven", "");
+  tt_values_free(v);
+  g_refresh = true;
+  v = open_cached(path, cache, &cached);
+  g_refresh = false;
   assert_false(cached);
+  assert_int_equal(g_outdated, 0);
   check_link(v, "staff in eindhoven", "office_location.city=Eindhoven");
   tt_values_free(v);
   v = open_cached(path, cache, &cached);
   assert_true(cached);
+  assert_int_equal(g_outdated, 0);
   tt_values_free(v);
   free(file);
   free(before);

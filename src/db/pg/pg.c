@@ -779,6 +779,7 @@ const tt_db_engine tt_db_engine_pg = {
     .cursor_next = tt_pg_cursor_next,
     .cursor_close = tt_pg_cursor_close,
     .catalog_load = tt_pg_catalog_load,
+    .catalog_stamp = tt_pg_catalog_stamp,
     .snapshot_begin = tt_pg_snapshot_begin,
     .snapshot_end = tt_pg_snapshot_end,
     .sql_column_values = tt_pg_sql_column_values,

@@ -30,6 +30,8 @@ bool tt_pg_schema_wanted(const char *list, const char *nsp);
 /* SQL reading a column's distinct values as text (engine.h). */
 void tt_pg_sql_column_values(const tt_table_info *t, const tt_column_info *c, long scan_rows,
                              long max_len, tt_buf *out);
+/* pg_stamp.c: what proves the catalog unchanged (engine.h, catalog_stamp). */
+bool tt_pg_catalog_stamp(tt_db *db, tt_catalog_stamp *out, tt_error *err);
 /* Whether a column of this type (as format_type names it) holds text. */
 bool tt_pg_is_text_type(const char *decltype);
 

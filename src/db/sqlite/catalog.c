@@ -2,7 +2,7 @@
  * schema order, their columns, primary and foreign keys, descriptions from
  * the comments of their CREATE TABLE text, and row counts from
  * sqlite_stat1 when ANALYZE wrote one; counts (at most TT_ROW_COUNT_LIMIT
- * + 1 rows) and samples come from the shared probes (../catalog.c). Every
+ * + 1 rows) and samples are read by the shared code (../catalog.c). Every
  * query goes through the same guard as user SQL (each on its own: no lock
  * is held across them, so writers are not kept waiting). Names that are
  * not valid UTF-8 are shown with each such byte as \xHH (names.c). */
@@ -118,7 +118,6 @@ tt_catalog *tt_sqlite_catalog_load(tt_db *db, tt_error *err) {
       "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
       5.0, 100000, 64 << 20, err);
   if (!list) return NULL;
-  double budget_end = tt_now_ms() + TT_PROBE_BUDGET_S * 1000.0;
   tt_catalog *cat = tt_xcalloc(1, sizeof *cat);
   cat->arena = tt_arena_new();
   cat->ntables = list->nrows;
@@ -141,7 +140,7 @@ tt_catalog *tt_sqlite_catalog_load(tt_db *db, tt_error *err) {
     tt_catalog_read_comments(cat->arena, t, tt_catalog_cell_text(cat->arena, list, i, 2));
     tt_buf from = TT_BUF_INIT;
     tt_buf_put_sql_ident(&from, t->raw_name ? t->raw_name : t->name);
-    tt_catalog_probe(db, cat->arena, t, tt_buf_cstr(&from), budget_end);
+    tt_catalog_probe(db, cat->arena, t, tt_buf_cstr(&from), 0);
     tt_buf_free(&from);
   }
   tt_result_free(list);

@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,9 @@ struct tt_csv_data {
   char *key;             /* header mode, the identity of every file read and
                           * what was left out */
   char *notes;           /* what the folder holds that is not read, or NULL */
+  char **files;          /* the files read, in the order of their names */
+  size_t nfiles;
+  char *heads;           /* a hash of each file's first bytes (tt_csv_stamp), or NULL */
   unsigned char *image;  /* the database, read-only once loaded */
   size_t size, mapped;
   int refs;
@@ -497,6 +501,8 @@ static void tt_csv_drop_unused(void) {
     if (o->refs == 0 && o->stale) {
       *pp = o->next;
       tt_csv_unmap(o);
+      tt_strv_free(o->files, o->nfiles);
+      free(o->heads);
       free(o->key);
       free(o->notes);
       free(o->real);
@@ -531,6 +537,9 @@ static tt_csv_data *tt_csv_acquire_once(const char *path, const char *real, tt_c
     } else {
       d->key = key;
       key = NULL;
+      d->nfiles = files.n;
+      d->files = tt_xcalloc(files.n ? files.n : 1, sizeof *d->files);
+      for (size_t i = 0; i < files.n; i++) d->files[i] = tt_xstrdup(files.v[i].path);
       d->real = tt_xstrdup(real);
       const char *notes = tt_csv_files_notes(&files);
       d->notes = notes ? tt_xstrdup(notes) : NULL;
@@ -568,6 +577,34 @@ tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header he
 }
 
 const char *tt_csv_notes(const tt_csv_data *d) { return d ? d->notes : NULL; }
+
+/* Bytes of each file's head that its stamp hashes. */
+#define TT_CSV_HEAD_BYTES 65536
+
+void tt_csv_stamp(tt_csv_data *d, tt_buf *out) {
+  pthread_mutex_lock(&tt_csv_mu);
+  if (!d->heads) { /* once per image: its files are what they were when loaded */
+    tt_buf h = TT_BUF_INIT;
+    char *chunk = tt_xmalloc(TT_CSV_HEAD_BYTES);
+    for (size_t i = 0; i < d->nfiles; i++) {
+      /* as the loader opens them: never a link, never a wait on a FIFO */
+      int fd = open(d->files[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      struct stat st;
+      ssize_t got = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+                        ? read(fd, chunk, TT_CSV_HEAD_BYTES)
+                        : 0;
+      if (fd >= 0) close(fd);
+      if (got < 0) got = 0;
+      tt_buf_printf(&h, "head %016llx %zu\n",
+                    (unsigned long long)tt_fnv1a64(TT_FNV1A64_INIT, chunk, (size_t)got), (size_t)got);
+    }
+    free(chunk);
+    d->heads = tt_buf_detach(&h);
+  }
+  tt_buf_puts(out, d->key);
+  tt_buf_puts(out, d->heads);
+  pthread_mutex_unlock(&tt_csv_mu);
+}
 
 void tt_csv_release(tt_csv_data *d) {
   if (!d) return;

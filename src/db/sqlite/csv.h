@@ -46,6 +46,10 @@ tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header he
 /* What the folder holds that is not read, and why; NULL when nothing. */
 const char *tt_csv_notes(const tt_csv_data *d);
 void tt_csv_release(tt_csv_data *d);
+/* What proves d's tables unchanged: the header mode, and each file's path,
+ * device, inode, size and times, and a hash of its first 64 KiB (read once
+ * per image). */
+void tt_csv_stamp(tt_csv_data *d, tt_buf *out);
 /* A fresh connection reading d, read-only (sqlite3_deserialize of the one
  * shared image: no copy); NULL with err filled in. */
 sqlite3 *tt_csv_connect(tt_csv_data *d, const char *path, tt_error *err);

@@ -51,6 +51,10 @@ void tt_db_explain_failure(tt_sqlite *s, int rc, const char *msg, tt_error *err)
                     s->db->name);
   } else if (s->denied && !s->deny_weak) {
     tt_db_refuse(err, s->deny_reason, "%s", s->deny);
+  } else if (s->over_steps) {
+    tt_db_set_error(err, TT_ERR_LIMIT,
+                    "query stopped after %ld steps of work, its limit; narrow it (WHERE, LIMIT)",
+                    tt_db_limits(s->db)->max_steps);
   } else if (s->timed_out || primary == SQLITE_INTERRUPT) {
     tt_db_set_error(err, TT_ERR_TIMEOUT,
                     "query stopped after the %.3g s time limit; narrow it "

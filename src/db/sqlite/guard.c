@@ -259,6 +259,10 @@ static int tt_progress(void *ud) {
     s->cancelled = true;
     return 1;
   }
+  if (s->steps_left >= 0 && s->steps_left-- == 0) { /* work, counted: the same on any machine */
+    s->over_steps = true;
+    return 1;
+  }
   if (tt_now_ms() < s->deadline_ms) return 0;
   s->timed_out = true;
   return 1;
@@ -291,6 +295,9 @@ void tt_guard_arm(tt_sqlite *s, double deadline_ms) {
   s->deny[0] = '\0';
   s->deny_reason = TT_REFUSE_NONE;
   s->timed_out = false;
+  long steps = tt_db_limits(s->db)->max_steps;
+  s->steps_left = steps > 0 ? (steps + 999) / 1000 : -1; /* the handler runs every 1000 */
+  s->over_steps = false;
   s->cancelled = false;
   s->varies = false;
   s->stepping = false;

@@ -102,6 +102,7 @@ const tt_db_engine tt_db_engine_sqlite = {
     .cursor_next = tt_sqlite_cursor_next,
     .cursor_close = tt_sqlite_cursor_close,
     .catalog_load = tt_sqlite_catalog_load,
+    .catalog_stamp = tt_sqlite_catalog_stamp,
     .snapshot_begin = tt_sqlite_snapshot_begin,
     .snapshot_end = tt_sqlite_snapshot_end,
     .sql_column_values = tt_sqlite_sql_column_values,

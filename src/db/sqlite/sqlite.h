@@ -38,6 +38,9 @@ typedef struct tt_sqlite {
   char deny[320];     /* why, in words for the user */
   tt_db_refusal deny_reason; /* ... and as a code */
   double deadline_ms; /* progress handler stops the query after this */
+  long steps_left;    /* ... or after this many more calls (of 1000
+                       * instructions each: opts.max_steps); -1: no bound */
+  bool over_steps;    /* ... which it did */
   bool timed_out;
   bool cancelled;      /* opts.cancel stopped the query */
   bool preparing;      /* in sqlite3_prepare (for telling limits apart) */
@@ -143,7 +146,11 @@ int tt_sqlite_cursor_next(tt_engine_cursor *c, const tt_value **row, size_t *row
                           tt_error *err);
 void tt_sqlite_cursor_close(tt_engine_cursor *c);
 
-/* ---- the catalog (catalog.c, comments.c) -------------------------------- */
+/* ---- the catalog (catalog.c, comments.c, stamp.c) ----------------------- */
+
+/* What proves the catalog of a SQLite file or of CSV files unchanged
+ * (engine.h, catalog_stamp). */
+bool tt_sqlite_catalog_stamp(tt_db *db, tt_catalog_stamp *out, tt_error *err);
 
 tt_catalog *tt_sqlite_catalog_load(tt_db *db, tt_error *err);
 void tt_sqlite_sql_column_values(const tt_table_info *t, const tt_column_info *c,
