@@ -101,6 +101,7 @@ static bool tt_web_token_ok(const char *t) {
 typedef struct tt_web_listen {
   const char *db;
   bool open;
+  bool no_model; /* say that questions wait for a model */
   pid_t opener; /* xdg-open, while it may still run; else -1 */
 } tt_web_listen;
 
@@ -135,8 +136,23 @@ static void tt_web_on_listen(void *ud, const char *url) {
   tt_web_listen *l = ud;
   printf("tabletalk web: serving %s at %s\n", l->db, url);
   fflush(stdout);
+  if (l->no_model)
+    fprintf(stderr, "tabletalk web: no model yet: the schema, SQL and the board work; questions "
+                    "start working once `tabletalk pull` installs one (or restart with --base-url "
+                    "URL or TABLETALK_BASE_URL for Ollama, llama-server or an API)\n");
   fprintf(stderr, "Press Ctrl-C to stop.\n");
   if (l->open) l->opener = tt_web_open_browser(url);
+}
+
+/* The configuration names a model (a file, an endpoint, the pulled one). */
+static bool tt_web_model_configured(const tt_config *c) {
+  tt_models *m = tt_models_new(c);
+  tt_model_choice ch;
+  tt_models_choice(m, &ch);
+  bool yes = ch.path || ch.url;
+  tt_model_choice_free(&ch);
+  tt_models_free(m);
+  return yes;
 }
 
 /* host (maybe "[v6]") is a loopback address. */
@@ -188,14 +204,24 @@ int cmd_web(int argc, char **argv) {
 
   tt_error err;
   tt_service *svc = NULL;
-  if (tt_config_resolve(&w.o.cfg, &err))
-    svc = tt_service_open(&w.o.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_MODEL, &err);
+  bool model_now = false;
+  if (tt_config_resolve(&w.o.cfg, &err)) {
+    /* a configured model is made now (a bad file is an error at once);
+     * without one the page still browses, runs SQL and shows the board,
+     * and questions work once one is installed (tabletalk pull) */
+    model_now = tt_web_model_configured(&w.o.cfg);
+    svc = tt_service_open(&w.o.cfg, TT_SERVICE_SCHEMA | (model_now ? TT_SERVICE_MODEL : 0), &err);
+    if (svc && !model_now && !tt_models_check(tt_service_models(svc), &err)) {
+      tt_service_free(svc);
+      svc = NULL;
+    }
+  }
   if (!svc) {
     int rc = tt_cli_error("web", &err);
     tt_cli_agent_free(&w.o);
     return rc;
   }
-  tt_web_listen listen = {.db = db_arg, .open = w.open, .opener = -1};
+  tt_web_listen listen = {.db = db_arg, .open = w.open, .no_model = !model_now, .opener = -1};
   tt_web_config cfg = {
       .svc = svc,
       .host = w.host,

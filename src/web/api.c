@@ -21,16 +21,45 @@ bool tt_web_id_ok(const char *id) {
   return true;
 }
 
+/* The model the configuration picks, named for people ("qwen2.5-7b.gguf",
+ * the endpoint's model or URL), or NULL: none yet. Makes nothing: an
+ * in-process model loads with the first question, not with the page. */
+static char *tt_web_model_name(tt_service *svc, const char **source) {
+  tt_model_choice ch;
+  tt_models_choice(tt_service_models(svc), &ch);
+  char *name = NULL;
+  if (ch.path) {
+    const char *slash = strrchr(ch.path, '/');
+    name = tt_xstrdup(slash ? slash + 1 : ch.path);
+  } else if (ch.url) {
+    const tt_config *c = tt_service_config(svc);
+    const char *m = c->model ? c->model : tt_config_get_value(c, "TABLETALK_MODEL");
+    name = m ? tt_xasprintf("%s at %s", m, ch.url) : tt_xstrdup(ch.url);
+  }
+  *source = ch.source;
+  tt_model_choice_free(&ch);
+  return name;
+}
+
+#define TT_WEB_MODEL_HELP                                                                       \
+  "No model is configured, so questions are off; the schema, SQL and the board work. To ask "   \
+  "questions, install one with `tabletalk pull` (this page notices it), or restart with "       \
+  "--base-url URL (or TABLETALK_BASE_URL) pointing at Ollama, llama-server or an API."
+
 enum MHD_Result tt_web_api_session(tt_web_req *r) {
   tt_service *svc = r->w->cfg->svc;
   const tt_db_target *t = tt_service_target(svc);
-  tt_llm *llm = tt_models_shared(tt_service_models(svc), NULL);
+  const char *source = NULL;
+  char *model = tt_web_model_name(svc, &source);
   json_t *j = json_object();
   json_object_set_new(j, "csrf", r->csrf[0] ? json_string(r->csrf) : json_null());
   json_object_set_new(j, "db", json_string(t->shown));
   json_object_set_new(j, "dialect", json_string(tt_db_kind_dialect(t->kind)));
-  json_object_set_new(j, "model", llm ? json_string(tt_llm_model(llm)) : json_null());
+  json_object_set_new(j, "model", model ? json_string(model) : json_null());
+  json_object_set_new(j, "model_source", model && source ? json_string(source) : json_null());
+  json_object_set_new(j, "model_help", model ? json_null() : json_string(TT_WEB_MODEL_HELP));
   json_object_set_new(j, "version", json_string(TT_VERSION));
+  free(model);
   return tt_web_send_json(r, 200, j);
 }
 

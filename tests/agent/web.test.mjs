@@ -147,12 +147,32 @@ test('403 for a foreign Host or Origin, and for a POST without the CSRF token', 
   await srv.close();
 });
 
-test('without a model it does not start, and says how to configure one', async () => {
+test('without a model it starts: the schema and SQL work, the session says how to get a model, a pulled one is found', async () => {
   const sc = scratch();
-  const r = await run(['web', sc.db, '--port', '0', '--state-dir', sc.state]);
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /no model available.*--base-url/s);
-  assert.equal(r.stdout, '');
+  const data = path.join(sc.dir, 'data');
+  const w = await startWeb(sc, null, [], { TABLETALK_DATA_DIR: data });
+  const a = await login(w);
+  assert.equal(a.session.model, null);
+  assert.match(a.session.model_help, /tabletalk pull.*--base-url.*TABLETALK_BASE_URL/s);
+  const s = await request(w, 'GET', '/api/schema', { headers: { Cookie: a.Cookie } });
+  assert.equal(s.status, 200);
+  assert.equal(s.json.tables.length, 11);
+  const q = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: COUNT } });
+  assert.equal(q.status, 200, q.text);
+  assert.deepEqual(q.json.rows, [[59]]);
+  // a question without a model is a failed run that says how to get one
+  const { run: r } = await askWeb(w, a, 'How many customers?');
+  assert.equal(r.status, 'failed');
+  assert.match(r.error, /no model available.*tabletalk pull/s);
+  // `tabletalk pull` puts a model in the data folder: the next session names it, no restart
+  fs.mkdirSync(path.join(data, 'models'), { recursive: true });
+  fs.writeFileSync(path.join(data, 'models', 'default.gguf'), 'not really a model');
+  const again = await request(w, 'GET', '/api/session', { headers: { Cookie: a.Cookie } });
+  assert.equal(again.json.model, 'default.gguf');
+  assert.equal(again.json.model_help, null);
+  const end = await stop(w);
+  assert.equal(end.code, 0);
+  assert.match(end.stderr(), /no model yet: .*tabletalk pull.*--base-url/s);
 });
 
 test('a non-loopback --host without a chosen token is refused with what to set', async () => {
