@@ -10,6 +10,7 @@
  * Each request opens its own database handle and closes it. */
 #include "web/web_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,4 +336,79 @@ enum MHD_Result tt_web_api_queries(tt_web_req *r, const char *rest) {
   }
   free(sql);
   return ret;
+}
+
+/* ---- has the data changed since a run? ----------------------------------------------- */
+
+/* Rows as the trace writes them (15 significant digits), hashed. */
+static void tt_web_rows_checksum(const json_t *rows, char out[17]) {
+  tt_buf b = TT_BUF_INIT;
+  tt_json_dump(&b, rows, JSON_COMPACT | JSON_REAL_PRECISION(15));
+  snprintf(out, 17, "%016llx", (unsigned long long)tt_fnv1a64(TT_FNV1A64_INIT, b.data, b.len));
+  tt_buf_free(&b);
+}
+
+static json_t *tt_web_rows_summary(const json_t *rows, bool truncated) {
+  char sum[17];
+  tt_web_rows_checksum(rows, sum);
+  return json_pack("{s:I,s:b,s:s}", "rows", (json_int_t)json_array_size(rows), "truncated",
+                   truncated, "checksum", sum);
+}
+
+/* GET /api/runs/RUN_ID/check: runs the run's final SQL again for as many
+ * rows as the run kept and compares: the row count (every row, when the
+ * run held them all) and a checksum of the rows. */
+enum MHD_Result tt_web_api_run_check(tt_web_req *r, const char *run_id) {
+  tt_error err;
+  json_t *events = tt_trace_load(tt_config_state_dir(tt_service_config(r->w->cfg->svc)), run_id, &err);
+  if (!events) return tt_web_send_error(r, 404, "%s", err.message);
+  const json_t *end = NULL, *e;
+  size_t i;
+  json_array_foreach(events, i, e) {
+    const char *name = json_string_value(json_object_get(e, "event"));
+    if (name && strcmp(name, "run_end") == 0) end = e;
+  }
+  const char *sql = end ? json_string_value(json_object_get(end, "sql")) : NULL;
+  const json_t *then_rows = end ? json_object_get(end, "rows") : NULL;
+  if (!sql || !json_is_array(then_rows)) {
+    json_decref(events);
+    return tt_web_send_error(r, 404, "run %s has no query result to compare", run_id);
+  }
+  bool then_cut = json_is_true(json_object_get(end, "truncated"));
+  tt_db *db = tt_service_db_open(r->w->cfg->svc, NULL, &err);
+  tt_db_opts o = tt_config_db_opts(tt_service_config(r->w->cfg->svc));
+  o.max_rows = json_array_size(then_rows) ? (long)json_array_size(then_rows) : 1;
+  o.max_bytes = 64L << 20;
+  o.count_rows = 0;
+  tt_result *res = db ? tt_db_query_opts(db, sql, strlen(sql), &o, &err) : NULL;
+  tt_db_close(db);
+  enum MHD_Result ret;
+  if (!res) {
+    ret = db ? tt_web_send_sql_error(r, sql, &err) : tt_web_send_db_gone(r, &err);
+    json_decref(events);
+    return ret;
+  }
+  json_t *now = tt_result_to_json(res, 0, true);
+  tt_result_free(res);
+  json_t *then_sum = tt_web_rows_summary(then_rows, then_cut);
+  json_t *now_sum = tt_web_rows_summary(json_object_get(now, "rows"), json_is_true(json_object_get(now, "truncated")));
+  size_t n_then = json_array_size(then_rows), n_now = json_array_size(json_object_get(now, "rows"));
+  bool now_cut = json_is_true(json_object_get(now, "truncated"));
+  tt_buf msg = TT_BUF_INIT;
+  if (n_then != n_now || then_cut != now_cut) {
+    tt_buf_printf(&msg, "The data changed since this answer was written: the query gave %s%zu row%s then, %s%zu now.",
+                  then_cut ? "more than " : "", n_then, n_then == 1 ? "" : "s", now_cut ? "more than " : "", n_now);
+  } else if (strcmp(json_string_value(json_object_get(then_sum, "checksum")),
+                    json_string_value(json_object_get(now_sum, "checksum"))) != 0) {
+    tt_buf_printf(&msg, "The data changed since this answer was written: the %zu row%s it showed differ now (checksum %s then, %s now).",
+                  n_then, n_then == 1 ? "" : "s", json_string_value(json_object_get(then_sum, "checksum")),
+                  json_string_value(json_object_get(now_sum, "checksum")));
+  }
+  json_t *j = json_pack("{s:s,s:b,s:o,s:o,s:o}", "sql", sql, "changed", msg.len > 0, "message",
+                        msg.len ? json_string(tt_buf_cstr(&msg)) : json_null(), "then", then_sum,
+                        "now", now_sum);
+  tt_buf_free(&msg);
+  json_decref(now);
+  json_decref(events);
+  return tt_web_send_json(r, 200, j);
 }

@@ -234,6 +234,8 @@ static enum MHD_Result tt_web_api(tt_web_req *r) {
                                                 : tt_web_method_not_allowed(r, "GET, POST");
   if (strncmp(p, "/queries/", 9) == 0)
     return tt_is(m, "GET") ? tt_web_api_queries(r, p + 9) : tt_web_method_not_allowed(r, "GET");
+  if (tt_is(p, "/schema/values"))
+    return tt_is(m, "GET") ? tt_web_api_schema_values(r) : tt_web_method_not_allowed(r, "GET");
   if (tt_is(p, "/schema"))
     return tt_is(m, "GET") ? tt_web_api_schema(r) : tt_web_method_not_allowed(r, "GET");
   if (tt_is(p, "/threads") || tt_is(p, "/threads/"))
@@ -245,6 +247,13 @@ static enum MHD_Result tt_web_api(tt_web_req *r) {
   }
   if (strncmp(p, "/runs/", 6) == 0)
     return tt_is(m, "GET") ? tt_web_api_run(r, p + 6) : tt_web_method_not_allowed(r, "GET");
+  if (tt_is(p, "/pins"))
+    return tt_is(m, "GET") || tt_is(m, "POST") ? tt_web_api_pins(r, NULL)
+                                                : tt_web_method_not_allowed(r, "GET, POST");
+  if (strncmp(p, "/pins/", 6) == 0)
+    return tt_is(m, "GET") || tt_is(m, "PATCH") || tt_is(m, "DELETE")
+               ? tt_web_api_pins(r, p + 6)
+               : tt_web_method_not_allowed(r, "GET, PATCH, DELETE");
   if (strncmp(p, "/charts/", 8) == 0)
     return tt_is(m, "GET") ? tt_web_api_chart(r, p + 8) : tt_web_method_not_allowed(r, "GET");
   return tt_web_send_error(r, 404, "no endpoint %s; the API is described in docs/reference/web-api.md",

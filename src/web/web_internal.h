@@ -74,6 +74,7 @@ enum MHD_Result tt_web_api_session(tt_web_req *r);
 enum MHD_Result tt_web_api_sql(tt_web_req *r);
 enum MHD_Result tt_web_api_threads(tt_web_req *r, const char *id); /* id NULL: the list */
 enum MHD_Result tt_web_api_schema(tt_web_req *r);
+enum MHD_Result tt_web_api_schema_values(tt_web_req *r); /* ?q=: values that contain it */
 enum MHD_Result tt_web_api_run(tt_web_req *r, const char *run_id);
 enum MHD_Result tt_web_api_chart(tt_web_req *r, const char *rest);
 /* run ids and thread ids: letters, digits, - _ . (no path tricks) */
@@ -104,6 +105,14 @@ enum MHD_Result tt_web_send_sql_error(tt_web_req *r, const char *sql, const tt_e
  * for a formula prefixed with ' unless ?raw=1. */
 enum MHD_Result tt_web_download(tt_web_req *r, const char *id, const char *sql, long sort,
                                 bool desc, bool json);
+
+/* GET /api/runs/RUN_ID/check: has the data changed since the run? */
+enum MHD_Result tt_web_api_run_check(tt_web_req *r, const char *run_id);
+
+/* ---- the board (board.c) ---- */
+/* /api/pins (GET the board, POST a pin), /api/pins/ID (GET, PATCH, DELETE),
+ * /api/pins/ID/chart.svg, /api/pins/export.html. rest NULL: /api/pins. */
+enum MHD_Result tt_web_api_pins(tt_web_req *r, const char *rest);
 
 /* ---- questions (ask.c) ---- */
 enum MHD_Result tt_web_api_ask(tt_web_req *r);
