@@ -10,7 +10,7 @@
 'use strict';
 
 const PAGE_ROWS = 25;
-const state = { csrf: null, thread: null, busy: null, schema: null, model: null, values: [] };
+const state = { csrf: null, thread: null, busy: null, schema: null, model: null, values: [], view: 0 };
 const $ = (id) => document.getElementById(id);
 
 /* ---- small DOM helpers ----------------------------------------------------- */
@@ -285,8 +285,12 @@ function go(hash, replace) {
   history[replace ? 'replaceState' : 'pushState'](null, '', hash);
 }
 
+/* A view drawn after an await checks that no later route replaced it. */
+const stale = (view) => view !== state.view;
+
 async function route() {
   const h = location.hash.replace(/^#/, '') || '/';
+  const view = ++state.view;
   if (state.busy) state.busy.abort();
   const board = h === '/board';
   $('board').hidden = !board;
@@ -296,10 +300,10 @@ async function route() {
   notice('');
   closeThreadsOnPhone();
   let m;
-  if (board) return showBoard();
-  if ((m = /^\/t\/([\w.-]+)$/.exec(h))) return openThread(decodeURIComponent(m[1]));
-  if ((m = /^\/r\/([\w.-]+)$/.exec(h))) return openRun(m[1]);
-  if ((m = /^\/q\/([0-9a-f]{16})$/.exec(h))) return openQuery(m[1]);
+  if (board) return showBoard(view);
+  if ((m = /^\/t\/([\w.-]+)$/.exec(h))) return openThread(decodeURIComponent(m[1]), view);
+  if ((m = /^\/r\/([\w.-]+)$/.exec(h))) return openRun(m[1], view);
+  if ((m = /^\/q\/([0-9a-f]{16})$/.exec(h))) return openQuery(m[1], view);
   return newThread();
 }
 
@@ -377,14 +381,16 @@ function newThread() {
 
 /* A thread restored: each turn from its run's trace (question, steps,
  * answer, SQL, chart), its table read again. */
-async function openThread(id) {
+async function openThread(id, view) {
   const r = await api('GET', `/api/threads/${encodeURIComponent(id)}`);
-  if (r.status !== 200 || !r.body) { notice(errorOf(r, 'Opening the thread')); return; }
+  if (stale(view)) return;
+  if (r.status !== 200 || !r.body) { newThread(); notice(errorOf(r, 'Opening the thread')); return; }
   setThread(r.body.thread_id || id);
   const conv = $('conversation');
   conv.replaceChildren();
   const turns = r.body.turns || [];
   const traces = await Promise.all(turns.map((t) => (t.run_id ? api('GET', `/api/runs/${encodeURIComponent(t.run_id)}`) : null)));
+  if (stale(view)) return;
   for (const [i, turn] of turns.entries()) {
     /* a clarification left unanswered at the end of the thread can still be answered */
     const open = i === turns.length - 1 && turn.status === 'clarify';
@@ -402,8 +408,9 @@ async function openThread(id) {
 }
 
 /* One run alone, from its trace. */
-async function openRun(runId) {
+async function openRun(runId, view) {
   const r = await api('GET', `/api/runs/${encodeURIComponent(runId)}`);
+  if (stale(view)) return;
   $('conversation').replaceChildren();
   if (r.status !== 200 || !r.body) { notice(errorOf(r, 'Opening the run')); return; }
   const events = r.body.events || [];
@@ -490,7 +497,8 @@ async function ask(question) {
   notice('');
   const turn = newTurn(question);
   const t0 = performance.now();
-  const view = runRenderer(turn, { live: true, t0 });
+  const wasThread = state.thread;
+  const view = runRenderer(turn, { live: true, t0, closed: false });
   turn.art.scrollIntoView({ block: 'end' });
   const ctl = new AbortController();
   state.busy = ctl;
@@ -525,6 +533,7 @@ async function ask(question) {
     view.settle();
     view.answer.setAttribute('aria-busy', 'false');
     const stopped = e.name === 'AbortError';
+    if (!wasThread && !view.finished) { go('#/', true); setThread(null); } /* nothing of a new thread was saved */
     turn.body.append(el('p.error', { role: 'alert' }, stopped ? 'Stopped: the question was cancelled.' : e.message));
     announce(stopped ? 'Question cancelled' : 'The question failed');
   } finally {
@@ -875,8 +884,9 @@ function drawQueryTurn(turn, sql, r) {
 }
 
 /* #/q/ID: the query again (not added to the history: it is not typed again). */
-async function openQuery(id) {
+async function openQuery(id, view) {
   const q = await api('GET', `/api/queries/${id}`);
+  if (stale(view)) return;
   $('conversation').replaceChildren();
   if (q.status !== 200 || !q.body) { notice(errorOf(q, 'Opening the query')); return; }
   setThread(null);
@@ -885,7 +895,7 @@ async function openQuery(id) {
   $('sql').value = sql;
   const turn = newTurn(sql.trim(), 'sqlturn');
   const r = await api('POST', '/api/queries', { sql, history: false, limit: PAGE_ROWS });
-  drawQueryTurn(turn, sql, r);
+  if (!stale(view)) drawQueryTurn(turn, sql, r);
 }
 
 /* Completion of table and column names from the catalog. */
@@ -977,10 +987,11 @@ async function openHistory() {
 
 /* ---- the board ------------------------------------------------------------------------------ */
 
-async function showBoard() {
+async function showBoard(view = state.view) {
+  const r = await api('GET', '/api/pins');
+  if (stale(view)) return;
   const list = $('pins');
   list.replaceChildren();
-  const r = await api('GET', '/api/pins');
   if (r.status !== 200 || !r.body) { notice(errorOf(r, 'Reading the board')); return; }
   const pins = r.body.pins || [];
   $('board-empty').hidden = pins.length > 0;
@@ -1207,6 +1218,8 @@ async function main() {
     if (open) $('new-thread').focus();
   });
   window.addEventListener('hashchange', route);
+  /* New thread when the address is already #/: no hashchange comes */
+  $('new-thread').addEventListener('click', (ev) => { if (location.hash === '#/') { ev.preventDefault(); route(); } });
   if (await startSession()) {
     await route();
   } else {

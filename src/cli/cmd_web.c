@@ -41,7 +41,7 @@ static const tt_opt tt_web_own[] = {
 };
 static const tt_opt_group tt_web_group = {NULL, false, tt_web_own};
 static const tt_opt_group *const tt_web_groups[] = {&tt_web_group, &tt_opts_model, &tt_opts_limits,
-                                                    &tt_opts_db, &tt_opts_chart, NULL};
+                                                    &tt_opts_db, &tt_opts_chart_size, NULL};
 const tt_cmd_spec tt_cmd_web = {
     .name = "web",
     .usage = "tabletalk web DB [options]",
