@@ -377,7 +377,8 @@ enum MHD_Result tt_web_api_run_check(tt_web_req *r, const char *run_id) {
   bool then_cut = json_is_true(json_object_get(end, "truncated"));
   tt_db *db = tt_service_db_open(r->w->cfg->svc, NULL, &err);
   tt_db_opts o = tt_config_db_opts(tt_service_config(r->w->cfg->svc));
-  o.max_rows = json_array_size(then_rows) ? (long)json_array_size(then_rows) : 1;
+  size_t n_then = json_array_size(then_rows);
+  o.max_rows = (long)n_then + 1; /* one more: a row added shows */
   o.max_bytes = 64L << 20;
   o.count_rows = 0;
   tt_result *res = db ? tt_db_query_opts(db, sql, strlen(sql), &o, &err) : NULL;
@@ -388,16 +389,20 @@ enum MHD_Result tt_web_api_run_check(tt_web_req *r, const char *run_id) {
     json_decref(events);
     return ret;
   }
-  json_t *now = tt_result_to_json(res, 0, true);
+  size_t n_now = res->nrows;
+  bool now_cut = res->truncated;
+  json_t *now = tt_result_to_json(res, n_then, true); /* the rows the run kept, now */
   tt_result_free(res);
   json_t *then_sum = tt_web_rows_summary(then_rows, then_cut);
-  json_t *now_sum = tt_web_rows_summary(json_object_get(now, "rows"), json_is_true(json_object_get(now, "truncated")));
-  size_t n_then = json_array_size(then_rows), n_now = json_array_size(json_object_get(now, "rows"));
-  bool now_cut = json_is_true(json_object_get(now, "truncated"));
+  json_t *now_sum = tt_web_rows_summary(json_object_get(now, "rows"), n_now > n_then || now_cut);
+  json_object_set_new(now_sum, "rows", json_integer((json_int_t)n_now));
+  /* a run that kept every row must give as many; one that was cut, more */
+  bool count_differs = then_cut ? n_now <= n_then : n_now != n_then;
   tt_buf msg = TT_BUF_INIT;
-  if (n_then != n_now || then_cut != now_cut) {
+  if (count_differs) {
     tt_buf_printf(&msg, "The data changed since this answer was written: the query gave %s%zu row%s then, %s%zu now.",
-                  then_cut ? "more than " : "", n_then, n_then == 1 ? "" : "s", now_cut ? "more than " : "", n_now);
+                  then_cut ? "more than " : "", n_then, n_then == 1 ? "" : "s",
+                  now_cut ? "more than " : "", n_now);
   } else if (strcmp(json_string_value(json_object_get(then_sum, "checksum")),
                     json_string_value(json_object_get(now_sum, "checksum"))) != 0) {
     tt_buf_printf(&msg, "The data changed since this answer was written: the %zu row%s it showed differ now (checksum %s then, %s now).",
