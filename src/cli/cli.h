@@ -294,7 +294,6 @@ char **tt_cli_db_url_args(const tt_cmd_spec *spec, int *argc, char **argv, int *
 #define TT_DB_IS \
   "DB: a SQLite file, a .csv or .tsv file or a folder, or a postgresql:// URI."
 extern const tt_opt_group tt_opts_chart;  /* charts the agent draws */
-extern const tt_opt_group tt_opts_chart_size; /* only --size (web: SVG and PNG, no terminal) */
 extern const tt_opt tt_opts_help_opt[];   /* -h, --help (every command's), then the end */
 extern const tt_opt_group tt_opts_run;    /* --thread, --show-thinking, --quiet */
 

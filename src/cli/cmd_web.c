@@ -1,7 +1,8 @@
-/* cmd_web.c — `tabletalk web DB`: the agent in a browser. Opens the
- * database, its schema and the model as `ask` does, then serves the page
- * and its API (src/web) on loopback until Ctrl-C, printing the URL with
- * the access token. A non-loopback --host needs a token the user chose. */
+/* cmd_web.c — `tabletalk web DB`: the workbench in a browser. Opens the
+ * database and its schema as `ask` does, and the model when one is
+ * configured (the page works without one), then serves the page and its
+ * API (src/web) on loopback until Ctrl-C, printing the URL with the access
+ * token. A non-loopback --host needs a token the user chose. */
 #include "cli/cli.h"
 #include "web/web.h"
 
@@ -37,29 +38,43 @@ static const tt_opt tt_web_own[] = {
     {TT_OPT_TOKEN, "token", 0, TT_ARG_REQUIRED, "T", "access token (TABLETALK_WEB_TOKEN; random)", TT_COMPLETE_NOTHING, NULL,
      "The access token (`TABLETALK_WEB_TOKEN`): 8 to 200 letters, digits, -, _, ., ~; by default "
      "32 random hex digits."},
+    /* of the chart options only the size means something here: the page shows
+     * every chart as SVG, offers the PNG, and has no terminal preview */
+    {TT_OPT_SIZE, "size", 0, TT_ARG_REQUIRED, "WxH", "chart pixels (1200x700)", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_CHART_SIZE},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_web_group = {NULL, false, tt_web_own};
 static const tt_opt_group *const tt_web_groups[] = {&tt_web_group, &tt_opts_model, &tt_opts_limits,
-                                                    &tt_opts_db, &tt_opts_chart_size, NULL};
+                                                    &tt_opts_db, NULL};
 const tt_cmd_spec tt_cmd_web = {
     .name = "web",
     .usage = "tabletalk web DB [options]",
-    .about = "Serve a page to ask questions about DB in a browser: answers stream in, with\n"
-             "the SQL, tables, charts, threads, traces and the schema. Read-only.\n" TT_DB_IS,
+    .about = "Serve a workbench for DB in the browser: answers streamed as they come, a SQL\n"
+             "editor, every row of a result, links, a board of pinned answers. Read-only.\n" TT_DB_IS,
     .groups = tt_web_groups,
     .footer = "Exit codes: 0 after Ctrl-C or SIGTERM, 1 failure, 2 usage.",
     .args = TT_COMPLETE_FILE,
     .doc =
-        "Serve a page to ask questions about the database in a browser, from this binary (no "
-        "build step, no CDN): the answer streams in as the model writes it, with each step "
-        "(model call, SQL, rows, time), the SQL (copy, edit and run again through the same "
-        "read-only guard), the rows (sorted, paged, CSV), charts as SVG (PNG download), "
-        "clarifying questions answered in place, the threads of the thread store (the same as "
-        "`ask --thread`), each run's trace and the schema with sample values. The page and its "
-        "files are embedded at build time; the HTTP API is in docs/reference/web-api.md. It "
-        "needs a model as `ask` does (without one it exits 1 saying how to set one up). It "
-        "prints\n\n"
+        "Serve a workbench for the database in a browser, from this binary (no build step, no "
+        "CDN). Questions: the answer streams in as the model writes it, with each step (model "
+        "call, SQL, rows, time), rendered as Markdown (never as HTML), with its SQL, chart (SVG, "
+        "PNG download) and table; clarifying questions are answered in place. A SQL editor beside "
+        "the question box runs SQL through the same read-only guard (Ctrl+Enter), completes table "
+        "and column names, gives the same did-you-mean hints as the agent gets, and keeps a history "
+        "per database. Every table is read on the server from the whole result: pages, sorting "
+        "(done by the database), the count of every row, and CSV or JSON downloads of every row. "
+        "Every thread, run and query has a URL that restores it (its table read again, with a "
+        "note when the data changed since). Answers and queries can be pinned to a board per "
+        "database, which runs each pinned query again when opened (no model needed) and exports "
+        "as one static HTML file. The page lists the threads of the thread store (the same as `ask "
+        "--thread`), each run's trace, and the schema, searchable by names, descriptions and "
+        "values. The page and its files are embedded at build time; the HTTP API is in "
+        "docs/reference/web-api.md.\n\n"
+        "No model is needed to start: without one the schema, the SQL editor, results and the "
+        "board work, the question box says how to get a model (`tabletalk pull`, or "
+        "`--base-url` / `TABLETALK_BASE_URL`), and a model `tabletalk pull` installs meanwhile is "
+        "found without a restart. It prints\n\n"
         "tabletalk web: serving DB at http://127.0.0.1:PORT/?token=TOKEN\n\n"
         "on standard output (then \"Press Ctrl-C to stop.\" on standard error). Open that URL: "
         "the token is exchanged for an HttpOnly, SameSite=Strict cookie; scripts may send "

@@ -125,15 +125,6 @@ static const tt_opt tt_chart_opts[] = {
 };
 const tt_opt_group tt_opts_chart = {"Charts", true, tt_chart_opts};
 
-/* The page of `web` shows every chart as SVG and offers the PNG, and has no
- * terminal: of the chart options only the size means something there. */
-static const tt_opt tt_chart_size_opts[] = {
-    {TT_OPT_SIZE, "size", 0, TT_ARG_REQUIRED, "WxH", "chart pixels (1200x700)", TT_COMPLETE_NOTHING, NULL,
-     TT_DOC_CHART_SIZE},
-    {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
-};
-const tt_opt_group tt_opts_chart_size = {"Charts", true, tt_chart_size_opts};
-
 static const tt_opt tt_run_opts[] = {
     {TT_OPT_THREAD, "thread", 0, TT_ARG_REQUIRED, "NAME", "keep follow-up context under NAME", TT_COMPLETE_NOTHING, NULL,
      "Keep follow-up context under *NAME*: a later question in the same thread sees the earlier "
