@@ -573,8 +573,21 @@ test('queries: pages, sorting by the engine over every row, the count, the histo
   const escape = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: 'SELECT 1) AS x; DELETE FROM Artist; SELECT * FROM (SELECT 1', sort: 1 } });
   assert.equal(escape.status, 422);
   assert.equal(sha256(sc.db), sc.sha);
+  // quotes, brackets and comments are read as such: a ')' in them does not end the statement
+  const tricky = await request(w, 'POST', '/api/queries', { headers: auth(a), body: {
+    sql: "SELECT Name AS \"a)b\", [Composer] FROM Track /* ) */ WHERE Name LIKE '%)%' -- )\n;  -- done", sort: 1, limit: 2 } });
+  assert.equal(tricky.status, 200, tricky.text);
+  assert.equal(tricky.json.sortable, true);
+  assert.deepEqual(tricky.json.columns, ['a)b', 'Composer']);
   // a query the wrapper cannot take still pages in its own order, and says it cannot be sorted
+  const lone = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: "SELECT ')' AS x WHERE 1 = (1" } });
+  assert.equal(lone.status, 422); /* the engine's own error: the text is not SQL */
   assert.equal((await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: "SELECT 'a' AS x /* unterminated", sort: 1 } })).status, 422);
+  const own = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: "SELECT 'a' AS x /* unterminated" } });
+  assert.equal(own.status, 200, own.text); /* SQLite takes a comment left open at the end */
+  assert.equal(own.json.sortable, false);
+  assert.deepEqual(own.json.rows, [['a']]);
+  assert.equal((await get(`/api/queries/${own.json.id}/count`)).json.row_count, 1);
   assert.equal((await stop(w)).code, 0);
 });
 
