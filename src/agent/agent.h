@@ -30,6 +30,12 @@ typedef enum tt_run_status {
 
 const char *tt_run_status_name(tt_run_status s);
 
+/* " — did you mean Track.Name?": the hint the agent gives the model for an
+ * SQL error about an unknown or ambiguous table or column, looking first at
+ * the tables sql names (sql may be NULL), for any front end that runs SQL a
+ * person typed. Freshly allocated; NULL when there is nothing to say. */
+char *tt_agent_sql_hint(const tt_catalog *cat, const char *sql, const char *message);
+
 /* An earlier question of the same thread, as a follow-up sees it. */
 typedef struct tt_turn {
   const char *question;

@@ -281,3 +281,7 @@ char *tt_hint_for_error(const tt_catalog *cat, const char *sql, const char *mess
   }
   return tt_buf_detach(&b);
 }
+
+char *tt_agent_sql_hint(const tt_catalog *cat, const char *sql, const char *message) {
+  return tt_hint_for_error(cat, sql, message);
+}

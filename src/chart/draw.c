@@ -16,6 +16,9 @@ static const tt_rgba TT_INK = {0x222222, 1};
 static const tt_rgba TT_AXIS = {0x555555, 1};
 static const tt_rgba TT_GRID = {0xE2E2E2, 1};
 static const tt_rgba TT_MUTED = {0x666666, 1};
+/* text on a light slice: the same as TT_INK to the eye, but a colour of its
+ * own, so that the SVG's dark scheme (svg.c) leaves it dark */
+static const tt_rgba TT_INK_ON_COLOUR = {0x1A1A1A, 1};
 
 /* Okabe & Ito's palette, distinguishable with the common colour-vision
  * deficiencies; its black comes last and yellow late (weak on white). */
@@ -757,7 +760,7 @@ static void tt_draw_pie(tt_draw *d) {
                    col.rgb == 0x9A9A9A;
       tt_text(d, cx + sin(mid) * r * 0.64, cy - cos(mid) * r * 0.64 + d->fs_value * 0.36,
               tt_buf_cstr(&t), d->fs_value * 1.1, true, TT_ANCHOR_MIDDLE, 0,
-              light ? TT_INK : TT_WHITE);
+              light ? TT_INK_ON_COLOUR : TT_WHITE);
       tt_buf_free(&t);
     }
     a += share * 2 * M_PI;

@@ -195,6 +195,18 @@ void tt_chart_render_svg(const tt_chart *c, int width, int height, tt_buf *out) 
                      "sans-serif\">\n<title>", width, height, width, height, TT_CHART_FONT);
   tt_svg_text_escape(out, c->title);
   tt_buf_puts(out, "</title>\n");
+  /* the page's dark colour scheme (also inside an <img>): the background,
+   * ink, axes and grid by the colours draw.c gives them; series keep theirs */
+  tt_buf_puts(out,
+              "<style>@media (prefers-color-scheme: dark) {"
+              " rect[fill=\"#FFFFFF\"] { fill: #1F2226 }"
+              " [stroke=\"#FFFFFF\"] { stroke: #1F2226 }"
+              " text[fill=\"#222222\"] { fill: #E6E7E8 }"
+              " text[fill=\"#555555\"], text[fill=\"#666666\"] { fill: #A3A8AE }"
+              " [stroke=\"#555555\"] { stroke: #A3A8AE }"
+              " [stroke=\"#E2E2E2\"] { stroke: #3A3F45 }"
+              " [fill=\"#000000\"] { fill: #E6E7E8 } [stroke=\"#000000\"] { stroke: #E6E7E8 }"
+              " }</style>\n");
   tt_text_metrics *m = tt_text_metrics_new();
   tt_chart_draw(c, width, height, m, &tt_svg_ops, out);
   tt_text_metrics_free(m);

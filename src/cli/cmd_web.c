@@ -1,7 +1,8 @@
-/* cmd_web.c — `tabletalk web DB`: the agent in a browser. Opens the
- * database, its schema and the model as `ask` does, then serves the page
- * and its API (src/web) on loopback until Ctrl-C, printing the URL with
- * the access token. A non-loopback --host needs a token the user chose. */
+/* cmd_web.c — `tabletalk web DB`: the workbench in a browser. Opens the
+ * database and its schema as `ask` does, and the model when one is
+ * configured (the page works without one), then serves the page and its
+ * API (src/web) on loopback until Ctrl-C, printing the URL with the access
+ * token. A non-loopback --host needs a token the user chose. */
 #include "cli/cli.h"
 #include "httpd/httpd.h"
 #include "web/web.h"
@@ -39,29 +40,43 @@ static const tt_opt tt_web_own[] = {
      "The access token (`TABLETALK_WEB_TOKEN`): 16 to 200 letters, digits, -, _, ., ~, random "
      "enough for 64 bits (a shorter or patterned one exits with status 2); by default 32 random "
      "hex digits."},
+    /* of the chart options only the size means something here: the page shows
+     * every chart as SVG, offers the PNG, and has no terminal preview */
+    {TT_OPT_SIZE, "size", 0, TT_ARG_REQUIRED, "WxH", "chart pixels (1200x700)", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_CHART_SIZE},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_web_group = {NULL, false, tt_web_own};
 static const tt_opt_group *const tt_web_groups[] = {&tt_web_group, &tt_opts_model, &tt_opts_limits,
-                                                    &tt_opts_db, &tt_opts_chart, NULL};
+                                                    &tt_opts_db, NULL};
 const tt_cmd_spec tt_cmd_web = {
     .name = "web",
     .usage = "tabletalk web DB [options]",
-    .about = "Serve a page to ask questions about DB in a browser: answers stream in, with\n"
-             "the SQL, tables, charts, threads, traces and the schema. Read-only.\n" TT_DB_IS,
+    .about = "Serve a workbench for DB in the browser: answers streamed as they come, a SQL\n"
+             "editor, every row of a result, links, a board of pinned answers. Read-only.\n" TT_DB_IS,
     .groups = tt_web_groups,
     .footer = "Exit codes: 0 after Ctrl-C or SIGTERM, 1 failure, 2 usage.",
     .args = TT_COMPLETE_FILE,
     .doc =
-        "Serve a page to ask questions about the database in a browser, from this binary (no "
-        "build step, no CDN): the answer streams in as the model writes it, with each step "
-        "(model call, SQL, rows, time), the SQL (copy, edit and run again through the same "
-        "read-only guard), the rows (sorted, paged, CSV), charts as SVG (PNG download), "
-        "clarifying questions answered in place, the threads of the thread store (the same as "
-        "`ask --thread`), each run's trace and the schema with sample values. The page and its "
-        "files are embedded at build time; the HTTP API is in docs/reference/web-api.md. It "
-        "needs a model as `ask` does (without one it exits 1 saying how to set one up). It "
-        "prints\n\n"
+        "Serve a workbench for the database in a browser, from this binary (no build step, no "
+        "CDN). Questions: the answer streams in as the model writes it, with each step (model "
+        "call, SQL, rows, time), rendered as Markdown (never as HTML), with its SQL, chart (SVG, "
+        "PNG download) and table; clarifying questions are answered in place. A SQL editor beside "
+        "the question box runs SQL through the same read-only guard (Ctrl+Enter), completes table "
+        "and column names, gives the same did-you-mean hints as the agent gets, and keeps a history "
+        "per database. Every table is read on the server from the whole result: pages, sorting "
+        "(done by the database), the count of every row, and CSV or JSON downloads of every row. "
+        "Every thread, run and query has a URL that restores it (its table read again, with a "
+        "note when the data changed since). Answers and queries can be pinned to a board per "
+        "database, which runs each pinned query again when opened (no model needed) and exports "
+        "as one static HTML file. The page lists the threads of the thread store (the same as `ask "
+        "--thread`), each run's trace, and the schema, searchable by names, descriptions and "
+        "values. The page and its files are embedded at build time; the HTTP API is in "
+        "docs/reference/web-api.md.\n\n"
+        "No model is needed to start: without one the schema, the SQL editor, results and the "
+        "board work, the question box says how to get a model (`tabletalk pull`, or "
+        "`--base-url` / `TABLETALK_BASE_URL`), and a model `tabletalk pull` installs meanwhile is "
+        "found without a restart. It prints\n\n"
         "tabletalk web: serving DB at http://127.0.0.1:PORT/?token=TOKEN\n\n"
         "on standard output (then \"Press Ctrl-C to stop.\" on standard error). Open that URL: "
         "the token is exchanged for an HttpOnly, SameSite=Strict cookie; scripts may send "
@@ -103,6 +118,7 @@ static bool tt_web_token_ok(const char *t) {
 typedef struct tt_web_listen {
   const char *db;
   bool open;
+  bool no_model; /* say that questions wait for a model */
   pid_t opener; /* xdg-open, while it may still run; else -1 */
 } tt_web_listen;
 
@@ -137,8 +153,23 @@ static void tt_web_on_listen(void *ud, const char *url) {
   tt_web_listen *l = ud;
   printf("tabletalk web: serving %s at %s\n", l->db, url);
   fflush(stdout);
+  if (l->no_model)
+    fprintf(stderr, "tabletalk web: no model yet: the schema, SQL and the board work; questions "
+                    "start working once `tabletalk pull` installs one (or restart with --base-url "
+                    "URL or TABLETALK_BASE_URL for Ollama, llama-server or an API)\n");
   fprintf(stderr, "Press Ctrl-C to stop.\n");
   if (l->open) l->opener = tt_web_open_browser(url);
+}
+
+/* The configuration names a model (a file, an endpoint, the pulled one). */
+static bool tt_web_model_configured(const tt_config *c) {
+  tt_models *m = tt_models_new(c);
+  tt_model_choice ch;
+  tt_models_choice(m, &ch);
+  bool yes = ch.path || ch.url;
+  tt_model_choice_free(&ch);
+  tt_models_free(m);
+  return yes;
 }
 
 /* host (maybe "[v6]") is a loopback address. */
@@ -196,14 +227,24 @@ int cmd_web(int argc, char **argv) {
 
   tt_error err;
   tt_service *svc = NULL;
-  if (tt_config_resolve(&w.o.cfg, &err))
-    svc = tt_service_open(&w.o.cfg, TT_SERVICE_SCHEMA | TT_SERVICE_MODEL, &err);
+  bool model_now = false;
+  if (tt_config_resolve(&w.o.cfg, &err)) {
+    /* a configured model is made now (a bad file is an error at once);
+     * without one the page still browses, runs SQL and shows the board,
+     * and questions work once one is installed (tabletalk pull) */
+    model_now = tt_web_model_configured(&w.o.cfg);
+    svc = tt_service_open(&w.o.cfg, TT_SERVICE_SCHEMA | (model_now ? TT_SERVICE_MODEL : 0), &err);
+    if (svc && !model_now && !tt_models_check(tt_service_models(svc), &err)) {
+      tt_service_free(svc);
+      svc = NULL;
+    }
+  }
   if (!svc) {
     int rc = tt_cli_error("web", &err);
     tt_cli_agent_free(&w.o);
     return rc;
   }
-  tt_web_listen listen = {.db = db_arg, .open = w.open, .opener = -1};
+  tt_web_listen listen = {.db = db_arg, .open = w.open, .no_model = !model_now, .opener = -1};
   tt_web_config cfg = {
       .svc = svc,
       .host = w.host,

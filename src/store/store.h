@@ -1,6 +1,7 @@
-/* store.h — public face of the store layer: threads (follow-up memory) in
- * a SQLite file under the state directory, one JSONL trace per run, chart
- * files and their retention. The session layer (src/session) ties a
+/* store.h — public face of the store layer: threads (follow-up memory),
+ * the SQL a user ran by hand and the board of pinned answers, in a SQLite
+ * file under the state directory; one JSONL trace per run, chart files and
+ * their retention. The session layer (src/session) ties a
  * question to them; front ends never use the store for a question.
  *
  * Every write to the thread store is one transaction: a process killed at
@@ -67,6 +68,66 @@ bool tt_store_rename_thread(tt_store *s, const char *name, const char *db_path, 
  * trace and gc). *found and the result as for renaming. */
 bool tt_store_delete_thread(tt_store *s, const char *name, const char *db_path, bool *found,
                             tt_error *err);
+
+/* ---- queries run by hand (queries.c) ----------------------------------------- */
+
+/* A query's id: 16 hex digits derived from its text, so the same SQL on
+ * the same database always has the same id. */
+#define TT_QUERY_ID_LEN 16
+
+typedef struct tt_query_rec {
+  char id[TT_QUERY_ID_LEN + 1];
+  char *sql;
+  double last_run; /* seconds since the epoch */
+  long runs;       /* times run from the history's owner (the editor) */
+} tt_query_rec;
+
+/* Keeps sql for db_path under its id (written to id); history: it was run
+ * by hand, so it joins the history (again, as the newest). False with err
+ * when the store cannot be written. */
+bool tt_store_put_query(tt_store *s, const char *db_path, const char *sql, bool history,
+                        char id[TT_QUERY_ID_LEN + 1], tt_error *err);
+/* The SQL kept under id (freshly allocated), or *sql NULL when none. */
+bool tt_store_get_query(tt_store *s, const char *db_path, const char *id, char **sql,
+                        tt_error *err);
+/* The history: the queries run by hand on db_path, newest first, at most
+ * limit. Free with tt_query_recs_free. */
+bool tt_store_list_queries(tt_store *s, const char *db_path, size_t limit, tt_query_rec **out,
+                           size_t *n, tt_error *err);
+void tt_query_recs_free(tt_query_rec *v, size_t n);
+
+/* ---- the board: pinned answers (pins.c) ------------------------------------- */
+
+typedef struct tt_pin {
+  long long id;
+  long position;  /* 0 first */
+  char *title;
+  char *sql;      /* what the pin shows: re-run when the board opens */
+  char *chart;    /* the chart spec as JSON text, or NULL: a table */
+  char *question; /* the question it answered, or NULL (SQL run by hand) */
+  char *run_id;   /* the run it came from, or NULL */
+  double created;
+} tt_pin;
+
+/* Appends p (title and sql required) to db_path's board; *id gets its id. */
+bool tt_store_add_pin(tt_store *s, const char *db_path, const tt_pin *p, long long *id,
+                      tt_error *err);
+/* The board in order. Free with tt_pins_free. */
+bool tt_store_list_pins(tt_store *s, const char *db_path, tt_pin **out, size_t *n,
+                        tt_error *err);
+/* One pin; *found false when the board has none with this id. Free with
+ * tt_pin_free. */
+bool tt_store_get_pin(tt_store *s, const char *db_path, long long id, tt_pin *out, bool *found,
+                      tt_error *err);
+bool tt_store_rename_pin(tt_store *s, const char *db_path, long long id, const char *title,
+                         bool *found, tt_error *err);
+/* Moves the pin to place to (0 first; past the end: last). */
+bool tt_store_move_pin(tt_store *s, const char *db_path, long long id, size_t to, bool *found,
+                       tt_error *err);
+bool tt_store_delete_pin(tt_store *s, const char *db_path, long long id, bool *found,
+                         tt_error *err);
+void tt_pin_free(tt_pin *p);
+void tt_pins_free(tt_pin *v, size_t n);
 
 /* ---- traces --------------------------------------------------------------- */
 

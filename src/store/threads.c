@@ -1,9 +1,8 @@
 /* threads.c — the thread store: a small SQLite file of questions and
  * answers per (thread, database), read back as follow-up context. WAL mode,
  * one transaction per write, a busy timeout for concurrent processes. */
-#include "store/store.h"
+#include "store/store_internal.h"
 
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +21,16 @@ static const char tt_store_schema[] =
     /* a title given to a thread (tabletalk web renames threads) */
     "CREATE TABLE IF NOT EXISTS titles("
     "  thread TEXT NOT NULL, db_path TEXT NOT NULL, title TEXT NOT NULL,"
-    "  PRIMARY KEY(thread, db_path));";
+    "  PRIMARY KEY(thread, db_path));"
+    /* SQL run by hand (queries.c): an id per text, the history */
+    "CREATE TABLE IF NOT EXISTS queries("
+    "  db_path TEXT NOT NULL, id TEXT NOT NULL, sql TEXT NOT NULL, created REAL NOT NULL,"
+    "  last_run REAL, runs INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(db_path, id));"
+    /* answers pinned to a database's board (pins.c) */
+    "CREATE TABLE IF NOT EXISTS pins("
+    "  id INTEGER PRIMARY KEY, db_path TEXT NOT NULL, position INTEGER NOT NULL,"
+    "  title TEXT NOT NULL, sql TEXT NOT NULL, chart TEXT, question TEXT, run_id TEXT,"
+    "  created REAL NOT NULL);";
 
 /* Stores made before a column existed get it. */
 static int tt_store_migrate(sqlite3 *h) {
@@ -71,6 +79,8 @@ tt_store *tt_store_open(const char *state_dir, tt_error *err) {
   s->h = h;
   return s;
 }
+
+sqlite3 *tt_store_handle(tt_store *s) { return s->h; }
 
 void tt_store_close(tt_store *s) {
   if (!s) return;

@@ -6,6 +6,7 @@
 #include "web/web_internal.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,21 +22,50 @@ bool tt_web_id_ok(const char *id) {
   return true;
 }
 
+/* The model the configuration picks, named for people ("qwen2.5-7b.gguf",
+ * the endpoint's model or URL), or NULL: none yet. Makes nothing: an
+ * in-process model loads with the first question, not with the page. */
+static char *tt_web_model_name(tt_service *svc, const char **source) {
+  tt_model_choice ch;
+  tt_models_choice(tt_service_models(svc), &ch);
+  char *name = NULL;
+  if (ch.path) {
+    const char *slash = strrchr(ch.path, '/');
+    name = tt_xstrdup(slash ? slash + 1 : ch.path);
+  } else if (ch.url) {
+    const tt_config *c = tt_service_config(svc);
+    const char *m = c->model ? c->model : tt_config_get_value(c, "TABLETALK_MODEL");
+    name = m ? tt_xasprintf("%s at %s", m, ch.url) : tt_xstrdup(ch.url);
+  }
+  *source = ch.source;
+  tt_model_choice_free(&ch);
+  return name;
+}
+
+#define TT_WEB_MODEL_HELP                                                                       \
+  "No model is configured, so questions are off; the schema, SQL and the board work. To ask "   \
+  "questions, install one with `tabletalk pull` (this page notices it), or restart with "       \
+  "--base-url URL (or TABLETALK_BASE_URL) pointing at Ollama, llama-server or an API."
+
 enum MHD_Result tt_web_api_session(tt_web_req *r) {
   tt_service *svc = r->w->cfg->svc;
   const tt_db_target *t = tt_service_target(svc);
-  tt_llm *llm = tt_models_shared(tt_service_models(svc), NULL);
+  const char *source = NULL;
+  char *model = tt_web_model_name(svc, &source);
   json_t *j = json_object();
   json_object_set_new(j, "csrf", r->csrf[0] ? json_string(r->csrf) : json_null());
   json_object_set_new(j, "db", json_string(t->shown));
   json_object_set_new(j, "dialect", json_string(tt_db_kind_dialect(t->kind)));
-  json_object_set_new(j, "model", llm ? json_string(tt_llm_model(llm)) : json_null());
+  json_object_set_new(j, "model", model ? json_string(model) : json_null());
+  json_object_set_new(j, "model_source", model && source ? json_string(source) : json_null());
+  json_object_set_new(j, "model_help", model ? json_null() : json_string(TT_WEB_MODEL_HELP));
   json_object_set_new(j, "version", json_string(TT_VERSION));
   /* what the user should know about how the database is reached */
   json_t *warnings = json_array();
   const char *w = tt_service_warning(svc);
   if (w) json_array_append_new(warnings, json_string(w));
   json_object_set_new(j, "warnings", warnings);
+  free(model);
   return tt_web_send_json(r, 200, j);
 }
 
@@ -228,9 +258,52 @@ enum MHD_Result tt_web_api_schema(tt_web_req *r) {
   return tt_web_send_json(r, 200, j);
 }
 
+#define TT_WEB_VALUE_MATCHES 100
+
+/* GET /api/schema/values?q=TEXT: values of the value index (the distinct
+ * short text values of every text column) that contain TEXT, ignoring case
+ * and accents, the values equal to it first, then those starting with it:
+ * {"matches": [{"table", "column", "value"}], "more"}. */
+enum MHD_Result tt_web_api_schema_values(tt_web_req *r) {
+  const char *q = tt_web_arg(r, "q");
+  if (!q || !*q || strlen(q) > 200) return tt_web_send_error(r, 400, "?q= must be 1 to 200 bytes");
+  tt_buf want = TT_BUF_INIT, have = TT_BUF_INIT;
+  tt_values_fold(q, strlen(q), &want);
+  const tt_values *v = tt_schema_values(r->w->schema);
+  json_t *tier[3] = {json_array(), json_array(), json_array()}; /* equal, prefix, inside */
+  size_t found = 0;
+  const char *t, *c, *val;
+  for (size_t i = 0; want.len && tt_values_entry(v, i, &t, &c, &val); i++) {
+    tt_buf_reset(&have);
+    tt_values_fold(val, strlen(val), &have);
+    const char *at = strstr(tt_buf_cstr(&have), tt_buf_cstr(&want));
+    if (!at) continue;
+    int k = at != have.data ? 2 : have.len == want.len ? 0 : 1;
+    if (++found <= TT_WEB_VALUE_MATCHES || k == 0)
+      json_array_append_new(tier[k], json_pack("{s:s,s:s,s:s}", "table", t, "column", c, "value", val));
+  }
+  tt_buf_free(&want);
+  tt_buf_free(&have);
+  json_array_extend(tier[0], tier[1]);
+  json_array_extend(tier[0], tier[2]);
+  json_decref(tier[1]);
+  json_decref(tier[2]);
+  while (json_array_size(tier[0]) > TT_WEB_VALUE_MATCHES)
+    json_array_remove(tier[0], json_array_size(tier[0]) - 1);
+  return tt_web_send_json(r, 200, json_pack("{s:o,s:b}", "matches", tier[0], "more",
+                                            found > TT_WEB_VALUE_MATCHES));
+}
+
 /* ---- runs and charts -------------------------------------------------------------------- */
 
 enum MHD_Result tt_web_api_run(tt_web_req *r, const char *run_id) {
+  const char *slash = strchr(run_id, '/');
+  if (slash && strcmp(slash, "/check") == 0 && slash - run_id < 128) {
+    char id[128];
+    snprintf(id, sizeof id, "%.*s", (int)(slash - run_id), run_id);
+    if (!tt_web_id_ok(id)) return tt_web_send_error(r, 400, "'%s' is not a run id", id);
+    return tt_web_api_run_check(r, id);
+  }
   if (!tt_web_id_ok(run_id)) return tt_web_send_error(r, 400, "'%s' is not a run id", run_id);
   tt_error err;
   json_t *events = tt_trace_load(tt_config_state_dir(tt_service_config(r->w->cfg->svc)), run_id, &err);

@@ -71,6 +71,21 @@ enum MHD_Result tt_web_send_error(tt_web_req *r, unsigned status, const char *fm
   return tt_web_send_json(r, status, j);
 }
 
+const char *tt_web_arg(tt_web_req *r, const char *name) {
+  return r->w->mhd->lookup_connection_value(r->c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+bool tt_web_arg_long(tt_web_req *r, const char *name, long min, long max, long def, long *out,
+                     enum MHD_Result *ret) {
+  const char *v = tt_web_arg(r, name);
+  *out = def;
+  if (!v || !*v) return true;
+  if (tt_parse_long(v, min, max, out)) return true;
+  *ret = tt_web_send_error(r, 400, "?%s= must be a whole number from %ld to %ld, not '%s'", name,
+                           min, max, v);
+  return false;
+}
+
 const char *tt_web_header(tt_web_req *r, const char *name) {
   return r->w->mhd->lookup_connection_value(r->c, MHD_HEADER_KIND, name);
 }
@@ -294,6 +309,13 @@ static enum MHD_Result tt_web_api(tt_web_req *r) {
     return tt_is(m, "POST") ? tt_web_api_ask(r) : tt_web_method_not_allowed(r, "POST");
   if (tt_is(p, "/sql"))
     return tt_is(m, "POST") ? tt_web_api_sql(r) : tt_web_method_not_allowed(r, "POST");
+  if (tt_is(p, "/queries"))
+    return tt_is(m, "GET") || tt_is(m, "POST") ? tt_web_api_queries(r, NULL)
+                                                : tt_web_method_not_allowed(r, "GET, POST");
+  if (strncmp(p, "/queries/", 9) == 0)
+    return tt_is(m, "GET") ? tt_web_api_queries(r, p + 9) : tt_web_method_not_allowed(r, "GET");
+  if (tt_is(p, "/schema/values"))
+    return tt_is(m, "GET") ? tt_web_api_schema_values(r) : tt_web_method_not_allowed(r, "GET");
   if (tt_is(p, "/schema"))
     return tt_is(m, "GET") ? tt_web_api_schema(r) : tt_web_method_not_allowed(r, "GET");
   if (tt_is(p, "/threads") || tt_is(p, "/threads/"))
@@ -305,6 +327,13 @@ static enum MHD_Result tt_web_api(tt_web_req *r) {
   }
   if (strncmp(p, "/runs/", 6) == 0)
     return tt_is(m, "GET") ? tt_web_api_run(r, p + 6) : tt_web_method_not_allowed(r, "GET");
+  if (tt_is(p, "/pins"))
+    return tt_is(m, "GET") || tt_is(m, "POST") ? tt_web_api_pins(r, NULL)
+                                                : tt_web_method_not_allowed(r, "GET, POST");
+  if (strncmp(p, "/pins/", 6) == 0)
+    return tt_is(m, "GET") || tt_is(m, "PATCH") || tt_is(m, "DELETE")
+               ? tt_web_api_pins(r, p + 6)
+               : tt_web_method_not_allowed(r, "GET, PATCH, DELETE");
   if (strncmp(p, "/charts/", 8) == 0)
     return tt_is(m, "GET") ? tt_web_api_chart(r, p + 8) : tt_web_method_not_allowed(r, "GET");
   return tt_web_send_error(r, 404, "no endpoint %s; the API is described in docs/reference/web-api.md",

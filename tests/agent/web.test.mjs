@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { closeAtEnd, run, scratch, server, sha256, startWeb, waitForFile } from '../support/harness.mjs';
+import { closeAtEnd, run, runProgram, scratch, sqliteRows, server, sha256, startWeb, waitForFile } from '../support/harness.mjs';
 
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
 const answer = (text) => ({ tool: 'answer', args: { text } });
@@ -147,12 +147,32 @@ test('403 for a foreign Host or Origin, and for a POST without the CSRF token', 
   await srv.close();
 });
 
-test('without a model it does not start, and says how to configure one', async () => {
+test('without a model it starts: the schema and SQL work, the session says how to get a model, a pulled one is found', async () => {
   const sc = scratch();
-  const r = await run(['web', sc.db, '--port', '0', '--state-dir', sc.state]);
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /no model available.*--base-url/s);
-  assert.equal(r.stdout, '');
+  const data = path.join(sc.dir, 'data');
+  const w = await startWeb(sc, null, [], { TABLETALK_DATA_DIR: data });
+  const a = await login(w);
+  assert.equal(a.session.model, null);
+  assert.match(a.session.model_help, /tabletalk pull.*--base-url.*TABLETALK_BASE_URL/s);
+  const s = await request(w, 'GET', '/api/schema', { headers: { Cookie: a.Cookie } });
+  assert.equal(s.status, 200);
+  assert.equal(s.json.tables.length, 11);
+  const q = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: COUNT } });
+  assert.equal(q.status, 200, q.text);
+  assert.deepEqual(q.json.rows, [[59]]);
+  // a question without a model is a failed run that says how to get one
+  const { run: r } = await askWeb(w, a, 'How many customers?');
+  assert.equal(r.status, 'failed');
+  assert.match(r.error, /no model available.*tabletalk pull/s);
+  // `tabletalk pull` puts a model in the data folder: the next session names it, no restart
+  fs.mkdirSync(path.join(data, 'models'), { recursive: true });
+  fs.writeFileSync(path.join(data, 'models', 'default.gguf'), 'not really a model');
+  const again = await request(w, 'GET', '/api/session', { headers: { Cookie: a.Cookie } });
+  assert.equal(again.json.model, 'default.gguf');
+  assert.equal(again.json.model_help, null);
+  const end = await stop(w);
+  assert.equal(end.code, 0);
+  assert.match(end.stderr(), /no model yet: .*tabletalk pull.*--base-url/s);
 });
 
 test('a non-loopback --host without a chosen token is refused with what to set', async () => {
@@ -498,4 +518,199 @@ test('the in-process model takes questions one at a time: the second is queued, 
   const queued = [x, y].filter((r) => r.events.some((e) => e.event === 'queued'));
   assert.equal(queued.length, 1, 'exactly one question waited for the model');
   assert.equal((await stop(w)).code, 0);
+});
+
+/* ---- the workbench: queries read on the server, the history, the board ---------------- */
+
+test('queries: pages, sorting by the engine over every row, the count, the history, did-you-mean and refusals', async () => {
+  const sc = scratch();
+  const w = await startWeb(sc, null);
+  const a = await login(w);
+  const get = (p) => request(w, 'GET', p, { headers: { Cookie: a.Cookie } });
+  const TRACKS = 'SELECT TrackId, Name, Milliseconds FROM Track;  -- every track';
+  const q = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: TRACKS, sort: 3, desc: true, limit: 3 } });
+  assert.equal(q.status, 200, q.text);
+  assert.match(q.json.id, /^[0-9a-f]{16}$/);
+  assert.deepEqual(q.json.columns, ['TrackId', 'Name', 'Milliseconds']);
+  assert.deepEqual(q.json.rows[0], [2820, 'Occupation / Precipice', 5286953]);
+  assert.equal(q.json.more, true);
+  assert.equal(q.json.sortable, true);
+  // the next pages, both orders, come from the same id
+  const last = await get(`/api/queries/${q.json.id}/rows?offset=3500&limit=25&sort=3&desc=0`);
+  assert.equal(last.status, 200, last.text);
+  assert.deepEqual(last.json.rows.map((r) => r[2]), [2960293, 5088838, 5286953]);
+  assert.equal(last.json.more, false);
+  const page2 = await get(`/api/queries/${q.json.id}/rows?offset=25`);
+  assert.deepEqual(page2.json.rows, await sqliteRows(sc.db, 'SELECT TrackId, Name, Milliseconds FROM Track LIMIT 25 OFFSET 25'));
+  const count = await get(`/api/queries/${q.json.id}/count`);
+  assert.equal(count.json.row_count, 3503);
+  assert.equal((await get(`/api/queries/${q.json.id}/rows?limit=5000`)).status, 400);
+  assert.equal((await get('/api/queries/0123456789abcdef/rows')).status, 404);
+  // the same text is the same id; the history lists it once, newest first
+  await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: COUNT } });
+  const again = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: TRACKS } });
+  assert.equal(again.json.id, q.json.id);
+  const hidden = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: 'SELECT 1 AS one', history: false } });
+  assert.equal(hidden.status, 200);
+  const hist = await get('/api/queries');
+  assert.deepEqual(hist.json.queries.map((x) => x.sql), [TRACKS, COUNT]);
+  assert.equal(hist.json.queries[0].runs, 2);
+  assert.equal((await get(`/api/queries/${hidden.json.id}`)).json.sql, 'SELECT 1 AS one');
+  // a repeated column keeps its own name through the wrapper
+  const dup = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: 'SELECT a.ArtistId, b.ArtistId FROM Artist a JOIN Album b USING (ArtistId)', sort: 2 } });
+  assert.deepEqual(dup.json.columns, ['ArtistId', 'ArtistId']);
+  // errors: the hint the agent gives the model, refusals named as such (not as the wrapper's syntax)
+  const typo = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: 'SELECT Nme FROM Artist' } });
+  assert.equal(typo.status, 422);
+  assert.equal(typo.json.refused, false);
+  assert.match(typo.json.error, /no such column: Nme — did you mean Name\?/);
+  for (const bad of ['DELETE FROM Artist', 'SELECT 1; DROP TABLE Artist', "ATTACH DATABASE '/tmp/x.db' AS x"]) {
+    const r = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: bad } });
+    assert.equal(r.status, 422, bad);
+    assert.equal(r.json.refused, true, bad);
+  }
+  // the wrapper cannot be escaped: the whole text goes through the guard as one statement
+  const escape = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: 'SELECT 1) AS x; DELETE FROM Artist; SELECT * FROM (SELECT 1', sort: 1 } });
+  assert.equal(escape.status, 422);
+  assert.equal(sha256(sc.db), sc.sha);
+  // quotes, brackets and comments are read as such: a ')' in them does not end the statement
+  const tricky = await request(w, 'POST', '/api/queries', { headers: auth(a), body: {
+    sql: "SELECT Name AS \"a)b\", [Composer] FROM Track /* ) */ WHERE Name LIKE '%)%' -- )\n;  -- done", sort: 1, limit: 2 } });
+  assert.equal(tricky.status, 200, tricky.text);
+  assert.equal(tricky.json.sortable, true);
+  assert.deepEqual(tricky.json.columns, ['a)b', 'Composer']);
+  // a query the wrapper cannot take still pages in its own order, and says it cannot be sorted
+  const lone = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: "SELECT ')' AS x WHERE 1 = (1" } });
+  assert.equal(lone.status, 422); /* the engine's own error: the text is not SQL */
+  assert.equal((await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: "SELECT 'a' AS x /* unterminated", sort: 1 } })).status, 422);
+  const own = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: "SELECT 'a' AS x /* unterminated" } });
+  assert.equal(own.status, 200, own.text); /* SQLite takes a comment left open at the end */
+  assert.equal(own.json.sortable, false);
+  assert.deepEqual(own.json.rows, [['a']]);
+  assert.equal((await get(`/api/queries/${own.json.id}/count`)).json.row_count, 1);
+  assert.equal((await stop(w)).code, 0);
+});
+
+test('downloads: every row as CSV and JSON through a cursor, in the order shown, caps announced, formulas defused unless raw', async () => {
+  const sc = scratch();
+  const w = await startWeb(sc, null);
+  const a = await login(w);
+  const get = (p) => request(w, 'GET', p, { headers: { Cookie: a.Cookie } });
+  const q = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: 'SELECT TrackId, Name, Milliseconds FROM Track' } });
+  const csv = await get(`/api/queries/${q.json.id}/rows.csv?sort=3&desc=1`);
+  assert.equal(csv.status, 200);
+  assert.match(csv.headers['content-type'], /^text\/csv/);
+  assert.match(csv.headers['content-disposition'], /attachment; filename="tabletalk-[0-9a-f]{16}\.csv"/);
+  const lines = csv.text.split('\r\n');
+  assert.equal(lines.length, 3505); // the header, 3,503 rows, the last CRLF
+  assert.equal(lines[0], 'TrackId,Name,Milliseconds');
+  assert.equal(lines[1], '2820,Occupation / Precipice,5286953');
+  const json = await get(`/api/queries/${q.json.id}/rows.json`);
+  assert.equal(json.json.rows.length, 3503);
+  assert.equal(json.json.truncated, false);
+  const cut = await get(`/api/queries/${q.json.id}/rows.json?max_rows=10`);
+  assert.equal(cut.json.rows.length, 10);
+  assert.equal(cut.json.truncated, true);
+  assert.equal(cut.json.truncated_by, 'max_rows');
+  const hostile = await request(w, 'POST', '/api/queries', { headers: auth(a), body: {
+    sql: "SELECT '=HYPERLINK(\"http://x\")' AS f, -5 AS n, '-x' AS m, '@SUM(1)' AS at, '+1' AS p, char(9) || 'tab' AS t, 'plain' AS ok, NULL AS z" } });
+  const h = await get(`/api/queries/${hostile.json.id}/rows.csv`);
+  assert.equal(h.text, 'f,n,m,at,p,t,ok,z\r\n"\'=HYPERLINK(""http://x"")",-5,"\'-x","\'@SUM(1)","\'+1","\'\ttab",plain,\r\n');
+  const raw = await get(`/api/queries/${hostile.json.id}/rows.csv?raw=1`);
+  assert.equal(raw.text, 'f,n,m,at,p,t,ok,z\r\n"=HYPERLINK(""http://x"")",-5,-x,@SUM(1),+1,\ttab,plain,\r\n');
+  assert.equal((await stop(w)).code, 0);
+});
+
+test('the board: pins added, renamed, moved, removed, a chart drawn again from fresh rows, the export static', async () => {
+  const sc = scratch();
+  const w = await startWeb(sc, null);
+  const a = await login(w);
+  const get = (p) => request(w, 'GET', p, { headers: { Cookie: a.Cookie } });
+  const GENRES = 'SELECT g.Name AS genre, count(*) AS tracks FROM Track t JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.GenreId ORDER BY tracks DESC';
+  const p1 = await request(w, 'POST', '/api/pins', { headers: auth(a), body: { title: 'Tracks per genre', sql: GENRES, question: 'How many tracks per genre?',
+    chart: { kind: 'bar', x: 'genre', y: 'tracks', title: 'Tracks <per> genre' } } });
+  assert.equal(p1.status, 201, p1.text);
+  const p2 = await request(w, 'POST', '/api/pins', { headers: auth(a), body: { title: 'Artists \u202e<b>', sql: 'SELECT Name FROM Artist ORDER BY Name' } });
+  assert.equal(p2.status, 201);
+  assert.equal((await request(w, 'POST', '/api/pins', { headers: auth(a), body: { title: 'x', sql: 'SELECT 1', chart: { kind: 'nope' } } })).status, 400);
+  assert.equal((await request(w, 'POST', '/api/pins', { headers: { Cookie: a.Cookie }, body: { title: 'x', sql: 'SELECT 1' } })).status, 403);
+  let board = await get('/api/pins');
+  assert.deepEqual(board.json.pins.map((p) => p.title), ['Tracks per genre', 'Artists \u202e<b>']);
+  const moved = await request(w, 'PATCH', `/api/pins/${p2.json.id}`, { headers: auth(a), body: { position: 0, title: 'Artists A-Z \u202e<b>' } });
+  assert.equal(moved.status, 200, moved.text);
+  board = await get('/api/pins');
+  assert.deepEqual(board.json.pins.map((p) => p.id), [p2.json.id, p1.json.id]);
+  assert.equal(board.json.pins[0].title, 'Artists A-Z \u202e<b>');
+  assert.deepEqual(board.json.pins[1].chart.y, 'tracks');
+  const svg = await get(`/api/pins/${p1.json.id}/chart.svg`);
+  assert.equal(svg.status, 200);
+  assert.equal(svg.headers['content-type'], 'image/svg+xml');
+  assert.match(svg.text, /Tracks &lt;per&gt; genre/);
+  assert.match(svg.text, /prefers-color-scheme: dark/);
+  assert.equal((await get(`/api/pins/${p2.json.id}/chart.svg`)).status, 404);
+  // the export: one static file, tables and SVG inline, every string escaped, no script
+  const ex = await get('/api/pins/export.html');
+  assert.equal(ex.status, 200);
+  assert.match(ex.headers['content-disposition'], /attachment; filename="tabletalk-board.html"/);
+  assert.doesNotMatch(ex.text, /<script/i);
+  assert.match(ex.text, /Content-Security-Policy" content="default-src 'none'/);
+  assert.match(ex.text, /<svg[^>]*>[\s\S]*Tracks &lt;per&gt; genre[\s\S]*<\/svg>/);
+  assert.match(ex.text, /<td>Rock<\/td><td class="num">1297<\/td>/);
+  assert.match(ex.text, /<h2>Artists A-Z &lt;U\+202E&gt;&lt;b&gt;<\/h2>/);
+  assert.ok(ex.text.indexOf('Artists A-Z') < ex.text.indexOf('Tracks per genre'), 'the board order');
+  assert.equal((await request(w, 'DELETE', `/api/pins/${p2.json.id}`, { headers: auth(a) })).status, 204);
+  assert.equal((await request(w, 'DELETE', `/api/pins/${p2.json.id}`, { headers: auth(a) })).status, 404);
+  assert.deepEqual((await get('/api/pins')).json.pins.map((p) => p.id), [p1.json.id]);
+  assert.equal((await stop(w)).code, 0);
+});
+
+test('restoring a run: the data-change check (row count, checksum), and the database gone', async () => {
+  const sc = scratch();
+  const q = 'How many media types are there?';
+  const srv = await server({ rules: [
+    { when: { question: q, step: 0 }, ...sql('SELECT MediaTypeId, Name FROM MediaType ORDER BY MediaTypeId') },
+    { when: { question: q }, ...answer('There are 5 media types.') },
+  ] });
+  const w = await startWeb(sc, srv);
+  const a = await login(w);
+  const { run: r } = await askWeb(w, a, q);
+  const check = () => request(w, 'GET', `/api/runs/${r.run_id}/check`, { headers: { Cookie: a.Cookie } });
+  const same = await check();
+  assert.equal(same.status, 200, same.text);
+  assert.equal(same.json.changed, false);
+  assert.deepEqual(same.json.then, same.json.now);
+  // another program changes a row: the count is the same, the checksum is not
+  const edit = (s) => runProgram('python3', ['-c', `import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()`, sc.db, s]);
+  assert.equal((await edit("UPDATE MediaType SET Name = 'Vinyl' WHERE MediaTypeId = 1")).code, 0);
+  const changed = await check();
+  assert.equal(changed.json.changed, true);
+  assert.match(changed.json.message, /the 5 rows it showed differ now \(checksum [0-9a-f]{16} then, [0-9a-f]{16} now\)/);
+  assert.equal((await edit("INSERT INTO MediaType(MediaTypeId, Name) VALUES (6, 'Tape')")).code, 0);
+  assert.match((await check()).json.message, /the query gave 5 rows then, 6 now/);
+  // the database gone: 503 with db_gone, so the page shows the rows the run kept
+  fs.renameSync(sc.db, sc.db + '.away');
+  const gone = await request(w, 'POST', '/api/queries', { headers: auth(a), body: { sql: 'SELECT 1' } });
+  assert.equal(gone.status, 503);
+  assert.equal(gone.json.db_gone, true);
+  assert.equal((await check()).status, 503);
+  const stored = await request(w, 'GET', `/api/runs/${r.run_id}`, { headers: { Cookie: a.Cookie } });
+  assert.equal(stored.json.events.at(-1).rows.length, 5);
+  fs.renameSync(sc.db + '.away', sc.db);
+  await srv.close();
+  assert.equal((await stop(w)).code, 0);
+});
+
+test('schema search over values; web --help lists only what web uses', async () => {
+  const sc = scratch();
+  const w = await startWeb(sc, null);
+  const a = await login(w);
+  const v = await request(w, 'GET', '/api/schema/values?q=rock', { headers: { Cookie: a.Cookie } });
+  assert.equal(v.status, 200);
+  assert.deepEqual(v.json.matches[0], { table: 'Genre', column: 'Name', value: 'Rock' });
+  assert.equal((await request(w, 'GET', '/api/schema/values', { headers: { Cookie: a.Cookie } })).status, 400);
+  assert.equal((await stop(w)).code, 0);
+  const help = await run(['web', '--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--size WxH/);
+  assert.doesNotMatch(help.stdout, /--no-preview|--chart-format|--quiet|--show-thinking/);
 });

@@ -2,7 +2,9 @@
  * deleting (what tabletalk web's sidebar uses), in a private state folder:
  * newest first, per database, titles over first questions, a rename or
  * delete of an unknown thread changes nothing and says so, and a deleted
- * thread starts afresh when asked again. */
+ * thread starts afresh when asked again. Then the SQL run by hand (one id
+ * per text, the history newest first, per database) and the board's pins
+ * (appended last, moved anywhere and past the end, renamed, removed). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -144,11 +146,114 @@ static void test_delete(void **state) {
   free(dir);
 }
 
+static void test_queries(void **state) {
+  (void)state;
+  char *dir;
+  tt_store *st = open_store(&dir);
+  tt_error err;
+  char a[TT_QUERY_ID_LEN + 1], b[TT_QUERY_ID_LEN + 1], a2[TT_QUERY_ID_LEN + 1], c[TT_QUERY_ID_LEN + 1];
+  assert_true(tt_store_put_query(st, DB, "SELECT 1", true, a, &err));
+  assert_true(tt_store_put_query(st, DB, "SELECT 2", false, b, &err)); /* kept, not in the history */
+  assert_true(tt_store_put_query(st, OTHER, "SELECT 3", true, c, &err));
+  assert_true(tt_store_put_query(st, DB, "SELECT 1", true, a2, &err));
+  assert_string_equal(a, a2); /* the same text, the same id */
+  assert_string_not_equal(a, b);
+  assert_int_equal(strlen(a), TT_QUERY_ID_LEN);
+  char *sql;
+  assert_true(tt_store_get_query(st, DB, b, &sql, &err));
+  assert_string_equal(sql, "SELECT 2");
+  free(sql);
+  assert_true(tt_store_get_query(st, OTHER, a, &sql, &err));
+  assert_null(sql); /* another database's */
+  tt_query_rec *v;
+  size_t n;
+  assert_true(tt_store_list_queries(st, DB, 10, &v, &n, &err));
+  assert_int_equal(n, 1);
+  assert_string_equal(v[0].sql, "SELECT 1");
+  assert_int_equal(v[0].runs, 2);
+  tt_query_recs_free(v, n);
+  assert_true(tt_store_put_query(st, DB, "SELECT 2", true, b, &err)); /* now run by hand */
+  assert_true(tt_store_list_queries(st, DB, 10, &v, &n, &err));
+  assert_int_equal(n, 2);
+  tt_query_recs_free(v, n);
+  tt_store_close(st);
+  free(dir);
+}
+
+/* The board's titles in order, joined by spaces. */
+static char *board(tt_store *st, const char *db) {
+  tt_pin *v;
+  size_t n;
+  tt_error err;
+  assert_true(tt_store_list_pins(st, db, &v, &n, &err));
+  tt_buf b = TT_BUF_INIT;
+  for (size_t i = 0; i < n; i++) tt_buf_printf(&b, "%s%s", i ? " " : "", v[i].title);
+  tt_pins_free(v, n);
+  return tt_buf_detach(&b);
+}
+
+static void assert_board(tt_store *st, const char *db, const char *want) {
+  char *got = board(st, db);
+  assert_string_equal(got ? got : "", want);
+  free(got);
+}
+
+static void test_pins(void **state) {
+  (void)state;
+  char *dir;
+  tt_store *st = open_store(&dir);
+  tt_error err;
+  long long id[4];
+  const char *names[] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; i++) {
+    tt_pin p = {.title = (char *)names[i], .sql = (char *)"SELECT 1",
+                .chart = i == 0 ? (char *)"{\"kind\":\"bar\"}" : NULL};
+    assert_true(tt_store_add_pin(st, DB, &p, &id[i], &err));
+  }
+  tt_pin other = {.title = (char *)"elsewhere", .sql = (char *)"SELECT 2"};
+  long long oid;
+  assert_true(tt_store_add_pin(st, OTHER, &other, &oid, &err));
+  assert_board(st, DB, "a b c d");
+  bool found;
+  assert_true(tt_store_move_pin(st, DB, id[3], 0, &found, &err));
+  assert_true(found);
+  assert_board(st, DB, "d a b c");
+  assert_true(tt_store_move_pin(st, DB, id[3], 99, &found, &err)); /* past the end: last */
+  assert_board(st, DB, "a b c d");
+  assert_true(tt_store_move_pin(st, DB, id[0], 2, &found, &err));
+  assert_board(st, DB, "b c a d");
+  assert_true(tt_store_move_pin(st, DB, oid, 0, &found, &err));
+  assert_false(found); /* another board's pin */
+  assert_true(tt_store_rename_pin(st, DB, id[1], "B", &found, &err));
+  assert_true(found);
+  assert_true(tt_store_delete_pin(st, DB, id[2], &found, &err));
+  assert_true(found);
+  assert_true(tt_store_delete_pin(st, DB, id[2], &found, &err));
+  assert_false(found);
+  assert_board(st, DB, "B a d");
+  assert_board(st, OTHER, "elsewhere");
+  tt_pin p;
+  assert_true(tt_store_get_pin(st, DB, id[0], &p, &found, &err));
+  assert_true(found);
+  assert_string_equal(p.chart, "{\"kind\":\"bar\"}");
+  assert_null(p.question);
+  tt_pin_free(&p);
+  /* a new pin goes last */
+  long long e;
+  tt_pin last = {.title = (char *)"e", .sql = (char *)"SELECT 5"};
+  assert_true(tt_store_add_pin(st, DB, &last, &e, &err));
+  assert_board(st, DB, "B a d e");
+  tt_store_close(st);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_list_newest_first_per_database),
       cmocka_unit_test(test_rename),
       cmocka_unit_test(test_delete),
+      cmocka_unit_test(test_queries),
+      cmocka_unit_test(test_pins),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,10 +2,13 @@
 // driven by puppeteer-core (tests/web/package.json; it never downloads a
 // browser), against the real binary with the scripted model server and a
 // scratch copy of chinook. Asks, follows up, answers a clarification in
-// place, draws a chart, tries a write, edits and re-runs SQL, sorts, pages
-// and downloads rows, opens a trace, renames and deletes a thread, searches
-// the schema, and checks that requests without the token or from another
-// origin are refused. Screenshots of the main states go to
+// place, draws a chart, tries a write, runs SQL typed in the editor (with
+// completion and history), sorts every row on the server, pages and
+// downloads every row, renders Markdown answers safely, restores threads,
+// runs and queries from their URLs (back and forward too), pins answers to
+// the board and exports it, starts without a model, opens a trace, renames
+// and deletes a thread, searches the schema, and checks that requests
+// without the token or from another origin are refused. Screenshots of the main states go to
 // $TT_WEB_SCREENSHOTS (build/tests/web-screenshots from CTest).
 // Run directly (`node tests/web/browser.test.mjs`): exits 77 (skipped) when
 // chromium or node_modules are missing.
@@ -29,7 +32,7 @@ if (!fs.existsSync(PUPPETEER)) {
 const { test, before, after } = await import('node:test');
 const assert = (await import('node:assert/strict')).default;
 const { default: puppeteer } = await import('puppeteer-core');
-const { FAIL_AFTER, scratch, server, sha256, startServer, tempDir, waitForFile } = await import('../support/harness.mjs');
+const { FAIL_AFTER, runProgram, scratch, sqliteRows, server, sha256, startServer, tempDir, waitForFile } = await import('../support/harness.mjs');
 /* how long a wait on the page may take before it is a failure (never the thing under test) */
 const WAIT_MS = FAIL_AFTER;
 
@@ -51,7 +54,13 @@ const Q = {
   write: 'Delete all tracks',
   albums: 'How many albums are there?',
   slow: 'Take your time',
+  md: 'Which genres lead, in Markdown?',
+  media: 'Which media types are there?',
 };
+/* A Markdown answer with hostile parts: HTML, a javascript: link, a bidi override. */
+const MD_ANSWER = '**Rock** leads with *1297* tracks.\n\n- Rock: 1297\n- Latin: 579\n\n1. first\n2. second\n\n' +
+  '| genre | tracks |\n|---|---:|\n| Rock | 1297 |\n| <b>Latin</b> | 579 |\n\nSee [the docs](https://example.com/genres) ' +
+  'or [this](javascript:alert(document.cookie)) and `count(*)`.\n\n```sql\nSELECT 1;\n```\n<img src=x id=mdpwned onerror=alert(1)> file\u202Egnp.exe';
 const RULES = [
   { when: { question: Q.genres, step: 0 }, ...sql(GENRES) },
   { when: { question: Q.genres, step: 1 }, ...answer('Rock has the most tracks: 1297.') },
@@ -69,6 +78,10 @@ const RULES = [
   { when: { question: Q.albums, step: 0 }, ...sql('SELECT count(*) AS albums FROM Album') },
   { when: { question: Q.albums, step: 1 }, ...answer('There are 348 albums.') },
   { when: { question: Q.slow }, hang_ms: 60000, ...answer('Too late.') },
+  { when: { question: Q.md, step: 0 }, ...sql(GENRES) },
+  { when: { question: Q.md, step: 1 }, ...answer(MD_ANSWER) },
+  { when: { question: Q.media, step: 0 }, ...sql('SELECT MediaTypeId, Name FROM MediaType ORDER BY MediaTypeId') },
+  { when: { question: Q.media, step: 1 }, ...answer('There are 5 media types.') },
 ];
 
 let sc, model, web, url, origin, browser, page, before_sha;
@@ -113,6 +126,42 @@ async function askInPage(question) {
     return turns.length > k && turns[turns.length - 1].querySelector('.run, .error');
   }, { timeout: WAIT_MS }, n);
   await page.waitForFunction(() => !document.getElementById('send').disabled);
+  await tablesRead(lastTurn);
+}
+
+/* Every result table under sel has its first page (or its error), and its count. */
+function tablesRead(sel) {
+  return page.waitForFunction((s) => [...document.querySelectorAll(`${s} .result`)].every((r) =>
+    r.querySelector('.error, .refused, .warning') || (r.querySelector('tbody') && !/Counting/.test(r.querySelector('.result-meta')?.textContent || ''))), {}, sel);
+}
+
+/* Waits until the first row of the table under sel is `want`. */
+function firstRowIs(sel, want) {
+  return page.waitForFunction((s, w) => {
+    const tr = document.querySelector(`${s} tbody tr`);
+    return tr && JSON.stringify([...tr.cells].map((c) => c.textContent)) === w;
+  }, {}, sel, JSON.stringify(want));
+}
+
+/* Types SQL into the editor and runs it with Ctrl+Enter; waits for its table or error. */
+async function runInEditor(text) {
+  const n = await page.$$eval('#conversation .turn', (t) => t.length);
+  await page.$eval('#sql', (t) => { t.value = ''; });
+  await page.focus('#sql');
+  await page.keyboard.type(text);
+  await page.keyboard.press('Escape'); // no completion list open
+  await page.keyboard.down('Control'); await page.keyboard.press('Enter'); await page.keyboard.up('Control');
+  await page.waitForFunction((k) => {
+    const turns = document.querySelectorAll('#conversation .turn');
+    return turns.length > k && turns[turns.length - 1].querySelector('.result, .error, .refused');
+  }, {}, n);
+  await tablesRead(lastTurn);
+}
+
+/* New thread: the link, then an empty conversation. */
+async function newThreadInPage() {
+  await clickNow('#new-thread'); /* folded away on a phone */
+  await page.waitForFunction(() => location.hash === '#/' && !document.querySelector('#conversation .turn'));
 }
 
 /* Table rows of a result section, as text. */
@@ -134,7 +183,7 @@ before(async () => {
   await page.setViewport({ width: 1280, height: 900 });
   page.on('dialog', (d) => d.accept()); // the delete confirmation
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`${m.text()} ${m.location().url || ''}`); });
   const cdp = await page.createCDPSession();
   await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads, eventsEnabled: true });
   cdp.on('Browser.downloadProgress', (e) => {
@@ -224,12 +273,15 @@ test('a question: the answer streams in, the steps, the SQL and the table appear
   assert.equal(rows.length, 25);
   assert.deepEqual(rows[0], ['Rock', '1297']);
   assert.match(await page.$eval(`${turn} .page-info`, (p) => p.textContent), /Rows 1–25 of 25/);
-  // sort by a click on the header: fewest first, then most first again
+  // one page: no paging controls
+  assert.equal(await page.$eval(`${turn} .pager`, (p) => p.hidden), true);
+  // sort by a click on the header (on the server): fewest first, then most first again
   await page.click(`${turn} th:nth-child(2) button.sort`);
+  await firstRowIs(`${turn} .result`, ['Opera', '1']);
   assert.equal(await page.$eval(`${turn} th:nth-child(2)`, (th) => th.getAttribute('aria-sort')), 'ascending');
-  assert.deepEqual((await tableRows(`${turn} .result`))[0], ['Opera', '1']);
   await page.click(`${turn} th:nth-child(2) button.sort`);
-  assert.deepEqual((await tableRows(`${turn} .result`))[0], ['Rock', '1297']);
+  await firstRowIs(`${turn} .result`, ['Rock', '1297']);
+  assert.equal(await page.$eval(`${turn} th:nth-child(2)`, (th) => th.getAttribute('aria-sort')), 'descending');
   await shot('01-answer-table');
 });
 
@@ -268,47 +320,112 @@ test('a trace opens in a panel with the steps, the SQL, tokens and timings', asy
   assert.equal(await page.$eval('#trace', (d) => d.open), false);
 });
 
-test('edit the SQL and run it again; a write there is refused plainly', async () => {
-  const turn = '#conversation .turn:first-of-type';
-  await page.click(`${turn} .sql-actions button:nth-child(2)`); // Edit
-  const editor = `${turn} textarea.sql-edit`;
-  await page.waitForSelector(editor);
-  await page.$eval(editor, (t) => { t.value = ''; });
-  await page.type(editor, 'SELECT Name FROM Artist ORDER BY ArtistId');
-  await page.click(`${turn} .run-sql`);
-  await page.waitForSelector(`${turn} .sql-result .result`);
-  assert.match(await page.$eval(`${turn} .sql-result`, (r) => r.textContent), /275 rows in/);
-  assert.deepEqual((await tableRows(`${turn} .sql-result .result`))[0], ['AC/DC']);
-  await page.click(`${turn} .sql-result .pager button:nth-child(3)`); // Next
-  assert.match(await page.$eval(`${turn} .sql-result .page-info`, (p) => p.textContent), /Rows 26–50 of 275, page 2 of 11/);
-  // hostile cells stay text, and the CSV is RFC 4180
-  await page.$eval(editor, (t) => { t.value = ''; });
-  await page.type(editor, `SELECT '<img src=x id=pwned>' AS html, 'a,b' AS comma, 'say "hi"' AS quote, 'two' || char(10) || 'lines' AS nl, NULL AS empty`);
+test('the SQL editor: completion from the catalog, Ctrl+Enter, hostile cells as text, a did-you-mean, a refused write, the history', async () => {
+  // Edit puts an answer's SQL in the editor
+  await page.click('#conversation .turn:first-of-type .edit-sql');
+  assert.equal(await page.$eval('#sql', (t) => t.value), GENRES);
+  // completion: a table, then a column of the table named before the dot
+  await page.$eval('#sql', (t) => { t.value = ''; });
+  await page.focus('#sql');
+  await page.keyboard.type('SELECT Na');
+  await page.waitForSelector('#sql-complete:not([hidden]) li');
+  assert.ok((await texts('#sql-complete li')).some((t) => t.startsWith('Name')));
+  assert.equal(await page.$eval('#sql', (t) => t.getAttribute('aria-expanded')), 'true');
+  await shot('13-sql-completion');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.$eval('#sql', (t) => t.value), 'SELECT Name');
+  await page.keyboard.type(' FROM Art');
+  await page.waitForFunction(() => [...document.querySelectorAll('#sql-complete li')].some((l) => l.textContent.startsWith('Artist')));
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(' ORDER BY Artist.Art');
+  await page.waitForFunction(() => [...document.querySelectorAll('#sql-complete li')].some((l) => l.textContent.startsWith('ArtistId')));
+  await page.keyboard.press('Tab');
+  assert.equal(await page.$eval('#sql', (t) => t.value), 'SELECT Name FROM Artist ORDER BY Artist.ArtistId');
   await page.keyboard.down('Control'); await page.keyboard.press('Enter'); await page.keyboard.up('Control');
-  await page.waitForFunction((t) => document.querySelector(`${t} .sql-result`).textContent.includes('1 row in'), {}, turn);
+  await page.waitForFunction(() => document.querySelector('#conversation .turn:last-of-type .result tbody tr'));
+  await tablesRead(lastTurn);
+  assert.match(page.url(), /#\/q\/[0-9a-f]{16}$/);
+  assert.match(await page.$eval(`${lastTurn} .result-meta`, (r) => r.textContent), /^275 rows/);
+  assert.deepEqual((await tableRows(`${lastTurn} .result`))[0], ['AC/DC']);
+  await page.click(`${lastTurn} .pager .next`);
+  await page.waitForFunction((t) => /Rows 26–50 of 275/.test(document.querySelector(`${t} .page-info`).textContent), {}, lastTurn);
+  // hostile cells stay text; invisible characters are shown as the CLI shows them
+  await runInEditor(`SELECT '<img src=x id=pwned>' AS html, 'a,b' AS comma, 'say "hi"' AS quote, 'two' || char(10) || 'lines' AS nl, NULL AS empty, 'abc' || char(8238) || 'gnp.exe' AS bidi`);
   assert.equal(await page.$('#pwned'), null);
-  assert.deepEqual((await tableRows(`${turn} .sql-result .result`))[0], ['<img src=x id=pwned>', 'a,b', 'say "hi"', 'two\nlines', 'NULL']);
-  await page.click(`${turn} .sql-result button.csv`);
-  const csvFile = path.join(downloads, 'tabletalk-result.csv');
-  await downloadFinished(1);
-  await waitForFile(csvFile);
-  assert.equal(fs.readFileSync(csvFile, 'utf8'),
-    'html,comma,quote,nl,empty\r\n<img src=x id=pwned>,"a,b","say ""hi""","two\nlines",\r\n');
-  await page.$eval(editor, (t) => { t.value = ''; });
-  await page.type(editor, 'DELETE FROM Genre');
-  await page.click(`${turn} .run-sql`);
-  await page.waitForSelector(`${turn} .sql-result .refused`);
-  const refused = await page.$eval(`${turn} .sql-result .refused`, (r) => r.textContent);
+  assert.deepEqual((await tableRows(`${lastTurn} .result`))[0], ['<img src=x id=pwned>', 'a,b', 'say "hi"', 'two\nlines', 'NULL', 'abc<U+202E>gnp.exe']);
+  assert.equal(await page.$eval(`${lastTurn} td .ctl`, (c) => c.textContent), '<U+202E>');
+  assert.equal(await page.$eval(`${lastTurn} .result .pager`, (p) => p.hidden), true, 'one row: no paging controls');
+  // a typo: the hint the agent would get, as the CLI gives it
+  await runInEditor('SELECT Nme FROM Artist');
+  assert.match(await page.$eval(`${lastTurn} .error`, (e) => e.textContent), /^SQL error: no such column: Nme — did you mean Name\?/);
+  await runInEditor('DELETE FROM Genre');
+  const refused = await page.$eval(`${lastTurn} .refused`, (r) => r.textContent);
   assert.match(refused, /^Refused: .*DELETE.* tabletalk only reads, so the database is unchanged\.$/);
-  assert.equal(await page.$eval(`${turn} .sql-result .refused`, (r) => r.getAttribute('role')), 'alert');
-  await page.$eval(`${turn} .sql-result`, (r) => r.scrollIntoView());
+  assert.equal(await page.$eval(`${lastTurn} .refused`, (r) => r.getAttribute('role')), 'alert');
+  await page.$eval(`${lastTurn}`, (r) => r.scrollIntoView());
   await shot('04-sql-refused');
   assert.equal(sha256(sc.db), before_sha);
+  // the history of this database, newest first; picking one puts it in the editor
+  await page.click('#open-history');
+  await page.waitForSelector('#history-list button.history-sql');
+  const hist = await texts('#history-list button.history-sql');
+  assert.ok(hist[0].startsWith("SELECT '<img"), hist[0]);
+  assert.equal(hist[1], 'SELECT Name FROM Artist ORDER BY Artist.ArtistId');
+  await shot('14-sql-history');
+  await page.click('#history-list li:nth-child(2) button.history-sql');
+  assert.equal(await page.$eval('#history', (d) => d.open), false);
+  assert.equal(await page.$eval('#sql', (t) => t.value), 'SELECT Name FROM Artist ORDER BY Artist.ArtistId');
+});
+
+test('every row: all 3,503 tracks sorted on the server, counted, paged, downloaded as CSV and JSON', async () => {
+  await runInEditor('SELECT TrackId, Name, Milliseconds FROM Track');
+  const t = lastTurn;
+  assert.match(await page.$eval(`${t} .result-meta`, (r) => r.textContent), /^3,503 rows/);
+  assert.match(await page.$eval(`${t} .page-info`, (p) => p.textContent), /^Rows 1–25 of 3,503$/);
+  await page.click(`${t} th:nth-child(3) button.sort`);
+  await page.waitForFunction((s) => document.querySelector(`${s} th:nth-child(3)`).getAttribute('aria-sort') === 'ascending', {}, t);
+  await page.click(`${t} th:nth-child(3) button.sort`);
+  await page.waitForFunction((s) => document.querySelector(`${s} th:nth-child(3)`).getAttribute('aria-sort') === 'descending', {}, t);
+  await firstRowIs(`${t} .result`, ['2820', 'Occupation / Precipice', '5286953']);
+  assert.match(await page.$eval(`${t} .result-meta`, (r) => r.textContent), /sorted by Milliseconds descending \(on the server\)/);
+  await page.click(`${t} .pager .next`);
+  await page.waitForFunction((s) => /Rows 26–50 of 3,503/.test(document.querySelector(`${s} .page-info`).textContent), {}, t);
+  await shot('15-every-row-sorted');
+  // the CSV holds every row, in the order shown
+  const href = await page.$eval(`${t} a.csv`, (a) => a.getAttribute('href'));
+  assert.match(href, /rows\.csv\?sort=3&desc=1$/);
+  const before = downloadsDone.length;
+  await page.click(`${t} a.csv`);
+  await downloadFinished(before + 1);
+  const file = path.join(downloads, downloadsDone[before].suggestedFilename || await page.$eval(`${t} a.csv`, (a) => a.getAttribute('download')));
+  await waitForFile(file);
+  const lines = fs.readFileSync(file, 'utf8').split('\r\n');
+  assert.equal(lines.length, 3505);
+  assert.equal(lines[1], '2820,Occupation / Precipice,5286953');
+  const json = await page.evaluate(async (u) => (await fetch(u)).json(), await page.$eval(`${t} a.json`, (a) => a.getAttribute('href')));
+  assert.equal(json.rows.length, 3503);
+  assert.equal(json.truncated, false);
+});
+
+test('a million rows: the first page comes at once, the count follows (timed, not asserted)', async () => {
+  const n = await page.$$eval('#conversation .turn', (t) => t.length);
+  await page.$eval('#sql', (t) => { t.value = 'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000) SELECT i, i * 2 AS twice FROM n'; });
+  await page.focus('#sql');
+  await page.evaluate(() => { window.__t0 = performance.now(); });
+  await page.keyboard.down('Control'); await page.keyboard.press('Enter'); await page.keyboard.up('Control');
+  const firstRow = await (await page.waitForFunction((k) => {
+    const turns = document.querySelectorAll('#conversation .turn');
+    return turns.length > k && turns[turns.length - 1].querySelector('.result tbody tr') && performance.now() - window.__t0;
+  }, { polling: 'mutation' }, n)).jsonValue();
+  await tablesRead(lastTurn);
+  const counted = await page.evaluate(() => performance.now() - window.__t0);
+  assert.match(await page.$eval(`${lastTurn} .page-info`, (p) => p.textContent), /^Rows 1–25 of 1,000,000$/);
+  assert.deepEqual((await tableRows(`${lastTurn} .result`))[0], ['1', '2']);
+  console.log(`# a 1,000,000-row result: first row in the table ${Math.round(firstRow)} ms after Ctrl+Enter, all rows counted at ${Math.round(counted)} ms`);
 });
 
 test('a clarifying question is answered in place and the run continues', async () => {
-  await page.click('#new-thread');
-  assert.equal(await page.$$eval('#conversation .turn', (t) => t.length), 0);
+  await newThreadInPage();
   await askInPage(Q.top);
   const box = `${lastTurn} .clarify`;
   assert.equal(await page.$eval(`${box} .clarify-q`, (q) => q.textContent), 'Top by total spending or by number of purchases?');
@@ -405,12 +522,20 @@ test('the schema browser shows tables, columns, keys and samples, and searches t
     ds.find((d) => d.querySelector('summary strong').textContent === 'Track').textContent);
   assert.match(track, /TrackId.*PK/);
   assert.match(track, /AlbumId.*Album/);
+  // a value finds its table: "Rock" is a genre
+  await page.$eval('#schema-search', (i) => { i.value = ''; });
+  await page.type('#schema-search', 'Rock');
+  await page.waitForFunction(() => [...document.querySelectorAll('#schema-body details.schema-table')].some((d) =>
+    d.querySelector('summary strong').textContent === 'Genre' && /values: 'Rock' \(Name\)/.test(d.querySelector('summary').textContent)));
   await shot('09-schema');
+  // Escape empties the search field first, then closes the dialog
   await page.keyboard.press('Escape');
+  if (await page.$eval('#schema', (d) => d.open)) await page.keyboard.press('Escape');
+  assert.equal(await page.$eval('#schema', (d) => d.open), false);
 });
 
 test('Stop cancels a question the model is slow to answer', async () => {
-  await page.click('#new-thread');
+  await newThreadInPage();
   await page.focus('#question');
   await page.keyboard.type(Q.slow);
   await page.keyboard.press('Enter');
@@ -426,7 +551,7 @@ test('Stop cancels a question the model is slow to answer', async () => {
 test('phone width and dark colours: the page still works at 375 px', async () => {
   await page.setViewport({ width: 375, height: 740, isMobile: true, hasTouch: true });
   await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
-  await page.click('#new-thread').catch(() => {});
+  await newThreadInPage();
   await askInPage(Q.genres);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px too wide)`);
@@ -438,6 +563,187 @@ test('phone width and dark colours: the page still works at 375 px', async () =>
   await shot('11-phone-threads');
   await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
   await page.setViewport({ width: 1280, height: 900 });
+});
+
+
+test('Markdown answers: bold, lists, a table, code, http links with their target; no HTML, no javascript: link, bidi shown', async () => {
+  await newThreadInPage();
+  let alerted = false;
+  const onDialog = () => { alerted = true; };
+  page.on('dialog', onDialog);
+  await askInPage(Q.md);
+  const a = `${lastTurn} .answer.final`;
+  assert.equal(await page.$eval(`${a} strong`, (e) => e.textContent), 'Rock');
+  assert.equal(await page.$eval(`${a} em`, (e) => e.textContent), '1297');
+  assert.deepEqual(await texts(`${a} ul li`), ['Rock: 1297', 'Latin: 579']);
+  assert.deepEqual(await texts(`${a} ol li`), ['first', 'second']);
+  assert.deepEqual(await page.$$eval(`${a} table tr`, (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))),
+    [['genre', 'tracks'], ['Rock', '1297'], ['<b>Latin</b>', '579']]);
+  assert.equal(await page.$eval(`${a} code`, (e) => e.textContent), 'count(*)');
+  assert.equal(await page.$eval(`${a} pre code`, (e) => e.textContent), 'SELECT 1;');
+  const links = await page.$$eval(`${a} a`, (as) => as.map((x) => [x.textContent, x.getAttribute('href'), x.rel]));
+  assert.deepEqual(links, [['the docs', 'https://example.com/genres', 'noopener noreferrer nofollow']]);
+  const text = await page.$eval(a, (e) => e.textContent);
+  assert.ok(text.includes('the docs (https://example.com/genres)'), 'the target is shown');
+  assert.ok(text.includes('[this](javascript:alert(document.cookie))'), 'not a link: shown as written');
+  assert.ok(text.includes('<img src=x id=mdpwned onerror=alert(1)>'), 'HTML shown as text');
+  assert.equal(await page.$('#mdpwned'), null);
+  assert.equal(await page.$(`${a} b`), null);
+  assert.equal(await page.$eval(`${a} .ctl`, (e) => e.textContent), '<U+202E>');
+  assert.ok(text.includes('file<U+202E>gnp.exe'));
+  await page.$eval(a, (e) => e.scrollIntoView());
+  await shot('16-markdown');
+  page.off('dialog', onDialog);
+  assert.equal(alerted, false);
+});
+
+test('links: the thread URL restores question, answer, SQL, table and chart on reload; a run has its own URL; back and forward', async () => {
+  await newThreadInPage();
+  await askInPage(Q.chart);
+  const threadUrl = page.url();
+  assert.match(threadUrl, /#\/t\/web-[0-9a-f]{8}$/);
+  const runId = await page.$eval(lastTurn, (t) => t.dataset.run);
+  await page.reload({ waitUntil: 'networkidle0' });
+  await page.waitForFunction(() => document.querySelector('#conversation .turn .run'));
+  await tablesRead(lastTurn);
+  assert.equal(page.url(), threadUrl);
+  assert.deepEqual(await texts('#conversation .q-text'), [Q.chart]);
+  assert.equal(await page.$eval(`${lastTurn} .answer.final`, (e) => e.textContent), 'Invoices per year are shown in the chart.');
+  assert.equal(await page.$eval(`${lastTurn} pre.sql`, (e) => e.textContent), PER_YEAR);
+  assert.deepEqual(await tableRows(`${lastTurn} .result`), (await sqliteRows(sc.db, PER_YEAR)).map((r) => r.map(String)));
+  await page.waitForFunction((t) => { const i = document.querySelector(`${t} figure.chart img`); return i && i.complete && i.naturalWidth > 0; }, {}, lastTurn);
+  assert.equal(await page.$(`${lastTurn} .changed`), null, 'the data did not change');
+  assert.match(await page.$eval('#thread-state', (s) => s.textContent), /Follow-ups go to thread/);
+  await shot('17-restored-thread');
+  // the run's own link
+  await page.click(`${lastTurn} a.permalink`);
+  await page.waitForFunction((r) => location.hash === `#/r/${r}` && document.querySelector('#conversation .turn .result tbody tr'), {}, runId);
+  assert.deepEqual(await texts('#conversation .q-text'), [Q.chart]);
+  assert.ok(await page.$(`${lastTurn} figure.chart img`));
+  // back to the thread, forward to the run
+  await page.goBack();
+  await page.waitForFunction((u) => location.href === u && document.querySelector('#conversation .turn .result tbody tr'), {}, threadUrl);
+  await page.goForward();
+  await page.waitForFunction((r) => location.hash === `#/r/${r}` && document.querySelector('#conversation .turn .run'), {}, runId);
+  // a query's link restores the query
+  await runInEditor('SELECT Name FROM MediaType ORDER BY MediaTypeId');
+  const queryUrl = page.url();
+  await page.reload({ waitUntil: 'networkidle0' });
+  await page.waitForFunction(() => document.querySelector('#conversation .sqlturn .result tbody tr'));
+  assert.equal(page.url(), queryUrl);
+  assert.equal(await page.$eval('#sql', (t) => t.value), 'SELECT Name FROM MediaType ORDER BY MediaTypeId');
+  assert.deepEqual((await tableRows(`${lastTurn} .result`))[0], ['MPEG audio file']);
+});
+
+test('the board: two answers pinned, reordered, renamed, their chart and table drawn again; exported as static HTML', async () => {
+  await page.goto(`${origin}/#/`, { waitUntil: 'networkidle0' });
+  await newThreadInPage();
+  await askInPage(Q.chart);
+  await page.click(`${lastTurn} button.pin`);
+  await page.waitForFunction((t) => document.querySelector(`${t} button.pin`).textContent === 'Pinned', {}, lastTurn);
+  await runInEditor('SELECT Name, Milliseconds FROM Track ORDER BY Milliseconds DESC');
+  await page.click(`${lastTurn} button.pin`);
+  await page.waitForFunction((t) => document.querySelector(`${t} button.pin`).textContent === 'Pinned', {}, lastTurn);
+  await page.click('#open-board');
+  await page.waitForFunction(() => location.hash === '#/board' && document.querySelectorAll('#pins li.pin-card').length === 2);
+  await tablesRead('#pins');
+  assert.deepEqual(await texts('#pins .pin-title'), [Q.chart, 'SELECT Name, Milliseconds FROM Track ORDER BY Milliseconds DESC']);
+  assert.equal(await page.$eval('#compose', (c) => c.hidden), true);
+  await page.waitForFunction(() => { const i = document.querySelector('#pins li:first-child figure.chart img'); return i && i.complete && i.naturalWidth > 0; });
+  assert.match(await page.$eval('#pins li:first-child .pin-meta', (m) => m.textContent), /^Refreshed \d\d:\d\d:\d\d · asked: Plot invoices per year/);
+  assert.deepEqual((await tableRows('#pins li:nth-child(2) .result'))[0], ['Occupation / Precipice', '5286953']);
+  // move the second up, rename it
+  await page.click('#pins li:nth-child(2) button[aria-label^="Move"][aria-label$="up"]');
+  await page.waitForFunction(() => document.querySelector('#pins li:first-child .pin-title')?.textContent.startsWith('SELECT Name'));
+  await page.click('#pins li:first-child button[aria-label^="Rename"]');
+  await page.waitForSelector('#pins form.rename input');
+  await page.$eval('#pins form.rename input', (i) => { i.value = ''; });
+  await page.type('#pins form.rename input', 'Longest tracks');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('#pins li:first-child .pin-title')?.textContent === 'Longest tracks');
+  await tablesRead('#pins');
+  await shot('18-board');
+  // the board's export: one file, no script
+  const html = await page.evaluate(async () => (await fetch('/api/pins/export.html')).text());
+  assert.doesNotMatch(html, /<script/i);
+  assert.ok(html.indexOf('Longest tracks') < html.indexOf('Plot invoices per year'));
+  assert.match(html, /<svg[\s\S]*Invoices per year[\s\S]*<\/svg>/);
+  assert.match(html, /<td>Occupation \/ Precipice<\/td><td class="num">5286953<\/td>/);
+  assert.equal(await page.$eval('#board-export', (a) => a.getAttribute('href')), '/api/pins/export.html');
+});
+
+test('without a model: the page says how to get one, the board, the schema and SQL work, and a model pulled meanwhile turns questions on', async () => {
+  const data = path.join(sc.dir, 'nomodel-data');
+  const s = await startServer(['web', sc.db, '--port', '0', '--state-dir', sc.state], /serving .* at (http:\/\/\S+\?token=([0-9A-Za-z]+))/,
+    { stream: 'stdout', env: { TABLETALK_DATA_DIR: data, TABLETALK_CACHE_DIR: path.join(sc.dir, 'cache') } });
+  const ctx = await browser.createBrowserContext();
+  const p = await ctx.newPage();
+  p.setDefaultTimeout(WAIT_MS);
+  await p.setViewport({ width: 1280, height: 900 });
+  p.on('pageerror', (e) => pageErrors.push(e.message));
+  await p.goto(s.match[1], { waitUntil: 'networkidle0' });
+  assert.equal(await p.$eval('#question', (q) => q.disabled), true);
+  assert.equal(await p.$eval('#send', (b) => b.disabled), true);
+  const help = await p.$eval('#model-help', (h) => h.textContent);
+  assert.match(help, /tabletalk pull.*--base-url.*TABLETALK_BASE_URL/s);
+  assert.match(await p.$eval('#db-name', (d) => d.textContent), /no model/);
+  await p.screenshot({ path: path.join(SHOTS, '19-no-model.png') });
+  // the board re-runs its pins without a model
+  await p.goto(`${new URL(s.match[1]).origin}/#/board`, { waitUntil: 'networkidle0' });
+  await p.waitForFunction(() => document.querySelectorAll('#pins li.pin-card').length === 2 &&
+    [...document.querySelectorAll('#pins .result')].every((r) => r.querySelector('tbody')));
+  await p.waitForFunction(() => { const i = document.querySelector('#pins figure.chart img'); return i && i.complete && i.naturalWidth > 0; });
+  assert.deepEqual(await p.$$eval('#pins .pin-title', (t) => t.map((x) => x.textContent)), ['Longest tracks', Q.chart]);
+  await p.screenshot({ path: path.join(SHOTS, '20-board-no-model.png') });
+  // SQL in the editor
+  await p.goto(`${new URL(s.match[1]).origin}/#/`, { waitUntil: 'networkidle0' });
+  await p.focus('#sql');
+  await p.keyboard.type('SELECT count(*) AS n FROM Invoice');
+  await p.keyboard.down('Control'); await p.keyboard.press('Enter'); await p.keyboard.up('Control');
+  await p.waitForFunction(() => document.querySelector('#conversation .result tbody tr')?.textContent === '412');
+  // `tabletalk pull` puts a model in the data folder: the page turns questions on by itself
+  fs.mkdirSync(path.join(data, 'models'), { recursive: true });
+  fs.writeFileSync(path.join(data, 'models', 'default.gguf'), 'not really a model');
+  await p.waitForFunction(() => !document.getElementById('question').disabled);
+  assert.equal(await p.$eval('#model-help', (h) => h.hidden), true);
+  assert.match(await p.$eval('#db-name', (d) => d.textContent), /model default\.gguf/);
+  await ctx.close();
+  await s.close();
+});
+
+test('restoring after the data changed says so; with the database gone, the rows the answer kept', async () => {
+  const sc2 = scratch();
+  const s = await startServer(['web', sc2.db, '--port', '0', '--state-dir', sc2.state, '--base-url', model.url], /serving .* at (http:\/\/\S+\?token=([0-9A-Za-z]+))/,
+    { stream: 'stdout', env: { TABLETALK_DATA_DIR: path.join(sc2.dir, 'data'), TABLETALK_CACHE_DIR: path.join(sc2.dir, 'cache') } });
+  const ctx = await browser.createBrowserContext();
+  const p = await ctx.newPage();
+  p.setDefaultTimeout(WAIT_MS);
+  p.on('pageerror', (e) => pageErrors.push(e.message));
+  await p.goto(s.match[1], { waitUntil: 'networkidle0' });
+  await p.focus('#question');
+  await p.keyboard.type(Q.media);
+  await p.keyboard.press('Enter');
+  await p.waitForFunction(() => document.querySelector('#conversation .result tbody tr'));
+  const url = p.url();
+  const edit = (q) => runProgram('python3', ['-c', 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()', sc2.db, q]);
+  assert.equal((await edit("INSERT INTO MediaType(MediaTypeId, Name) VALUES (6, 'Tape')")).code, 0);
+  await p.goto(url, { waitUntil: 'networkidle0' });
+  await p.reload({ waitUntil: 'networkidle0' });
+  await p.waitForSelector('#conversation .result .changed');
+  assert.equal(await p.$eval('#conversation .result .changed', (c) => c.textContent),
+    'The data changed since this answer was written: the query gave 5 rows then, 6 now.');
+  assert.equal(await p.$$eval('#conversation .result tbody tr', (t) => t.length), 6);
+  await p.screenshot({ path: path.join(SHOTS, '21-data-changed.png') });
+  fs.renameSync(sc2.db, `${sc2.db}.away`);
+  await p.reload({ waitUntil: 'networkidle0' });
+  await p.waitForFunction(() => document.querySelector('#conversation .result .warning') && document.querySelector('#conversation .result tbody tr'));
+  assert.match(await p.$eval('#conversation .result .warning', (c) => c.textContent), /^The database cannot be read now \(.*\): these are the 5 rows kept with the answer\.$/);
+  assert.deepEqual(await p.$$eval('#conversation .result tbody tr', (t) => t.map((r) => r.cells[1].textContent)),
+    ['MPEG audio file', 'Protected AAC audio file', 'Protected MPEG-4 video file', 'Purchased AAC audio file', 'AAC audio file']);
+  await p.screenshot({ path: path.join(SHOTS, '22-database-gone.png') });
+  fs.renameSync(`${sc2.db}.away`, sc2.db);
+  await ctx.close();
+  await s.close();
 });
 
 test('without the token: refused, with a page that says which URL to open', async () => {
