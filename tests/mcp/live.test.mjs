@@ -177,7 +177,11 @@ test('the handshake does not wait for slow views, and describe_schema comes once
   assert.equal(r.code, 0, r.err);
   const { execFileSync } = await import('node:child_process');
   execFileSync('sqlite3', [db, views]);
-  const srv = new RawStdio(['serve-mcp', db, '--state-dir', path.join(dir, 'state')], { cwd: dir });
+  // no time limit on the start's reading (TABLETALK_SCHEMA_SECONDS=0), so
+  // that describe_schema waits for every view's verdict on any machine (a
+  // limit that runs out first leaves them "not read yet", said as such)
+  const srv = new RawStdio(['serve-mcp', db, '--state-dir', path.join(dir, 'state')],
+    { cwd: dir, env: { TABLETALK_SCHEMA_SECONDS: '0' } });
   // the handshake is answered before the schema is read (it never waits for
   // the catalog, and giving up on each view's rows takes its steps of work):
   // its instructions do not count the tables yet, as they do once the
