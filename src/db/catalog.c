@@ -47,6 +47,17 @@ int64_t tt_catalog_cell_int(const tt_result *r, size_t row, size_t col) {
   return v->type == TT_VAL_INT ? v->u.i : 0;
 }
 
+/* name quoted as an identifier of the handle's dialect ("x" or `x`). */
+static void tt_catalog_put_ident(const tt_db *db, tt_buf *b, const char *name) {
+  char q = db->engine->facts.ident_quote ? db->engine->facts.ident_quote : '"';
+  tt_buf_putc(b, q);
+  for (const char *p = name; *p; p++) {
+    if (*p == q) tt_buf_putc(b, q);
+    tt_buf_putc(b, *p);
+  }
+  tt_buf_putc(b, q);
+}
+
 /* The most frequent values of each text column among the first
  * TT_TOP_VALUES_SCAN rows (one query per table, bounded: a big table is not
  * scanned whole), within limit seconds. Keys are skipped: ids say nothing. */
@@ -64,7 +75,7 @@ static void tt_load_top_values(tt_db *db, tt_arena *a, tt_table_info *t, const c
     if (!text || col->pk) continue;
     read[c] = true;
     if (nread++) tt_buf_puts(&q, ", ");
-    tt_buf_put_sql_ident(&q, col->raw_name ? col->raw_name : col->name);
+    tt_catalog_put_ident(db, &q, col->raw_name ? col->raw_name : col->name);
     tt_buf_printf(&q, " AS c%zu", c);
   }
   if (!nread) {
@@ -80,8 +91,9 @@ static void tt_load_top_values(tt_db *db, tt_arena *a, tt_table_info *t, const c
     any = true;
     tt_buf_printf(&q,
                   "SELECT * FROM (SELECT %zu, substr(c%zu, 1, 200), count(*) FROM s WHERE c%zu "
-                  "IS NOT NULL AND c%zu <> '' GROUP BY c%zu ORDER BY 3 DESC, 2 LIMIT %d)",
-                  c, c, c, c, c, TT_TOP_VALUES);
+                  "IS NOT NULL AND c%zu <> '' GROUP BY c%zu ORDER BY 3 DESC, 2 LIMIT %d) AS "
+                  "t%zu",
+                  c, c, c, c, c, TT_TOP_VALUES, c);
   }
   tt_error err;
   tt_result *r = tt_catalog_query(db, tt_buf_cstr(&q), limit, (long)(nread * TT_TOP_VALUES),
