@@ -203,7 +203,8 @@ int cmd_web(int argc, char **argv) {
     tt_cli_agent_free(&w.o);
     return rc;
   }
-  tt_web_listen listen = {.db = db_arg, .open = w.open, .opener = -1};
+  /* the database as shown: a server URI's password masked */
+  tt_web_listen listen = {.db = tt_service_target(svc)->shown, .open = w.open, .opener = -1};
   tt_web_config cfg = {
       .svc = svc,
       .host = w.host,

@@ -184,8 +184,9 @@ static bool tt_my_check_functions(const tt_my_refs *r, const tt_result *rows,
           !tt_my_schema_trusted(g->trust_schemas, schema)) {
         tt_db_refuse(err, TT_REFUSE_FUNCTION,
                      "%s(...) is not allowed here: the database has a stored function named %s, "
-                     "which MySQL may call instead of the keyword; write the clause another "
-                     "way, or quote what is a name",
+                     "which the server may call instead of the built-in function or keyword "
+                     "(a server without that built-in calls the stored one); write the query "
+                     "without it",
                      name, name);
         return false;
       }

@@ -166,12 +166,14 @@ bool tt_my_system_schema(const char *name, bool also_information_schema) {
 
 /* ---- the statement's first words ----------------------------------------- */
 
-/* Up to three keywords from token i, for messages ("CREATE TEMPORARY TABLE"). */
+/* Up to three words from token i as written, the first in upper case,
+ * for messages ("CREATE TEMPORARY TABLE", "DELETE FROM Track"). */
 static void tt_my_words(const tt_my_gw *w, size_t i, char *out, size_t n) {
   out[0] = '\0';
   for (size_t k = i; k < i + 3 && k < w->n; k++) {
     char kw[TT_MY_WORD_MAX];
     if (!*tt_my_kw(w, k, kw)) break;
+    if (k > i) memcpy(kw, w->sql + w->t[k].start, w->t[k].len);
     if (out[0]) strncat(out, " ", n - strlen(out) - 1);
     strncat(out, kw, n - strlen(out) - 1);
   }
@@ -419,6 +421,10 @@ static void tt_my_check_call(tt_my_gw *w, size_t i) {
                      "apart, MySQL and MariaDB call a stored function named %s when the "
                      "database has one",
                      name, name);
+      /* a built-in of one server is no built-in of the other (REGEXP_LIKE
+       * is MySQL's, SFORMAT MariaDB's): there the name calls a stored
+       * function of the current database */
+      tt_my_maybe_stored(w, name);
     } else if (tt_my_soft_paren(kw)) {
       tt_my_maybe_stored(w, name);
     } else if (cur && tt_my_schema_trusted(trust, cur)) {

@@ -50,9 +50,10 @@ typedef struct tt_my_name {
 typedef struct tt_my_refs {
   tt_my_name *names; /* names that may be tables or views */
   size_t nnames, names_cap;
-  /* unqualified names called like functions that are keywords in some
-   * places (OVER, ROW, COLUMNS...): refused when the current database has
-   * a stored function of that name */
+  /* unqualified names called like functions: built-ins (which some
+   * versions lack) and keywords that are not reserved everywhere (OVER,
+   * ROW, COLUMNS...): refused when the current database has a stored
+   * function of that name, which the server might call instead */
   char **maybe_stored;
   size_t nmaybe, maybe_cap;
   /* names called that must be stored functions of a trusted schema

@@ -70,7 +70,7 @@ static const char *const TT_MY_NATIVE[] = {
     /* numbers */
     "ABS", "ACOS", "ASIN", "ATAN", "ATAN2", "CEIL", "CEILING", "CONV", "COS", "COT", "DEGREES",
     "EXP", "FLOOR", "GREATEST", "LEAST", "LN", "LOG", "LOG10", "LOG2", "PI", "POW", "POWER",
-    "RADIANS", "RAND", "ROUND", "SIGN", "SIN", "SQRT", "TAN", "TRUNCATE",
+    "RADIANS", "RAND", "ROUND", "SIGN", "SIN", "SQRT", "TAN", "TRUNCATE", "BIT_COUNT",
     /* dates and times */
     "ADDDATE", "ADDTIME", "ADD_MONTHS", "CONVERT_TZ", "CURDATE", "CURTIME", "DATE", "DATEDIFF",
     "DATE_ADD", "DATE_FORMAT", "DATE_SUB", "DAY", "DAYNAME", "DAYOFMONTH", "DAYOFWEEK",
