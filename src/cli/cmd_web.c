@@ -203,8 +203,10 @@ int cmd_web(int argc, char **argv) {
     tt_cli_agent_free(&w.o);
     return rc;
   }
-  /* the database as shown: a server URI's password masked */
-  tt_web_listen listen = {.db = tt_service_target(svc)->shown, .open = w.open, .opener = -1};
+  /* the database as given, a server URI's password masked */
+  const tt_db_target *target = tt_service_target(svc);
+  tt_web_listen listen = {.db = target->uri ? target->shown : db_arg, .open = w.open,
+                          .opener = -1};
   tt_web_config cfg = {
       .svc = svc,
       .host = w.host,
