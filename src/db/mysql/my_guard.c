@@ -329,7 +329,7 @@ static void tt_my_check_keyword(tt_my_gw *w, size_t i, const char *kw) {
 /* A name that starts with digits (1e5into): the server reads a number and
  * a keyword where the digits end in some versions; a keyword hidden so is
  * refused rather than guessed about. */
-static void tt_my_check_digit_word(tt_my_gw *w, size_t i, const char *kw) {
+static void tt_my_check_digit_word(tt_my_gw *w, const char *kw) {
   const char *p = kw;
   while (isdigit((unsigned char)*p)) p++;
   if (*p == 'E') {
@@ -350,7 +350,6 @@ static void tt_my_check_digit_word(tt_my_gw *w, size_t i, const char *kw) {
                    kw, hidden[k]);
       return;
     }
-  (void)i;
 }
 
 /* ---- calls --------------------------------------------------------------- */
@@ -507,7 +506,7 @@ static void tt_my_walk(tt_my_gw *w) {
     tt_my_kw(w, i, kw);
     if (kw[0]) {
       tt_my_check_keyword(w, i, kw);
-      if (isdigit((unsigned char)kw[0])) tt_my_check_digit_word(w, i, kw);
+      if (isdigit((unsigned char)kw[0])) tt_my_check_digit_word(w, kw);
       if (w->refused) return;
     }
     if (tt_my_op_is(w, i + 1, "(")) {

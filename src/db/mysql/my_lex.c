@@ -302,18 +302,6 @@ void tt_my_lex_free(tt_my_lexed *l) {
   memset(l, 0, sizeof *l);
 }
 
-bool tt_my_tok_is(const char *sql, const tt_my_tok *t, const char *word) {
-  if (t->kind != TT_MY_TOK_WORD && t->kind != TT_MY_TOK_OP) return false;
-  size_t n = strlen(word);
-  if (t->len != n) return false;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)sql[t->start + i];
-    if (c >= 'a' && c <= 'z') c = (unsigned char)(c - 32);
-    if (c != (unsigned char)word[i]) return false;
-  }
-  return true;
-}
-
 size_t tt_my_tok_name(const char *sql, const tt_my_tok *t, char *out, size_t n) {
   const char *p = sql + t->start;
   size_t len = t->len, w = 0;

@@ -55,10 +55,6 @@ typedef struct tt_my_lexed {
 bool tt_my_lex(const char *sql, size_t len, tt_my_lexed *out);
 void tt_my_lex_free(tt_my_lexed *l);
 
-/* True when the token's text equals word, ignoring ASCII case (word in
- * upper case). */
-bool tt_my_tok_is(const char *sql, const tt_my_tok *t, const char *word);
-
 /* The name a WORD, QIDENT (`` `a``b` `` is a`b) or VAR/SYSVAR names, in
  * out (at most n-1 bytes, then cut); returns its full length. */
 size_t tt_my_tok_name(const char *sql, const tt_my_tok *t, char *out, size_t n);
