@@ -42,7 +42,8 @@ static void outcome(bool ok, const tt_error *err, char *buf, size_t n) {
 static void test_corpus(void **state) {
   (void)state;
   size_t n;
-  tu_row *rows = tu_corpus_load(TT_SOURCE_DIR "/tests/fixtures/mysql_guard_corpus.tsv", 1u << 2, &n);
+  tu_row *rows =
+      tu_corpus_load(TT_SOURCE_DIR "/tests/fixtures/mysql_guard_corpus.tsv", 1u << 2, &n);
   size_t cases = 0, failures = 0, refused = 0, allowed = 0;
   for (size_t i = 0; i < n; i++) {
     tu_row *r = &rows[i];
@@ -108,7 +109,8 @@ static void test_messages(void **state) {
   expect_refusal("SELECT chinook.f(1)", TT_REFUSE_FUNCTION,
                  "chinook.f is not allowed: a function named with its schema is a stored "
                  "function");
-  expect_refusal("SELECT f(1)", TT_REFUSE_FUNCTION, "f is not allowed: it is not on tabletalk's list");
+  expect_refusal("SELECT f(1)", TT_REFUSE_FUNCTION,
+                 "f is not allowed: it is not on tabletalk's list");
   expect_refusal("SELECT `count`(1)", TT_REFUSE_FUNCTION, "a quoted name called like a function");
   expect_refusal("SELECT max (1)", TT_REFUSE_FUNCTION, "write max( with no blank");
   expect_refusal("SELECT 1; SELECT 2; SELECT 3", TT_REFUSE_MULTIPLE, "this text holds 3");
@@ -160,7 +162,8 @@ static void test_lexer(void **state) {
   expect_tokens("SELECT 1-- x\n2", "W:SELECT N:1 N:2");
   expect_tokens("SELECT 1--\t2", "W:SELECT N:1");
   expect_tokens("SELECT 1 #x\r2\n3", "W:SELECT N:1 N:3");
-  expect_tokens("SELECT 'a\\'b', \"c\"\"d\", `e``f`", "W:SELECT S:'a\\'b' O:, S:\"c\"\"d\" O:, Q:`e``f`");
+  expect_tokens("SELECT 'a\\'b', \"c\"\"d\", `e``f`",
+                "W:SELECT S:'a\\'b' O:, S:\"c\"\"d\" O:, Q:`e``f`");
   expect_tokens("SELECT X'41', b'01', N'x', _utf8mb4'y'",
                 "W:SELECT N:X'41' O:, N:b'01' O:, W:N S:'x' O:, W:_utf8mb4 S:'y'");
   expect_tokens("SELECT @a, @@b, @@session.c, @'d', @`e`",
@@ -200,7 +203,9 @@ static void test_refs(void **state) {
   assert_int_equal(refs.nmaybe, 2);
   assert_string_equal(refs.maybe_stored[0], "ROW_NUMBER");
   assert_string_equal(refs.maybe_stored[1], "OVER");
-  assert_int_equal(refs.send_len, strlen("SELECT ROW_NUMBER() OVER (ORDER BY a) FROM chinook.v1 JOIN `v2` x ON 1 "));
+  assert_int_equal(
+      refs.send_len,
+      strlen("SELECT ROW_NUMBER() OVER (ORDER BY a) FROM chinook.v1 JOIN `v2` x ON 1 "));
   tt_my_refs_free(&refs);
 
   /* not NUL-terminated: only len bytes count */
@@ -214,7 +219,8 @@ static void test_refs(void **state) {
 
   /* trusted schemas hand their calls to the catalog check */
   tt_my_guard_opts trusting = {.trust_schemas = "util, chinook", .current_db = "chinook"};
-  assert_true(tt_my_guard_check("SELECT util.f(1), g(2)", 21, TT_MY_GUARD_QUERY, &trusting, &refs, &err));
+  assert_true(
+      tt_my_guard_check("SELECT util.f(1), g(2)", 21, TT_MY_GUARD_QUERY, &trusting, &refs, &err));
   assert_int_equal(refs.ntrusted, 2);
   tt_my_refs_free(&refs);
   assert_true(tt_my_schema_trusted(" a , B ", "b"));
@@ -242,7 +248,8 @@ static void test_url(void **state) {
   assert_null(ci.socket);
   tt_my_conninfo_free(&ci);
 
-  assert_true(tt_my_conninfo_parse("mariadb://root@localhost/db?socket=%2Frun%2Fx.sock", &ci, &err));
+  assert_true(
+      tt_my_conninfo_parse("mariadb://root@localhost/db?socket=%2Frun%2Fx.sock", &ci, &err));
   assert_string_equal(ci.socket, "/run/x.sock");
   assert_null(ci.password);
   tt_my_conninfo_free(&ci);

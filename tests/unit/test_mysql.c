@@ -38,8 +38,8 @@ static char *fixture(const char *name) {
 static void client(const char *sql) {
   char *sock = fixture("socket");
   assert_non_null(sock);
-  char *cmd = tt_xasprintf("mariadb --no-defaults --protocol=socket --socket='%s' --user=root -e \"%s\"",
-                           sock, sql);
+  char *cmd = tt_xasprintf(
+      "mariadb --no-defaults --protocol=socket --socket='%s' --user=root -e \"%s\"", sock, sql);
   assert_int_equal(system(cmd), 0);
   free(cmd);
   free(sock);
@@ -74,10 +74,11 @@ static void test_dialect_and_values(void **state) {
   assert_true(strncmp(tt_db_dialect(db), "MariaDB 10.", 11) == 0);
   assert_int_equal(tt_db_get_target(db)->kind, TT_DB_KIND_MYSQL);
   tt_error err;
-  const char *sql = "SELECT 7 AS i, 1.5e0 AS r, CAST(2.25 AS DECIMAL(10,2)) AS d, "
-                    "CAST(12345678901234567.5 AS DECIMAL(30,1)) AS big, 'caf\xC3\xA9' AS t, NULL AS n, "
-                    "X'00ff' AS b, b'101' + 0 AS bits, 18446744073709551615 AS u, "
-                    "CAST('2020-01-02' AS DATE) AS dt, @@SESSION.tx_read_only AS ro";
+  const char *sql =
+      "SELECT 7 AS i, 1.5e0 AS r, CAST(2.25 AS DECIMAL(10,2)) AS d, "
+      "CAST(12345678901234567.5 AS DECIMAL(30,1)) AS big, 'caf\xC3\xA9' AS t, NULL AS n, "
+      "X'00ff' AS b, b'101' + 0 AS bits, 18446744073709551615 AS u, "
+      "CAST('2020-01-02' AS DATE) AS dt, @@SESSION.tx_read_only AS ro";
   tt_result *r = tt_db_query(db, sql, strlen(sql), &err);
   if (!r) fail_msg("%s", err.message);
   assert_int_equal(r->ncols, 11);
@@ -105,7 +106,8 @@ static void test_dialect_and_values(void **state) {
  * reads right: "a" is a string, and \' escapes. */
 static void test_session_sql_mode(void **state) {
   (void)state;
-  client("SET GLOBAL sql_mode = 'ANSI_QUOTES,NO_BACKSLASH_ESCAPES,IGNORE_SPACE,STRICT_TRANS_TABLES'");
+  client(
+      "SET GLOBAL sql_mode = 'ANSI_QUOTES,NO_BACKSLASH_ESCAPES,IGNORE_SPACE,STRICT_TRANS_TABLES'");
   tt_db *db = open_db("uri", 5);
   client("SET GLOBAL sql_mode = DEFAULT");
   tt_error err;
@@ -182,7 +184,8 @@ static void test_catalog(void **state) {
   assert_int_equal(track->cols[0].pk, 1);
   bool fk = false;
   for (size_t i = 0; i < track->nfks; i++)
-    if (strcmp(track->fks[i].table, "Album") == 0 && strcmp(track->fks[i].from, "AlbumId") == 0) fk = true;
+    if (strcmp(track->fks[i].table, "Album") == 0 && strcmp(track->fks[i].from, "AlbumId") == 0)
+      fk = true;
   assert_true(fk);
   assert_non_null(track->sample);
   assert_int_equal(track->sample->nrows, 3);
@@ -190,7 +193,8 @@ static void test_catalog(void **state) {
   const tt_table_info *ok = table(cat, "v_ok");
   assert_true(ok->is_view);
   assert_non_null(ok->sample);
-  const char *bad[] = {"v_evil", "v_nested", "v_sleep", "v_deep", "v_users", "v_processlist", "v_lock"};
+  const char *bad[] = {"v_evil",  "v_nested",      "v_sleep", "v_deep",
+                       "v_users", "v_processlist", "v_lock"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     const tt_table_info *v = table(cat, bad[i]);
     assert_null(v->sample);
@@ -202,10 +206,11 @@ static void test_catalog(void **state) {
   tt_db_close(db);
   /* nothing of the owner's ran: its functions take named locks */
   char *sock = fixture("socket");
-  char *cmd = tt_xasprintf("mariadb --no-defaults --protocol=socket --socket='%s' --user=root -N -e "
-                           "\"SELECT IFNULL(IS_USED_LOCK('tt_evil'), 'free'), "
-                           "IFNULL(IS_USED_LOCK('tt_view_lock'), 'free')\"",
-                           sock);
+  char *cmd =
+      tt_xasprintf("mariadb --no-defaults --protocol=socket --socket='%s' --user=root -N -e "
+                   "\"SELECT IFNULL(IS_USED_LOCK('tt_evil'), 'free'), "
+                   "IFNULL(IS_USED_LOCK('tt_view_lock'), 'free')\"",
+                   sock);
   FILE *p = popen(cmd, "r");
   char line[128] = "";
   assert_non_null(fgets(line, sizeof line, p));

@@ -226,7 +226,8 @@ bool tt_my_is_text_type(const char *type) {
                                          "longtext", "enum", "set"};
   for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
     size_t n = strlen(prefixes[i]);
-    if (strncasecmp(type, prefixes[i], n) == 0 && (type[n] == '\0' || type[n] == '(' || type[n] == ' '))
+    if (strncasecmp(type, prefixes[i], n) == 0 &&
+        (type[n] == '\0' || type[n] == '(' || type[n] == ' '))
       return true;
   }
   return false;

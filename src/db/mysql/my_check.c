@@ -143,8 +143,9 @@ static void tt_my_merge(tt_my_refs *next, const tt_my_refs *more) {
     tt_my_name *n = &more->names[i];
     bool dup = false;
     for (size_t j = 0; j < next->nnames && !dup; j++)
-      dup = tt_my_same(next->names[j].name, n->name) &&
-            ((!n->schema && !next->names[j].schema) || tt_my_same(n->schema, next->names[j].schema));
+      dup =
+          tt_my_same(next->names[j].name, n->name) &&
+          ((!n->schema && !next->names[j].schema) || tt_my_same(n->schema, next->names[j].schema));
     if (dup) continue;
     if (next->nnames == next->names_cap) {
       next->names_cap = next->names_cap ? next->names_cap * 2 : 16;
@@ -163,7 +164,8 @@ static void tt_my_merge(tt_my_refs *next, const tt_my_refs *more) {
   for (size_t i = 0; i < more->ntrusted; i++) {
     if (next->ntrusted == next->trusted_cap) {
       next->trusted_cap = next->trusted_cap ? next->trusted_cap * 2 : 8;
-      next->trusted_calls = tt_xrealloc(next->trusted_calls, next->trusted_cap * sizeof(tt_my_name));
+      next->trusted_calls =
+          tt_xrealloc(next->trusted_calls, next->trusted_cap * sizeof(tt_my_name));
     }
     const tt_my_name *t = &more->trusted_calls[i];
     next->trusted_calls[next->ntrusted++] =

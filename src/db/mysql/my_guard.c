@@ -296,7 +296,8 @@ static void tt_my_check_keyword(tt_my_gw *w, size_t i, const char *kw) {
   } else if (strcmp(kw, "LOCK") == 0) {
     tt_my_refuse(w, TT_REFUSE_OTHER,
                  "LOCK IN SHARE MODE takes row locks: remove the locking clause");
-  } else if (strcmp(kw, "FOR") == 0 && (strcmp(next, "UPDATE") == 0 || strcmp(next, "SHARE") == 0)) {
+  } else if (strcmp(kw, "FOR") == 0 &&
+             (strcmp(next, "UPDATE") == 0 || strcmp(next, "SHARE") == 0)) {
     tt_my_refuse(w, TT_REFUSE_OTHER,
                  "SELECT ... FOR %s takes row locks: remove the FOR %s clause", next, next);
   } else if (strcmp(kw, "FOR") == 0 && i >= 2 && tt_my_kw_is(w, i - 1, "VALUE") &&

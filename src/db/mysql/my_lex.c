@@ -44,7 +44,8 @@ static void tt_my_emit(tt_my_lexer *lx, tt_my_tok_kind kind, size_t start, size_
     o->cap = o->cap ? o->cap * 2 : 64;
     o->toks = tt_xrealloc(o->toks, o->cap * sizeof *o->toks);
   }
-  o->toks[o->n++] = (tt_my_tok){.kind = kind, .start = start, .len = end - start, .glued = lx->glued};
+  o->toks[o->n++] =
+      (tt_my_tok){.kind = kind, .start = start, .len = end - start, .glued = lx->glued};
   lx->glued = true;
   lx->i = end;
 }
@@ -130,7 +131,8 @@ static bool tt_my_bits_literal(tt_my_lexer *lx, size_t i, bool hex) {
   size_t j = i + 2;
   while (j < lx->len && lx->s[j] != '\'') {
     unsigned char c = lx->s[j];
-    if (hex ? !tt_my_hex(c) : (c != '0' && c != '1')) return tt_my_fail(lx, TT_MY_LEX_BAD_LITERAL, i);
+    if (hex ? !tt_my_hex(c) : (c != '0' && c != '1'))
+      return tt_my_fail(lx, TT_MY_LEX_BAD_LITERAL, i);
     j++;
   }
   if (j >= lx->len) return tt_my_fail(lx, TT_MY_LEX_OPEN_STRING, i);

@@ -135,7 +135,8 @@ static void tt_my_free_res(tt_my_run *run, MYSQL_RES *res) {
 }
 
 static bool tt_my_conn_lost(unsigned e) {
-  return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST || e == 2055 /* CR_SERVER_LOST_EXTENDED */;
+  return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST ||
+         e == 2055 /* CR_SERVER_LOST_EXTENDED */;
 }
 
 /* ---- errors -------------------------------------------------------------------- */
@@ -513,7 +514,8 @@ tt_my_run *tt_my_run_open(tt_db *db, const char *sql, size_t len, double timeout
   run->base.decltypes = tt_arena_alloc(run->arena, nf * sizeof *run->base.decltypes);
   run->row = tt_xcalloc(nf, sizeof *run->row);
   for (size_t c = 0; c < nf; c++) {
-    run->base.names[c] = tt_db_shown_name(run->arena, run->fields[c].name ? run->fields[c].name : "");
+    run->base.names[c] =
+        tt_db_shown_name(run->arena, run->fields[c].name ? run->fields[c].name : "");
     run->base.decltypes[c] = tt_my_type_name(&run->fields[c]);
   }
   return run;

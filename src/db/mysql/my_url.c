@@ -136,7 +136,9 @@ static bool tt_my_param(tt_my_conninfo *ci, const char *key, char *value, tt_err
     long s;
     bool ok = tt_parse_long(value, 1, 600, &s);
     if (ok) ci->connect_timeout = (unsigned)s;
-    else tt_error_set(err, TT_ERR_CONFIG, "connect_timeout=%s is not a number of seconds (1-600)", value);
+    else
+      tt_error_set(err, TT_ERR_CONFIG, "connect_timeout=%s is not a number of seconds (1-600)",
+                   value);
     free(value);
     return ok;
   }
