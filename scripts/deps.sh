@@ -5,9 +5,10 @@
 set -euo pipefail
 
 # libpq talks to PostgreSQL servers; libpg_query parses their SQL for the
-# read-only guard (PostgreSQL 15's own parser).
+# read-only guard (PostgreSQL 15's own parser). libmariadb (MariaDB
+# Connector/C) talks to MySQL and MariaDB servers (loaded on first use).
 need=(cmake make gcc g++ pkg-config libsqlite3-dev libjansson-dev libcurl4-openssl-dev libedit2 libmicrohttpd-dev libcairo2-dev fonts-dejavu-core
-      libpq-dev libpg-query-dev)
+      libpq-dev libpg-query-dev libmariadb-dev)
 if [ "${1:-build}" = test ]; then
   # cmocka for unit tests; clang and its runtime for the sanitizer build
   # and libFuzzer; expat to check that charts' SVG is well-formed XML;
@@ -16,10 +17,12 @@ if [ "${1:-build}" = test ]; then
   # against; zsh and fish to check that their completion scripts parse.
   # PostgreSQL (server and psql) for the tests' own throw-away servers
   # (scripts/pg-test-server.sh); PgBouncer to test tabletalk through a
-  # pooler in transaction mode. Debian's chromium for the browser tests of
-  # `tabletalk web` (tests/web drives it headless with puppeteer-core).
+  # pooler in transaction mode. MariaDB (server and client) for the tests'
+  # own throw-away MySQL-protocol servers (scripts/mariadb-test-server.sh).
+  # Debian's chromium for the browser tests of `tabletalk web` (tests/web
+  # drives it headless with puppeteer-core).
   need+=(time libcmocka-dev clang libclang-rt-14-dev sqlite3 libexpat1-dev python3-jinja2 zsh fish postgresql pgbouncer
-         chromium)
+         mariadb-server mariadb-client chromium)
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

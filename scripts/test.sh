@@ -4,7 +4,7 @@
 # errors) and a sanitizer tree (clang, ASan+UBSan, libFuzzer), and runs every
 # test in both, several at a time. The last line says how many passed and
 # failed. `test.sh check` (`make check`) is the quick loop: the release tree
-# only, the unit and agent labels without pg and slow ones.
+# only, the unit and agent labels without pg, mysql and slow ones.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -63,7 +63,7 @@ release_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON)
 if [ "${1:-}" = check ]; then
   configure build "${release_args[@]}"
   cmake --build build -j"$jobs"
-  (cd build && ctest --output-on-failure -j"$test_jobs" -L 'unit|agent' -LE 'pg|slow') 2>&1 |
+  (cd build && ctest --output-on-failure -j"$test_jobs" -L 'unit|agent' -LE 'pg|mysql|slow') 2>&1 |
     tee build/ctest-check.log || status=1
   count build/ctest-check.log
   echo "tabletalk check (release, unit + agent): $passed passed, $failed failed"

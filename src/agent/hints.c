@@ -4,7 +4,8 @@
  * name is looked for first among the tables the query itself names (found
  * by sqlrefs.c, aliases included), then in the whole schema. SQLite's
  * messages and PostgreSQL's (relation "x" does not exist, column x does
- * not exist, column reference "x" is ambiguous) are both read; on
+ * not exist, column reference "x" is ambiguous) are both read, and MySQL's
+ * and MariaDB's (Table 'db.x' doesn't exist, Unknown column 'x'); on
  * PostgreSQL a name with capitals also needs double quotes, which the hint
  * says. */
 #include "agent/agent_internal.h"
@@ -256,6 +257,27 @@ static void tt_hint_postgres(tt_buf *b, const tt_catalog *cat, const tt_sql_tabl
   free(name);
 }
 
+/* MySQL's and MariaDB's messages: Table 'db.x' doesn't exist (error 1146),
+ * Unknown column 'x' in 'field list' (1054), Column 'x' in field list is
+ * ambiguous (1052). Table names are case-sensitive there, so a name that
+ * differs only in case is the likely mistake. */
+static void tt_hint_mysql(tt_buf *b, const tt_catalog *cat, const tt_sql_table_refs *refs,
+                          const char *message) {
+  char *name;
+  if ((name = tt_between(message, "Table '", "' doesn't exist"))) {
+    const char *dot = strchr(name, '.');
+    const char *bare = dot ? dot + 1 : name; /* chinook.track */
+    const tt_table_info *t = tt_catalog_find(cat, bare);
+    if (!t) t = tt_closest_table(cat, bare);
+    if (t) tt_buf_printf(b, " — did you mean %s? (table names are case-sensitive here)", t->name);
+  } else if ((name = tt_between(message, "Unknown column '", "' in "))) {
+    tt_hint_column(b, cat, refs, name);
+  } else if (strstr(message, "is ambiguous") && (name = tt_between(message, "Column '", "' in "))) {
+    tt_hint_ambiguous(b, cat, refs, name);
+  }
+  free(name);
+}
+
 char *tt_hint_for_error(const tt_catalog *cat, const char *sql, const char *message) {
   if (!cat || !message) return NULL;
   tt_sql_table_refs *refs = sql ? tt_sql_table_refs_find(cat, sql) : NULL;
@@ -271,6 +293,8 @@ char *tt_hint_for_error(const tt_catalog *cat, const char *sql, const char *mess
     tt_hint_column(&b, cat, refs, p + 16);
   } else if ((p = strstr(message, "ambiguous column name: "))) {
     tt_hint_ambiguous(&b, cat, refs, p + 23);
+  } else if (strstr(message, "(error 1")) {
+    tt_hint_mysql(&b, cat, refs, message);
   } else {
     tt_hint_postgres(&b, cat, refs, message);
   }

@@ -53,6 +53,11 @@ static void tt_put_dialect(tt_buf *b, const char *text, const char *dialect) {
   tt_buf_puts(b, p);
 }
 
+/* MySQL or MariaDB, named with the server's version ("MariaDB 10.11.19"). */
+static bool tt_mysql_family(const char *dialect) {
+  return strncmp(dialect, "MySQL", 5) == 0 || strncmp(dialect, "MariaDB", 7) == 0;
+}
+
 static char *tt_rules(int max_failed, const char *dialect) {
   char *rules = tt_xasprintf(tt_rules_fmt, max_failed, max_failed == 1 ? "" : "s");
   if (strcmp(dialect, "SQLite") == 0) return rules;
@@ -63,6 +68,12 @@ static char *tt_rules(int max_failed, const char *dialect) {
     tt_buf_puts(&b, "- PostgreSQL folds unquoted names to lower case: write a name that has "
                     "capitals in double quotes (\"Track\".\"Name\"), and a table of another "
                     "schema as schema.table.\n");
+  if (tt_mysql_family(dialect))
+    tt_buf_printf(&b, "- %s: write table names exactly as the schema shows them (they are "
+                      "case-sensitive), in backticks when a name is a reserved word or holds "
+                      "spaces (`Order`); strings in single quotes; CONCAT() joins text (|| means "
+                      "OR); LIMIT n takes the first rows.\n",
+                  dialect);
   return tt_buf_detach(&b);
 }
 
@@ -277,17 +288,20 @@ size_t tt_prompt_tools(tt_tool_spec *out, int rows_shown, char run_sql_desc[TT_P
 
 size_t tt_prompt_tools_dialect(tt_tool_spec *out, int rows_shown,
                                char run_sql_desc[TT_PROMPT_DESC_MAX], const char *dialect) {
-  bool pg = strcmp(dialect, "PostgreSQL") == 0;
+  bool pg = strcmp(dialect, "PostgreSQL") == 0, my = tt_mysql_family(dialect);
   snprintf(run_sql_desc, TT_PROMPT_DESC_MAX,
            "Run one read-only %s SELECT statement on the database and get the rows back "
-           "(at most %d are shown). Use it for every fact you need.", pg ? dialect : "SQLite",
-           rows_shown);
+           "(at most %d are shown). Use it for every fact you need.",
+           pg || my ? dialect : "SQLite", rows_shown);
   out[0] = (tt_tool_spec){
       "run_sql",
       run_sql_desc,
       pg ? "{\"type\":\"object\",\"properties\":{\"sql\":{\"type\":\"string\",\"minLength\":1,"
            "\"description\":\"One PostgreSQL SELECT statement\"}},\"required\":[\"sql\"],"
            "\"additionalProperties\":false}"
+      : my ? "{\"type\":\"object\",\"properties\":{\"sql\":{\"type\":\"string\",\"minLength\":1,"
+             "\"description\":\"One MySQL/MariaDB SELECT statement\"}},\"required\":[\"sql\"],"
+             "\"additionalProperties\":false}"
          : "{\"type\":\"object\",\"properties\":{\"sql\":{\"type\":\"string\",\"minLength\":1,"
            "\"description\":\"One SQLite SELECT statement\"}},\"required\":[\"sql\"],"
            "\"additionalProperties\":false}"};

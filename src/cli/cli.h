@@ -243,7 +243,7 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
    TT_COMPLETE_NOTHING, NULL, TT_DOC_SCHEMAS}
 #define TT_OPT_TRUST_FUNCTIONS_ENTRY                                                       \
   {TT_OPT_TRUST_FUNCTIONS, "trust-functions", 0, TT_ARG_REQUIRED, "SCHEMA",                \
-   "PostgreSQL: let SCHEMA's functions run", TT_COMPLETE_NOTHING, NULL,                     \
+   "PostgreSQL, MySQL: let SCHEMA's functions run", TT_COMPLETE_NOTHING, NULL,              \
    TT_DOC_TRUST_FUNCTIONS}
 /* The man page's paragraphs of options that several tables list (each
  * command's own table, or a shared group), written once. */
@@ -279,7 +279,9 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
   "foreign table's handler; a query that could run one of the database's own is refused "  \
   "(exit 3) with a message that names it, the view, and this option. Describing the "       \
   "database samples only the tables and views that pass. Trust a schema only when you "     \
-  "trust whoever can create functions in it. See POSTGRESQL."
+  "trust whoever can create functions in it. See POSTGRESQL. On MySQL and MariaDB, "        \
+  "SCHEMA is a database whose stored functions may run (without it no stored function "     \
+  "runs, also through a view); see MYSQL AND MARIADB."
 #define TT_DOC_IMMUTABLE                                                                    \
   "Open the SQLite file with immutable=1: no locks. Only for files nothing writes: a write " \
   "in progress would be read half-done. Without it, tabletalk waits for writers' locks "     \

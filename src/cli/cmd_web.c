@@ -244,7 +244,10 @@ int cmd_web(int argc, char **argv) {
     tt_cli_agent_free(&w.o);
     return rc;
   }
-  tt_web_listen listen = {.db = db_arg, .open = w.open, .no_model = !model_now, .opener = -1};
+  /* the database as given, a server URI's password masked */
+  const tt_db_target *target = tt_service_target(svc);
+  tt_web_listen listen = {.db = target->uri ? target->shown : db_arg, .open = w.open,
+                          .no_model = !model_now, .opener = -1};
   tt_web_config cfg = {
       .svc = svc,
       .host = w.host,

@@ -152,6 +152,17 @@ typedef struct tt_probe_found {
   const char *note;
 } tt_probe_found;
 
+/* name quoted as an identifier of the handle's dialect ("x" or `x`). */
+static void tt_catalog_put_ident(const tt_db *db, tt_buf *b, const char *name) {
+  char q = db->engine->facts.ident_quote ? db->engine->facts.ident_quote : '"';
+  tt_buf_putc(b, q);
+  for (const char *p = name; *p; p++) {
+    if (*p == q) tt_buf_putc(b, q);
+    tt_buf_putc(b, *p);
+  }
+  tt_buf_putc(b, q);
+}
+
 /* The query reading the most frequent values of each text column among the
  * first TT_TOP_VALUES_SCAN rows (keys are skipped: ids say nothing); false
  * when the table has no such column. */
@@ -168,7 +179,7 @@ static bool tt_top_values_sql(const tt_db *db, const tt_table_info *t, const tt_
     if (!text || col->pk) continue;
     read[c] = true;
     if ((*nread)++) tt_buf_puts(q, ", ");
-    tt_buf_put_sql_ident(q, col->raw_name ? col->raw_name : col->name);
+    tt_catalog_put_ident(db, q, col->raw_name ? col->raw_name : col->name);
     tt_buf_printf(q, " AS c%zu", c);
   }
   if (*nread) {
@@ -180,8 +191,9 @@ static bool tt_top_values_sql(const tt_db *db, const tt_table_info *t, const tt_
       any = true;
       tt_buf_printf(q,
                     "SELECT * FROM (SELECT %zu, substr(c%zu, 1, 200), count(*) FROM s WHERE c%zu "
-                    "IS NOT NULL AND c%zu <> '' GROUP BY c%zu ORDER BY 3 DESC, 2 LIMIT %d)",
-                    c, c, c, c, c, TT_TOP_VALUES);
+                    "IS NOT NULL AND c%zu <> '' GROUP BY c%zu ORDER BY 3 DESC, 2 LIMIT %d) "
+                    "AS t%zu", /* MySQL names every derived table */
+                    c, c, c, c, c, TT_TOP_VALUES, c);
     }
   }
   free(read);

@@ -59,7 +59,9 @@ const char *tt_db_path(const tt_db *db) { return db->name; }
 
 const tt_db_opts *tt_db_get_opts(const tt_db *db) { return &db->opts; }
 
-const char *tt_db_dialect(const tt_db *db) { return db->engine->facts.name; }
+const char *tt_db_dialect(const tt_db *db) {
+  return db->engine->dialect ? db->engine->dialect(db) : db->engine->facts.name;
+}
 
 const tt_db_dialect_facts *tt_db_facts(const tt_db *db) { return &db->engine->facts; }
 

@@ -28,11 +28,17 @@ typedef struct tt_db tt_db;
 
 /* ---- the database target: what the user named, parsed once ------------- */
 
-typedef enum tt_db_kind { TT_DB_KIND_SQLITE, TT_DB_KIND_CSV, TT_DB_KIND_POSTGRES } tt_db_kind;
+typedef enum tt_db_kind {
+  TT_DB_KIND_SQLITE,
+  TT_DB_KIND_CSV,
+  TT_DB_KIND_POSTGRES,
+  TT_DB_KIND_MYSQL, /* MySQL and MariaDB servers: mysql:// and mariadb:// */
+} tt_db_kind;
 
 typedef struct tt_db_target {
   tt_db_kind kind;
-  const char *engine; /* the engine's name: "sqlite" (SQLite files and CSV) or "postgres" */
+  const char *engine; /* the engine's name: "sqlite" (SQLite files and CSV), "postgres",
+                       * "mysql" */
   char *given;        /* as the user gave it (a URI may hold a password: never show it) */
   char *path;         /* what is opened: the real path of a file or folder when it exists
                        * (realpath), else as given; a URI as given */
@@ -43,7 +49,8 @@ typedef struct tt_db_target {
 
 /* Works out which engine reads given and how it is named; reads no file
  * contents and makes no connection (it may stat/realpath). A URI starting
- * postgres:// or postgresql:// (any case) is PostgreSQL; a name ending in
+ * postgres:// or postgresql:// (any case) is PostgreSQL, mysql:// or
+ * mariadb:// MySQL/MariaDB; a name ending in
  * .csv or .tsv (any case), or a folder, is CSV; anything else a SQLite
  * file. false with err (TT_ERR_CONFIG) when given is empty. Free with
  * tt_db_target_free. */
@@ -184,8 +191,9 @@ char *tt_pg_redact_uri(const char *uri);
  * "postgres" database). Never pointed at the user's database. */
 char *tt_pg_scratch_create(const char *uri, const char *setup_sql, char **name, tt_error *err);
 bool tt_pg_scratch_drop(const char *uri, const char *name, tt_error *err);
-/* The SQL dialect the handle speaks, as the prompt names it: "SQLite" or
- * "PostgreSQL". */
+/* The SQL dialect the handle speaks, as the prompt names it: "SQLite",
+ * "PostgreSQL", or the server and its version ("MariaDB 10.11.19",
+ * "MySQL 8.0.36"). */
 const char *tt_db_dialect(const tt_db *db);
 /* The same and the rest of what its engine's dialect is like. */
 const tt_db_dialect_facts *tt_db_facts(const tt_db *db);

@@ -39,6 +39,9 @@ struct tt_db_engine {
    * what the user should know about what is read and how (a CSV folder's
    * entries left out, a PostgreSQL role that could write). */
   const char *(*warning)(tt_db *db);
+  /* The dialect as the prompt names it for this handle (the server and its
+   * version); NULL: facts.name. */
+  const char *(*dialect)(const tt_db *db);
   /* db->opts is about to become *opts; NULL: nothing to do. */
   void (*set_opts)(tt_db *db, const tt_db_opts *opts);
 
@@ -82,9 +85,10 @@ struct tt_db_engine {
 };
 
 /* The tables, each defined in its engine's folder (sqlite/sqlite.c,
- * pg/pg.c). Only engines.c names them. */
+ * pg/pg.c, mysql/mysql.c). Only engines.c names them. */
 extern const tt_db_engine tt_db_engine_sqlite;
 extern const tt_db_engine tt_db_engine_pg;
+extern const tt_db_engine tt_db_engine_mysql;
 
 /* engines.c: the engine that reads targets of this kind. */
 const tt_db_engine *tt_db_engine_for(tt_db_kind kind);

@@ -7,6 +7,7 @@ static const tt_db_engine *const tt_db_engines[] = {
     [TT_DB_KIND_SQLITE] = &tt_db_engine_sqlite,
     [TT_DB_KIND_CSV] = &tt_db_engine_sqlite, /* loaded into an in-memory SQLite database */
     [TT_DB_KIND_POSTGRES] = &tt_db_engine_pg,
+    [TT_DB_KIND_MYSQL] = &tt_db_engine_mysql,
 };
 
 const tt_db_engine *tt_db_engine_for(tt_db_kind kind) {

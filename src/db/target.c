@@ -1,5 +1,6 @@
 /* target.c — the database target: what the user named (a SQLite file, a
- * CSV file or folder, a postgres:// URI), worked out once, from the
+ * CSV file or folder, a postgres://, mysql:// or mariadb:// URI), worked
+ * out once, from the
  * string alone (and stat/realpath), into the kind, its engine, what is
  * opened and what people are shown. The only place of the layer that
  * looks at the string: engines read the parsed target. A URI's password
@@ -20,6 +21,8 @@ static const struct tt_db_scheme {
 } tt_db_schemes[] = {
     {"postgres://", TT_DB_KIND_POSTGRES},
     {"postgresql://", TT_DB_KIND_POSTGRES},
+    {"mysql://", TT_DB_KIND_MYSQL},
+    {"mariadb://", TT_DB_KIND_MYSQL},
 };
 
 /* Targets named by a file: each kind's name endings (any case). Any other
@@ -86,7 +89,7 @@ bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err) {
   if (!given || !*given) {
     tt_db_set_error(err, TT_ERR_CONFIG,
                     "no database given: name a SQLite file, a CSV file or a folder of them, or a "
-                    "postgres:// URI");
+                    "postgres://, mysql:// or mariadb:// URI");
     return false;
   }
   out->given = tt_xstrdup(given);

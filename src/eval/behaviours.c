@@ -561,7 +561,15 @@ json_t *tt_behaviour_run(const tt_behaviour_opts *o, tt_error *err) {
   tt_db_target target;
   if (!tt_db_target_parse(o->db_path, &target, err)) return NULL;
   bool pg = target.kind == TT_DB_KIND_POSTGRES;
+  bool other_server = target.uri && !pg;
   tt_db_target_free(&target);
+  if (other_server) {
+    tt_error_set(err, TT_ERR_CONFIG,
+                 "the behaviour suite runs on a scratch copy of chinook, which tabletalk makes of "
+                 "a SQLite file or on a PostgreSQL server, not yet on MySQL or MariaDB");
+    tt_error_hint(err, "--db data/chinook.sqlite, or a postgresql:// URI");
+    return NULL;
+  }
   if (!pg && !tt_file_exists(o->db_path)) {
     tt_error_set(err, TT_ERR_IO, "%s does not exist", o->db_path);
     tt_error_hint(err, "--db wants the chinook database (make data fetches it)");

@@ -1,0 +1,131 @@
+/* mysql.c — the MySQL/MariaDB engine behind db.h, through MariaDB
+ * Connector/C loaded on first use (my_api.c): its table (engine.h),
+ * opening a mysql:// or mariadb:// URL (my_url.c; the password never
+ * shown: messages name the target's redacted form) on a session set up
+ * read-only by construction (my_conn.c), whole results and cursors over
+ * one statement (my_run.c: each in its own START TRANSACTION READ ONLY
+ * ... ROLLBACK, KILL QUERY from a second connection on the deadline or
+ * Ctrl-C), and the catalog (my_catalog.c). */
+#include "db/mysql/mysql.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the table ----------------------------------------------------------- */
+
+static void tt_my_free_state(tt_my *my) {
+  if (!my) return;
+  tt_my_drop_connection(my);
+  if (my->killer) my->api->close(my->killer);
+  tt_my_conninfo_free(&my->ci);
+  free(my);
+}
+
+static bool tt_my_open(tt_db *db, tt_error *err) {
+  const tt_my_api *api = tt_my_api_get(err);
+  if (!api) return false;
+  tt_my *my = tt_xcalloc(1, sizeof *my);
+  my->api = api;
+  my->timeout_ms_set = -1;
+  db->state = my;
+  if (tt_my_conninfo_parse(db->target.path, &my->ci, err)) {
+    if (tt_my_connect(db, err)) return true;
+  } else {
+    tt_error_prefix(err, "%s: ", db->name);
+  }
+  tt_my_free_state(my);
+  db->state = NULL;
+  return false;
+}
+
+static void tt_my_close(tt_db *db) { tt_my_free_state(tt_my_of(db)); }
+
+static bool tt_my_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
+  (void)err;
+  (void)db;
+  /* no cheap data version on a server others write: every snapshot is
+   * new, so nothing is served from a cache */
+  static _Atomic uint64_t serial;
+  *version = tt_fnv1a64(TT_FNV1A64_INIT, (uint64_t[]){++serial, (uint64_t)tt_now_ms()},
+                        2 * sizeof(uint64_t));
+  return true;
+}
+
+static void tt_my_snapshot_end(tt_db *db) { (void)db; }
+
+static const char *tt_my_dialect_of(const tt_db *db) {
+  const tt_my *my = tt_my_of(db);
+  return my && my->dialect[0] ? my->dialect : "MySQL";
+}
+
+/* ---- whole results and cursors ---------------------------------------------- */
+
+static tt_result *tt_my_query(tt_db *db, const char *sql, size_t len, tt_error *err) {
+  double t0 = tt_now_ms();
+  const tt_db_opts *o = tt_db_limits(db);
+  tt_my_run *run = tt_my_run_open(db, sql, len, o->timeout_s, err);
+  if (!run) return NULL;
+  tt_engine_cursor *base = tt_my_run_base(run);
+  tt_result_builder b;
+  tt_result *r = tt_result_builder_start(&b, base->ncols, o);
+  for (size_t c = 0; c < r->ncols; c++) {
+    r->names[c] = tt_arena_strdup(r->arena, base->names[c]);
+    r->decltypes[c] = tt_arena_strdup(r->arena, base->decltypes[c]);
+  }
+  const tt_value *row;
+  size_t rb;
+  int rc;
+  while ((rc = tt_my_run_next(run, &row, &rb, err)) == 1) {
+    tt_row_fate fate = tt_result_builder_row(&b);
+    if (fate == TT_ROW_ENOUGH) break;
+    if (fate == TT_ROW_COUNTED) continue;
+    bool enough; /* the builder copies the borrowed values (cut to fit when they must be) */
+    if (!tt_result_builder_add(&b, row, rb, &enough) && enough) break;
+  }
+  /* counting past the cut is a courtesy: a timeout there keeps the rows */
+  bool counted_out = rc < 0 && b.counting && err->kind == TT_ERR_TIMEOUT;
+  if (rc < 0 && !counted_out) {
+    tt_my_run_close(run);
+    tt_result_free(r);
+    return NULL;
+  }
+  tt_error_clear(err);
+  tt_result_builder_end(&b, rc == 0 && !counted_out);
+  r->repeatable = false; /* another session may change the data at any time */
+  tt_my_run_close(run);
+  r->elapsed_ms = tt_now_ms() - t0;
+  return r;
+}
+
+static tt_engine_cursor *tt_my_cursor_open(tt_db *db, const char *sql, size_t len,
+                                           tt_error *err) {
+  tt_my_run *run = tt_my_run_open(db, sql, len, db->opts.timeout_s, err);
+  return run ? tt_my_run_base(run) : NULL;
+}
+
+static int tt_my_cursor_next(tt_engine_cursor *c, const tt_value **row, size_t *row_bytes,
+                             tt_error *err) {
+  return tt_my_run_next((tt_my_run *)c, row, row_bytes, err);
+}
+
+static void tt_my_cursor_close(tt_engine_cursor *c) { tt_my_run_close((tt_my_run *)c); }
+
+const tt_db_engine tt_db_engine_mysql = {
+    .name = "mysql",
+    .facts = {.name = "MySQL", .ident_quote = '`', .fold = TT_DB_FOLD_NONE, .schemas = false},
+    .list_tables_sql = "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+                       "DATABASE() ORDER BY TABLE_NAME",
+    .open = tt_my_open,
+    .close = tt_my_close,
+    .set_opts = NULL,
+    .dialect = tt_my_dialect_of,
+    .query = tt_my_query,
+    .cursor_open = tt_my_cursor_open,
+    .cursor_next = tt_my_cursor_next,
+    .cursor_close = tt_my_cursor_close,
+    .catalog_load = tt_my_catalog_load,
+    .snapshot_begin = tt_my_snapshot_begin,
+    .snapshot_end = tt_my_snapshot_end,
+    .sql_column_values = tt_my_sql_column_values,
+    .is_text_type = tt_my_is_text_type,
+};
