@@ -100,6 +100,15 @@ test('ask on the hostile database: a view calling the owner\'s function is refus
   assert.equal(lock.toString().trim(), 'free');
 });
 
+test('an account that can write is warned about at the start; the read-only one is not', { skip }, async () => {
+  const admin = await run(['sql', base, 'SELECT 1', '--json']);
+  assert.equal(admin.code, 0, admin.stderr);
+  assert.match(admin.stderr, /tabletalk: warning: the account \S+ can change the server \(.*INSERT.*\)/);
+  const ro = await run(['sql', reader, 'SELECT 1', '--json']);
+  assert.equal(ro.code, 0, ro.stderr);
+  assert.doesNotMatch(ro.stderr, /can change the server/);
+});
+
 test('--trust-functions names a database whose stored functions may run; without it they never do', { skip }, async () => {
   const refused = await run(['sql', hostile, 'SELECT * FROM v_nested', '--json']);
   assert.equal(refused.code, 3, refused.stderr);

@@ -18,6 +18,7 @@ static void tt_my_free_state(tt_my *my) {
   tt_my_drop_connection(my);
   if (my->killer) my->api->close(my->killer);
   tt_my_conninfo_free(&my->ci);
+  free(my->warning);
   free(my);
 }
 
@@ -59,6 +60,44 @@ static const char *tt_my_dialect_of(const tt_db *db) {
 }
 
 /* ---- whole results and cursors ---------------------------------------------- */
+
+/* The privileges of the connected account that let it change the server:
+ * information_schema's privilege views list the account's own grants (and
+ * an administrator's, those of every account: hence the GRANTEE filter). */
+#define TT_MY_WRITE_GRANTS_SQL                                                                \
+  "SELECT CURRENT_USER(), GROUP_CONCAT(DISTINCT PRIVILEGE_TYPE ORDER BY PRIVILEGE_TYPE "      \
+  "SEPARATOR ', ') FROM (SELECT GRANTEE, PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES " \
+  "UNION ALL SELECT GRANTEE, PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES "       \
+  "UNION ALL SELECT GRANTEE, PRIVILEGE_TYPE FROM information_schema.TABLE_PRIVILEGES) AS p "  \
+  "WHERE GRANTEE = CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', "          \
+  "SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''') AND PRIVILEGE_TYPE IN ('INSERT', "         \
+  "'UPDATE', 'DELETE', 'CREATE', 'DROP', 'ALTER', 'INDEX', 'FILE', 'SUPER', "                 \
+  "'CREATE ROUTINE', 'ALTER ROUTINE', 'TRIGGER', 'EVENT', 'CREATE USER', 'GRANT OPTION', "   \
+  "'SHUTDOWN', 'RELOAD', 'CREATE TEMPORARY TABLES', 'LOCK TABLES', 'CREATE VIEW') "          \
+  "HAVING COUNT(*) > 0"
+
+/* tt_db_warning: an account that can write, asked once from its grants. A
+ * READ ONLY transaction stops its own writes, but not what a function of
+ * the database's owner could do with its rights should one ever run. */
+static const char *tt_my_warning(tt_db *db) {
+  tt_my *my = tt_my_of(db);
+  if (!my || my->warned) return my ? my->warning : NULL;
+  my->warned = true;
+  tt_error err;
+  tt_result *r = tt_catalog_query(db, TT_MY_WRITE_GRANTS_SQL, 5.0, 1, 4096, &err);
+  if (r && r->nrows == 1 && tt_result_cell(r, 0, 0)->type == TT_VAL_TEXT &&
+      tt_result_cell(r, 0, 1)->type == TT_VAL_TEXT) {
+    const tt_value *who = tt_result_cell(r, 0, 0), *what = tt_result_cell(r, 0, 1);
+    my->warning = tt_xasprintf(
+        "the account %.*s can change the server (%.*s): tabletalk only reads, but should a "
+        "function of the database's owner ever run, it would run with these rights; connect "
+        "as an account with SELECT and SHOW VIEW only (docs/guide/mysql.md, \"A read-only "
+        "account\")",
+        (int)who->len, who->u.s, (int)(what->len > 300 ? 300 : what->len), what->u.s);
+  }
+  tt_result_free(r);
+  return my->warning;
+}
 
 static tt_result *tt_my_query(tt_db *db, const char *sql, size_t len, tt_error *err) {
   double t0 = tt_now_ms();
@@ -119,6 +158,7 @@ const tt_db_engine tt_db_engine_mysql = {
     .close = tt_my_close,
     .set_opts = NULL,
     .dialect = tt_my_dialect_of,
+    .warning = tt_my_warning,
     .query = tt_my_query,
     .cursor_open = tt_my_cursor_open,
     .cursor_next = tt_my_cursor_next,

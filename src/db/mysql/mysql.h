@@ -55,6 +55,8 @@ typedef struct tt_my {
   char dialect[48];     /* "MariaDB 10.11.19", "MySQL 8.0.36" */
   long timeout_ms_set;  /* the session's time limit as last set (-1: not yet) */
   int lower_case_table_names;
+  bool warned;          /* the account's grants were asked about (tt_db_warning) */
+  char *warning;        /* what they allow that a read-only account would not, or NULL */
 } tt_my;
 
 static inline tt_my *tt_my_of(const tt_db *db) { return (tt_my *)db->state; }
