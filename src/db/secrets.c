@@ -14,6 +14,7 @@
  * the engine table's boundary (db.c, cursor.c, catalog.c). */
 #include "db/db_internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,14 @@ static int tt_longer_first(const void *a, const void *b) {
   return la < lb ? 1 : la > lb ? -1 : 0;
 }
 
+/* A short secret is masked only where it is not part of a word ("b" in
+ * "a:b@" but not in "mariadb"): masking every such letter would garble the
+ * message and tell more than it hides. */
+static bool tt_stands_alone(const char *text, size_t n, size_t i, size_t len) {
+  return (i == 0 || !isalnum((unsigned char)text[i - 1])) &&
+         (i + len == n || !isalnum((unsigned char)text[i + len]));
+}
+
 /* text[0..n) with every occurrence of every secret replaced by ***, the
  * longest secret first where several start at the same place; with
  * truncated, also an end of the text that is the start of a secret (the
@@ -197,7 +206,9 @@ static void tt_secrets_mask(tt_secrets *s, const char *text, size_t n, bool trun
     size_t hit = 0;
     for (size_t k = 0; k < s->n && !hit; k++) {
       size_t len = strlen(s->v[k]);
-      if (len <= n - i && memcmp(text + i, s->v[k], len) == 0) hit = len;
+      if (len <= n - i && memcmp(text + i, s->v[k], len) == 0 &&
+          (len >= TT_SECRET_PIECE_MIN || tt_stands_alone(text, n, i, len)))
+        hit = len;
       else if (truncated && len > n - i && memcmp(text + i, s->v[k], n - i) == 0) hit = n - i;
     }
     if (hit) {

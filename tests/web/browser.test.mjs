@@ -438,6 +438,9 @@ test('a clarifying question is answered in place and the run continues', async (
     document.querySelector('#conversation .turn:last-of-type .run'));
   assert.match(await page.$eval(box.replace(lastTurn, '#conversation .turn:first-of-type'), (b) => b.textContent), /You replied: By total spending/);
   assert.equal(await page.$eval(`${lastTurn} .answer.final`, (a) => a.textContent), 'Helena Holý spent the most: 49.62.');
+  // the table's first page is read from the server after the run: wait for it
+  await page.waitForSelector(`${lastTurn} .result tbody tr`);
+  await tablesRead(lastTurn);
   assert.deepEqual(await tableRows(`${lastTurn} .result`), [['Helena Holý', '49.62']]);
   const req = model.requests.findLast((r) => JSON.stringify(r.body.messages ?? []).includes(Q.reply));
   assert.ok(JSON.stringify(req.body.messages).includes(Q.top), 'the reply continues the clarified question');
