@@ -32,6 +32,12 @@ static const char tt_store_schema[] =
     "  title TEXT NOT NULL, sql TEXT NOT NULL, chart TEXT, question TEXT, run_id TEXT,"
     "  created REAL NOT NULL);";
 
+/* The layout above, as PRAGMA user_version records it once a store has
+ * it: a store at this version skips the CREATE statements (parsing them
+ * was a third of an agent's own start). Raise it with every change to the
+ * layout or to tt_store_migrate. */
+#define TT_STORE_VERSION 1
+
 /* Stores made before a column existed get it. */
 static int tt_store_migrate(sqlite3 *h) {
   sqlite3_stmt *st = NULL;
@@ -40,6 +46,21 @@ static int tt_store_migrate(sqlite3 *h) {
     return SQLITE_OK;
   }
   return sqlite3_exec(h, "ALTER TABLE turns ADD COLUMN numbers TEXT", NULL, NULL, NULL);
+}
+
+#define TT_STORE_STR(x) #x
+#define TT_STORE_XSTR(x) TT_STORE_STR(x)
+#define TT_STORE_VERSION_TEXT TT_STORE_XSTR(TT_STORE_VERSION)
+
+/* The store's recorded layout version; -1 when it cannot be read (busy). */
+static int tt_store_version(sqlite3 *h) {
+  sqlite3_stmt *st = NULL;
+  int v = -1;
+  if (sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return v;
 }
 
 tt_store *tt_store_open(const char *state_dir, tt_error *err) {
@@ -59,14 +80,20 @@ tt_store *tt_store_open(const char *state_dir, tt_error *err) {
     int persist = 1;
     sqlite3_db_config(h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     sqlite3_file_control(h, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
-    rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
-    /* switching a new file to WAL while another connection opens it can
-     * report busy without waiting: wait here, briefly, and try again */
-    for (int tries = 0; (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && tries < 100; tries++) {
-      sqlite3_sleep(20);
+    if (tt_store_version(h) == TT_STORE_VERSION) {
+      rc = sqlite3_exec(h, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL); /* WAL is the file's */
+    } else {
       rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
+      /* switching a new file to WAL while another connection opens it can
+       * report busy without waiting: wait here, briefly, and try again */
+      for (int tries = 0; (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && tries < 100; tries++) {
+        sqlite3_sleep(20);
+        rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
+      }
+      if (rc == SQLITE_OK) rc = tt_store_migrate(h);
+      if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, "PRAGMA user_version=" TT_STORE_VERSION_TEXT, NULL, NULL, NULL);
     }
-    if (rc == SQLITE_OK) rc = tt_store_migrate(h);
   }
   if (rc != SQLITE_OK) {
     tt_error_set(err, TT_ERR_IO, "cannot open the thread store %s: %s", path, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
