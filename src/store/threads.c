@@ -80,7 +80,8 @@ tt_store *tt_store_open(const char *state_dir, tt_error *err) {
     int persist = 1;
     sqlite3_db_config(h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     sqlite3_file_control(h, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
-    if (tt_store_version(h) == TT_STORE_VERSION) {
+    int version = tt_store_version(h);
+    if (version == TT_STORE_VERSION) {
       rc = sqlite3_exec(h, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL); /* WAL is the file's */
     } else {
       rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
@@ -91,7 +92,9 @@ tt_store *tt_store_open(const char *state_dir, tt_error *err) {
         rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
       }
       if (rc == SQLITE_OK) rc = tt_store_migrate(h);
-      if (rc == SQLITE_OK)
+      /* recorded once all of it is there; never lowered (a later
+       * tabletalk's layout holds this one's) */
+      if (rc == SQLITE_OK && version < TT_STORE_VERSION)
         rc = sqlite3_exec(h, "PRAGMA user_version=" TT_STORE_VERSION_TEXT, NULL, NULL, NULL);
     }
   }
