@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct tt_store {
   sqlite3 *h;
@@ -112,8 +113,30 @@ tt_store *tt_store_open(const char *state_dir, tt_error *err) {
 
 sqlite3 *tt_store_handle(tt_store *s) { return s->h; }
 
+/* The WAL kept at close is read whole, every frame's checksum verified,
+ * by the next process that opens the store: at 1,000 pages (SQLite's own
+ * checkpoint) that was 4 MiB and milliseconds of every `ask`'s start.
+ * Past this size it is folded into the file and truncated at close: one
+ * checkpoint (and its fsync) every few dozen turns. */
+#define TT_STORE_WAL_FOLD_BYTES (256 * 1024)
+
+static void tt_store_fold_wal(sqlite3 *h) {
+  const char *db = sqlite3_db_filename(h, "main");
+  if (!db || !*db) return;
+  char *wal = tt_xasprintf("%s-wal", db);
+  struct stat st;
+  bool big = stat(wal, &st) == 0 && st.st_size > TT_STORE_WAL_FOLD_BYTES;
+  free(wal);
+  if (!big) return;
+  /* never wait for it: another process reading or writing the store
+   * (tabletalk web, a chat) means a later close does it */
+  sqlite3_busy_timeout(h, 0);
+  sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+}
+
 void tt_store_close(tt_store *s) {
   if (!s) return;
+  tt_store_fold_wal(s->h);
   sqlite3_close(s->h);
   free(s);
 }
