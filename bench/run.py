@@ -22,7 +22,15 @@ Parts (all by default):
   startup  `tabletalk sql chinook "SELECT Name FROM Genre LIMIT 3"` against
            the sqlite3 shell, and `tabletalk --version` against a C hello
            program: instructions of the whole process (callgrind, the stable
-           figure) and wall time.
+           figure) and wall time; and serve-mcp's resident memory on chinook
+           after initialize and tools/list (goal <= 8 MiB).
+  agent    the agent's own time (bench/agent_time.mjs, Node.js): `tabletalk
+           ask chinook QUESTION --base-url URL` against the scripted model
+           server, which answers at once (one run_sql call, then the
+           answer), with a warm catalog cache: from spawning tabletalk to
+           its first model request (goal <= 10 ms) and the whole run less
+           the server's time (the question's overhead, goal <= 20 ms);
+           spawning /bin/true is measured alike, as the floor.
 
 Peak RSS is /usr/bin/time's %M; wall time is taken around it (the same
 small cost for both commands).
@@ -32,6 +40,7 @@ same interleaved run, so that before and after are measured together.
 --quick: fewer runs and no 1,000,000-row file (a smoke test of the suite).
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -214,6 +223,76 @@ ANALYZE sale;
 """
 
 
+def mcp_rss(argv):
+    """VmRSS and VmHWM (KiB) of `tabletalk serve-mcp` after initialize and
+    tools/list over stdio, read from /proc while it waits for more."""
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    try:
+        msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                            "clientInfo": {"name": "bench", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+        for m in msgs:
+            p.stdin.write((json.dumps(m) + "\n").encode())
+        p.stdin.flush()
+        while True: # the answers, in order: the tools list is the last
+            line = p.stdout.readline()
+            if not line:
+                die("serve-mcp ended before answering tools/list")
+            if json.loads(line).get("id") == 2:
+                break
+        with open("/proc/%d/status" % p.pid) as f:
+            st = dict(l.split(":", 1) for l in f if ":" in l)
+        return int(st["VmRSS"].split()[0]), int(st["VmHWM"].split()[0])
+    finally:
+        p.stdin.close()
+        p.wait()
+
+
+def bench_mcp_rss(args):
+    chinook = os.path.join(ROOT, "data", "chinook.sqlite")
+    runs = 3 if args.quick else 7
+    bins = [("tabletalk", args.bin)] + ([("baseline", args.baseline)] if args.baseline else [])
+    got = {name: [] for name, _ in bins}
+    for r in range(runs):
+        for name, b in (bins if r % 2 == 0 else list(reversed(bins))):
+            got[name].append(mcp_rss([b, "serve-mcp", chinook]))
+    print("\nserve-mcp on chinook after initialize + tools/list (medians of %d runs; goal RSS <= 8 MiB):\n" % runs)
+    print("| build | RSS | peak RSS |")
+    print("| --- | --- | --- |")
+    for name, _ in bins:
+        print("| %s | %s | %s |" % (name, mib(statistics.median(x[0] for x in got[name])),
+                                     mib(statistics.median(x[1] for x in got[name]))))
+
+
+def bench_agent(args, tmp):
+    chinook = os.path.join(ROOT, "data", "chinook.sqlite")
+    if not shutil.which("node"):
+        print("\n## agent: skipped (no Node.js for the scripted model server)")
+        return
+    runs = args.runs or (5 if args.quick else 31)
+    bins = [args.bin] + ([args.baseline] if args.baseline else [])
+    p = subprocess.run(["node", os.path.join(ROOT, "bench", "agent_time.mjs"), ",".join(bins), chinook,
+                        str(runs), os.path.join(tmp, "agent-state")], capture_output=True, text=True)
+    if p.returncode != 0:
+        die("agent_time.mjs: " + p.stderr)
+    d = json.loads(p.stdout)
+    print("\n## agent: tabletalk ask chinook QUESTION --base-url SCRIPTED (answers at once; %d model requests)" % d["requests"])
+    print("(medians of %d interleaved runs, warm catalog cache; spawning /bin/true takes %s here)\n" %
+          (runs, "%.1f ms" % statistics.median(d["true_ms"])))
+    print("| build | start to first model request | overhead outside the model |")
+    print("| --- | --- | --- |")
+    for b, label in zip(bins, ("tabletalk", "baseline")):
+        print("| %s | %.1f ms | %.1f ms |" % (label, statistics.median(d[b]["first_request_ms"]),
+                                             statistics.median(d[b]["overhead_ms"])))
+    first = statistics.median(d[args.bin]["first_request_ms"])
+    over = statistics.median(d[args.bin]["overhead_ms"])
+    print("\ngoals: first request <= 10 ms (%s), overhead <= 20 ms (%s)" %
+          ("met" if first <= 10 else "missed", "met" if over <= 20 else "missed"))
+
+
 def bench_pg(args, tmp):
     server = os.path.join(ROOT, "scripts", "pg-test-server.sh")
     if subprocess.run([server, "bindir"], capture_output=True).returncode != 0 or not shutil.which("psql"):
@@ -273,6 +352,7 @@ def bench_startup(args, tmp):
             what, peer_name, fmt_ms(m["tt"][0]), fmt_ms(m["peer"][0]), ratio(m["tt"][0], m["peer"][0]),
             "{:,}".format(ti) if ti else "-", "{:,}".format(pi) if pi else "-",
             "%.2fx" % ratio(ti, pi) if ti and pi else "-"), flush=True)
+    bench_mcp_rss(args)
 
 
 def main():
@@ -283,11 +363,11 @@ def main():
                     help="where the generated databases are kept between runs")
     ap.add_argument("--runs", type=int, default=0, help="runs per command (default: per part)")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("parts", nargs="*", default=["startup", "export", "pg"])
+    ap.add_argument("parts", nargs="*", default=["startup", "export", "pg", "agent"])
     args = ap.parse_args()
     for p in args.parts:
-        if p not in ("startup", "export", "pg"):
-            die("unknown part '%s' (startup, export, pg)" % p)
+        if p not in ("startup", "export", "pg", "agent"):
+            die("unknown part '%s' (startup, export, pg, agent)" % p)
     if not os.access(args.bin, os.X_OK):
         die("%s is not built (make build)" % args.bin)
     if not shutil.which("sqlite3"):
@@ -303,6 +383,8 @@ def main():
             bench_export(args, tmp)
         if "pg" in args.parts:
             bench_pg(args, tmp)
+        if "agent" in args.parts:
+            bench_agent(args, tmp)
 
 
 if __name__ == "__main__":

@@ -607,8 +607,27 @@ static const char *tt_http_status_hint(long status, const char *detail) {
   }
 }
 
+/* libcurl and the handle, on the first request rather than when the
+ * backend is made: loading libcurl (and the thirty libraries it pulls in)
+ * is the longest part of an agent's start, and runs in the preload thread
+ * (tt_llm_http_preload) while the thread store, the trace and the prompt
+ * are got ready here. */
+static bool tt_http_ready(tt_http *h, tt_error *err) {
+  if (h->curl) return true;
+  const tt_curl_api *api = tt_curl_api_get(err);
+  if (!api) return false;
+  h->curl_api = api;
+  h->curl = api->easy_init();
+  if (!h->curl) {
+    tt_llm_set_error(err, TT_ERR_UNAVAILABLE, 0, "cannot initialise libcurl");
+    return false;
+  }
+  return true;
+}
+
 static tt_try tt_http_attempt(tt_http *h, const char *body, size_t body_len,
                               const tt_llm_call *call, tt_xfer *x, tt_error *err) {
+  if (!tt_http_ready(h, err)) return TT_TRY_FAIL;
   CURL *c = h->curl;
   h->curl_api->easy_reset(c);
   struct curl_slist *headers = NULL;
@@ -1102,10 +1121,7 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err) {
     const tt_profile *p = tt_profile_detect(NULL, opts->model, NULL);
     if (p->sql_writer) profile = p;
   }
-  const tt_curl_api *api = tt_curl_api_get(err);
-  if (!api) return NULL;
   tt_http *h = tt_xcalloc(1, sizeof *h);
-  h->curl_api = api;
   h->o = *opts;
   h->profile = profile;
   size_t n = strlen(opts->base_url);
@@ -1121,11 +1137,5 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err) {
   if (h->q.reasoning_model)
     tt_http_note(h, "sends max_completion_tokens and no temperature (an OpenAI reasoning model, "
                     "by its name)");
-  h->curl = api->easy_init();
-  if (!h->curl) {
-    tt_http_free(h);
-    tt_llm_set_error(err, TT_ERR_UNAVAILABLE, 0, "cannot initialise libcurl");
-    return NULL;
-  }
-  return tt_llm_wrap(&tt_http_vtable, h);
+  return tt_llm_wrap(&tt_http_vtable, h); /* libcurl comes with the first request */
 }

@@ -321,7 +321,8 @@ typedef struct tt_llm_http_opts {
 tt_llm_http_opts tt_llm_http_default_opts(void);
 /* Starts loading the HTTP library (libcurl and its ~30 dependencies, about
  * 3 ms) on a background thread, so that it overlaps the caller's own
- * start-up work; tt_llm_http_new waits for it. */
+ * start-up work; the backend's first request waits for it (tt_llm_http_new
+ * does not load it). */
 void tt_llm_http_preload(void);
 tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err);
 /* What the HTTP backend adapted to so far, in words, "; "-separated ("sends

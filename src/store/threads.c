@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct tt_store {
   sqlite3 *h;
@@ -32,6 +33,12 @@ static const char tt_store_schema[] =
     "  title TEXT NOT NULL, sql TEXT NOT NULL, chart TEXT, question TEXT, run_id TEXT,"
     "  created REAL NOT NULL);";
 
+/* The layout above, as PRAGMA user_version records it once a store has
+ * it: a store at this version skips the CREATE statements (parsing them
+ * took 0.6 to 1.7 M instructions of every start). Raise it with every
+ * change to the layout or to tt_store_migrate. */
+#define TT_STORE_VERSION 1
+
 /* Stores made before a column existed get it. */
 static int tt_store_migrate(sqlite3 *h) {
   sqlite3_stmt *st = NULL;
@@ -40,6 +47,21 @@ static int tt_store_migrate(sqlite3 *h) {
     return SQLITE_OK;
   }
   return sqlite3_exec(h, "ALTER TABLE turns ADD COLUMN numbers TEXT", NULL, NULL, NULL);
+}
+
+#define TT_STORE_STR(x) #x
+#define TT_STORE_XSTR(x) TT_STORE_STR(x)
+#define TT_STORE_VERSION_TEXT TT_STORE_XSTR(TT_STORE_VERSION)
+
+/* The store's recorded layout version; -1 when it cannot be read (busy). */
+static int tt_store_version(sqlite3 *h) {
+  sqlite3_stmt *st = NULL;
+  int v = -1;
+  if (sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return v;
 }
 
 tt_store *tt_store_open(const char *state_dir, tt_error *err) {
@@ -59,14 +81,24 @@ tt_store *tt_store_open(const char *state_dir, tt_error *err) {
     int persist = 1;
     sqlite3_db_config(h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     sqlite3_file_control(h, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
-    rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
-    /* switching a new file to WAL while another connection opens it can
-     * report busy without waiting: wait here, briefly, and try again */
-    for (int tries = 0; (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && tries < 100; tries++) {
-      sqlite3_sleep(20);
+    int version = tt_store_version(h);
+    if (version == TT_STORE_VERSION) {
+      rc = sqlite3_exec(h, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL); /* WAL is the file's */
+    } else {
       rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
+      /* switching a new file to WAL while another connection opens it can
+       * report busy without waiting: wait here, briefly, and try again */
+      for (int tries = 0; (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && tries < 100; tries++) {
+        sqlite3_sleep(20);
+        rc = sqlite3_exec(h, tt_store_schema, NULL, NULL, NULL);
+      }
+      if (rc == SQLITE_OK) rc = tt_store_migrate(h);
+      /* recorded once all of it is there; never lowered (a later
+       * tabletalk's layout holds this one's), nor written when it could
+       * not be read */
+      if (rc == SQLITE_OK && version >= 0 && version < TT_STORE_VERSION)
+        rc = sqlite3_exec(h, "PRAGMA user_version=" TT_STORE_VERSION_TEXT, NULL, NULL, NULL);
     }
-    if (rc == SQLITE_OK) rc = tt_store_migrate(h);
   }
   if (rc != SQLITE_OK) {
     tt_error_set(err, TT_ERR_IO, "cannot open the thread store %s: %s", path, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
@@ -82,8 +114,30 @@ tt_store *tt_store_open(const char *state_dir, tt_error *err) {
 
 sqlite3 *tt_store_handle(tt_store *s) { return s->h; }
 
+/* The WAL kept at close is read whole, every frame's checksum verified,
+ * by the next process that opens the store: at 1,000 pages (SQLite's own
+ * checkpoint) that was 4 MiB and milliseconds of every `ask`'s start.
+ * Past this size it is folded into the file and truncated at close: one
+ * checkpoint (and its fsync) every few dozen turns. */
+#define TT_STORE_WAL_FOLD_BYTES (256 * 1024)
+
+static void tt_store_fold_wal(sqlite3 *h) {
+  const char *db = sqlite3_db_filename(h, "main");
+  if (!db || !*db) return;
+  char *wal = tt_xasprintf("%s-wal", db);
+  struct stat st;
+  bool big = stat(wal, &st) == 0 && st.st_size > TT_STORE_WAL_FOLD_BYTES;
+  free(wal);
+  if (!big) return;
+  /* never wait for it: another process reading or writing the store
+   * (tabletalk web, a chat) means a later close does it */
+  sqlite3_busy_timeout(h, 0);
+  sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+}
+
 void tt_store_close(tt_store *s) {
   if (!s) return;
+  tt_store_fold_wal(s->h);
   sqlite3_close(s->h);
   free(s);
 }

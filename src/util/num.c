@@ -5,7 +5,8 @@
  * from integer arithmetic (a 128-bit product and a shift, or a division),
  * rounded half to even on the exact remainder as glibc rounds. Magnitudes
  * outside the fast path (below 2^-23, from 2^64 up, subnormals, NaN and
- * infinities) go to snprintf itself. */
+ * infinities) go to snprintf itself. Reading numbers back (from a
+ * server's text) has exact fast paths too, for the same reason. */
 #include "util/util.h"
 
 #include <stdio.h>
@@ -203,4 +204,52 @@ size_t tt_fmt_real15(char *out, double v) {
     return n > 0 ? (size_t)n : 0;
   }
   return tt_put_g(out, neg, digits, x);
+}
+
+bool tt_parse_int(const char *s, size_t n, int64_t *v) {
+  size_t i = n && s[0] == '-' ? 1 : 0;
+  if (i == n || n - i > 19) return false; /* 19 digits: the last may pass */
+  uint64_t m = 0;
+  for (size_t k = i; k < n; k++) {
+    unsigned d = (unsigned)((unsigned char)s[k] - '0');
+    if (d > 9) return false;
+    m = m * 10 + d;
+  }
+  if (i) {
+    if (m > (uint64_t)INT64_MAX + 1) return false;
+    *v = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
+  } else {
+    if (m > (uint64_t)INT64_MAX) return false;
+    *v = (int64_t)m;
+  }
+  return true;
+}
+
+bool tt_parse_real_plain(const char *s, size_t n, double *v) {
+  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  size_t i = n && s[0] == '-' ? 1 : 0;
+  uint64_t m = 0;
+  int sig = 0, frac = 0, ndig = 0;
+  bool dot = false;
+  for (; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch == '.') {
+      if (dot) return false;
+      dot = true;
+      continue;
+    }
+    unsigned d = (unsigned)(ch - '0');
+    if (d > 9) return false;
+    ndig++;
+    if (dot) frac++;
+    if (m == 0 && d == 0) continue; /* leading zeros are not significant */
+    if (++sig > 15) return false;
+    m = m * 10 + d;
+  }
+  if (ndig == 0 || frac > 22) return false;
+  double r = (double)m / p10[frac];
+  *v = s[0] == '-' ? -r : r;
+  return true;
 }

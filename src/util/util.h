@@ -199,6 +199,17 @@ size_t tt_fmt_int(char *out, int64_t v);
  * length. Computed without printf for the magnitudes data holds (2^-23 up
  * to 2^64), by printf itself for the rest. */
 size_t tt_fmt_real15(char *out, double v);
+/* Reads a whole decimal integer as PostgreSQL and printf write one
+ * ("-42": an optional '-', then digits) into *v; false for anything else
+ * (a '+', blanks, other text, a value past int64's range). */
+bool tt_parse_int(const char *s, size_t n, int64_t *v);
+/* Reads s as strtod would, when that can be done exactly without it: a
+ * plain decimal ("-12.5", "0.0001") of at most 15 significant digits and
+ * no exponent is one integer under 2^53 divided by a power of ten under
+ * 10^23, both exact doubles, so the one correctly rounded division is
+ * strtod's own result. False for everything else (the caller asks
+ * strtod). */
+bool tt_parse_real_plain(const char *s, size_t n, double *v);
 
 /* ---- time ------------------------------------------------------------ */
 

@@ -4,7 +4,11 @@
  * delete of an unknown thread changes nothing and says so, and a deleted
  * thread starts afresh when asked again. Then the SQL run by hand (one id
  * per text, the history newest first, per database) and the board's pins
- * (appended last, moved anywhere and past the end, renamed, removed). */
+ * (appended last, moved anywhere and past the end, renamed, removed).
+ * And a store made before a column existed gets it, once: its layout
+ * version is recorded so that later opens skip the CREATE statements.
+ * The WAL kept between processes is folded into the file once it grows
+ * past 256 KiB, so that the next open does not read megabytes of it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +17,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -247,6 +252,99 @@ static void test_pins(void **state) {
   free(dir);
 }
 
+/* The recorded layout version of the store file at path, read by a
+ * connection of the test's own. */
+static int user_version(const char *path) {
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  sqlite3_stmt *st = NULL;
+  assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  int v = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return v;
+}
+
+static void test_old_store_migrated_once(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *path = tt_xasprintf("%s/threads.sqlite", dir);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  /* the layout before the numbers column and before the version */
+  assert_int_equal(sqlite3_exec(h, "CREATE TABLE turns(thread TEXT NOT NULL, db_path TEXT NOT NULL,"
+                                   " seq INTEGER NOT NULL, run_id TEXT, question TEXT NOT NULL,"
+                                   " answer TEXT, sql TEXT, summary TEXT, status TEXT NOT NULL,"
+                                   " pending TEXT, created REAL NOT NULL,"
+                                   " PRIMARY KEY(thread, db_path, seq))", NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(h);
+  tt_error err;
+  tt_store *st = tt_store_open(dir, &err);
+  assert_non_null(st);
+  assert_true(user_version(path) > 0);
+  save(st, dir, "t", DB, "a question");
+  tt_store_close(st);
+  st = tt_store_open(dir, &err); /* the quick way now: the column is there */
+  assert_non_null(st);
+  save(st, dir, "t", DB, "a follow-up"); /* saving writes the numbers column */
+  tt_store_close(st);
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  sqlite3_stmt *q = NULL;
+  assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*) FROM turns WHERE numbers IS NULL", -1, &q,
+                                      NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int(q, 0), 2);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  free(path);
+  free(dir);
+}
+
+static long long file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+static void test_wal_folded_at_close(void **state) {
+  (void)state;
+  char *dir;
+  tt_store *st = open_store(&dir);
+  char *wal = tt_xasprintf("%s/threads.sqlite-wal", dir);
+  /* answers of 8 KiB: 40 turns pass 256 KiB of WAL */
+  char *answer = malloc(8192);
+  memset(answer, 'x', 8191);
+  answer[8191] = '\0';
+  tt_run run;
+  memset(&run, 0, sizeof run);
+  run.status = TT_RUN_ANSWERED;
+  run.answer = answer;
+  tt_error err;
+  for (int i = 0; i < 40; i++)
+    assert_true(tt_store_save_turn(st, "long", DB, "20261203-100000-000abc", "q", &run, false, &err));
+  assert_true(file_size(wal) > 256 * 1024);
+  tt_store_close(st);
+  assert_true(file_size(wal) <= 0); /* truncated (or gone) */
+  st = tt_store_open(dir, &err); /* every turn is still there */
+  assert_non_null(st);
+  tt_store_close(st);
+  char *path = tt_xasprintf("%s/threads.sqlite", dir);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  sqlite3_stmt *q = NULL;
+  assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*) FROM turns WHERE thread = 'long'", -1, &q,
+                                      NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int(q, 0), 40);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  free(path);
+  free(answer);
+  free(wal);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_list_newest_first_per_database),
@@ -254,6 +352,8 @@ int main(void) {
       cmocka_unit_test(test_delete),
       cmocka_unit_test(test_queries),
       cmocka_unit_test(test_pins),
+      cmocka_unit_test(test_old_store_migrated_once),
+      cmocka_unit_test(test_wal_folded_at_close),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -446,6 +446,57 @@ static void test_int_text_matches_printf(void **state) {
   }
 }
 
+/* Numbers read back from a server's text: the fast paths give strtoll's
+ * and strtod's very values (bit for bit), and refuse what they cannot read
+ * exactly, which the caller then hands to strtod. */
+static size_t g_parsed_fast;
+
+static void check_parse_real(const char *s) {
+  double want = strtod(s, NULL), got = 12345.0;
+  if (!tt_parse_real_plain(s, strlen(s), &got)) return;
+  if (memcmp(&want, &got, sizeof want) != 0)
+    fail_msg("%s: strtod read %a, tt_parse_real_plain %a", s, want, got);
+  g_parsed_fast++;
+}
+
+static void test_number_text_reads_back(void **state) {
+  (void)state;
+  int64_t i;
+  double d;
+  const char *ints[] = {"0", "-1", "42", "9223372036854775807", "-9223372036854775808", "-0",
+                        "1000000"};
+  for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+    assert_true(tt_parse_int(ints[k], strlen(ints[k]), &i));
+    assert_int_equal(i, strtoll(ints[k], NULL, 10));
+  }
+  const char *not_ints[] = {"", "-", "+1", " 1", "1x", "9223372036854775808",
+                            "-9223372036854775809", "12345678901234567890"};
+  for (size_t k = 0; k < sizeof not_ints / sizeof not_ints[0]; k++)
+    assert_false(tt_parse_int(not_ints[k], strlen(not_ints[k]), &i));
+  const char *not_plain[] = {"", "-", ".", "1e5", "NaN", "Infinity", "-Infinity", "1.2.3",
+                             "1234567890123456", "0.1234567890123456", " 1", "+1"};
+  for (size_t k = 0; k < sizeof not_plain / sizeof not_plain[0]; k++)
+    assert_false(tt_parse_real_plain(not_plain[k], strlen(not_plain[k]), &d));
+  assert_true(tt_parse_real_plain("-0", 2, &d));
+  assert_true(d == 0 && signbit(d));
+  assert_true(tt_parse_real_plain("000123.4500", 11, &d));
+  assert_true(d == 123.45);
+  uint64_t rng = 99;
+  char t[64];
+  for (int k = 0; k < 300000; k++) { /* what a server writes: shortest forms and %.15g */
+    int e = (int)(next_random(&rng) % 40) - 20;
+    double v = (double)((int64_t)(next_random(&rng) % 2000000000000001ULL) - 1000000000000000LL) *
+        pow(10, e);
+    snprintf(t, sizeof t, "%.15g", v);
+    check_parse_real(t);
+    snprintf(t, sizeof t, "%.17g", v);
+    check_parse_real(t);
+    snprintf(t, sizeof t, "%.*f", (int)(next_random(&rng) % 20), v / 1e6);
+    check_parse_real(t);
+  }
+  assert_true(g_parsed_fast > 300000);
+}
+
 /* ---- JSON written without values, against jansson ------------------------ */
 
 static void check_json_string(const char *s, size_t n) {
@@ -536,6 +587,7 @@ int main(void) {
       cmocka_unit_test(test_json_escape_unsafe),
       cmocka_unit_test(test_buf_and_strings),
       cmocka_unit_test(test_real_text_matches_printf),
+      cmocka_unit_test(test_number_text_reads_back),
       cmocka_unit_test(test_int_text_matches_printf),
       cmocka_unit_test(test_json_strings_match_jansson),
       cmocka_unit_test(test_json_reals_match_jansson),

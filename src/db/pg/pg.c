@@ -281,21 +281,23 @@ static size_t tt_pg_value(tt_pg_run *run, PGresult *res, size_t c, tt_value *v) 
   size_t n = (size_t)PQgetlength(res, 0, (int)c);
   switch (run->types[c]) {
   case 20: case 21: case 23: case 26:
+    /* the server's text is canonical: read without strtoll's locale work */
     v->type = TT_VAL_INT;
-    v->u.i = strtoll(s, NULL, 10);
+    if (!tt_parse_int(s, n, &v->u.i)) v->u.i = strtoll(s, NULL, 10);
     return 8;
   case 16:
     v->type = TT_VAL_INT;
     v->u.i = s[0] == 't';
     return 8;
   case 700: case 701:
+    /* exactly strtod's value, without it where the text is plain */
     v->type = TT_VAL_REAL;
-    v->u.r = strtod(s, NULL);
+    if (!tt_parse_real_plain(s, n, &v->u.r)) v->u.r = strtod(s, NULL);
     return 8;
   case 1700:
     if (tt_numeric_fits_real(s)) {
       v->type = TT_VAL_REAL;
-      v->u.r = strtod(s, NULL);
+      if (!tt_parse_real_plain(s, n, &v->u.r)) v->u.r = strtod(s, NULL);
       return 8;
     }
     break;
