@@ -22,6 +22,8 @@
 #define TT_W_VALUE 1.0  /* a word of a sample value */
 #define TT_SEED_FRACTION 0.35 /* tables scoring this share of the best are joined up */
 #define TT_PATH_HOPS 4
+#define TT_VALUE_COMMON 0.0      /* a value word the question uses as an everyday word */
+#define TT_VALUE_SCHEMA_WORD 0.5 /* a value word that also names tables or columns */
 #define TT_NAME_COVER 1.0   /* up to twice the score when the question says the whole name */
 #define TT_COVERED 0.3      /* a question word a chosen table already matched */
 #define TT_NEAR_BONUS 2.5
@@ -141,6 +143,7 @@ typedef enum { TT_FIELD_NAME, TT_FIELD_COLUMN, TT_FIELD_VALUE } tt_field;
 
 typedef struct tt_term {
   char w[TT_TERM_MAX];
+  char raw[TT_TERM_MAX]; /* as the schema wrote it, lower-cased (abbreviations are read from it) */
   tt_field field;
   int col;        /* column index, -1 for the table's name */
   size_t cell;    /* sample cell index for values */
@@ -154,13 +157,23 @@ typedef struct tt_doc {
 
 typedef struct tt_doc_sink {
   tt_doc *d;
+  const char *raw; /* the word as written, or NULL for an expansion */
   tt_field field;
   int col;
   size_t cell;
 } tt_doc_sink;
 
+/* A word of digits or a lone letter in a value ("204" of 'B204', "2024"
+ * of a date) says nothing about a table: every table has some. */
+static bool tt_value_noise(const char *w) {
+  if (strlen(w) < 2) return true;
+  for (; *w; w++)
+    if (!isdigit((unsigned char)*w)) return false;
+  return true;
+}
+
 static void tt_doc_put(tt_doc_sink *k, const char *w) {
-  if (!*w) return;
+  if (!*w || (k->field == TT_FIELD_VALUE && tt_value_noise(w))) return;
   tt_doc *d = k->d;
   if (d->n == d->cap) {
     d->cap = d->cap ? 2 * d->cap : 32;
@@ -168,6 +181,7 @@ static void tt_doc_put(tt_doc_sink *k, const char *w) {
   }
   tt_term *t = &d->terms[d->n++];
   snprintf(t->w, sizeof t->w, "%s", w);
+  snprintf(t->raw, sizeof t->raw, "%s", k->raw ? k->raw : w);
   t->field = k->field;
   t->col = k->col;
   t->cell = k->cell;
@@ -178,12 +192,15 @@ static void tt_put_stemmed(void *ud, const char *phrase);
 
 /* A document word: the word, and what an abbreviation stands for. */
 static void tt_doc_word(void *ud, const char *w, const char *raw) {
+  tt_doc_sink *k = ud;
   const char *full = tt_lookup(tt_abbrev, sizeof tt_abbrev / sizeof tt_abbrev[0], raw);
   if (full) {
     if (*full) tt_put_stemmed(ud, full);
     return;
   }
+  k->raw = raw;
   tt_doc_put(ud, w);
+  k->raw = NULL;
 }
 
 static void tt_expansion_word(void *ud, const char *w, const char *raw) {
@@ -264,21 +281,42 @@ static void tt_query_word(void *ud, const char *w, const char *raw) {
   }
 }
 
-/* Whether a schema word is an abbreviation of a question word made by
- * dropping letters, as ERP names are made: the same first letter, its
- * letters in order within the word, and either no vowel after the first
- * letter ("mtr" meter, "rdg" reading, "clm" claim, "prscrbr" prescriber,
- * "acct" account) or a prefix of four letters or more ("prem" premise). */
+/* Acronyms of several words that would read as one word's consonants
+ * ("ssn" is no "season", "mrn" no "merchant"). */
+static const char *const tt_acronym[] = {
+    "ssn", "mrn", "atm", "vin", "ein", "npi", "dob", "sla", "kpi", "iban", "eta", "etl", "api",
+    "url", "uuid", "guid", "csv", "pdf", "upc", "ean", "isbn", "gtin", "mcc", "bic", "cvv", "pin",
+    "tin", "crm", "erp", "sql", "nps", "roi", "ytd", "mtd", "fte", "pto", "icd", "cpt", "ndc",
+};
+
+static bool tt_is_acronym(const char *w) {
+  for (size_t i = 0; i < sizeof tt_acronym / sizeof *tt_acronym; i++)
+    if (strcmp(tt_acronym[i], w) == 0) return true;
+  return false;
+}
+
+/* Whether a schema word (as written, not stemmed) is an abbreviation of a
+ * question word made by dropping letters, as ERP names are made: the same
+ * first letter and either a prefix of four letters or more ("prem"
+ * premise; "state" is no prefix of "status") or no vowel after the first
+ * letter, its letters in order within the word with at most one consonant
+ * dropped between two of them ("mtr" meter, "rdg" reading, "clm" claim,
+ * "prscrbr" prescriber, "acct" account; not "atm" for appointments or
+ * "mrn" for merchant), and no known acronym ("ssn" is no "season"). */
 static bool tt_abbreviates(const char *abbr, const char *word) {
   size_t a = strlen(abbr), w = strlen(word);
-  if (a < 3 || a >= w || abbr[0] != word[0]) return false;
+  if (a < 3 || a >= w || abbr[0] != word[0] || tt_is_acronym(abbr)) return false;
   if (a >= 4 && strncmp(abbr, word, a) == 0) return true;
   for (size_t i = 1; i < a; i++)
     if (!isalpha((unsigned char)abbr[i]) || strchr("aeiouy", abbr[i])) return false;
   size_t j = 1;
   for (size_t i = 1; i < a; i++) {
-    while (j < w && word[j] != abbr[i]) j++;
-    if (j == w) return false;
+    size_t skipped = 0;
+    while (j < w && word[j] != abbr[i]) {
+      if (!strchr("aeiouy", word[j])) skipped++;
+      j++;
+    }
+    if (j == w || skipped > 1) return false;
     j++;
   }
   return true;
@@ -294,7 +332,7 @@ static void tt_query_abbreviations(tt_query *q, const tt_doc *docs, size_t n) {
     for (size_t i = 0; i < n; i++)
       for (size_t k = 0; k < docs[i].n; k++) {
         const tt_term *term = &docs[i].terms[k];
-        if (term->field == TT_FIELD_VALUE || !tt_abbreviates(term->w, q->raw[t])) continue;
+        if (term->field == TT_FIELD_VALUE || !tt_abbreviates(term->raw, q->raw[t])) continue;
         tt_query_sink own = {.q = q, .raw = q->raw[t], .weight = 0.9};
         tt_query_put(&own, term->w);
       }
@@ -366,6 +404,15 @@ static double tt_field_weight(tt_field f) {
   return f == TT_FIELD_NAME ? TT_W_NAME : f == TT_FIELD_COLUMN ? TT_W_COLUMN : TT_W_VALUE;
 }
 
+/* Whether a word (stemmed) names a table or a column somewhere: then the
+ * question says it for the schema, not as a value. */
+static bool tt_is_schema_word(const tt_doc *docs, size_t n, const char *w) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < docs[i].n; k++)
+      if (docs[i].terms[k].field != TT_FIELD_VALUE && strcmp(docs[i].terms[k].w, w) == 0) return true;
+  return false;
+}
+
 /* BM25 with field weights (BM25F's simple form): a term's frequency in a
  * table is the weighted count of its occurrences in name, columns, values. */
 static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, tt_match *m, double *contrib) {
@@ -377,6 +424,11 @@ static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, 
   double *tf = tt_xcalloc(n ? n : 1, sizeof *tf);
   const tt_term **where = tt_xcalloc(n ? n : 1, sizeof *where);
   for (size_t t = 0; t < q->n; t++) {
+    /* an everyday word or a word of the schema's names found in a cell
+     * ('OPEN', 'Head Office', 'REVENUE') says little about that table */
+    double in_value = tt_values_common_word(q->raw[t]) ? TT_VALUE_COMMON
+                      : tt_is_schema_word(docs, n, q->w[t]) ? TT_VALUE_SCHEMA_WORD
+                                                            : 1.0;
     size_t df = 0;
     for (size_t i = 0; i < n; i++) {
       tf[i] = 0;
@@ -384,7 +436,7 @@ static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, 
       for (size_t k = 0; k < docs[i].n; k++) {
         const tt_term *term = &docs[i].terms[k];
         if (strcmp(term->w, q->w[t]) != 0) continue;
-        tf[i] += tt_field_weight(term->field);
+        tf[i] += tt_field_weight(term->field) * (term->field == TT_FIELD_VALUE ? in_value : 1.0);
         /* the reason names the strongest place: name, then column, then value */
         if (!where[i] || term->field < where[i]->field) where[i] = term;
       }
@@ -438,6 +490,15 @@ static char *tt_match_reason(const tt_table_info *t, const tt_query *q, const tt
 }
 
 /* ---- joins ------------------------------------------------------------------------------ */
+
+typedef enum { TT_LINK_WEAK, TT_LINK_MEDIUM, TT_LINK_STRONG } tt_link_strength;
+
+typedef struct tt_value_link {
+  size_t table;               /* SIZE_MAX: not in the schema */
+  tt_link_strength strength;
+  bool take;                  /* taken before the ranking ... */
+  bool joined;                /* ... with its join path to what is taken */
+} tt_value_link;
 
 typedef struct tt_graph {
   size_t n;
@@ -524,6 +585,103 @@ static size_t tt_shortest_path(const tt_graph *g, const double *score, const boo
   free(dist);
   free(queue);
   return count;
+}
+
+/* ---- value links ------------------------------------------------------------------------- */
+
+typedef struct tt_phrase_words {
+  char w[8][TT_TERM_MAX];
+  size_t n;
+} tt_phrase_words;
+
+static void tt_phrase_word(void *ud, const char *w, const char *raw) {
+  tt_phrase_words *p = ud;
+  (void)w;
+  if (p->n < 8) snprintf(p->w[p->n++], TT_TERM_MAX, "%s", raw);
+}
+
+/* How much of table i's score comes from question words outside the
+ * matched phrase. */
+static double tt_support(const tt_query *q, const double *contrib, size_t i, const tt_phrase_words *pw) {
+  double sum = 0;
+  for (size_t t = 0; t < q->n; t++) {
+    bool inside = false;
+    for (size_t k = 0; k < pw->n && !inside; k++) inside = strcmp(q->raw[t], pw->w[k]) == 0;
+    if (!inside) sum += contrib[i * TT_QUERY_MAX + t];
+  }
+  return sum;
+}
+
+/* Whether the question writes the value with the value's own case
+ * ("Rotterdam", "OVERDUE"), not only its letters ("bring" for 'Bring'). */
+static bool tt_same_case(const char *question, const char *value) {
+  size_t n = strlen(value);
+  if (!n) return false;
+  for (const char *p = question; (p = strstr(p, value)); p++) {
+    bool before = p == question || !isalnum((unsigned char)p[-1]);
+    bool after = !isalnum((unsigned char)p[n]);
+    if (before && after) return true;
+  }
+  return false;
+}
+
+/* Each value match judged: its strength (a phrase of two words or more, or
+ * one distinctive word written as the value writes it, is strong; a
+ * distinctive word in other case, or found near, is medium; a common word
+ * or a word of the schema's names is weak) and whether it takes its table
+ * now: a weak one never; another only when the table has support from the
+ * rest of the question or a neighbour that has, or, when strong, nothing in
+ * the schema has (the value is all the question gives); when one phrase
+ * links several tables and some have support of their own, only those. A
+ * medium link without support of its own brings no join path. */
+static void tt_value_links(const tt_schema *s, const tt_doc *docs, const tt_query *q, const double *contrib,
+                           const tt_graph *g, const char *question, const tt_value_matches *vm,
+                           tt_value_link *out) {
+  size_t n = tt_schema_count(s);
+  bool any_support = false;
+  for (size_t i = 0; i < n && !any_support; i++)
+    for (size_t t = 0; t < q->n && !any_support; t++) any_support = contrib[i * TT_QUERY_MAX + t] > 0;
+  double own[TT_VALUE_MATCHES_MAX] = {0};
+  for (size_t k = 0; k < vm->n; k++) {
+    tt_value_link *l = &out[k];
+    const tt_value_match *m = &vm->m[k];
+    const tt_card *vc = tt_schema_find(s, m->table);
+    *l = (tt_value_link){.table = vc ? (size_t)(vc - tt_schema_card(s, 0)) : SIZE_MAX,
+                         .strength = TT_LINK_WEAK};
+    if (l->table == SIZE_MAX) continue;
+    tt_phrase_words pw = {.n = 0};
+    tt_split(m->phrase, strlen(m->phrase), tt_phrase_word, &pw);
+    bool multi = strchr(m->phrase, ' ') != NULL;
+    if (multi) {
+      l->strength = TT_LINK_STRONG;
+    } else {
+      char stem[TT_TERM_MAX];
+      snprintf(stem, sizeof stem, "%s", m->phrase);
+      tt_stem(stem);
+      bool same_case = m->exact && tt_same_case(question, m->value);
+      if (tt_values_common_word(m->phrase)) continue;
+      if (tt_is_schema_word(docs, n, stem)) {
+        /* "revenue" is said for a column; "Payroll" as written names the value */
+        if (!same_case) continue;
+        l->strength = TT_LINK_MEDIUM;
+      } else {
+        l->strength = same_case ? TT_LINK_STRONG : TT_LINK_MEDIUM;
+      }
+    }
+    own[k] = tt_support(q, contrib, l->table, &pw);
+    bool near = false;
+    for (size_t e = 0; e < g->deg[l->table] && !near; e++)
+      near = tt_support(q, contrib, g->adj[l->table][e], &pw) > 0;
+    l->take = own[k] > 0 || near || (l->strength == TT_LINK_STRONG && !any_support);
+    l->joined = l->strength == TT_LINK_STRONG || own[k] > 0;
+  }
+  /* one phrase, several tables: those with support of their own win */
+  for (size_t k = 0; k < vm->n; k++) {
+    if (!out[k].take || own[k] > 0) continue;
+    for (size_t j = 0; j < vm->n; j++)
+      if (j != k && out[j].take && own[j] > 0 && strcmp(vm->m[j].phrase, vm->m[k].phrase) == 0)
+        out[k].take = false;
+  }
 }
 
 /* ---- choosing under the budget ------------------------------------------------------- */
@@ -621,17 +779,28 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   tt_sort_by_score(order, n, score);
   tt_chooser c = {.s = s, .budget = budget, .taken = tt_xcalloc(n, sizeof(bool)), .r = r};
   /* tables holding a value the question names come first: "Rotterdam"
-   * says more about office_location than any word of its name */
+   * says more about office_location than any word of its name; but only
+   * the links that earn it (tt_value_links) */
   tt_value_matches vm;
   tt_values_match(tt_schema_values(s), question, &vm);
+  char **vreason = tt_xcalloc(n, sizeof *vreason); /* a link not taken, for a later pick's reason */
+  tt_value_link links[TT_VALUE_MATCHES_MAX];
+  tt_value_links(s, docs, &q, contrib, &g, question ? question : "", &vm, links);
   for (size_t k = 0; k < vm.n; k++) {
-    const tt_card *vc = tt_schema_find(s, vm.m[k].table);
-    if (!vc) continue;
-    size_t i = (size_t)(vc - tt_schema_card(s, 0));
-    if (c.taken[i]) continue;
-    score[i] += 1.0;
-    tt_take_joined(&c, &g, score, i,
-                   tt_xasprintf("value '%s' in %s.%s", vm.m[k].value, vm.m[k].table, vm.m[k].column));
+    size_t i = links[k].table;
+    if (i == SIZE_MAX || c.taken[i] || links[k].strength == TT_LINK_WEAK) continue;
+    score[i] += links[k].strength == TT_LINK_STRONG ? 1.0 : 0.5;
+    char *why = tt_xasprintf("value '%s' in %s.%s", vm.m[k].value, vm.m[k].table, vm.m[k].column);
+    if (!links[k].take) {
+      if (!vreason[i]) vreason[i] = why;
+      else free(why);
+    } else if (links[k].joined) {
+      tt_take_joined(&c, &g, score, i, why);
+    } else if (tt_fits(&c, i)) {
+      tt_take(&c, i, score[i], why);
+    } else {
+      free(why);
+    }
   }
   tt_value_matches_free(&vm);
   double top = score[order[0]];
@@ -676,8 +845,10 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   tt_sort_by_score(rest, nrest, fill);
   for (size_t k = 0; k < nrest; k++) {
     size_t i = rest[k];
-    if (c.used + tt_schema_card(s, i)->tokens <= budget)
-      tt_take(&c, i, score[i], tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]));
+    if (c.used + tt_schema_card(s, i)->tokens > budget) continue;
+    char *why = m[i].term ? tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]) : vreason[i];
+    if (why == vreason[i]) vreason[i] = NULL;
+    tt_take(&c, i, score[i], why ? why : tt_xstrdup("a value the question names"));
   }
   free(fill);
   free(rest);
@@ -695,6 +866,8 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   if (r->n == 0) {
     for (size_t i = 0; i < n && tt_fits(&c, i); i++) tt_take(&c, i, 0, tt_xstrdup("nothing matched; schema order"));
   }
+  for (size_t i = 0; i < n; i++) free(vreason[i]);
+  free(vreason);
   tt_graph_free(&g);
   free(c.taken);
   free(order);
