@@ -391,6 +391,7 @@ static bool tt_is_unasked_copy(const tt_doc *docs, size_t n, size_t i, const tt_
 struct tt_schema_ranking {
   size_t n;
   tt_schema_pick *picks;
+  size_t *group; /* while ranking: picks of one group (a table and its join path) share a number */
 };
 
 typedef struct tt_match {
@@ -534,46 +535,55 @@ static void tt_graph_free(tt_graph *g) {
   free(g->deg);
 }
 
-/* The shortest foreign-key path from table from to any table in taken, at
- * most TT_PATH_HOPS steps; among equally short paths the one through
- * higher-scoring tables. Writes the tables strictly between the two ends
- * to mid (nearest to from first) and returns how many, with *end the taken
- * table reached; SIZE_MAX when none is near enough. */
-static size_t tt_shortest_path(const tt_graph *g, const double *score, const bool *taken, size_t from,
-                               size_t *mid, size_t *end) {
-  size_t n = g->n;
-  size_t *prev = tt_xcalloc(n, sizeof *prev), *dist = tt_xcalloc(n, sizeof *dist);
-  size_t *queue = tt_xcalloc(n, sizeof *queue);
-  for (size_t i = 0; i < n; i++) dist[i] = SIZE_MAX;
-  size_t head = 0, tail = 0, found = SIZE_MAX;
-  dist[from] = 0;
-  prev[from] = from;
-  queue[tail++] = from;
-  while (head < tail && found == SIZE_MAX) {
-    size_t layer_end = tail;
-    /* one BFS layer; a node's parent is the best-scoring one of the layer before */
-    for (; head < layer_end; head++) {
-      size_t u = queue[head];
-      if (dist[u] >= TT_PATH_HOPS) continue;
+/* The cheapest foreign-key path from table from to any table in taken, at
+ * most TT_PATH_HOPS steps, a path costing the tokens of the cards it adds
+ * (the tables strictly between): joining each new table to what is taken
+ * by its cheapest path is the classic approximation of the Steiner tree
+ * over the tables the question needs. Among equally cheap paths the fewer
+ * steps, then the one through higher-scoring tables. Writes the tables
+ * strictly between the two ends to mid (nearest to from first) and returns
+ * how many, with *end the taken table reached; SIZE_MAX when none is near
+ * enough. */
+static size_t tt_shortest_path(const tt_schema *s, const tt_graph *g, const double *score, const bool *taken,
+                               size_t from, size_t *mid, size_t *end) {
+  size_t n = g->n, rounds = TT_PATH_HOPS;
+  /* Bellman-Ford bounded by hops: cost[k][v] the cheapest path of at most k steps */
+  double *cost = tt_xcalloc((rounds + 1) * n, sizeof *cost);
+  size_t *prev = tt_xcalloc((rounds + 1) * n, sizeof *prev);
+  for (size_t v = 0; v < (rounds + 1) * n; v++) cost[v] = HUGE_VAL, prev[v] = SIZE_MAX;
+  cost[from] = 0;
+  for (size_t k = 1; k <= rounds; k++) {
+    double *ck = cost + k * n, *cp = cost + (k - 1) * n;
+    size_t *pk = prev + k * n;
+    memcpy(ck, cp, n * sizeof *ck);
+    memcpy(pk, prev + (k - 1) * n, n * sizeof *pk);
+    for (size_t u = 0; u < n; u++) {
+      if (cp[u] == HUGE_VAL || (u != from && taken[u])) continue; /* a path ends at a taken table */
       for (size_t e = 0; e < g->deg[u]; e++) {
         size_t v = g->adj[u][e];
-        if (dist[v] == SIZE_MAX) {
-          dist[v] = dist[u] + 1;
-          prev[v] = u;
-          queue[tail++] = v;
-        } else if (dist[v] == dist[u] + 1 && score[u] > score[prev[v]]) {
-          prev[v] = u;
+        if (v == from) continue;
+        /* a card's tokens, less a little for a relevant table, so ties go to it */
+        double step = taken[v] ? 0 : (double)tt_schema_card(s, v)->tokens - 1e-3 * (score[v] < 100 ? score[v] : 100);
+        if (cp[u] + step < ck[v] - 1e-9) {
+          ck[v] = cp[u] + step;
+          pk[v] = u;
         }
       }
     }
-    for (size_t k = layer_end; k < tail && found == SIZE_MAX; k++)
-      if (taken[queue[k]]) found = queue[k];
   }
+  double *last = cost + rounds * n;
+  size_t found = SIZE_MAX;
+  for (size_t v = 0; v < n; v++)
+    if (v != from && taken[v] && last[v] != HUGE_VAL && (found == SIZE_MAX || last[v] < last[found] - 1e-9))
+      found = v;
   size_t count = SIZE_MAX;
   if (found != SIZE_MAX) {
+    /* the fewest steps that reach it at that cost */
+    size_t k = 1;
+    while (k < rounds && !(cost[k * n + found] <= last[found] + 1e-9)) k++;
     count = 0;
-    for (size_t v = prev[found]; v != from; v = prev[v]) mid[count++] = v;
-    /* reverse so the table next to from comes first */
+    for (size_t v = prev[k * n + found]; k > 0 && v != from && v != SIZE_MAX && count < TT_PATH_HOPS; k--)
+      mid[count++] = v, v = prev[(k - 1) * n + v];
     for (size_t a = 0, b = count ? count - 1 : 0; a < b; a++, b--) {
       size_t x = mid[a];
       mid[a] = mid[b];
@@ -581,9 +591,8 @@ static size_t tt_shortest_path(const tt_graph *g, const double *score, const boo
     }
     *end = found;
   }
+  free(cost);
   free(prev);
-  free(dist);
-  free(queue);
   return count;
 }
 
@@ -691,6 +700,8 @@ typedef struct tt_chooser {
   size_t budget, used;
   bool *taken;
   tt_schema_ranking *r;
+  size_t group;    /* the group the last pick opened */
+  bool in_group;   /* the next pick joins it (a join path) */
 } tt_chooser;
 
 static bool tt_fits(const tt_chooser *c, size_t i) {
@@ -701,6 +712,8 @@ static bool tt_fits(const tt_chooser *c, size_t i) {
 static void tt_take(tt_chooser *c, size_t i, double score, char *reason) {
   c->taken[i] = true;
   c->used += tt_schema_card(c->s, i)->tokens;
+  if (!c->in_group) c->group++;
+  c->r->group[c->r->n] = c->group;
   tt_schema_pick *p = &c->r->picks[c->r->n++];
   p->card = tt_schema_card(c->s, i);
   p->score = score;
@@ -730,15 +743,17 @@ static void tt_sort_by_score(size_t *idx, size_t n, const double *score) {
  * when they all fit; otherwise only i, when it fits. */
 static void tt_take_joined(tt_chooser *c, const tt_graph *g, const double *score, size_t i, char *reason) {
   size_t *mid = tt_xcalloc(TT_PATH_HOPS + 1, sizeof *mid);
-  size_t end = 0, k = c->r->n ? tt_shortest_path(g, score, c->taken, i, mid, &end) : SIZE_MAX;
+  size_t end = 0, k = c->r->n ? tt_shortest_path(c->s, g, score, c->taken, i, mid, &end) : SIZE_MAX;
   size_t cost = tt_schema_card(c->s, i)->tokens;
   if (k != SIZE_MAX)
     for (size_t j = 0; j < k; j++) cost += tt_schema_card(c->s, mid[j])->tokens;
   if (k != SIZE_MAX && c->used + cost <= c->budget) {
     tt_take(c, i, score[i], reason);
+    c->in_group = true;
     const char *a = tt_schema_card(c->s, i)->table->name, *b = tt_schema_card(c->s, end)->table->name;
     for (size_t j = 0; j < k; j++)
       if (!c->taken[mid[j]]) tt_take(c, mid[j], score[mid[j]], tt_xasprintf("joins %s to %s", a, b));
+    c->in_group = false;
   } else if (tt_fits(c, i)) {
     tt_take(c, i, score[i], reason);
   } else {
@@ -747,10 +762,13 @@ static void tt_take_joined(tt_chooser *c, const tt_graph *g, const double *score
   free(mid);
 }
 
-tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size_t budget) {
-  size_t n = tt_schema_count(s);
+/* Every table in the order the question wants them, budget aside, in
+ * groups: a table and the bridges of its join path are one group. */
+static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question) {
+  size_t n = tt_schema_count(s), budget = SIZE_MAX;
   tt_schema_ranking *r = tt_xcalloc(1, sizeof *r);
   r->picks = tt_xcalloc(n ? n : 1, sizeof *r->picks);
+  r->group = tt_xcalloc(n ? n : 1, sizeof *r->group);
   if (!n) return r;
   tt_doc *docs = tt_xcalloc(n, sizeof *docs);
   for (size_t i = 0; i < n; i++) tt_doc_build(&docs[i], tt_schema_card(s, i)->table);
@@ -879,6 +897,87 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   return r;
 }
 
+/* ---- the budget ------------------------------------------------------------------------------ */
+
+/* A unit the budget admits at once: a table alone, or the bridges of its
+ * join path (after it). */
+typedef struct tt_unit {
+  size_t first, end; /* picks [first, end) of the order */
+  size_t cost;       /* their tokens */
+  size_t from;       /* the smallest budget that admits it; SIZE_MAX never */
+} tt_unit;
+
+/* The smallest budget x from which on the unit fits beside everything
+ * ranked before it: for every budget b >= x, cost + (the units before it
+ * admitted at b) <= b. Those units' admissions are steps of that sum;
+ * each step whose sum leaves no room makes a stretch of budgets that
+ * cannot hold the unit, and x is where the last such stretch ends. */
+static size_t tt_unit_from(const tt_unit *u, size_t n, size_t cost, size_t floor) {
+  /* units before, by the budget that admits them (insertion sort: hundreds) */
+  size_t *idx = tt_xcalloc(n ? n : 1, sizeof *idx), m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (u[i].from == SIZE_MAX) continue;
+    size_t j = m++;
+    while (j > 0 && u[idx[j - 1]].from > u[i].from) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = i;
+  }
+  size_t x = cost > floor ? cost : floor, sum = 0;
+  for (size_t k = 0; k < m;) {
+    size_t at = u[idx[k]].from;
+    while (k < m && u[idx[k]].from == at) sum += u[idx[k++]].cost;
+    size_t next = k < m ? u[idx[k]].from : SIZE_MAX;
+    size_t need = sum > SIZE_MAX - cost ? SIZE_MAX : sum + cost;
+    if (need > at && need > x) x = need < next ? need : next; /* [at, need) cannot hold it */
+  }
+  free(idx);
+  return x;
+}
+
+/* The budget spent so that a budget that grows never drops a table a
+ * smaller one kept, and a table never displaces one ranked before it: in
+ * rank order, each table (then the bridges of its join path) is admitted
+ * from the smallest budget at which it fits beside everything ranked
+ * before it at that budget and every larger one (tt_unit_from); a budget
+ * holds the tables admitted at or below it. The first table comes whatever
+ * its size. */
+tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size_t budget) {
+  tt_schema_ranking *o = tt_rank_order(s, question);
+  tt_unit *u = tt_xcalloc(o->n ? o->n : 1, sizeof *u);
+  size_t nu = 0;
+  for (size_t i = 0; i < o->n;) {
+    size_t j = i + 1;
+    while (j < o->n && o->group[j] == o->group[i]) j++;
+    /* the table, then its bridges, never before it */
+    u[nu] = (tt_unit){.first = i, .end = i + 1, .cost = o->picks[i].card->tokens};
+    u[nu].from = nu == 0 ? 0 : tt_unit_from(u, nu, u[nu].cost, 0);
+    size_t after = u[nu++].from;
+    if (j > i + 1) {
+      size_t cost = 0;
+      for (size_t k = i + 1; k < j; k++) cost += o->picks[k].card->tokens;
+      u[nu] = (tt_unit){.first = i + 1, .end = j, .cost = cost};
+      u[nu].from = tt_unit_from(u, nu, cost, after);
+      nu++;
+    }
+    i = j;
+  }
+  if (nu) u[0].from = u[0].cost; /* it counts from its size on; below it, it comes alone */
+  tt_schema_ranking *r = tt_xcalloc(1, sizeof *r);
+  r->picks = tt_xcalloc(o->n ? o->n : 1, sizeof *r->picks);
+  for (size_t k = 0; k < nu; k++) {
+    if (k > 0 && u[k].from > budget) continue;
+    for (size_t i = u[k].first; i < u[k].end; i++) {
+      r->picks[r->n++] = o->picks[i];
+      o->picks[i].reason = NULL;
+    }
+  }
+  free(u);
+  tt_schema_ranking_free(o);
+  return r;
+}
+
 size_t tt_schema_ranking_count(const tt_schema_ranking *r) { return r ? r->n : 0; }
 
 const tt_schema_pick *tt_schema_ranking_pick(const tt_schema_ranking *r, size_t i) {
@@ -889,6 +988,7 @@ void tt_schema_ranking_free(tt_schema_ranking *r) {
   if (!r) return;
   for (size_t i = 0; i < r->n; i++) free(r->picks[i].reason);
   free(r->picks);
+  free(r->group);
   free(r);
 }
 
