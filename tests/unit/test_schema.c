@@ -606,6 +606,78 @@ static void test_rank_abbreviation_scrutiny(void **state) {
   tt_schema_free(s);
 }
 
+/* Bridges go by the cheapest path in card tokens, not the fewest steps:
+ * two small tables between customer and carrier before one wide one. */
+static void test_rank_cheapest_bridge(void **state) {
+  (void)state;
+  tt_buf sql = TT_BUF_INIT;
+  tt_buf_puts(&sql, "CREATE TABLE customer(customer_id INTEGER PRIMARY KEY, full_name TEXT);"
+                    "CREATE TABLE carrier(carrier_id INTEGER PRIMARY KEY, carrier_name TEXT);"
+                    "CREATE TABLE wide(wide_id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer,"
+                    " carrier_id INTEGER REFERENCES carrier");
+  for (int i = 0; i < 30; i++) tt_buf_printf(&sql, ", filler_column_%d TEXT", i);
+  tt_buf_puts(&sql, ");"
+                    "CREATE TABLE s1(s1_id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer);"
+                    "CREATE TABLE s2(s2_id INTEGER PRIMARY KEY, s1_id INTEGER REFERENCES s1,"
+                    " carrier_id INTEGER REFERENCES carrier);");
+  tt_schema *s = crafted(tt_buf_cstr(&sql));
+  assert_true(tt_schema_find(s, "wide")->tokens >
+              tt_schema_find(s, "s1")->tokens + tt_schema_find(s, "s2")->tokens);
+  size_t budget = tt_schema_find(s, "customer")->tokens + tt_schema_find(s, "carrier")->tokens +
+                  tt_schema_find(s, "s1")->tokens + tt_schema_find(s, "s2")->tokens;
+  tt_schema_ranking *r = tt_schema_rank(s, "Which customer used which carrier?", budget);
+  assert_int_equal(tt_schema_ranking_count(r), 4);
+  assert_true(reason_starts(r, "s1", "joins"));
+  assert_true(reason_starts(r, "s2", "joins"));
+  assert_null(pick_of(r, "wide"));
+  tt_schema_ranking_free(r);
+  tt_schema_free(s);
+  tt_buf_free(&sql);
+}
+
+/* A budget that grows never drops a table a smaller budget kept, and never
+ * spends more than it has (beyond a first table larger than it). */
+static void test_rank_budget_monotone(void **state) {
+  (void)state;
+  tt_schema *s = load(tu_chinook());
+  tt_schema *v = crafted_values(value_links_sql);
+  const struct {
+    tt_schema *s;
+    const char *q;
+  } cases[] = {
+      {s, "Which customers bought rock tracks by AC/DC, and who was their support rep?"},
+      {s, "total invoice amount per media type and playlist"},
+      {v, "How much revenue did each sales rep bring per product category?"},
+      {v, "Which orders were sent by DHL in Hamburg?"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    bool prev[64] = {0};
+    for (size_t b = 20; b <= 6000; b += 13) {
+      tt_schema_ranking *r = tt_schema_rank(cases[c].s, cases[c].q, b);
+      bool now[64] = {0};
+      size_t used = 0;
+      for (size_t i = 0; i < tt_schema_ranking_count(r); i++) {
+        const tt_card *card = tt_schema_ranking_pick(r, i)->card;
+        size_t k = (size_t)(card - tt_schema_card(cases[c].s, 0));
+        assert_true(k < 64);
+        now[k] = true;
+        used += card->tokens;
+      }
+      assert_true(used <= b || tt_schema_ranking_count(r) == 1);
+      for (size_t k = 0; k < 64; k++) {
+        if (prev[k] && !now[k])
+          fprintf(stderr, "'%s': %s kept below %zu tokens, dropped at %zu\n", cases[c].q,
+                  tt_schema_card(cases[c].s, k)->table->name, b, b);
+        assert_false(prev[k] && !now[k]);
+      }
+      memcpy(prev, now, sizeof prev);
+      tt_schema_ranking_free(r);
+    }
+  }
+  tt_schema_free(s);
+  tt_schema_free(v);
+}
+
 /* The index shrinks to fit its share: keys, names, groups, then a part. */
 static void test_compact_index(void **state) {
   (void)state;
@@ -779,6 +851,8 @@ int main(void) {
       cmocka_unit_test(test_rank_abbreviations_and_copies),
       cmocka_unit_test(test_rank_value_links),
       cmocka_unit_test(test_rank_abbreviation_scrutiny),
+      cmocka_unit_test(test_rank_cheapest_bridge),
+      cmocka_unit_test(test_rank_budget_monotone),
       cmocka_unit_test(test_compact_index),
       cmocka_unit_test(test_row_counts_are_bounded),
       cmocka_unit_test(test_compact_cards),
