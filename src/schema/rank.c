@@ -22,6 +22,7 @@
 #define TT_W_VALUE 1.0  /* a word of a sample value */
 #define TT_SEED_FRACTION 0.35 /* tables scoring this share of the best are joined up */
 #define TT_PATH_HOPS 4
+#define TT_FILL_FRACTION 0.25 /* extras scoring this share of the best come before the neighbours */
 #define TT_VALUE_COMMON 0.0      /* a value word the question uses as an everyday word */
 #define TT_VALUE_SCHEMA_WORD 0.5 /* a value word that also names tables or columns */
 #define TT_NAME_COVER 1.0   /* up to twice the score when the question says the whole name */
@@ -762,6 +763,18 @@ static void tt_take_joined(tt_chooser *c, const tt_graph *g, const double *score
   free(mid);
 }
 
+/* Takes the neighbours of picks [from, to) that are not taken yet. */
+static void tt_take_neighbours(tt_chooser *c, const tt_graph *g, size_t from, size_t to) {
+  for (size_t p = from; p < to; p++) {
+    size_t a = (size_t)(c->r->picks[p].card - tt_schema_card(c->s, 0));
+    for (size_t e = 0; e < g->deg[a]; e++) {
+      size_t b = g->adj[a][e];
+      if (c->taken[b] || c->used + tt_schema_card(c->s, b)->tokens > c->budget) continue;
+      tt_take(c, b, 0, tt_xasprintf("foreign key to %s", tt_schema_card(c->s, a)->table->name));
+    }
+  }
+}
+
 /* Every table in the order the question wants them, budget aside, in
  * groups: a table and the bridges of its join path are one group. */
 static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question) {
@@ -861,25 +874,24 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
     rest[nrest++] = i;
   }
   tt_sort_by_score(rest, nrest, fill);
+  /* the neighbours of the tables chosen so far (and of the extras that
+   * matched well) come before the extras that matched a little (a column named
+   * course_flag), so that a join one step further stays possible */
+  size_t strong = 0;
+  double fill_top = nrest ? fill[rest[0]] : 0;
+  while (strong < nrest && fill[rest[strong]] >= TT_FILL_FRACTION * fill_top) strong++;
   for (size_t k = 0; k < nrest; k++) {
     size_t i = rest[k];
-    if (c.used + tt_schema_card(s, i)->tokens > budget) continue;
+    if (k == strong) tt_take_neighbours(&c, &g, 0, r->n);
+    if (c.taken[i] || c.used + tt_schema_card(s, i)->tokens > budget) continue;
     char *why = m[i].term ? tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]) : vreason[i];
     if (why == vreason[i]) vreason[i] = NULL;
     tt_take(&c, i, score[i], why ? why : tt_xstrdup("a value the question names"));
   }
   free(fill);
   free(rest);
-  /* then the neighbours of what was taken, so a join one step further stays possible */
-  size_t chosen = r->n;
-  for (size_t p = 0; p < chosen; p++) {
-    size_t a = (size_t)(r->picks[p].card - tt_schema_card(s, 0));
-    for (size_t e = 0; e < g.deg[a]; e++) {
-      size_t b = g.adj[a][e];
-      if (c.taken[b] || c.used + tt_schema_card(s, b)->tokens > budget) continue;
-      tt_take(&c, b, 0, tt_xasprintf("foreign key to %s", tt_schema_card(s, a)->table->name));
-    }
-  }
+  /* then the neighbours of everything taken */
+  tt_take_neighbours(&c, &g, 0, r->n);
   /* nothing matched: as many tables as fit, in schema order */
   if (r->n == 0) {
     for (size_t i = 0; i < n && tt_fits(&c, i); i++) tt_take(&c, i, 0, tt_xstrdup("nothing matched; schema order"));
