@@ -132,7 +132,10 @@ const tt_cmd_spec tt_cmd_eval = {
         "`eval schema`: schema retrieval without a model, on *DIR*/schema.sqlite and "
         "*DIR*/questions.jsonl. For each budget the tables chosen for each question are compared "
         "with the tables it needs: all-needed recall, per-table recall, and the tables and "
-        "tokens shown, overall and per category (see docs/contributing/benchmarks.md).\n\n"
+        "tokens shown, overall and per category, beside a plain BM25 baseline over names and "
+        "values given the same card costs (bm25), the questions that got a value-linked table "
+        "they do not need (vlink) and the share of card tokens such tables took (vroom) "
+        "(see docs/contributing/benchmarks.md).\n\n"
         "Exit status: 0 done (behaviors: all passed), 1 failure or a failed case, 2 usage.",
 };
 
@@ -541,12 +544,15 @@ static int tt_eval_report(tt_eval_cli *c, const char *state) {
 /* ---- schema retrieval ------------------------------------------------------------------------- */
 
 static void tt_schema_bench_row(tt_buf *b, const char *label, const json_t *m) {
-  tt_buf_printf(b, "  %-14s %5lld %10.3f %10.3f %8.1f %8.0f\n", label,
+  tt_buf_printf(b, "  %-14s %5lld %10.3f %10.3f %8.1f %8.0f %8.3f %6lld %6.0f%%\n", label,
                 (long long)json_integer_value(json_object_get(m, "questions")),
                 json_number_value(json_object_get(m, "all_needed_recall")),
                 json_number_value(json_object_get(m, "table_recall")),
                 json_number_value(json_object_get(m, "tables_shown")),
-                json_number_value(json_object_get(m, "tokens")));
+                json_number_value(json_object_get(m, "tokens")),
+                json_number_value(json_object_get(m, "bm25_all_needed_recall")),
+                (long long)json_integer_value(json_object_get(m, "value_unneeded_questions")),
+                100 * json_number_value(json_object_get(m, "value_unneeded_token_share")));
 }
 
 static int tt_eval_schema(tt_eval_cli *c) {
@@ -576,12 +582,12 @@ static int tt_eval_schema(tt_eval_cli *c) {
     size_t i;
     json_t *bj;
     json_array_foreach(json_object_get(r, "budgets"), i, bj) {
-      tt_buf_printf(&b, "\nbudget %lld tokens (%s %lld for the cards)\n  %-14s %5s %10s %10s %8s %8s\n",
+      tt_buf_printf(&b, "\nbudget %lld tokens (%s %lld for the cards)\n  %-14s %5s %10s %10s %8s %8s %8s %6s %7s\n",
                     (long long)json_integer_value(json_object_get(bj, "budget")),
                     json_is_true(json_object_get(bj, "whole_schema")) ? "the whole schema fits:"
                                                                        : "after the table index,",
                     (long long)json_integer_value(json_object_get(bj, "card_budget")), "category", "n",
-                    "all-needed", "per-table", "tables", "tokens");
+                    "all-needed", "per-table", "tables", "tokens", "bm25", "vlink", "vroom");
       tt_schema_bench_row(&b, "all", bj);
       const char *name;
       json_t *m;

@@ -161,6 +161,17 @@ tt_schema_bench_opts tt_schema_bench_default_opts(void);
  * when the folder cannot be read. */
 json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_error *err);
 
+/* The baseline the schema benchmark measures against (schema_bm25.c): plain
+ * BM25 (k1 1.2, b 0.75) over each table's name, column names and indexed
+ * values, words split on case and punctuation, lower-cased, not stemmed;
+ * tables taken in score order while their cards fit the card budget. */
+typedef struct tt_bench_bm25 tt_bench_bm25;
+tt_bench_bm25 *tt_bench_bm25_new(const tt_schema *s);
+/* Writes the chosen cards to out (room for every table); returns how many. */
+size_t tt_bench_bm25_select(const tt_bench_bm25 *b, const tt_schema *s, const char *question,
+                            size_t card_budget, const tt_card **out);
+void tt_bench_bm25_free(tt_bench_bm25 *b);
+
 /* One JSON object a line of path (blank lines skipped), each passing ok;
  * NULL with err when the file cannot be read (io, with hint as the hint),
  * a line is not JSON or fails ok (config, err->line set: "PATH line N is

@@ -5,7 +5,11 @@
  * table index first, the cards the rest), and the tables it
  * gives in full are compared with the tables the gold SQL needs. Reports
  * all-needed recall (every needed table given), per-table recall, tables
- * shown and tokens, overall and per category. */
+ * shown and tokens, overall and per category; how many questions got a
+ * table the value links chose that the gold SQL does not need (and the
+ * share of card room such tables took); and, in the same run, a plain BM25
+ * baseline over table names, column names and indexed values, given the
+ * same card costs and card budget (schema_bm25.c). */
 #include "eval/eval.h"
 
 #include <stdlib.h>
@@ -35,27 +39,68 @@ static json_t *tt_bench_questions(const char *path, tt_error *err) {
 
 typedef struct tt_tally {
   size_t questions, all_needed, needed, found, shown, tokens;
+  size_t value_unneeded, value_unneeded_tokens; /* questions with one; their cards' tokens */
+  size_t bm25_all_needed;
 } tt_tally;
 
-static void tt_tally_add(tt_tally *t, size_t needed, size_t found, size_t shown, size_t tokens) {
+typedef struct tt_outcome {
+  size_t needed, found, shown, tokens;
+  size_t value_unneeded_tokens; /* tokens of picked value-linked tables not needed; 0 none */
+  bool value_unneeded;
+  bool bm25_all_needed;
+} tt_outcome;
+
+static void tt_tally_add(tt_tally *t, const tt_outcome *o) {
   t->questions++;
-  t->all_needed += found == needed;
-  t->needed += needed;
-  t->found += found;
-  t->shown += shown;
-  t->tokens += tokens;
+  t->all_needed += o->found == o->needed;
+  t->needed += o->needed;
+  t->found += o->found;
+  t->shown += o->shown;
+  t->tokens += o->tokens;
+  t->value_unneeded += o->value_unneeded;
+  t->value_unneeded_tokens += o->value_unneeded_tokens;
+  t->bm25_all_needed += o->bm25_all_needed;
 }
 
 static json_t *tt_tally_json(const tt_tally *t) {
   double n = t->questions ? (double)t->questions : 1;
-  return json_pack("{s:I,s:f,s:f,s:f,s:f}", "questions", (json_int_t)t->questions,
+  return json_pack("{s:I,s:f,s:f,s:f,s:f,s:I,s:f,s:f}", "questions", (json_int_t)t->questions,
                    "all_needed_recall", (double)t->all_needed / n,
                    "table_recall", t->needed ? (double)t->found / (double)t->needed : 0.0,
-                   "tables_shown", (double)t->shown / n, "tokens", (double)t->tokens / n);
+                   "tables_shown", (double)t->shown / n, "tokens", (double)t->tokens / n,
+                   "value_unneeded_questions", (json_int_t)t->value_unneeded,
+                   "value_unneeded_token_share",
+                   t->tokens ? (double)t->value_unneeded_tokens / (double)t->tokens : 0.0,
+                   "bm25_all_needed_recall", (double)t->bm25_all_needed / n);
+}
+
+static bool tt_needs(const json_t *need, const char *table) {
+  size_t t;
+  const json_t *name;
+  json_array_foreach(need, t, name) {
+    if (json_string_value(name) && strcasecmp(json_string_value(name), table) == 0) return true;
+  }
+  return false;
+}
+
+/* The picks a value link chose ("value '...' in T.c") that are not needed. */
+static void tt_value_unneeded(const json_t *picked, const json_t *need, const tt_schema *s,
+                              tt_outcome *o) {
+  size_t j;
+  json_t *p;
+  json_array_foreach(picked, j, p) {
+    const char *table = json_string_value(json_object_get(p, "table"));
+    const char *reason = json_string_value(json_object_get(p, "reason"));
+    if (!table || !reason || strncmp(reason, "value '", 7) != 0 || tt_needs(need, table)) continue;
+    const tt_card *c = tt_schema_find(s, table);
+    o->value_unneeded = true;
+    o->value_unneeded_tokens += c ? c->tokens : 0;
+  }
 }
 
 /* One budget over every question; with details, each question's misses. */
-static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budget, bool details) {
+static json_t *tt_bench_budget(const tt_schema *s, const tt_bench_bm25 *bm, const json_t *qs,
+                               size_t budget, bool details) {
   size_t n = tt_schema_count(s);
   const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
   /* as ask spends the budget: the table index first, the cards (and what
@@ -105,8 +150,22 @@ static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budg
       if (hit) found++;
       else json_array_append(missed, (json_t *)name);
     }
-    size_t needed = json_array_size(need);
-    tt_tally_add(&all, needed, found, k, tokens);
+    tt_outcome o = {.needed = json_array_size(need), .found = found, .shown = k, .tokens = tokens};
+    tt_value_unneeded(picked, need, s, &o);
+    const tt_card **bcards = tt_xcalloc(n ? n : 1, sizeof *bcards);
+    size_t nb = whole ? n : tt_bench_bm25_select(bm, s, text, card_budget, bcards), bfound = 0;
+    if (whole)
+      for (size_t j = 0; j < n; j++) bcards[j] = tt_schema_card(s, j);
+    json_array_foreach(need, t, name) {
+      for (size_t j = 0; j < nb; j++)
+        if (strcasecmp(bcards[j]->table->name, json_string_value(name) ? json_string_value(name) : "") == 0) {
+          bfound++;
+          break;
+        }
+    }
+    o.bm25_all_needed = bfound == o.needed;
+    free(bcards);
+    tt_tally_add(&all, &o);
     size_t c = 0;
     while (c < ncats && strcmp(cat_names[c], cat) != 0) c++;
     if (c == ncats) {
@@ -115,12 +174,14 @@ static json_t *tt_bench_budget(const tt_schema *s, const json_t *qs, size_t budg
       ct[ncats] = (tt_tally){0};
       cat_names[ncats++] = cat;
     }
-    tt_tally_add(&ct[c], needed, found, k, tokens);
+    tt_tally_add(&ct[c], &o);
     if (details)
-      json_array_append_new(per, json_pack("{s:O?,s:s,s:b,s:o,s:I,s:I,s:o}", "id", json_object_get(q, "id"),
-                                           "category", cat, "all_needed", found == needed, "missed", missed,
+      json_array_append_new(per, json_pack("{s:O?,s:s,s:b,s:o,s:I,s:I,s:o,s:b,s:b}", "id",
+                                           json_object_get(q, "id"), "category", cat, "all_needed",
+                                           found == o.needed, "missed", missed,
                                            "tables_shown", (json_int_t)k, "tokens", (json_int_t)tokens,
-                                           "picked", picked));
+                                           "picked", picked, "value_unneeded", o.value_unneeded,
+                                           "bm25_all_needed", o.bm25_all_needed));
     else {
       json_decref(missed);
       json_decref(picked);
@@ -162,8 +223,10 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_error *err) {
   double values_ms = tt_now_ms() - t0;
   if (!s) goto done;
   json_t *budgets = json_array();
+  tt_bench_bm25 *bm = tt_bench_bm25_new(s);
   for (size_t b = 0; b < o->nbudgets; b++)
-    json_array_append_new(budgets, tt_bench_budget(s, qs, o->budgets[b], o->details));
+    json_array_append_new(budgets, tt_bench_budget(s, bm, qs, o->budgets[b], o->details));
+  tt_bench_bm25_free(bm);
   r = json_pack("{s:s,s:I,s:I,s:I,s:o}", "database", dbpath, "tables", (json_int_t)tt_schema_count(s),
                 "schema_tokens", (json_int_t)tt_schema_total_tokens(s), "questions",
                 (json_int_t)json_array_size(qs), "budgets", budgets);

@@ -22,6 +22,9 @@
 #define TT_W_VALUE 1.0  /* a word of a sample value */
 #define TT_SEED_FRACTION 0.35 /* tables scoring this share of the best are joined up */
 #define TT_PATH_HOPS 4
+#define TT_FILL_FRACTION 0.25 /* extras scoring this share of the best come before the neighbours */
+#define TT_VALUE_COMMON 0.0      /* a value word the question uses as an everyday word */
+#define TT_VALUE_SCHEMA_WORD 0.5 /* a value word that also names tables or columns */
 #define TT_NAME_COVER 1.0   /* up to twice the score when the question says the whole name */
 #define TT_COVERED 0.3      /* a question word a chosen table already matched */
 #define TT_NEAR_BONUS 2.5
@@ -141,6 +144,7 @@ typedef enum { TT_FIELD_NAME, TT_FIELD_COLUMN, TT_FIELD_VALUE } tt_field;
 
 typedef struct tt_term {
   char w[TT_TERM_MAX];
+  char raw[TT_TERM_MAX]; /* as the schema wrote it, lower-cased (abbreviations are read from it) */
   tt_field field;
   int col;        /* column index, -1 for the table's name */
   size_t cell;    /* sample cell index for values */
@@ -154,13 +158,23 @@ typedef struct tt_doc {
 
 typedef struct tt_doc_sink {
   tt_doc *d;
+  const char *raw; /* the word as written, or NULL for an expansion */
   tt_field field;
   int col;
   size_t cell;
 } tt_doc_sink;
 
+/* A word of digits or a lone letter in a value ("204" of 'B204', "2024"
+ * of a date) says nothing about a table: every table has some. */
+static bool tt_value_noise(const char *w) {
+  if (strlen(w) < 2) return true;
+  for (; *w; w++)
+    if (!isdigit((unsigned char)*w)) return false;
+  return true;
+}
+
 static void tt_doc_put(tt_doc_sink *k, const char *w) {
-  if (!*w) return;
+  if (!*w || (k->field == TT_FIELD_VALUE && tt_value_noise(w))) return;
   tt_doc *d = k->d;
   if (d->n == d->cap) {
     d->cap = d->cap ? 2 * d->cap : 32;
@@ -168,6 +182,7 @@ static void tt_doc_put(tt_doc_sink *k, const char *w) {
   }
   tt_term *t = &d->terms[d->n++];
   snprintf(t->w, sizeof t->w, "%s", w);
+  snprintf(t->raw, sizeof t->raw, "%s", k->raw ? k->raw : w);
   t->field = k->field;
   t->col = k->col;
   t->cell = k->cell;
@@ -178,12 +193,15 @@ static void tt_put_stemmed(void *ud, const char *phrase);
 
 /* A document word: the word, and what an abbreviation stands for. */
 static void tt_doc_word(void *ud, const char *w, const char *raw) {
+  tt_doc_sink *k = ud;
   const char *full = tt_lookup(tt_abbrev, sizeof tt_abbrev / sizeof tt_abbrev[0], raw);
   if (full) {
     if (*full) tt_put_stemmed(ud, full);
     return;
   }
+  k->raw = raw;
   tt_doc_put(ud, w);
+  k->raw = NULL;
 }
 
 static void tt_expansion_word(void *ud, const char *w, const char *raw) {
@@ -264,21 +282,42 @@ static void tt_query_word(void *ud, const char *w, const char *raw) {
   }
 }
 
-/* Whether a schema word is an abbreviation of a question word made by
- * dropping letters, as ERP names are made: the same first letter, its
- * letters in order within the word, and either no vowel after the first
- * letter ("mtr" meter, "rdg" reading, "clm" claim, "prscrbr" prescriber,
- * "acct" account) or a prefix of four letters or more ("prem" premise). */
+/* Acronyms of several words that would read as one word's consonants
+ * ("ssn" is no "season", "mrn" no "merchant"). */
+static const char *const tt_acronym[] = {
+    "ssn", "mrn", "atm", "vin", "ein", "npi", "dob", "sla", "kpi", "iban", "eta", "etl", "api",
+    "url", "uuid", "guid", "csv", "pdf", "upc", "ean", "isbn", "gtin", "mcc", "bic", "cvv", "pin",
+    "tin", "crm", "erp", "sql", "nps", "roi", "ytd", "mtd", "fte", "pto", "icd", "cpt", "ndc",
+};
+
+static bool tt_is_acronym(const char *w) {
+  for (size_t i = 0; i < sizeof tt_acronym / sizeof *tt_acronym; i++)
+    if (strcmp(tt_acronym[i], w) == 0) return true;
+  return false;
+}
+
+/* Whether a schema word (as written, not stemmed) is an abbreviation of a
+ * question word made by dropping letters, as ERP names are made: the same
+ * first letter and either a prefix of four letters or more ("prem"
+ * premise; "state" is no prefix of "status") or no vowel after the first
+ * letter, its letters in order within the word with at most one consonant
+ * dropped between two of them ("mtr" meter, "rdg" reading, "clm" claim,
+ * "prscrbr" prescriber, "acct" account; not "atm" for appointments or
+ * "mrn" for merchant), and no known acronym ("ssn" is no "season"). */
 static bool tt_abbreviates(const char *abbr, const char *word) {
   size_t a = strlen(abbr), w = strlen(word);
-  if (a < 3 || a >= w || abbr[0] != word[0]) return false;
+  if (a < 3 || a >= w || abbr[0] != word[0] || tt_is_acronym(abbr)) return false;
   if (a >= 4 && strncmp(abbr, word, a) == 0) return true;
   for (size_t i = 1; i < a; i++)
     if (!isalpha((unsigned char)abbr[i]) || strchr("aeiouy", abbr[i])) return false;
   size_t j = 1;
   for (size_t i = 1; i < a; i++) {
-    while (j < w && word[j] != abbr[i]) j++;
-    if (j == w) return false;
+    size_t skipped = 0;
+    while (j < w && word[j] != abbr[i]) {
+      if (!strchr("aeiouy", word[j])) skipped++;
+      j++;
+    }
+    if (j == w || skipped > 1) return false;
     j++;
   }
   return true;
@@ -294,7 +333,7 @@ static void tt_query_abbreviations(tt_query *q, const tt_doc *docs, size_t n) {
     for (size_t i = 0; i < n; i++)
       for (size_t k = 0; k < docs[i].n; k++) {
         const tt_term *term = &docs[i].terms[k];
-        if (term->field == TT_FIELD_VALUE || !tt_abbreviates(term->w, q->raw[t])) continue;
+        if (term->field == TT_FIELD_VALUE || !tt_abbreviates(term->raw, q->raw[t])) continue;
         tt_query_sink own = {.q = q, .raw = q->raw[t], .weight = 0.9};
         tt_query_put(&own, term->w);
       }
@@ -353,6 +392,7 @@ static bool tt_is_unasked_copy(const tt_doc *docs, size_t n, size_t i, const tt_
 struct tt_schema_ranking {
   size_t n;
   tt_schema_pick *picks;
+  size_t *group; /* while ranking: picks of one group (a table and its join path) share a number */
 };
 
 typedef struct tt_match {
@@ -366,6 +406,15 @@ static double tt_field_weight(tt_field f) {
   return f == TT_FIELD_NAME ? TT_W_NAME : f == TT_FIELD_COLUMN ? TT_W_COLUMN : TT_W_VALUE;
 }
 
+/* Whether a word (stemmed) names a table or a column somewhere: then the
+ * question says it for the schema, not as a value. */
+static bool tt_is_schema_word(const tt_doc *docs, size_t n, const char *w) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < docs[i].n; k++)
+      if (docs[i].terms[k].field != TT_FIELD_VALUE && strcmp(docs[i].terms[k].w, w) == 0) return true;
+  return false;
+}
+
 /* BM25 with field weights (BM25F's simple form): a term's frequency in a
  * table is the weighted count of its occurrences in name, columns, values. */
 static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, tt_match *m, double *contrib) {
@@ -377,6 +426,11 @@ static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, 
   double *tf = tt_xcalloc(n ? n : 1, sizeof *tf);
   const tt_term **where = tt_xcalloc(n ? n : 1, sizeof *where);
   for (size_t t = 0; t < q->n; t++) {
+    /* an everyday word or a word of the schema's names found in a cell
+     * ('OPEN', 'Head Office', 'REVENUE') says little about that table */
+    double in_value = tt_values_common_word(q->raw[t]) ? TT_VALUE_COMMON
+                      : tt_is_schema_word(docs, n, q->w[t]) ? TT_VALUE_SCHEMA_WORD
+                                                            : 1.0;
     size_t df = 0;
     for (size_t i = 0; i < n; i++) {
       tf[i] = 0;
@@ -384,7 +438,7 @@ static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, 
       for (size_t k = 0; k < docs[i].n; k++) {
         const tt_term *term = &docs[i].terms[k];
         if (strcmp(term->w, q->w[t]) != 0) continue;
-        tf[i] += tt_field_weight(term->field);
+        tf[i] += tt_field_weight(term->field) * (term->field == TT_FIELD_VALUE ? in_value : 1.0);
         /* the reason names the strongest place: name, then column, then value */
         if (!where[i] || term->field < where[i]->field) where[i] = term;
       }
@@ -439,6 +493,15 @@ static char *tt_match_reason(const tt_table_info *t, const tt_query *q, const tt
 
 /* ---- joins ------------------------------------------------------------------------------ */
 
+typedef enum { TT_LINK_WEAK, TT_LINK_MEDIUM, TT_LINK_STRONG } tt_link_strength;
+
+typedef struct tt_value_link {
+  size_t table;               /* SIZE_MAX: not in the schema */
+  tt_link_strength strength;
+  bool take;                  /* taken before the ranking ... */
+  bool joined;                /* ... with its join path to what is taken */
+} tt_value_link;
+
 typedef struct tt_graph {
   size_t n;
   size_t **adj;
@@ -473,46 +536,55 @@ static void tt_graph_free(tt_graph *g) {
   free(g->deg);
 }
 
-/* The shortest foreign-key path from table from to any table in taken, at
- * most TT_PATH_HOPS steps; among equally short paths the one through
- * higher-scoring tables. Writes the tables strictly between the two ends
- * to mid (nearest to from first) and returns how many, with *end the taken
- * table reached; SIZE_MAX when none is near enough. */
-static size_t tt_shortest_path(const tt_graph *g, const double *score, const bool *taken, size_t from,
-                               size_t *mid, size_t *end) {
-  size_t n = g->n;
-  size_t *prev = tt_xcalloc(n, sizeof *prev), *dist = tt_xcalloc(n, sizeof *dist);
-  size_t *queue = tt_xcalloc(n, sizeof *queue);
-  for (size_t i = 0; i < n; i++) dist[i] = SIZE_MAX;
-  size_t head = 0, tail = 0, found = SIZE_MAX;
-  dist[from] = 0;
-  prev[from] = from;
-  queue[tail++] = from;
-  while (head < tail && found == SIZE_MAX) {
-    size_t layer_end = tail;
-    /* one BFS layer; a node's parent is the best-scoring one of the layer before */
-    for (; head < layer_end; head++) {
-      size_t u = queue[head];
-      if (dist[u] >= TT_PATH_HOPS) continue;
+/* The cheapest foreign-key path from table from to any table in taken, at
+ * most TT_PATH_HOPS steps, a path costing the tokens of the cards it adds
+ * (the tables strictly between): joining each new table to what is taken
+ * by its cheapest path is the classic approximation of the Steiner tree
+ * over the tables the question needs. Among equally cheap paths the fewer
+ * steps, then the one through higher-scoring tables. Writes the tables
+ * strictly between the two ends to mid (nearest to from first) and returns
+ * how many, with *end the taken table reached; SIZE_MAX when none is near
+ * enough. */
+static size_t tt_shortest_path(const tt_schema *s, const tt_graph *g, const double *score, const bool *taken,
+                               size_t from, size_t *mid, size_t *end) {
+  size_t n = g->n, rounds = TT_PATH_HOPS;
+  /* Bellman-Ford bounded by hops: cost[k][v] the cheapest path of at most k steps */
+  double *cost = tt_xcalloc((rounds + 1) * n, sizeof *cost);
+  size_t *prev = tt_xcalloc((rounds + 1) * n, sizeof *prev);
+  for (size_t v = 0; v < (rounds + 1) * n; v++) cost[v] = HUGE_VAL, prev[v] = SIZE_MAX;
+  cost[from] = 0;
+  for (size_t k = 1; k <= rounds; k++) {
+    double *ck = cost + k * n, *cp = cost + (k - 1) * n;
+    size_t *pk = prev + k * n;
+    memcpy(ck, cp, n * sizeof *ck);
+    memcpy(pk, prev + (k - 1) * n, n * sizeof *pk);
+    for (size_t u = 0; u < n; u++) {
+      if (cp[u] == HUGE_VAL || (u != from && taken[u])) continue; /* a path ends at a taken table */
       for (size_t e = 0; e < g->deg[u]; e++) {
         size_t v = g->adj[u][e];
-        if (dist[v] == SIZE_MAX) {
-          dist[v] = dist[u] + 1;
-          prev[v] = u;
-          queue[tail++] = v;
-        } else if (dist[v] == dist[u] + 1 && score[u] > score[prev[v]]) {
-          prev[v] = u;
+        if (v == from) continue;
+        /* a card's tokens, less a little for a relevant table, so ties go to it */
+        double step = taken[v] ? 0 : (double)tt_schema_card(s, v)->tokens - 1e-3 * (score[v] < 100 ? score[v] : 100);
+        if (cp[u] + step < ck[v] - 1e-9) {
+          ck[v] = cp[u] + step;
+          pk[v] = u;
         }
       }
     }
-    for (size_t k = layer_end; k < tail && found == SIZE_MAX; k++)
-      if (taken[queue[k]]) found = queue[k];
   }
+  double *last = cost + rounds * n;
+  size_t found = SIZE_MAX;
+  for (size_t v = 0; v < n; v++)
+    if (v != from && taken[v] && last[v] != HUGE_VAL && (found == SIZE_MAX || last[v] < last[found] - 1e-9))
+      found = v;
   size_t count = SIZE_MAX;
   if (found != SIZE_MAX) {
+    /* the fewest steps that reach it at that cost */
+    size_t k = 1;
+    while (k < rounds && !(cost[k * n + found] <= last[found] + 1e-9)) k++;
     count = 0;
-    for (size_t v = prev[found]; v != from; v = prev[v]) mid[count++] = v;
-    /* reverse so the table next to from comes first */
+    for (size_t v = prev[k * n + found]; k > 0 && v != from && v != SIZE_MAX && count < TT_PATH_HOPS; k--)
+      mid[count++] = v, v = prev[(k - 1) * n + v];
     for (size_t a = 0, b = count ? count - 1 : 0; a < b; a++, b--) {
       size_t x = mid[a];
       mid[a] = mid[b];
@@ -520,10 +592,106 @@ static size_t tt_shortest_path(const tt_graph *g, const double *score, const boo
     }
     *end = found;
   }
+  free(cost);
   free(prev);
-  free(dist);
-  free(queue);
   return count;
+}
+
+/* ---- value links ------------------------------------------------------------------------- */
+
+typedef struct tt_phrase_words {
+  char w[8][TT_TERM_MAX];
+  size_t n;
+} tt_phrase_words;
+
+static void tt_phrase_word(void *ud, const char *w, const char *raw) {
+  tt_phrase_words *p = ud;
+  (void)w;
+  if (p->n < 8) snprintf(p->w[p->n++], TT_TERM_MAX, "%s", raw);
+}
+
+/* How much of table i's score comes from question words outside the
+ * matched phrase. */
+static double tt_support(const tt_query *q, const double *contrib, size_t i, const tt_phrase_words *pw) {
+  double sum = 0;
+  for (size_t t = 0; t < q->n; t++) {
+    bool inside = false;
+    for (size_t k = 0; k < pw->n && !inside; k++) inside = strcmp(q->raw[t], pw->w[k]) == 0;
+    if (!inside) sum += contrib[i * TT_QUERY_MAX + t];
+  }
+  return sum;
+}
+
+/* Whether the question writes the value with the value's own case
+ * ("Rotterdam", "OVERDUE"), not only its letters ("bring" for 'Bring'). */
+static bool tt_same_case(const char *question, const char *value) {
+  size_t n = strlen(value);
+  if (!n) return false;
+  for (const char *p = question; (p = strstr(p, value)); p++) {
+    bool before = p == question || !isalnum((unsigned char)p[-1]);
+    bool after = !isalnum((unsigned char)p[n]);
+    if (before && after) return true;
+  }
+  return false;
+}
+
+/* Each value match judged: its strength (a phrase of two words or more, or
+ * one distinctive word written as the value writes it, is strong; a
+ * distinctive word in other case, or found near, is medium; a common word
+ * or a word of the schema's names is weak) and whether it takes its table
+ * now: a weak one never; another only when the table has support from the
+ * rest of the question or a neighbour that has, or, when strong, nothing in
+ * the schema has (the value is all the question gives); when one phrase
+ * links several tables and some have support of their own, only those. A
+ * medium link without support of its own brings no join path. */
+static void tt_value_links(const tt_schema *s, const tt_doc *docs, const tt_query *q, const double *contrib,
+                           const tt_graph *g, const char *question, const tt_value_matches *vm,
+                           tt_value_link *out) {
+  size_t n = tt_schema_count(s);
+  bool any_support = false;
+  for (size_t i = 0; i < n && !any_support; i++)
+    for (size_t t = 0; t < q->n && !any_support; t++) any_support = contrib[i * TT_QUERY_MAX + t] > 0;
+  double own[TT_VALUE_MATCHES_MAX] = {0};
+  for (size_t k = 0; k < vm->n; k++) {
+    tt_value_link *l = &out[k];
+    const tt_value_match *m = &vm->m[k];
+    const tt_card *vc = tt_schema_find(s, m->table);
+    *l = (tt_value_link){.table = vc ? (size_t)(vc - tt_schema_card(s, 0)) : SIZE_MAX,
+                         .strength = TT_LINK_WEAK};
+    if (l->table == SIZE_MAX) continue;
+    tt_phrase_words pw = {.n = 0};
+    tt_split(m->phrase, strlen(m->phrase), tt_phrase_word, &pw);
+    bool multi = strchr(m->phrase, ' ') != NULL;
+    if (multi) {
+      l->strength = TT_LINK_STRONG;
+    } else {
+      char stem[TT_TERM_MAX];
+      snprintf(stem, sizeof stem, "%s", m->phrase);
+      tt_stem(stem);
+      bool same_case = m->exact && tt_same_case(question, m->value);
+      if (tt_values_common_word(m->phrase)) continue;
+      if (tt_is_schema_word(docs, n, stem)) {
+        /* "revenue" is said for a column; "Payroll" as written names the value */
+        if (!same_case) continue;
+        l->strength = TT_LINK_MEDIUM;
+      } else {
+        l->strength = same_case ? TT_LINK_STRONG : TT_LINK_MEDIUM;
+      }
+    }
+    own[k] = tt_support(q, contrib, l->table, &pw);
+    bool near = false;
+    for (size_t e = 0; e < g->deg[l->table] && !near; e++)
+      near = tt_support(q, contrib, g->adj[l->table][e], &pw) > 0;
+    l->take = own[k] > 0 || near || (l->strength == TT_LINK_STRONG && !any_support);
+    l->joined = l->strength == TT_LINK_STRONG || own[k] > 0;
+  }
+  /* one phrase, several tables: those with support of their own win */
+  for (size_t k = 0; k < vm->n; k++) {
+    if (!out[k].take || own[k] > 0) continue;
+    for (size_t j = 0; j < vm->n; j++)
+      if (j != k && out[j].take && own[j] > 0 && strcmp(vm->m[j].phrase, vm->m[k].phrase) == 0)
+        out[k].take = false;
+  }
 }
 
 /* ---- choosing under the budget ------------------------------------------------------- */
@@ -533,6 +701,8 @@ typedef struct tt_chooser {
   size_t budget, used;
   bool *taken;
   tt_schema_ranking *r;
+  size_t group;    /* the group the last pick opened */
+  bool in_group;   /* the next pick joins it (a join path) */
 } tt_chooser;
 
 static bool tt_fits(const tt_chooser *c, size_t i) {
@@ -543,6 +713,8 @@ static bool tt_fits(const tt_chooser *c, size_t i) {
 static void tt_take(tt_chooser *c, size_t i, double score, char *reason) {
   c->taken[i] = true;
   c->used += tt_schema_card(c->s, i)->tokens;
+  if (!c->in_group) c->group++;
+  c->r->group[c->r->n] = c->group;
   tt_schema_pick *p = &c->r->picks[c->r->n++];
   p->card = tt_schema_card(c->s, i);
   p->score = score;
@@ -572,15 +744,17 @@ static void tt_sort_by_score(size_t *idx, size_t n, const double *score) {
  * when they all fit; otherwise only i, when it fits. */
 static void tt_take_joined(tt_chooser *c, const tt_graph *g, const double *score, size_t i, char *reason) {
   size_t *mid = tt_xcalloc(TT_PATH_HOPS + 1, sizeof *mid);
-  size_t end = 0, k = c->r->n ? tt_shortest_path(g, score, c->taken, i, mid, &end) : SIZE_MAX;
+  size_t end = 0, k = c->r->n ? tt_shortest_path(c->s, g, score, c->taken, i, mid, &end) : SIZE_MAX;
   size_t cost = tt_schema_card(c->s, i)->tokens;
   if (k != SIZE_MAX)
     for (size_t j = 0; j < k; j++) cost += tt_schema_card(c->s, mid[j])->tokens;
   if (k != SIZE_MAX && c->used + cost <= c->budget) {
     tt_take(c, i, score[i], reason);
+    c->in_group = true;
     const char *a = tt_schema_card(c->s, i)->table->name, *b = tt_schema_card(c->s, end)->table->name;
     for (size_t j = 0; j < k; j++)
       if (!c->taken[mid[j]]) tt_take(c, mid[j], score[mid[j]], tt_xasprintf("joins %s to %s", a, b));
+    c->in_group = false;
   } else if (tt_fits(c, i)) {
     tt_take(c, i, score[i], reason);
   } else {
@@ -589,10 +763,25 @@ static void tt_take_joined(tt_chooser *c, const tt_graph *g, const double *score
   free(mid);
 }
 
-tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size_t budget) {
-  size_t n = tt_schema_count(s);
+/* Takes the neighbours of picks [from, to) that are not taken yet. */
+static void tt_take_neighbours(tt_chooser *c, const tt_graph *g, size_t from, size_t to) {
+  for (size_t p = from; p < to; p++) {
+    size_t a = (size_t)(c->r->picks[p].card - tt_schema_card(c->s, 0));
+    for (size_t e = 0; e < g->deg[a]; e++) {
+      size_t b = g->adj[a][e];
+      if (c->taken[b] || c->used + tt_schema_card(c->s, b)->tokens > c->budget) continue;
+      tt_take(c, b, 0, tt_xasprintf("foreign key to %s", tt_schema_card(c->s, a)->table->name));
+    }
+  }
+}
+
+/* Every table in the order the question wants them, budget aside, in
+ * groups: a table and the bridges of its join path are one group. */
+static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question) {
+  size_t n = tt_schema_count(s), budget = SIZE_MAX;
   tt_schema_ranking *r = tt_xcalloc(1, sizeof *r);
   r->picks = tt_xcalloc(n ? n : 1, sizeof *r->picks);
+  r->group = tt_xcalloc(n ? n : 1, sizeof *r->group);
   if (!n) return r;
   tt_doc *docs = tt_xcalloc(n, sizeof *docs);
   for (size_t i = 0; i < n; i++) tt_doc_build(&docs[i], tt_schema_card(s, i)->table);
@@ -621,17 +810,28 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   tt_sort_by_score(order, n, score);
   tt_chooser c = {.s = s, .budget = budget, .taken = tt_xcalloc(n, sizeof(bool)), .r = r};
   /* tables holding a value the question names come first: "Rotterdam"
-   * says more about office_location than any word of its name */
+   * says more about office_location than any word of its name; but only
+   * the links that earn it (tt_value_links) */
   tt_value_matches vm;
   tt_values_match(tt_schema_values(s), question, &vm);
+  char **vreason = tt_xcalloc(n, sizeof *vreason); /* a link not taken, for a later pick's reason */
+  tt_value_link links[TT_VALUE_MATCHES_MAX];
+  tt_value_links(s, docs, &q, contrib, &g, question ? question : "", &vm, links);
   for (size_t k = 0; k < vm.n; k++) {
-    const tt_card *vc = tt_schema_find(s, vm.m[k].table);
-    if (!vc) continue;
-    size_t i = (size_t)(vc - tt_schema_card(s, 0));
-    if (c.taken[i]) continue;
-    score[i] += 1.0;
-    tt_take_joined(&c, &g, score, i,
-                   tt_xasprintf("value '%s' in %s.%s", vm.m[k].value, vm.m[k].table, vm.m[k].column));
+    size_t i = links[k].table;
+    if (i == SIZE_MAX || c.taken[i] || links[k].strength == TT_LINK_WEAK) continue;
+    score[i] += links[k].strength == TT_LINK_STRONG ? 1.0 : 0.5;
+    char *why = tt_xasprintf("value '%s' in %s.%s", vm.m[k].value, vm.m[k].table, vm.m[k].column);
+    if (!links[k].take) {
+      if (!vreason[i]) vreason[i] = why;
+      else free(why);
+    } else if (links[k].joined) {
+      tt_take_joined(&c, &g, score, i, why);
+    } else if (tt_fits(&c, i)) {
+      tt_take(&c, i, score[i], why);
+    } else {
+      free(why);
+    }
   }
   tt_value_matches_free(&vm);
   double top = score[order[0]];
@@ -674,27 +874,30 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
     rest[nrest++] = i;
   }
   tt_sort_by_score(rest, nrest, fill);
+  /* the neighbours of the tables chosen so far (and of the extras that
+   * matched well) come before the extras that matched a little (a column named
+   * course_flag), so that a join one step further stays possible */
+  size_t strong = 0;
+  double fill_top = nrest ? fill[rest[0]] : 0;
+  while (strong < nrest && fill[rest[strong]] >= TT_FILL_FRACTION * fill_top) strong++;
   for (size_t k = 0; k < nrest; k++) {
     size_t i = rest[k];
-    if (c.used + tt_schema_card(s, i)->tokens <= budget)
-      tt_take(&c, i, score[i], tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]));
+    if (k == strong) tt_take_neighbours(&c, &g, 0, r->n);
+    if (c.taken[i] || c.used + tt_schema_card(s, i)->tokens > budget) continue;
+    char *why = m[i].term ? tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]) : vreason[i];
+    if (why == vreason[i]) vreason[i] = NULL;
+    tt_take(&c, i, score[i], why ? why : tt_xstrdup("a value the question names"));
   }
   free(fill);
   free(rest);
-  /* then the neighbours of what was taken, so a join one step further stays possible */
-  size_t chosen = r->n;
-  for (size_t p = 0; p < chosen; p++) {
-    size_t a = (size_t)(r->picks[p].card - tt_schema_card(s, 0));
-    for (size_t e = 0; e < g.deg[a]; e++) {
-      size_t b = g.adj[a][e];
-      if (c.taken[b] || c.used + tt_schema_card(s, b)->tokens > budget) continue;
-      tt_take(&c, b, 0, tt_xasprintf("foreign key to %s", tt_schema_card(s, a)->table->name));
-    }
-  }
+  /* then the neighbours of everything taken */
+  tt_take_neighbours(&c, &g, 0, r->n);
   /* nothing matched: as many tables as fit, in schema order */
   if (r->n == 0) {
     for (size_t i = 0; i < n && tt_fits(&c, i); i++) tt_take(&c, i, 0, tt_xstrdup("nothing matched; schema order"));
   }
+  for (size_t i = 0; i < n; i++) free(vreason[i]);
+  free(vreason);
   tt_graph_free(&g);
   free(c.taken);
   free(order);
@@ -703,6 +906,87 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
   free(m);
   for (size_t i = 0; i < n; i++) free(docs[i].terms);
   free(docs);
+  return r;
+}
+
+/* ---- the budget ------------------------------------------------------------------------------ */
+
+/* A unit the budget admits at once: a table alone, or the bridges of its
+ * join path (after it). */
+typedef struct tt_unit {
+  size_t first, end; /* picks [first, end) of the order */
+  size_t cost;       /* their tokens */
+  size_t from;       /* the smallest budget that admits it; SIZE_MAX never */
+} tt_unit;
+
+/* The smallest budget x from which on the unit fits beside everything
+ * ranked before it: for every budget b >= x, cost + (the units before it
+ * admitted at b) <= b. Those units' admissions are steps of that sum;
+ * each step whose sum leaves no room makes a stretch of budgets that
+ * cannot hold the unit, and x is where the last such stretch ends. */
+static size_t tt_unit_from(const tt_unit *u, size_t n, size_t cost, size_t floor) {
+  /* units before, by the budget that admits them (insertion sort: hundreds) */
+  size_t *idx = tt_xcalloc(n ? n : 1, sizeof *idx), m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (u[i].from == SIZE_MAX) continue;
+    size_t j = m++;
+    while (j > 0 && u[idx[j - 1]].from > u[i].from) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = i;
+  }
+  size_t x = cost > floor ? cost : floor, sum = 0;
+  for (size_t k = 0; k < m;) {
+    size_t at = u[idx[k]].from;
+    while (k < m && u[idx[k]].from == at) sum += u[idx[k++]].cost;
+    size_t next = k < m ? u[idx[k]].from : SIZE_MAX;
+    size_t need = sum > SIZE_MAX - cost ? SIZE_MAX : sum + cost;
+    if (need > at && need > x) x = need < next ? need : next; /* [at, need) cannot hold it */
+  }
+  free(idx);
+  return x;
+}
+
+/* The budget spent so that a budget that grows never drops a table a
+ * smaller one kept, and a table never displaces one ranked before it: in
+ * rank order, each table (then the bridges of its join path) is admitted
+ * from the smallest budget at which it fits beside everything ranked
+ * before it at that budget and every larger one (tt_unit_from); a budget
+ * holds the tables admitted at or below it. The first table comes whatever
+ * its size. */
+tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size_t budget) {
+  tt_schema_ranking *o = tt_rank_order(s, question);
+  tt_unit *u = tt_xcalloc(o->n ? o->n : 1, sizeof *u);
+  size_t nu = 0;
+  for (size_t i = 0; i < o->n;) {
+    size_t j = i + 1;
+    while (j < o->n && o->group[j] == o->group[i]) j++;
+    /* the table, then its bridges, never before it */
+    u[nu] = (tt_unit){.first = i, .end = i + 1, .cost = o->picks[i].card->tokens};
+    u[nu].from = nu == 0 ? 0 : tt_unit_from(u, nu, u[nu].cost, 0);
+    size_t after = u[nu++].from;
+    if (j > i + 1) {
+      size_t cost = 0;
+      for (size_t k = i + 1; k < j; k++) cost += o->picks[k].card->tokens;
+      u[nu] = (tt_unit){.first = i + 1, .end = j, .cost = cost};
+      u[nu].from = tt_unit_from(u, nu, cost, after);
+      nu++;
+    }
+    i = j;
+  }
+  if (nu) u[0].from = u[0].cost; /* it counts from its size on; below it, it comes alone */
+  tt_schema_ranking *r = tt_xcalloc(1, sizeof *r);
+  r->picks = tt_xcalloc(o->n ? o->n : 1, sizeof *r->picks);
+  for (size_t k = 0; k < nu; k++) {
+    if (k > 0 && u[k].from > budget) continue;
+    for (size_t i = u[k].first; i < u[k].end; i++) {
+      r->picks[r->n++] = o->picks[i];
+      o->picks[i].reason = NULL;
+    }
+  }
+  free(u);
+  tt_schema_ranking_free(o);
   return r;
 }
 
@@ -716,6 +1000,7 @@ void tt_schema_ranking_free(tt_schema_ranking *r) {
   if (!r) return;
   for (size_t i = 0; i < r->n; i++) free(r->picks[i].reason);
   free(r->picks);
+  free(r->group);
   free(r);
 }
 

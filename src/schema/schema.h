@@ -142,6 +142,9 @@ typedef struct tt_value_matches {
  * two tables, link to nothing. */
 void tt_values_match(const tt_values *v, const char *question, tt_value_matches *out);
 void tt_value_matches_free(tt_value_matches *m);
+/* Whether a folded word is an everyday word that is a cell value somewhere
+ * ('Open', 'Left', 'Bring') and so never links a value on its own. */
+bool tt_values_common_word(const char *w);
 /* One line per match: "'Rotterdam' is a value of office_location.city". */
 void tt_values_hints(const tt_value_matches *m, tt_buf *out);
 

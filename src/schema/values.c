@@ -285,6 +285,27 @@ static bool tt_is_stop(const char *w, size_t n) {
   return false;
 }
 
+/* Everyday words that are cell values somewhere ('Open', 'Left', 'Home',
+ * 'Bring' the carrier) and never link a table on their own. */
+static const char *const tt_common_word[] = {
+    "open", "closed", "close", "left", "right", "out", "in", "off", "up", "down", "home", "office",
+    "card", "rent", "hold", "posted", "post", "member", "members", "currently", "current", "new",
+    "old", "active", "inactive", "pending", "done", "complete", "completed", "yes", "no", "true",
+    "false", "high", "low", "medium", "normal", "other", "none", "bring", "brought", "take", "make",
+    "use", "used", "work", "works", "head", "main", "general", "standard", "default", "basic",
+    "free", "paid", "good", "bad", "best", "next", "previous", "each", "every", "year", "month",
+    "week", "day", "today", "time", "date", "name", "type", "status", "level", "group", "total",
+    "amount", "price", "cost", "value", "number", "count", "order", "orders", "line", "lines",
+    "item", "items", "change", "changed", "address", "revenue", "sales", "late", "early", "still",
+    "ever", "never", "often", "per", "via", "street", "city", "room", "state", "first", "last",
+};
+
+bool tt_values_common_word(const char *w) {
+  for (size_t i = 0; i < sizeof tt_common_word / sizeof *tt_common_word; i++)
+    if (strcmp(tt_common_word[i], w) == 0) return true;
+  return false;
+}
+
 /* A value found in more tables than this is too common to say anything
  * ("open" is a status in half the tables of a large schema). */
 #define TT_COMMON_TABLES 2
@@ -379,6 +400,13 @@ void tt_values_match(const tt_values *cv, const char *question, tt_value_matches
         all_stop &= tt_is_stop(f.data + ws[k], we[k] - ws[k]);
       }
       if (!free_span || all_stop) continue;
+      if (len == 1) { /* an everyday word never links alone */
+        char w[32];
+        size_t wl = we[a] - ws[a] < sizeof w - 1 ? we[a] - ws[a] : sizeof w - 1;
+        memcpy(w, f.data + ws[a], wl);
+        w[wl] = '\0';
+        if (tt_values_common_word(w)) continue;
+      }
       if (tt_is_stop(f.data + ws[a], we[a] - ws[a]) ||
           tt_is_stop(f.data + ws[a + len - 1], we[a + len - 1] - ws[a + len - 1]))
         continue; /* "the rotterdam" is found as "rotterdam" */

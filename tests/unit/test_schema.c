@@ -447,6 +447,237 @@ static void test_rank_fk_paths(void **state) {
   tt_buf_free(&sql);
 }
 
+/* A schema with its value index, as ask ranks it. */
+static tt_schema *crafted_values(const char *sql) {
+  char *dir = tu_mkdtemp();
+  char *path = tt_xasprintf("%s/values.sqlite", dir);
+  tu_exec_sql(path, sql);
+  tt_error err;
+  tt_db *db = tt_db_open(path, NULL, &err);
+  assert_non_null(db);
+  tt_catalog *cat = tt_db_catalog_load(db, &err);
+  assert_non_null(cat);
+  tt_values *v = tt_values_build(db, cat, NULL);
+  tt_db_close(db);
+  tt_schema *s = tt_schema_new(cat);
+  tt_schema_set_values(s, v);
+  tu_rmtree(dir);
+  free(path);
+  free(dir);
+  return s;
+}
+
+static size_t pick_index(const tt_schema_ranking *r, const char *table) {
+  for (size_t i = 0; i < tt_schema_ranking_count(r); i++)
+    if (strcmp(tt_schema_ranking_pick(r, i)->card->table->name, table) == 0) return i;
+  return SIZE_MAX;
+}
+
+static bool reason_starts(const tt_schema_ranking *r, const char *table, const char *prefix) {
+  const tt_schema_pick *p = pick_of(r, table);
+  return p && strncmp(p->reason, prefix, strlen(prefix)) == 0;
+}
+
+static bool any_reason_has(const tt_schema_ranking *r, const char *text) {
+  for (size_t i = 0; i < tt_schema_ranking_count(r); i++)
+    if (strstr(tt_schema_ranking_pick(r, i)->reason, text)) return true;
+  return false;
+}
+
+static const char *const value_links_sql =
+    "CREATE TABLE carrier(carrier_id INTEGER PRIMARY KEY, carrier_name TEXT);"
+    "INSERT INTO carrier VALUES (1, 'Bring'), (2, 'DHL'), (3, 'PostNL');"
+    "CREATE TABLE sales_rep(sales_rep_id INTEGER PRIMARY KEY, full_name TEXT);"
+    "INSERT INTO sales_rep VALUES (1, 'Ana Lima');"
+    "CREATE TABLE sales_order(order_id INTEGER PRIMARY KEY, sales_rep_id INTEGER REFERENCES sales_rep,"
+    " status TEXT);"
+    "INSERT INTO sales_order VALUES (1, 1, 'Shipped');"
+    "CREATE TABLE shipment(shipment_id INTEGER PRIMARY KEY, order_id INTEGER REFERENCES sales_order,"
+    " carrier_id INTEGER REFERENCES carrier);"
+    "CREATE TABLE product(product_id INTEGER PRIMARY KEY, category TEXT);"
+    "INSERT INTO product VALUES (1, 'Bicycles');"
+    "CREATE TABLE order_line(order_id INTEGER REFERENCES sales_order, product_id INTEGER REFERENCES product);"
+    "CREATE TABLE gl_acct(acct_id INTEGER PRIMARY KEY, acct_type_cd TEXT);"
+    "INSERT INTO gl_acct VALUES (1, 'REVENUE'), (2, 'EXPENSE');"
+    "CREATE TABLE gl_entry(entry_id INTEGER PRIMARY KEY, acct_id INTEGER REFERENCES gl_acct);"
+    "CREATE TABLE customer(customer_id INTEGER PRIMARY KEY, full_name TEXT);"
+    "CREATE TABLE ar_invoice(invoice_id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer,"
+    " status_cd TEXT);"
+    "INSERT INTO ar_invoice VALUES (1, 1, 'OPEN'), (2, 1, 'PAID');"
+    "CREATE TABLE ticket(ticket_id INTEGER PRIMARY KEY, priority TEXT);"
+    "INSERT INTO ticket VALUES (1, 'Urgent'), (2, 'Low');"
+    "CREATE TABLE route(route_id INTEGER PRIMARY KEY, dest_city TEXT);"
+    "INSERT INTO route VALUES (1, 'Hamburg'), (2, 'Lyon');"
+    "CREATE TABLE delivery_stop(stop_id INTEGER PRIMARY KEY, route_id INTEGER REFERENCES route, city TEXT);"
+    "INSERT INTO delivery_stop VALUES (1, 1, 'Hamburg');"
+    "CREATE TABLE course_section(section_id INTEGER PRIMARY KEY, room TEXT, lecturer TEXT);"
+    "INSERT INTO course_section VALUES (1, 'B204', 'Dr Rossi');"
+    "CREATE TABLE etl_audit(audit_id INTEGER PRIMARY KEY, etl_batch_id TEXT, created_on TEXT);"
+    "INSERT INTO etl_audit VALUES (1, 'K204', '2024-03-24'), (2, 'X204', '2024-05-01');"
+    "CREATE TABLE employee(employee_id INTEGER PRIMARY KEY, hire_date TEXT);"
+    "INSERT INTO employee VALUES (1, '2024-02-01');";
+
+/* A value match earns its place: an everyday word or a word the schema
+ * uses for names ('Bring' the carrier, 'REVENUE' an account type, 'OPEN')
+ * links nothing and pulls in no neighbours; a distinctive value written as
+ * stored ('DHL') links its table; of two tables holding one value, the one
+ * the rest of the question supports; digits inside values ('K204') say
+ * nothing. */
+static void test_rank_value_links(void **state) {
+  (void)state;
+  tt_schema *s = crafted_values(value_links_sql);
+  tt_schema_ranking *r =
+      tt_schema_rank(s, "How much revenue did each sales rep bring per product category?", 100000);
+  assert_false(any_reason_has(r, "value 'Bring'"));
+  assert_false(any_reason_has(r, "value 'REVENUE'"));
+  /* no weak link pulled its foreign-key neighbours */
+  assert_false(any_reason_has(r, "to carrier") || any_reason_has(r, "joins carrier"));
+  assert_false(any_reason_has(r, "to gl_acct") || any_reason_has(r, "joins gl_acct"));
+  const char *needed[] = {"sales_rep", "sales_order", "product"};
+  for (size_t i = 0; i < 3; i++) {
+    assert_true(pick_index(r, needed[i]) != SIZE_MAX);
+    assert_true(pick_index(r, needed[i]) < pick_index(r, "carrier"));
+    assert_true(pick_index(r, needed[i]) < pick_index(r, "gl_acct"));
+  }
+  tt_schema_ranking_free(r);
+  /* a distinctive value as stored links, and its join path comes */
+  r = tt_schema_rank(s, "Which orders were sent by DHL?", 100000);
+  assert_true(reason_starts(r, "carrier", "value 'DHL'"));
+  assert_int_equal(pick_index(r, "carrier"), 0);
+  assert_non_null(pick_of(r, "shipment"));
+  assert_non_null(pick_of(r, "sales_order"));
+  tt_schema_ranking_free(r);
+  /* 'OPEN' is an everyday word: the invoices come after the tickets, and
+   * bring no customer */
+  r = tt_schema_rank(s, "How many Urgent tickets are still Open?", 100000);
+  assert_int_equal(pick_index(r, "ticket"), 0);
+  assert_true(reason_starts(r, "ticket", "value 'Urgent'"));
+  assert_false(any_reason_has(r, "value 'OPEN'") && pick_index(r, "ar_invoice") < 2);
+  assert_false(reason_starts(r, "customer", "joins"));
+  tt_schema_ranking_free(r);
+  /* one value in two tables: the one the question's other words support */
+  r = tt_schema_rank(s, "Which delivery stops were in Hamburg?", tt_schema_find(s, "delivery_stop")->tokens);
+  assert_int_equal(tt_schema_ranking_count(r), 1);
+  assert_true(reason_starts(r, "delivery_stop", "value 'Hamburg'"));
+  tt_schema_ranking_free(r);
+  /* digits in a value are no link; the whole value is */
+  r = tt_schema_rank(s, "Which lecturers teach in room B204?", 100000);
+  assert_int_equal(pick_index(r, "course_section"), 0);
+  assert_null(pick_of(r, "etl_audit"));
+  tt_schema_ranking_free(r);
+  r = tt_schema_rank(s, "How many staff members were hired in 2024?", 100000);
+  assert_int_equal(pick_index(r, "employee"), 0);
+  assert_null(pick_of(r, "etl_audit"));
+  tt_schema_ranking_free(r);
+  tt_schema_free(s);
+}
+
+/* Letters in order are no abbreviation when they skip whole consonant
+ * runs ("atm" in appointments, "mrn" in merchant), when the name is a
+ * known acronym ("ssn" is no season) or a whole word that is no prefix
+ * ("state" of status); "mtr", "rdg", "acct" still are. */
+static void test_rank_abbreviation_scrutiny(void **state) {
+  (void)state;
+  tt_schema *s = crafted(
+      "CREATE TABLE atm(atm_id INTEGER PRIMARY KEY, branch TEXT);"
+      "CREATE TABLE mrn_xref(mrn TEXT, patient_ref TEXT);"
+      "CREATE TABLE person(person_id INTEGER PRIMARY KEY, ssn_last4 TEXT);"
+      "CREATE TABLE address(address_id INTEGER PRIMARY KEY, state_code TEXT);"
+      "CREATE TABLE MTR_RDG(RDG_ID INTEGER PRIMARY KEY, MTR_ID INTEGER);"
+      "CREATE TABLE acct(acct_id INTEGER PRIMARY KEY, bal REAL);"
+      "CREATE TABLE appointment_slot(slot_id INTEGER PRIMARY KEY, booked TEXT);");
+  const char *questions[][2] = {
+      {"list the appointments", "atm"},     {"which merchant", "mrn_xref"},
+      {"sales per season", "person"},       {"orders by status", "address"},
+  };
+  for (size_t i = 0; i < 4; i++) {
+    tt_schema_ranking *r = tt_schema_rank(s, questions[i][0], 100000);
+    const tt_schema_pick *p = pick_of(r, questions[i][1]);
+    if (p && p->score > 0) fprintf(stderr, "'%s' matched %s: %s\n", questions[i][0], questions[i][1], p->reason);
+    assert_true(p == NULL || p->score == 0);
+    tt_schema_ranking_free(r);
+  }
+  tt_schema_ranking *r = tt_schema_rank(s, "meter readings", 100000);
+  assert_string_equal(tt_schema_ranking_pick(r, 0)->card->table->name, "MTR_RDG");
+  tt_schema_ranking_free(r);
+  r = tt_schema_rank(s, "accounts and their balances", 100000);
+  assert_string_equal(tt_schema_ranking_pick(r, 0)->card->table->name, "acct");
+  tt_schema_ranking_free(r);
+  tt_schema_free(s);
+}
+
+/* Bridges go by the cheapest path in card tokens, not the fewest steps:
+ * two small tables between customer and carrier before one wide one. */
+static void test_rank_cheapest_bridge(void **state) {
+  (void)state;
+  tt_buf sql = TT_BUF_INIT;
+  tt_buf_puts(&sql, "CREATE TABLE customer(customer_id INTEGER PRIMARY KEY, full_name TEXT);"
+                    "CREATE TABLE carrier(carrier_id INTEGER PRIMARY KEY, carrier_name TEXT);"
+                    "CREATE TABLE wide(wide_id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer,"
+                    " carrier_id INTEGER REFERENCES carrier");
+  for (int i = 0; i < 30; i++) tt_buf_printf(&sql, ", filler_column_%d TEXT", i);
+  tt_buf_puts(&sql, ");"
+                    "CREATE TABLE s1(s1_id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer);"
+                    "CREATE TABLE s2(s2_id INTEGER PRIMARY KEY, s1_id INTEGER REFERENCES s1,"
+                    " carrier_id INTEGER REFERENCES carrier);");
+  tt_schema *s = crafted(tt_buf_cstr(&sql));
+  assert_true(tt_schema_find(s, "wide")->tokens >
+              tt_schema_find(s, "s1")->tokens + tt_schema_find(s, "s2")->tokens);
+  size_t budget = tt_schema_find(s, "customer")->tokens + tt_schema_find(s, "carrier")->tokens +
+                  tt_schema_find(s, "s1")->tokens + tt_schema_find(s, "s2")->tokens;
+  tt_schema_ranking *r = tt_schema_rank(s, "Which customer used which carrier?", budget);
+  assert_int_equal(tt_schema_ranking_count(r), 4);
+  assert_true(reason_starts(r, "s1", "joins"));
+  assert_true(reason_starts(r, "s2", "joins"));
+  assert_null(pick_of(r, "wide"));
+  tt_schema_ranking_free(r);
+  tt_schema_free(s);
+  tt_buf_free(&sql);
+}
+
+/* A budget that grows never drops a table a smaller budget kept, and never
+ * spends more than it has (beyond a first table larger than it). */
+static void test_rank_budget_monotone(void **state) {
+  (void)state;
+  tt_schema *s = load(tu_chinook());
+  tt_schema *v = crafted_values(value_links_sql);
+  const struct {
+    tt_schema *s;
+    const char *q;
+  } cases[] = {
+      {s, "Which customers bought rock tracks by AC/DC, and who was their support rep?"},
+      {s, "total invoice amount per media type and playlist"},
+      {v, "How much revenue did each sales rep bring per product category?"},
+      {v, "Which orders were sent by DHL in Hamburg?"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    bool prev[64] = {0};
+    for (size_t b = 20; b <= 6000; b += 13) {
+      tt_schema_ranking *r = tt_schema_rank(cases[c].s, cases[c].q, b);
+      bool now[64] = {0};
+      size_t used = 0;
+      for (size_t i = 0; i < tt_schema_ranking_count(r); i++) {
+        const tt_card *card = tt_schema_ranking_pick(r, i)->card;
+        size_t k = (size_t)(card - tt_schema_card(cases[c].s, 0));
+        assert_true(k < 64);
+        now[k] = true;
+        used += card->tokens;
+      }
+      assert_true(used <= b || tt_schema_ranking_count(r) == 1);
+      for (size_t k = 0; k < 64; k++) {
+        if (prev[k] && !now[k])
+          fprintf(stderr, "'%s': %s kept below %zu tokens, dropped at %zu\n", cases[c].q,
+                  tt_schema_card(cases[c].s, k)->table->name, b, b);
+        assert_false(prev[k] && !now[k]);
+      }
+      memcpy(prev, now, sizeof prev);
+      tt_schema_ranking_free(r);
+    }
+  }
+  tt_schema_free(s);
+  tt_schema_free(v);
+}
+
 /* The index shrinks to fit its share: keys, names, groups, then a part. */
 static void test_compact_index(void **state) {
   (void)state;
@@ -618,6 +849,10 @@ int main(void) {
       cmocka_unit_test(test_rank_idf),
       cmocka_unit_test(test_rank_fk_paths),
       cmocka_unit_test(test_rank_abbreviations_and_copies),
+      cmocka_unit_test(test_rank_value_links),
+      cmocka_unit_test(test_rank_abbreviation_scrutiny),
+      cmocka_unit_test(test_rank_cheapest_bridge),
+      cmocka_unit_test(test_rank_budget_monotone),
       cmocka_unit_test(test_compact_index),
       cmocka_unit_test(test_row_counts_are_bounded),
       cmocka_unit_test(test_compact_cards),
