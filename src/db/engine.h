@@ -93,4 +93,10 @@ extern const tt_db_engine tt_db_engine_mysql;
 /* engines.c: the engine that reads targets of this kind. */
 const tt_db_engine *tt_db_engine_for(tt_db_kind kind);
 
+/* The whole result of an engine cursor just opened on db (ec), under db's
+ * row and byte caps, then closed: for engines whose whole results are their
+ * cursor read to the end (a server's rows are never repeatable: another
+ * session may change them). t0: when the query began. NULL with err. */
+tt_result *tt_engine_result(tt_db *db, tt_engine_cursor *ec, double t0, tt_error *err);
+
 #endif

@@ -3,6 +3,7 @@
  * rendering values as text, and the JSON form shared by `tabletalk sql
  * --format json` and the MCP server. */
 #include "db/db_internal.h"
+#include "db/engine.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -299,4 +300,35 @@ bool tt_result_builder_add(tt_result_builder *b, const tt_value *row, size_t rb,
 void tt_result_builder_end(tt_result_builder *b, bool reached_end) {
   b->r->total_rows = b->seen;
   b->r->total_exact = reached_end;
+}
+
+tt_result *tt_engine_result(tt_db *db, tt_engine_cursor *ec, double t0, tt_error *err) {
+  tt_result_builder b;
+  tt_result *r = tt_result_builder_start(&b, ec->ncols, tt_db_limits(db));
+  for (size_t c = 0; c < r->ncols; c++) {
+    r->names[c] = tt_arena_strdup(r->arena, ec->names[c]);
+    r->decltypes[c] = tt_arena_strdup(r->arena, ec->decltypes[c]);
+  }
+  const tt_value *row;
+  size_t rb;
+  int rc;
+  while ((rc = db->engine->cursor_next(ec, &row, &rb, err)) == 1) {
+    tt_row_fate fate = tt_result_builder_row(&b);
+    if (fate == TT_ROW_ENOUGH) break;
+    if (fate == TT_ROW_COUNTED) continue;
+    bool enough; /* the builder copies the borrowed values (cut to fit when they must be) */
+    if (!tt_result_builder_add(&b, row, rb, &enough) && enough) break;
+  }
+  /* counting past the cut is a courtesy: a timeout there keeps the rows */
+  bool counted_out = rc < 0 && b.counting && err->kind == TT_ERR_TIMEOUT;
+  db->engine->cursor_close(ec);
+  if (rc < 0 && !counted_out) {
+    tt_result_free(r);
+    return NULL;
+  }
+  tt_error_clear(err);
+  tt_result_builder_end(&b, rc == 0 && !counted_out);
+  r->repeatable = false; /* another session may change the data at any time */
+  r->elapsed_ms = tt_now_ms() - t0;
+  return r;
 }

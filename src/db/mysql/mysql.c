@@ -101,39 +101,8 @@ static const char *tt_my_warning(tt_db *db) {
 
 static tt_result *tt_my_query(tt_db *db, const char *sql, size_t len, tt_error *err) {
   double t0 = tt_now_ms();
-  const tt_db_opts *o = tt_db_limits(db);
-  tt_my_run *run = tt_my_run_open(db, sql, len, o->timeout_s, err);
-  if (!run) return NULL;
-  tt_engine_cursor *base = tt_my_run_base(run);
-  tt_result_builder b;
-  tt_result *r = tt_result_builder_start(&b, base->ncols, o);
-  for (size_t c = 0; c < r->ncols; c++) {
-    r->names[c] = tt_arena_strdup(r->arena, base->names[c]);
-    r->decltypes[c] = tt_arena_strdup(r->arena, base->decltypes[c]);
-  }
-  const tt_value *row;
-  size_t rb;
-  int rc;
-  while ((rc = tt_my_run_next(run, &row, &rb, err)) == 1) {
-    tt_row_fate fate = tt_result_builder_row(&b);
-    if (fate == TT_ROW_ENOUGH) break;
-    if (fate == TT_ROW_COUNTED) continue;
-    bool enough; /* the builder copies the borrowed values (cut to fit when they must be) */
-    if (!tt_result_builder_add(&b, row, rb, &enough) && enough) break;
-  }
-  /* counting past the cut is a courtesy: a timeout there keeps the rows */
-  bool counted_out = rc < 0 && b.counting && err->kind == TT_ERR_TIMEOUT;
-  if (rc < 0 && !counted_out) {
-    tt_my_run_close(run);
-    tt_result_free(r);
-    return NULL;
-  }
-  tt_error_clear(err);
-  tt_result_builder_end(&b, rc == 0 && !counted_out);
-  r->repeatable = false; /* another session may change the data at any time */
-  tt_my_run_close(run);
-  r->elapsed_ms = tt_now_ms() - t0;
-  return r;
+  tt_my_run *run = tt_my_run_open(db, sql, len, tt_db_limits(db)->timeout_s, err);
+  return run ? tt_engine_result(db, tt_my_run_base(run), t0, err) : NULL;
 }
 
 static tt_engine_cursor *tt_my_cursor_open(tt_db *db, const char *sql, size_t len,
