@@ -154,7 +154,7 @@ typedef struct tt_csv_load {
 
 /* After another record: false with err once the deadline has passed. */
 static bool tt_csv_in_time(tt_csv_load *ld, const char *shown, tt_error *err) {
-  if (!ld->deadline_ms || (++ld->records & 1023) || tt_now_ms() < ld->deadline_ms) return true;
+  if (ld->deadline_ms <= 0 || (++ld->records & 1023) || tt_now_ms() < ld->deadline_ms) return true;
   ld->late = true;
   tt_db_set_error(err, TT_ERR_TIMEOUT,
                   "%s changed, and loading it again did not finish within the query's time "
@@ -561,11 +561,11 @@ static tt_csv_data *tt_csv_acquire_once(const char *path, const char *real, tt_c
 tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
                             double deadline_ms, bool reload, tt_error *err) {
   for (int attempt = 0;; attempt++) {
-    bool changing, last_chance = !deadline_ms || tt_now_ms() + 100 >= deadline_ms;
+    bool changing, last_chance = deadline_ms <= 0 || tt_now_ms() + 100 >= deadline_ms;
     tt_csv_data *d = tt_csv_acquire_once(path, real, header, reload ? deadline_ms : 0,
                                          last_chance, &changing, err);
     if (d || !changing) return d;
-    if (!deadline_ms || tt_now_ms() + 5 >= deadline_ms) {
+    if (deadline_ms <= 0 || tt_now_ms() + 5 >= deadline_ms) {
       tt_db_set_error(err, TT_ERR_BUSY,
                       "%s: the file is changing (another program is writing it while tabletalk "
                       "reads it) and did not hold still within the time limit; try again once "
