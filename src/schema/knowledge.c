@@ -8,6 +8,7 @@
  * word stems are rendered for the question's message, within a token cap
  * (they count in the schema budget). Knows nothing about models. */
 #include "schema/schema.h"
+#include "schema/steer.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -267,7 +268,7 @@ static size_t tt_stem(const char *w, size_t n) {
 /* Stems of words of at least three letters or digits, lower-cased,
  * space-separated with a space on each side, so " word " finds a whole
  * word. */
-static char *tt_words(const char *s) {
+char *tt_knowledge_words(const char *s) {
   tt_buf b = TT_BUF_INIT;
   tt_buf_putc(&b, ' ');
   const unsigned char *p = (const unsigned char *)s;
@@ -291,7 +292,7 @@ static char *tt_words(const char *s) {
 
 /* How many distinct words of text are in the question's words. */
 static size_t tt_overlap(const char *qwords, const char *text) {
-  char *tw = tt_words(text);
+  char *tw = tt_knowledge_words(text);
   size_t n = 0;
   char *p = tw + 1;
   while (*p) {
@@ -337,7 +338,7 @@ static bool tt_put_within(tt_buf *out, const char *text, size_t *left) {
 size_t tt_knowledge_render_for(const tt_knowledge *k, const char *question, size_t max_tokens,
                                tt_buf *out) {
   size_t skipped = 0;
-  char *qw = tt_words(question ? question : "");
+  char *qw = tt_knowledge_words(question ? question : "");
   tt_buf item = TT_BUF_INIT;
   json_t *ex = json_object_get(k->root, "examples");
   size_t ne = json_array_size(ex);

@@ -7,6 +7,7 @@
  * direct neighbours); then the rest of the budget in rank order. Nothing
  * is written anywhere: the index lives for one call. */
 #include "schema/schema.h"
+#include "schema/steer.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 #define TT_W_NAME 3.0   /* a word of the table's name */
 #define TT_W_COLUMN 1.0 /* a word of a column's name */
 #define TT_W_VALUE 1.0  /* a word of a sample value */
+#define TT_W_DESC 0.7   /* a word of a table's or column's description */
 #define TT_SEED_FRACTION 0.35 /* tables scoring this share of the best are joined up */
 #define TT_PATH_HOPS 4
 #define TT_FILL_FRACTION 0.25 /* extras scoring this share of the best come before the neighbours */
@@ -56,22 +58,6 @@ static const char *const tt_abbrev[][2] = {
     {"hosp", "hospital"}, {"dob", "birth date"}, {"fk", ""}, {"pk", ""}, {"tbl", ""},
 };
 
-/* Words a question uses for what schemas name otherwise (question side only). */
-static const char *const tt_synonym[][2] = {
-    {"staff", "employee"}, {"worker", "employee"}, {"personnel", "employee"},
-    {"colleague", "employee"}, {"supplier", "vendor"}, {"client", "customer"},
-    {"buyer", "customer"}, {"doctor", "physician"}, {"medication", "drug prescription"},
-    {"medicine", "drug"}, {"prescribe", "prescription"}, {"lecturer", "instructor"},
-    {"teacher", "instructor"}, {"professor", "instructor"}, {"pay", "salary"},
-    {"wage", "salary"}, {"earn", "salary"}, {"stay", "admission"}, {"admit", "admission"},
-    {"support", "ticket"}, {"complaint", "ticket"}, {"incident", "ticket"},
-    {"sale", "order"}, {"revenue", "amount"}, {"spend", "amount"}, {"cost", "amount"},
-    {"bill", "invoice"}, {"ledger", "journal"}, {"parcel", "shipment"},
-    {"delivery", "shipment"}, {"shipped", "shipment"}, {"sent", "shipment"},
-    {"transport", "carrier"}, {"courier", "carrier"}, {"pupil", "student"},
-    {"class", "course"}, {"subject", "course"}, {"warehouse", "warehouse"},
-};
-
 static const char *const tt_stop[] = {
     "the", "of", "in", "and", "or", "for", "what", "which", "who", "whose", "how", "many",
     "much", "is", "are", "was", "were", "be", "been", "by", "to", "me", "show", "list", "all",
@@ -98,6 +84,8 @@ static void tt_stem(char *w) {
   n = strlen(w);
   if (n > 3 && w[n - 1] == 'e') w[n - 1] = '\0';
 }
+
+void tt_schema_stem(char *w) { tt_stem(w); }
 
 typedef void (*tt_word_fn)(void *ud, const char *word, const char *raw);
 
@@ -140,7 +128,9 @@ static const char *tt_lookup(const char *const (*table)[2], size_t n, const char
 
 /* ---- the index: one bag of weighted words per table -------------------------------- */
 
-typedef enum { TT_FIELD_NAME, TT_FIELD_COLUMN, TT_FIELD_VALUE } tt_field;
+/* in the order a reason prefers them; a description (SQL comment or
+ * knowledge file) last */
+typedef enum { TT_FIELD_NAME, TT_FIELD_COLUMN, TT_FIELD_VALUE, TT_FIELD_DESC } tt_field;
 
 typedef struct tt_term {
   char w[TT_TERM_MAX];
@@ -186,7 +176,10 @@ static void tt_doc_put(tt_doc_sink *k, const char *w) {
   t->field = k->field;
   t->col = k->col;
   t->cell = k->cell;
-  d->len += k->field == TT_FIELD_NAME ? TT_W_NAME : k->field == TT_FIELD_COLUMN ? TT_W_COLUMN : TT_W_VALUE;
+  /* descriptions leave the length alone, so that describing one table
+   * moves no other table's score */
+  d->len += k->field == TT_FIELD_NAME ? TT_W_NAME : k->field == TT_FIELD_COLUMN ? TT_W_COLUMN
+          : k->field == TT_FIELD_VALUE ? TT_W_VALUE : 0;
 }
 
 static void tt_put_stemmed(void *ud, const char *phrase);
@@ -213,6 +206,14 @@ static void tt_put_stemmed(void *ud, const char *phrase) {
   tt_split(phrase, strlen(phrase), tt_expansion_word, ud);
 }
 
+static bool tt_is_stop_word(const char *raw);
+
+/* A word of a description: stop words say nothing. */
+static void tt_desc_word(void *ud, const char *w, const char *raw) {
+  if (tt_is_stop_word(raw) || strlen(raw) < 2) return;
+  tt_doc_word(ud, w, raw);
+}
+
 static void tt_doc_build(tt_doc *d, const tt_table_info *t) {
   tt_doc_sink k = {.d = d, .field = TT_FIELD_NAME, .col = -1};
   tt_split(t->name, strlen(t->name), tt_doc_word, &k);
@@ -220,6 +221,14 @@ static void tt_doc_build(tt_doc *d, const tt_table_info *t) {
   for (size_t c = 0; c < t->ncols; c++) {
     k.col = (int)c;
     tt_split(t->cols[c].name, strlen(t->cols[c].name), tt_doc_word, &k);
+  }
+  k.field = TT_FIELD_DESC;
+  k.col = -1;
+  if (t->description) tt_split(t->description, strlen(t->description), tt_desc_word, &k);
+  for (size_t c = 0; c < t->ncols; c++) {
+    k.col = (int)c;
+    if (t->cols[c].description)
+      tt_split(t->cols[c].description, strlen(t->cols[c].description), tt_desc_word, &k);
   }
   k.field = TT_FIELD_VALUE;
   if (!t->sample) return;
@@ -274,12 +283,41 @@ static void tt_query_word(void *ud, const char *w, const char *raw) {
     tt_split(full, strlen(full), tt_query_expansion, &own);
   }
   tt_query_put(&own, w);
-  const char *syn = tt_lookup(tt_synonym, sizeof tt_synonym / sizeof tt_synonym[0], raw);
-  if (!syn) syn = tt_lookup(tt_synonym, sizeof tt_synonym / sizeof tt_synonym[0], w);
-  if (syn) {
-    own.weight = 0.8; /* a synonym is a guess: a little less than the word itself */
-    tt_split(syn, strlen(syn), tt_query_expansion, &own);
+}
+
+static bool tt_is_stop_word(const char *raw) {
+  for (size_t i = 0; i < sizeof tt_stop / sizeof tt_stop[0]; i++)
+    if (strcmp(raw, tt_stop[i]) == 0) return true;
+  return false;
+}
+
+/* Words the steer adds (a synonym's schema words), a little below the
+ * question's own: what the question says comes first. */
+static void tt_query_steer_word(void *ud, const char *w, const char *raw) {
+  tt_query_sink *k = ud;
+  if (tt_is_stop_word(raw)) return;
+  k->raw = raw;
+  tt_query_put(k, w);
+}
+
+static void tt_query_add_steer(tt_query *q, const tt_steer *st) {
+  for (size_t i = 0; i < st->nwords; i++) {
+    tt_query_sink own = {.q = q, .raw = "", .weight = st->weights[i]};
+    tt_split(st->words[i], strlen(st->words[i]), tt_query_steer_word, &own);
   }
+}
+
+typedef struct tt_qwords {
+  tt_qword w[TT_QUERY_MAX];
+  size_t n;
+} tt_qwords;
+
+static void tt_qwords_put(void *ud, const char *w, const char *raw) {
+  tt_qwords *q = ud;
+  if (q->n == TT_QUERY_MAX) return;
+  snprintf(q->w[q->n].raw, sizeof q->w[q->n].raw, "%s", raw);
+  snprintf(q->w[q->n].stem, sizeof q->w[q->n].stem, "%s", w);
+  q->n++;
 }
 
 /* Acronyms of several words that would read as one word's consonants
@@ -333,7 +371,7 @@ static void tt_query_abbreviations(tt_query *q, const tt_doc *docs, size_t n) {
     for (size_t i = 0; i < n; i++)
       for (size_t k = 0; k < docs[i].n; k++) {
         const tt_term *term = &docs[i].terms[k];
-        if (term->field == TT_FIELD_VALUE || !tt_abbreviates(term->raw, q->raw[t])) continue;
+        if (term->field > TT_FIELD_COLUMN || !tt_abbreviates(term->raw, q->raw[t])) continue;
         tt_query_sink own = {.q = q, .raw = q->raw[t], .weight = 0.9};
         tt_query_put(&own, term->w);
       }
@@ -403,7 +441,7 @@ typedef struct tt_match {
 } tt_match;
 
 static double tt_field_weight(tt_field f) {
-  return f == TT_FIELD_NAME ? TT_W_NAME : f == TT_FIELD_COLUMN ? TT_W_COLUMN : TT_W_VALUE;
+  return f == TT_FIELD_NAME ? TT_W_NAME : f == TT_FIELD_COLUMN ? TT_W_COLUMN : f == TT_FIELD_VALUE ? TT_W_VALUE : TT_W_DESC;
 }
 
 /* Whether a word (stemmed) names a table or a column somewhere: then the
@@ -411,7 +449,7 @@ static double tt_field_weight(tt_field f) {
 static bool tt_is_schema_word(const tt_doc *docs, size_t n, const char *w) {
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < docs[i].n; k++)
-      if (docs[i].terms[k].field != TT_FIELD_VALUE && strcmp(docs[i].terms[k].w, w) == 0) return true;
+      if (docs[i].terms[k].field <= TT_FIELD_COLUMN && strcmp(docs[i].terms[k].w, w) == 0) return true;
   return false;
 }
 
@@ -484,6 +522,9 @@ static char *tt_match_reason(const tt_table_info *t, const tt_query *q, const tt
   const tt_term *term = m->term;
   const char *word = q->raw[m->qterm];
   if (term->field == TT_FIELD_NAME) return tt_xasprintf("name matches '%s'", word);
+  if (term->field == TT_FIELD_DESC)
+    return term->col < 0 ? tt_xasprintf("description matches '%s'", word)
+                         : tt_xasprintf("description of %s matches '%s'", t->cols[term->col].name, word);
   const char *col = t->cols[term->col].name;
   if (term->field == TT_FIELD_COLUMN) return tt_xasprintf("column %s matches '%s'", col, word);
   const tt_value *v = &t->sample->cells[term->cell];
@@ -644,14 +685,47 @@ static bool tt_same_case(const char *question, const char *value) {
  * the schema has (the value is all the question gives); when one phrase
  * links several tables and some have support of their own, only those. A
  * medium link without support of its own brings no join path. */
+/* The value matches of a question: its own, then those of the values the
+ * steer names, each with the text its case is judged against and where it
+ * came from. */
+#define TT_VLINKS_MAX (2 * TT_VALUE_MATCHES_MAX)
+typedef enum { TT_FROM_QUESTION, TT_FROM_LEXICON, TT_FROM_KNOWLEDGE } tt_link_origin;
+typedef struct tt_vlinks {
+  size_t n;
+  tt_value_match m[TT_VLINKS_MAX];
+  const char *text[TT_VLINKS_MAX];
+  const char *why[TT_VLINKS_MAX]; /* the steer's reason, or NULL */
+  tt_link_origin from[TT_VLINKS_MAX];
+} tt_vlinks;
+
+/* Moves the matches of vm into l (those that do not fit are freed). */
+static void tt_vlinks_take(tt_vlinks *l, tt_value_matches *vm, const char *text, tt_link_origin from,
+                           const char *why) {
+  for (size_t k = 0; k < vm->n; k++) {
+    if (l->n == TT_VLINKS_MAX) {
+      free(vm->m[k].phrase);
+      continue;
+    }
+    l->m[l->n] = vm->m[k];
+    l->text[l->n] = text;
+    l->why[l->n] = why;
+    l->from[l->n++] = from;
+  }
+  vm->n = 0;
+}
+
+static void tt_vlinks_free(tt_vlinks *l) {
+  for (size_t k = 0; k < l->n; k++) free(l->m[k].phrase);
+  l->n = 0;
+}
+
 static void tt_value_links(const tt_schema *s, const tt_doc *docs, const tt_query *q, const double *contrib,
-                           const tt_graph *g, const char *question, const tt_value_matches *vm,
-                           tt_value_link *out) {
+                           const tt_graph *g, const tt_vlinks *vm, tt_value_link *out) {
   size_t n = tt_schema_count(s);
   bool any_support = false;
   for (size_t i = 0; i < n && !any_support; i++)
     for (size_t t = 0; t < q->n && !any_support; t++) any_support = contrib[i * TT_QUERY_MAX + t] > 0;
-  double own[TT_VALUE_MATCHES_MAX] = {0};
+  double own[TT_VLINKS_MAX] = {0};
   for (size_t k = 0; k < vm->n; k++) {
     tt_value_link *l = &out[k];
     const tt_value_match *m = &vm->m[k];
@@ -668,7 +742,7 @@ static void tt_value_links(const tt_schema *s, const tt_doc *docs, const tt_quer
       char stem[TT_TERM_MAX];
       snprintf(stem, sizeof stem, "%s", m->phrase);
       tt_stem(stem);
-      bool same_case = m->exact && tt_same_case(question, m->value);
+      bool same_case = m->exact && tt_same_case(vm->text[k], m->value);
       if (tt_values_common_word(m->phrase)) continue;
       if (tt_is_schema_word(docs, n, stem)) {
         /* "revenue" is said for a column; "Payroll" as written names the value */
@@ -678,11 +752,15 @@ static void tt_value_links(const tt_schema *s, const tt_doc *docs, const tt_quer
         l->strength = same_case ? TT_LINK_STRONG : TT_LINK_MEDIUM;
       }
     }
+    /* the lexicon's guess needs support; the user's word needs none */
+    if (vm->from[k] == TT_FROM_LEXICON && l->strength == TT_LINK_STRONG) l->strength = TT_LINK_MEDIUM;
+    if (vm->from[k] == TT_FROM_KNOWLEDGE && m->exact) l->strength = TT_LINK_STRONG;
     own[k] = tt_support(q, contrib, l->table, &pw);
     bool near = false;
     for (size_t e = 0; e < g->deg[l->table] && !near; e++)
       near = tt_support(q, contrib, g->adj[l->table][e], &pw) > 0;
-    l->take = own[k] > 0 || near || (l->strength == TT_LINK_STRONG && !any_support);
+    l->take = own[k] > 0 || near || (l->strength == TT_LINK_STRONG && !any_support) ||
+              (vm->from[k] == TT_FROM_KNOWLEDGE && l->strength == TT_LINK_STRONG);
     l->joined = l->strength == TT_LINK_STRONG || own[k] > 0;
   }
   /* one phrase, several tables: those with support of their own win */
@@ -785,9 +863,17 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
   if (!n) return r;
   tt_doc *docs = tt_xcalloc(n, sizeof *docs);
   for (size_t i = 0; i < n; i++) tt_doc_build(&docs[i], tt_schema_card(s, i)->table);
+  if (!question) question = "";
   tt_query q = {0};
   tt_query_sink qs = {.q = &q, .raw = "", .weight = 1.0};
-  tt_split(question ? question : "", question ? strlen(question) : 0, tt_query_word, &qs);
+  tt_split(question, strlen(question), tt_query_word, &qs);
+  /* what the lexicon and the knowledge file say the question's words mean */
+  tt_qwords qw = {.n = 0};
+  tt_split(question, strlen(question), tt_qwords_put, &qw);
+  tt_steer st = {0};
+  tt_lexicon_steer(qw.w, qw.n, &st);
+  if (tt_schema_knowledge(s)) tt_knowledge_steer(tt_schema_knowledge(s), s, question, &st);
+  tt_query_add_steer(&q, &st);
   tt_query_abbreviations(&q, docs, n);
   tt_match *m = tt_xcalloc(n, sizeof *m);
   double *contrib = tt_xcalloc(n * TT_QUERY_MAX, sizeof *contrib);
@@ -812,16 +898,33 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
   /* tables holding a value the question names come first: "Rotterdam"
    * says more about office_location than any word of its name; but only
    * the links that earn it (tt_value_links) */
-  tt_value_matches vm;
-  tt_values_match(tt_schema_values(s), question, &vm);
+  /* first the tables the user's knowledge names for this question */
+  double seed_score = score[order[0]] > 0 ? score[order[0]] : 1.0;
+  for (size_t k = 0; k < st.nseeds; k++) {
+    size_t i = st.seeds[k].table;
+    if (i >= n || c.taken[i]) continue;
+    if (score[i] < seed_score) score[i] = seed_score;
+    tt_take_joined(&c, &g, score, i, tt_xstrdup(st.seeds[k].reason));
+  }
+  tt_vlinks vm = {.n = 0};
+  tt_value_matches one;
+  tt_values_match(tt_schema_values(s), question, &one);
+  tt_vlinks_take(&vm, &one, question, TT_FROM_QUESTION, NULL);
+  for (size_t k = 0; k < st.nvalues; k++) {
+    tt_values_match(tt_schema_values(s), st.values[k].text, &one);
+    tt_vlinks_take(&vm, &one, st.values[k].text, st.values[k].strong ? TT_FROM_KNOWLEDGE : TT_FROM_LEXICON,
+                   st.values[k].reason);
+  }
   char **vreason = tt_xcalloc(n, sizeof *vreason); /* a link not taken, for a later pick's reason */
-  tt_value_link links[TT_VALUE_MATCHES_MAX];
-  tt_value_links(s, docs, &q, contrib, &g, question ? question : "", &vm, links);
+  tt_value_link links[TT_VLINKS_MAX];
+  tt_value_links(s, docs, &q, contrib, &g, &vm, links);
   for (size_t k = 0; k < vm.n; k++) {
     size_t i = links[k].table;
     if (i == SIZE_MAX || c.taken[i] || links[k].strength == TT_LINK_WEAK) continue;
     score[i] += links[k].strength == TT_LINK_STRONG ? 1.0 : 0.5;
-    char *why = tt_xasprintf("value '%s' in %s.%s", vm.m[k].value, vm.m[k].table, vm.m[k].column);
+    char *why = vm.why[k] ? tt_xasprintf("value '%s' in %s.%s (%s)", vm.m[k].value, vm.m[k].table,
+                                         vm.m[k].column, vm.why[k])
+                          : tt_xasprintf("value '%s' in %s.%s", vm.m[k].value, vm.m[k].table, vm.m[k].column);
     if (!links[k].take) {
       if (!vreason[i]) vreason[i] = why;
       else free(why);
@@ -833,7 +936,7 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
       free(why);
     }
   }
-  tt_value_matches_free(&vm);
+  tt_vlinks_free(&vm);
   double top = score[order[0]];
   /* the relevant tables, each joined to those before it: greedily the one
    * that adds most, a word already matched by a chosen table counting for
@@ -898,6 +1001,7 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
   }
   for (size_t i = 0; i < n; i++) free(vreason[i]);
   free(vreason);
+  tt_steer_free(&st);
   tt_graph_free(&g);
   free(c.taken);
   free(order);
