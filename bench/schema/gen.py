@@ -8,7 +8,7 @@ gold SQL needs and a category. Deterministic for a given --seed and
     python3 bench/schema/gen.py --out DIR [--seed 1] [--filler 260]
 
 DIR/schema.sqlite and DIR/questions.jsonl are written (replaced).
-Categories: value (the question names a value held in a column), synonym
+Categories (--set tune): value (the question names a value held in a column), synonym
 (its words differ from the names), join (needs tables it does not name),
 trap (a look-alike table exists), plain.
 """
@@ -60,7 +60,8 @@ t("department", "hr", c("department_id", "INTEGER"), c("department_name", values
   c("location_id", "INTEGER", "office_location.location_id"))
 t("employee", "hr", c("employee_id", "INTEGER"), c("first_name", values="first"), c("last_name", values="last"),
   c("hire_date", values="date"), c("department_id", "INTEGER", "department.department_id"),
-  c("job_title", values=["Analyst", "Engineer", "Clerk", "Manager", "Recruiter"]), c("salary", "REAL", values="money"))
+  c("job_title", values=["Analyst", "Engineer", "Clerk", "Manager", "Recruiter"]), c("salary", "REAL", values="money"),
+  c("emp_type", values=["FTE", "CTR", "PTE", "FTE"]))
 t("employee_address", "hr", c("address_id", "INTEGER"), c("employee_id", "INTEGER", "employee.employee_id"),
   c("street", values="street"), c("city", values=["Rotterdam", "Lyon", "Porto"]), c("postal_code", values="postal"))
 t("leave_request", "hr", c("leave_request_id", "INTEGER"), c("employee_id", "INTEGER", "employee.employee_id"),
@@ -103,7 +104,8 @@ t("gl_jrnl_ln", "finance", c("jrnl_ln_id", "INTEGER"), c("jrnl_id", "INTEGER", "
 t("ar_invoice", "finance", c("invoice_id", "INTEGER"), c("cust_id", "INTEGER", "CUST_MSTR.CUST_ID"), c("invoice_dt", values="date"),
   c("due_dt", values="date"), c("invoice_amt", "REAL", values="money"), c("status_cd", values=["OPEN", "PAID", "OVERDUE"]))
 t("ar_pymt", "finance", c("pymt_id", "INTEGER"), c("invoice_id", "INTEGER", "ar_invoice.invoice_id"), c("pymt_dt", values="date"),
-  c("pymt_amt", "REAL", values="money"), c("pymt_mthd_cd", values=["WIRE", "CHECK", "CARD"]))
+  c("pymt_amt", "REAL", values="money"), c("pymt_mthd_cd", values=["WIRE", "CHECK", "CARD"]),
+  c("curr_cd", values=["EUR", "USD", "CHF", "GBP", "CAD"]))
 t("cost_ctr", "finance", c("cost_ctr_id", "INTEGER"), c("cost_ctr_nm", values=["Plant Ops", "Head Office", "R&D Lab"]),
   c("department_id", "INTEGER", "department.department_id"))
 t("budget_line", "finance", c("budget_line_id", "INTEGER"), c("cost_ctr_id", "INTEGER", "cost_ctr.cost_ctr_id"),
@@ -114,7 +116,8 @@ t("carrier", "logistics", c("carrier_id", "INTEGER"), c("carrier_name", values=[
   c("transport_mode", values=["Air", "Sea", "Road", "Rail"]))
 t("shipment", "logistics", c("shipment_id", "INTEGER"), c("order_id", "INTEGER", "SalesOrder.OrderId"),
   c("carrier_id", "INTEGER", "carrier.carrier_id"), c("ship_dt", values="date"),
-  c("delivery_status", values=["In Transit", "Delivered", "Lost", "Returned"]), c("weight_kg", "REAL", values="money"))
+  c("delivery_status", values=["In Transit", "Delivered", "Lost", "Returned"]), c("weight_kg", "REAL", values="money"),
+  c("svc_lvl_cd", values=["STD", "EXP", "ECO"]))
 t("delivery_stop", "logistics", c("stop_id", "INTEGER"), c("shipment_id", "INTEGER", "shipment.shipment_id"),
   c("stop_seq", "INTEGER", values="small"), c("city", values=["Rotterdam", "Hamburg", "Antwerp", "Gdansk"]), c("arrived_at", values="date"))
 t("vehicle", "logistics", c("vehicle_id", "INTEGER"), c("plate_no", values="code"), c("vehicle_type", values=["Van", "Truck", "Trailer"]),
@@ -134,6 +137,9 @@ t("Physician", "healthcare", c("PhysicianId", "INTEGER"), c("FullName", values="
   c("Specialty", values=["Cardiology", "Oncology", "Pediatrics", "Dermatology"]))
 t("Admission", "healthcare", c("AdmissionId", "INTEGER"), c("PatientId", "INTEGER", "Patient.PatientId"),
   c("WardId", "INTEGER", "Ward.WardId"), c("AdmitDate", values="date"), c("DischargeDate", values="date"))
+t("VitalSign", "healthcare", c("VitalSignId", "INTEGER"), c("AdmissionId", "INTEGER", "Admission.AdmissionId"),
+  c("MeasuredAt", values="date"), c("TempC", "REAL", values="money"), c("PulseBpm", "INTEGER", values="qty"),
+  c("SystolicBp", "INTEGER", values="qty"))
 t("Diagnosis", "healthcare", c("DiagnosisId", "INTEGER"), c("AdmissionId", "INTEGER", "Admission.AdmissionId"),
   c("IcdCode", values=["J18.9", "S52.5", "G43.9"]), c("Description", values=["Pneumonia", "Fracture", "Migraine"]))
 t("Drug", "healthcare", c("DrugId", "INTEGER"), c("DrugName", values=["Ibuprofen", "Amoxicillin", "Metformin", "Insulin"]), c("AtcCode", values="code"))
@@ -163,6 +169,21 @@ t("tblSlaPolicy", "support", c("SlaID", "INTEGER"), c("Priority", values=["Low",
 t("tblKbArticle", "support", c("ArticleID", "INTEGER"), c("Title", values=["Reset password", "Change invoice address", "Track a parcel"]))
 t("tblTicketArticle", "support", c("TicketID", "INTEGER", "tblTicket.TicketID"), c("ArticleID", "INTEGER", "tblKbArticle.ArticleID"))
 
+# property: snake_case
+t("neighbourhood", "property", c("neighbourhood_id", "INTEGER"), c("nbhd_name", values=["Riverside", "Old Town", "Harbourfront", "Hillcrest"]))
+t("unit", "property", c("unit_id", "INTEGER"), c("neighbourhood_id", "INTEGER", "neighbourhood.neighbourhood_id"),
+  c("unit_no", values="code"), c("bedrooms", "INTEGER", values="small"))
+t("tenant", "property", c("tenant_id", "INTEGER"), c("full_name", values="full"), c("phone", values="postal"))
+t("lease", "property", c("lease_id", "INTEGER"), c("unit_id", "INTEGER", "unit.unit_id"), c("tenant_id", "INTEGER", "tenant.tenant_id"),
+  c("start_dt", values="date"), c("monthly_rent", "REAL", values="money"))
+
+# card payments: snake_case
+t("merchant_category", "payments", c("mcc_id", "INTEGER"), c("category_desc", values=["Groceries", "Fuel", "Restaurants", "Travel"]))
+t("merchant", "payments", c("merchant_id", "INTEGER"), c("merchant_name", values=["Shell Ring Road", "Bistro Nord", "FreshMart"]),
+  c("mcc_id", "INTEGER", "merchant_category.mcc_id"))
+t("card_txn", "payments", c("txn_id", "INTEGER"), c("merchant_id", "INTEGER", "merchant.merchant_id"),
+  c("txn_amt", "REAL", values="money"), c("txn_dt", values="date"))
+
 # Filler: look-alike tables per domain, named in the domain's style.
 FILL = {
     "crm": ("camel", ["customer", "order", "product", "lead", "opportunity", "quote", "contact", "segment", "account", "price", "discount", "loyalty"]),
@@ -174,6 +195,8 @@ FILL = {
     "education": ("snake", ["student", "course", "exam", "assignment", "attendance", "scholarship", "campus", "library", "thesis", "transcript", "semester", "club"]),
     "support": ("tbl", ["Ticket", "Agent", "Queue", "Macro", "Survey", "Chat", "Call", "Escalation", "Tag", "Sla", "Article", "Feedback"]),
     "manufacturing": ("erp", ["WO", "BOM", "ROUTING", "MACH", "QC", "SCRAP", "DOWNTIME", "TOOL", "OPER", "SHIFT", "PLANT", "MTL"]),
+    "property": ("snake", ["unit", "lease", "tenant", "property", "building", "rent", "deposit", "inspection", "maintenance", "owner", "parking", "amenity"]),
+    "payments": ("snake", ["card", "merchant", "txn", "settlement", "chargeback", "terminal", "authorization", "fee", "payout", "dispute", "wallet", "token"]),
     "marketing": ("snake", ["campaign", "audience", "ad", "click", "impression", "newsletter", "promo", "landing_page", "utm", "channel", "lead_score", "event"]),
 }
 SUFFIX = ["hist", "log", "stg", "map", "cfg", "snapshot", "archive", "xref", "detail", "summary", "type", "status", "note", "audit", "queue"]
@@ -274,6 +297,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--filler", type=int, default=260, help="look-alike tables beside the %d core ones" % len(C))
     ap.add_argument("--rows", type=int, default=6)
+    ap.add_argument("--set", choices=["tune", "holdout"], default="tune",
+                    help="the questions: those ranking was tuned on, or a holdout set of synonym, coded-value, "
+                         "join, trap and aggregate questions written apart from them")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
@@ -328,11 +354,11 @@ def main():
     db.commit()
     db.close()
     with open(os.path.join(a.out, "questions.jsonl"), "w") as f:
-        for i, (cat, q, tabs) in enumerate(QUESTIONS):
+        for i, (cat, q, tabs) in enumerate(QUESTIONS if a.set == "tune" else HOLDOUT):
             for tb in tabs:
                 assert tb in C, tb
             f.write(json.dumps({"id": "q%02d" % (i + 1), "category": cat, "question": q, "tables": tabs}) + "\n")
-    print("%s: %d tables, %d questions" % (path, len(tables), len(QUESTIONS)))
+    print("%s: %d tables, %d questions" % (path, len(tables), len(QUESTIONS if a.set == "tune" else HOLDOUT)))
 
 
 # (category, question, tables the gold SQL needs)
@@ -406,6 +432,42 @@ QUESTIONS = [
     ("trap", "Which delivery stops were in Hamburg?", ["delivery_stop"]),
     ("trap", "Show the journal header dates with their posted flag.", ["gl_jrnl_hdr"]),
     ("trap", "List the performance review ratings per employee.", ["performance_review", "employee"]),
+]
+
+# Written apart from QUESTIONS and not used to tune ranking: words a
+# schema does not use (a synonym, a practitioner's noun, a currency's name
+# for its code), bridge tables no word names, look-alikes, aggregates.
+HOLDOUT = [
+    ("synonym", "How many staff members does each division have?", ["employee", "department"]),
+    ("synonym", "Which clients have raised complaints?", ["Customer", "tblTicket"]),
+    ("synonym", "What was the highest body temperature recorded for each patient?", ["VitalSign", "Admission", "Patient"]),
+    ("synonym", "List the average heart rate per ward.", ["VitalSign", "Admission", "Ward"]),
+    ("synonym", "Which teachers have more than two classes?", ["instructor", "course_section"]),
+    ("synonym", "How many pupils are in each programme?", ["student", "program"]),
+    ("synonym", "Which couriers handle sea transport?", ["carrier"]),
+    ("synonym", "What is the total wage bill per department?", ["employee", "department"]),
+    ("value", "How many contractors work in Research?", ["employee", "department"]),
+    ("value", "Which cardiologists prescribed Insulin?", ["Physician", "Prescription", "Drug"]),
+    ("value", "How many payments were made in Swiss francs?", ["ar_pymt"]),
+    ("value", "Total payments in US dollars per customer.", ["ar_pymt", "ar_invoice", "CUST_MSTR"]),
+    ("value", "How many prescriptions did the oncologists write?", ["Physician", "Prescription"]),
+    ("value", "List the pediatricians.", ["Physician"]),
+    ("value", "What is the average rent in Riverside?", ["lease", "unit", "neighbourhood"]),
+    ("join", "Which tenants rent units in Old Town?", ["tenant", "lease", "unit", "neighbourhood"]),
+    ("join", "How much was spent at Restaurants by card?", ["card_txn", "merchant", "merchant_category"]),
+    ("join", "Which wards had patients with a fever above 39 degrees?", ["Ward", "Admission", "VitalSign"]),
+    ("join", "Which carriers delivered orders of customers in Bergen?", ["carrier", "shipment", "SalesOrder", "Customer"]),
+    ("join", "Which programs do the students taught by each instructor belong to?", ["program", "student", "enrollment", "course_section", "instructor"]),
+    ("trap", "List the city of each patient's address.", ["PatientAddress"]),
+    ("trap", "Which merchants are in the Fuel category?", ["merchant", "merchant_category"]),
+    ("trap", "Show the vendor names from the vendor master.", ["VEND_MSTR"]),
+    ("trap", "How many bedrooms does each unit have?", ["unit"]),
+    ("aggregate", "What is the average salary per job title of contractors?", ["employee"]),
+    ("aggregate", "How many admissions per ward last year?", ["Admission", "Ward"]),
+    ("aggregate", "What is the total on-hand quantity per item?", ["STK_BAL", "ITEM_MSTR"]),
+    ("aggregate", "What is the monthly total of card transactions?", ["card_txn"]),
+    ("aggregate", "Average dosage per drug.", ["Prescription", "Drug"]),
+    ("aggregate", "Maximum pulse recorded per admission.", ["VitalSign"]),
 ]
 
 if __name__ == "__main__":
