@@ -81,9 +81,19 @@ const char *tt_agent_dialect(const tt_agent *a) {
   return a && a->db ? tt_db_dialect(a->db) : "SQLite";
 }
 
-/* The index may take this share of the schema budget (in percent); the
- * cards of each question fill the rest. */
-#define TT_INDEX_SHARE 40
+/* The index may take this share of the schema budget (in percent): from
+ * TT_INDEX_SHARE_MIN at small budgets, one point more per
+ * TT_INDEX_SHARE_STEP tokens, up to TT_INDEX_SHARE_MAX; the cards of each
+ * question fill the rest. A small budget cannot list a large schema's
+ * tables anyway, and the four or five cards a join needs come first. */
+#define TT_INDEX_SHARE_MIN 20
+#define TT_INDEX_SHARE_MAX 40
+#define TT_INDEX_SHARE_STEP 200
+
+static size_t tt_index_share(size_t budget) {
+  size_t pct = TT_INDEX_SHARE_MIN + budget / TT_INDEX_SHARE_STEP;
+  return pct < TT_INDEX_SHARE_MAX ? pct : TT_INDEX_SHARE_MAX;
+}
 
 static const char tt_whole_header[] =
     "\nDatabase schema (SQLite). One block per table: columns with type, keys "
@@ -100,7 +110,7 @@ static size_t tt_text_tokens(const char *s) { return tt_tokens_estimate(s, strle
  * to index (may be NULL) and returns the tokens left for the cards. */
 static size_t tt_split_budget(const tt_schema *s, size_t budget, tt_buf *index) {
   size_t fixed = tt_text_tokens(tt_index_header) + tt_text_tokens(tt_cards_header);
-  size_t share = budget * TT_INDEX_SHARE / 100;
+  size_t share = budget * tt_index_share(budget) / 100;
   share = share > fixed ? share - fixed : 0;
   tt_buf b = TT_BUF_INIT;
   tt_schema_render_compact_index(s, share, &b);

@@ -75,7 +75,7 @@ static const char *const tt_lex_means[][2] = {
     {"subject", "course"},                      {"admit", "admission"},
     {"discharge", "admission"},                 {"earn", "salary"},
     {"paid", "payment"},                        {"refund", "return"},
-    {"exchange rate", "fx rate currency"},      {"currency", "currency curr"},
+    {"rent", "lease rental"},                   {"exchange rate", "fx rate currency"},      {"currency", "currency curr"},
     {"phone", "telephone phone"},               {"tax", "tax vat"},
     {"headquarters", "office location"},        {"branch", "office location store"},
     {"stock", "inventory stock"},               {"on hand", "stock quantity"},
