@@ -3,8 +3,7 @@
  * go into the cards, business definitions, and example question -> SQL
  * pairs. Parsed with jansson (line numbers come from its errors, or for a
  * wrong shape from finding the key or list element in the text); the
- * definitions (all when few, else those that share words with the
- * question) and the three examples nearest the question by overlap of
+ * definitions that share words with the question and the three examples nearest the question by overlap of
  * word stems are rendered for the question's message, within a token cap
  * (they count in the schema budget). Knows nothing about models. */
 #include "schema/schema.h"
@@ -18,7 +17,6 @@
 #include <strings.h>
 
 #define TT_KNOWLEDGE_MAX_BYTES (8u << 20) /* a bigger file is refused */
-#define TT_DEFINITIONS_ALL 8              /* up to this many always go in */
 #define TT_EXAMPLES_SHOWN 3
 
 struct tt_knowledge {
@@ -290,7 +288,18 @@ char *tt_knowledge_words(const char *s) {
   return tt_buf_detach(&b);
 }
 
-/* How many distinct words of text are in the question's words. */
+/* Words every question has: they make no text near a question. */
+static bool tt_overlap_noise(const char *w, size_t n) {
+  static const char *const noise[] = {"which", "what", "who", "how", "many", "much", "the", "are",
+                                      "was", "were", "did", "does", "for", "and", "with", "per",
+                                      "each", "all", "list", "show", "give", "find", "have", "has",
+                                      "their", "there", "this", "that", "from", "total", "number"};
+  for (size_t i = 0; i < sizeof noise / sizeof *noise; i++)
+    if (strlen(noise[i]) == n && memcmp(noise[i], w, n) == 0) return true;
+  return false;
+}
+
+/* How many distinct words of text (not noise) are in the question's words. */
 static size_t tt_overlap(const char *qwords, const char *text) {
   char *tw = tt_knowledge_words(text);
   size_t n = 0;
@@ -308,7 +317,7 @@ static size_t tt_overlap(const char *qwords, const char *text) {
       *p = 0;
       bool seen = strstr(tw, probe) != NULL;
       *p = probe[1];
-      if (!seen && strstr(qwords, probe)) n++;
+      if (!seen && !tt_overlap_noise(probe + 1, len) && strstr(qwords, probe)) n++;
     }
     p = end + 1;
   }
@@ -346,13 +355,14 @@ size_t tt_knowledge_render_for(const tt_knowledge *k, const char *question, size
   size_t left = ne ? max_tokens / 2 : max_tokens;
   json_t *defs = json_object_get(k->root, "definitions");
   size_t nd = json_array_size(defs);
-  /* all definitions when few, else those sharing a word with the question,
-   * the ones sharing most first */
+  /* the definitions that share words with the question, the ones sharing
+   * most first (a question they say nothing about keeps its room for
+   * cards, so that adding one moves no other question's tables) */
   tt_scored *s = tt_xcalloc(nd ? nd : 1, sizeof *s);
   size_t ns = 0;
   for (size_t i = 0; i < nd; i++) {
     size_t score = tt_overlap(qw, json_string_value(json_array_get(defs, i)));
-    if (nd <= TT_DEFINITIONS_ALL || score > 0) s[ns++] = (tt_scored){i, nd <= TT_DEFINITIONS_ALL ? 0 : score};
+    if (score > 0) s[ns++] = (tt_scored){i, score};
   }
   qsort(s, ns, sizeof *s, tt_by_score);
   const char *head = "Definitions the user gave (follow them):\n";
