@@ -853,6 +853,70 @@ static void tt_take_neighbours(tt_chooser *c, const tt_graph *g, size_t from, si
   }
 }
 
+static void tt_cover_phrase(const tt_query *q, const char *phrase, bool *covered) {
+  tt_phrase_words pw = {.n = 0};
+  tt_split(phrase, strlen(phrase), tt_phrase_word, &pw);
+  for (size_t t = 0; t < q->n; t++)
+    for (size_t k = 0; k < pw.n; k++)
+      if (strcmp(q->raw[t], pw.w[k]) == 0) covered[t] = true;
+}
+
+static bool tt_asks_who(const tt_qwords *qw) {
+  for (size_t i = 0; i < qw->n; i++)
+    if (strcmp(qw->w[i].raw, "who") == 0 || strcmp(qw->w[i].raw, "whom") == 0 ||
+        strcmp(qw->w[i].raw, "whose") == 0)
+      return true;
+  return false;
+}
+
+/* Whether a table holds people: a column of a person's name (first_name,
+ * LastName, full_name, but not product_name). */
+static bool tt_is_people(const tt_table_info *t) {
+  for (size_t c = 0; c < t->ncols; c++) {
+    char w[64];
+    size_t k = 0;
+    for (const char *p = t->cols[c].name; *p && k + 1 < sizeof w; p++)
+      if (isalpha((unsigned char)*p)) w[k++] = (char)tolower((unsigned char)*p);
+    w[k] = '\0';
+    if (strcmp(w, "firstname") == 0 || strcmp(w, "lastname") == 0 || strcmp(w, "fullname") == 0 ||
+        strcmp(w, "surname") == 0 || strcmp(w, "givenname") == 0)
+      return true;
+  }
+  return false;
+}
+
+/* A question asking who wants the people: when no table taken so far
+ * holds them, the cheapest table of people near the best-ranked taken
+ * table that has one (next to it, or next to a table that matched the
+ * question), with the table between. */
+static void tt_take_people(tt_chooser *c, const tt_graph *g, const double *score) {
+  for (size_t p = 0; p < c->r->n; p++)
+    if (tt_is_people(c->r->picks[p].card->table)) return;
+  size_t best = SIZE_MAX, best_cost = SIZE_MAX, from = 0;
+  for (size_t p = 0; p < c->r->n && best == SIZE_MAX; p++) { /* the best-ranked pick with people near */
+    size_t a = (size_t)(c->r->picks[p].card - tt_schema_card(c->s, 0));
+    for (size_t e = 0; e < g->deg[a]; e++) {
+      size_t b = g->adj[a][e];
+      if (c->taken[b]) continue;
+      size_t cb = tt_schema_card(c->s, b)->tokens;
+      if (tt_is_people(tt_schema_card(c->s, b)->table)) {
+        if (cb < best_cost) best = b, best_cost = cb, from = p;
+        continue;
+      }
+      if (score[b] <= 0) continue;
+      for (size_t f = 0; f < g->deg[b]; f++) {
+        size_t d = g->adj[b][f];
+        if (c->taken[d] || !tt_is_people(tt_schema_card(c->s, d)->table)) continue;
+        size_t cost = cb + tt_schema_card(c->s, d)->tokens;
+        if (cost < best_cost) best = d, best_cost = cost, from = p;
+      }
+    }
+  }
+  if (best != SIZE_MAX)
+    tt_take_joined(c, g, score, best,
+                   tt_xasprintf("the question asks who: people near %s", c->r->picks[from].card->table->name));
+}
+
 /* Every table in the order the question wants them, budget aside, in
  * groups: a table and the bridges of its join path are one group. */
 static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question) {
@@ -918,6 +982,9 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
   char **vreason = tt_xcalloc(n, sizeof *vreason); /* a link not taken, for a later pick's reason */
   tt_value_link links[TT_VLINKS_MAX];
   tt_value_links(s, docs, &q, contrib, &g, &vm, links);
+  /* a word a taken value link used up counts little for the tables after
+   * ("Payroll" found in department says nothing more of payroll_map) */
+  bool covered[TT_QUERY_MAX] = {0};
   for (size_t k = 0; k < vm.n; k++) {
     size_t i = links[k].table;
     if (i == SIZE_MAX || c.taken[i] || links[k].strength == TT_LINK_WEAK) continue;
@@ -935,6 +1002,7 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
     } else {
       free(why);
     }
+    if (c.taken[i]) tt_cover_phrase(&q, vm.m[k].phrase, covered);
   }
   tt_vlinks_free(&vm);
   double top = score[order[0]];
@@ -942,7 +1010,6 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
    * that adds most, a word already matched by a chosen table counting for
    * little, so that ten tables sharing 'customer' do not crowd out the one
    * holding 'DHL' */
-  bool covered[TT_QUERY_MAX] = {0};
   bool *tried = tt_xcalloc(n, sizeof *tried);
   while (top > 0) {
     size_t best = n;
@@ -965,6 +1032,8 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
         if (contrib[best * TT_QUERY_MAX + t] > 0) covered[t] = true;
   }
   free(tried);
+  /* "who ...": the people next to what is chosen, when none is chosen */
+  if (tt_asks_who(&qw)) tt_take_people(&c, &g, score);
   /* then what else matched, in rank order, while it fits; a table that
    * joins one already chosen counts for more */
   double *fill = tt_xcalloc(n, sizeof *fill);
