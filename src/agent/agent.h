@@ -46,6 +46,10 @@ typedef struct tt_turn {
   tt_run_status status;
 } tt_turn;
 
+/* Whether a selector step names the tables before the first prompt
+ * (selector.c): by the schema's size, or forced. */
+typedef enum tt_selector_mode { TT_SELECTOR_AUTO, TT_SELECTOR_ON, TT_SELECTOR_OFF } tt_selector_mode;
+
 typedef struct tt_agent_opts {
   int max_tool_calls;    /* per question (default 8) */
   int max_failed_sql;    /* in a row before the model must explain (3) */
@@ -58,6 +62,7 @@ typedef struct tt_agent_opts {
                           * the model's context cannot hold them) */
   long chart_rows;       /* rows a chart may use: a cut result is read again
                           * up to this many (10000) */
+  tt_selector_mode selector; /* auto: on from 400 tables */
 } tt_agent_opts;
 
 tt_agent_opts tt_agent_default_opts(void);
@@ -216,6 +221,9 @@ typedef struct tt_prompt_cost {
   size_t budget;
   size_t ntables, ncards; /* tables in the database, cards in the prompt */
   bool whole_schema;      /* every card is in the system prompt, no index */
+  size_t selector;        /* the selector step's own call (not in total): its rules,
+                           * one line per table, the question and its tool */
+  bool selector_on;       /* ... and whether it runs (--selector, or 400 tables) */
 } tt_prompt_cost;
 /* The tokens a question's cards may take at a schema budget, as ask
  * spends it: all of it when every card fits (*whole_schema), else what the
@@ -232,6 +240,9 @@ json_t *tt_agent_schema_picks(const tt_agent *a, const char *question, size_t *t
 char *tt_agent_knowledge_for(const tt_agent *a, const char *question);
 /* question may be NULL: the cards chosen with nothing to go by. */
 void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cost *out);
+/* Estimated tokens of the selector step's call for question (0 when every
+ * card fits the system prompt). */
+size_t tt_agent_selector_cost(const tt_agent *a, const char *question);
 
 /* Answers question. history holds the thread's earlier questions (oldest
  * first). When resume is not NULL it is the conversation of a question

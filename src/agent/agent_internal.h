@@ -65,6 +65,27 @@ char *tt_writer_answer_prompt(const char *question, const char *sql, const tt_re
 /* "The query returned 1 row: Rock, 1297." when the model cannot phrase it. */
 char *tt_writer_template_answer(const tt_result *rows);
 
+/* selector.c: the selector step for huge schemas */
+#define TT_SELECTOR_NAMED_MAX 16 /* tables one call may name */
+/* Whether the step runs before this agent's questions (--selector, or
+ * auto from 400 tables; never with every card in the system prompt or for
+ * an SQL writer). */
+bool tt_agent_selector_on(const tt_agent *a);
+/* The step's system prompt: its rules and one line per table. */
+char *tt_selector_prompt(const tt_schema *s);
+/* One model call naming the tables question needs: writes up to
+ * TT_SELECTOR_NAMED_MAX names (freshly allocated, the schema's spelling)
+ * to names and returns how many; 0 when the call failed or named none (a
+ * warning event says so). Counts the call in out's totals; emits
+ * model_wait and model_call as step. */
+size_t tt_agent_select_tables(tt_agent *a, const char *question, const tt_agent_hooks *hooks, int step,
+                              tt_run *out, char **names);
+/* The cards' part of the first prompt with the named tables first. */
+char *tt_prompt_schema_for_named(const tt_agent *a, const char *question, const char *const *named,
+                                 size_t nnamed);
+json_t *tt_agent_schema_picks_named(const tt_agent *a, const char *question, const char *const *named,
+                                    size_t nnamed, size_t *tokens);
+
 /* prompt.c */
 /* The system prompt; when the whole schema is over budget it carries a
  * compact index, and *card_budget is what is left for each question's

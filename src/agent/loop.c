@@ -555,17 +555,23 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
     tt_chat_add(&st->chat, TT_ROLE_ASSISTANT, said);
     free(said);
   }
-  char *cards = tt_prompt_schema_for(a, question);
+  /* a huge schema: the model names the tables first (selector.c) */
+  char *named[TT_SELECTOR_NAMED_MAX];
+  size_t nnamed = 0;
+  if (a->llm && tt_agent_selector_on(a))
+    nnamed = tt_agent_select_tables(a, question, st->hooks, ++st->llm_calls, st->out, named);
+  char *cards = tt_prompt_schema_for_named(a, question, (const char *const *)named, nnamed);
   if (cards) {
     tt_chat_add(&st->chat, TT_ROLE_USER, cards);
     size_t tokens = 0;
-    json_t *picks = tt_agent_schema_picks(a, question, &tokens);
+    json_t *picks = tt_agent_schema_picks_named(a, question, (const char *const *)named, nnamed, &tokens);
     tt_event ev = {.kind = TT_EV_SCHEMA, .tables = picks, .limit = (long)a->card_budget,
                    .tokens_after = (long)tokens};
     tt_emit(st, &ev);
     json_decref(picks);
   }
   free(cards);
+  for (size_t i = 0; i < nnamed; i++) free(named[i]);
   char *asked = tt_prompt_question(a, question);
   tt_chat_add(&st->chat, TT_ROLE_USER, asked);
   free(asked);

@@ -198,10 +198,11 @@ static size_t tt_cards_budget(const tt_agent *a, const char *question) {
 
 /* Appends the cards chosen for question, under their header, and returns
  * how many; only when the system prompt holds the index. */
-static size_t tt_cards_for(const tt_agent *a, const char *question, tt_buf *out) {
+static size_t tt_cards_for(const tt_agent *a, const char *question, const char *const *named,
+                           size_t nnamed, tt_buf *out) {
   size_t n = tt_schema_count(a->schema);
   const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
-  size_t k = tt_schema_select(a->schema, question, tt_cards_budget(a, question), cards);
+  size_t k = tt_schema_select_named(a->schema, question, tt_cards_budget(a, question), named, nnamed, cards);
   tt_buf_puts(out, tt_cards_header);
   tt_schema_render_text(a->schema, cards, k, out);
   free(cards);
@@ -209,8 +210,13 @@ static size_t tt_cards_for(const tt_agent *a, const char *question, tt_buf *out)
 }
 
 char *tt_prompt_schema_for(const tt_agent *a, const char *question) {
+  return tt_prompt_schema_for_named(a, question, NULL, 0);
+}
+
+char *tt_prompt_schema_for_named(const tt_agent *a, const char *question, const char *const *named,
+                                 size_t nnamed) {
   tt_buf b = TT_BUF_INIT;
-  if (!a->whole_schema) tt_cards_for(a, question, &b);
+  if (!a->whole_schema) tt_cards_for(a, question, named, nnamed, &b);
   /* what the user's knowledge file says about this question: definitions
    * and the nearest solved examples, counted within the schema budget */
   tt_buf kb = TT_BUF_INIT;
@@ -228,10 +234,15 @@ char *tt_prompt_schema_for(const tt_agent *a, const char *question) {
 }
 
 json_t *tt_agent_schema_picks(const tt_agent *a, const char *question, size_t *tokens) {
+  return tt_agent_schema_picks_named(a, question, NULL, 0, tokens);
+}
+
+json_t *tt_agent_schema_picks_named(const tt_agent *a, const char *question, const char *const *named,
+                                    size_t nnamed, size_t *tokens) {
   if (tokens) *tokens = 0;
   if (a->whole_schema) return NULL;
-  tt_schema_ranking *rk =
-      tt_schema_rank(a->schema, question ? question : "", tt_cards_budget(a, question));
+  tt_schema_ranking *rk = tt_schema_rank_named(a->schema, question ? question : "",
+                                               tt_cards_budget(a, question), named, nnamed);
   json_t *picks = json_array();
   for (size_t i = 0; i < tt_schema_ranking_count(rk); i++) {
     const tt_schema_pick *p = tt_schema_ranking_pick(rk, i);
@@ -274,11 +285,13 @@ void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cos
   } else {
     out->index = schema_part;
     tt_buf cards = TT_BUF_INIT;
-    out->ncards = tt_cards_for(a, question ? question : "", &cards);
+    out->ncards = tt_cards_for(a, question ? question : "", NULL, 0, &cards);
     out->cards = tt_tokens_estimate(cards.data, cards.len);
     tt_buf_free(&cards);
   }
   out->knowledge = tt_knowledge_part(a, question, NULL);
+  out->selector = tt_agent_selector_cost(a, question ? question : "");
+  out->selector_on = tt_agent_selector_on(a);
   out->ntables = tt_schema_count(a->schema);
   out->total = out->rules + out->tools + out->index + out->cards + out->knowledge;
 }

@@ -210,6 +210,9 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, const tt_config *cfg, con
                           (json_int_t)c.total, "tables", (json_int_t)c.ntables, "tables_with_cards",
                           (json_int_t)c.ncards, "whole_schema", c.whole_schema);
     json_object_set_new(j, "complete", json_boolean(tt_schema_complete(s)));
+    if (!c.whole_schema)
+      json_object_set_new(j, "selector", json_pack("{s:I,s:b}", "tokens", (json_int_t)c.selector,
+                                                   "runs", c.selector_on));
     if (pj) json_object_update(j, pj);
     json_decref(pj);
     tt_json_dump(&out, j, JSON_COMPACT);
@@ -232,6 +235,11 @@ static int tt_show_cost(const tt_schema *s, tt_db *db, const tt_config *cfg, con
     }
     tt_cost_line(&out, "total", c.total);
     tt_buf_putc(&out, '\n');
+    if (!c.whole_schema) {
+      tt_cost_line(&out, "select", c.selector);
+      tt_buf_printf(&out, "  a call of its own before the first prompt: one line per table (%s)\n",
+                    c.selector_on ? "runs by default at this size" : "with --selector on; by itself from 400 tables");
+    }
   }
   int rc = tt_write_result(stdout, &out);
   tt_buf_free(&out);

@@ -81,7 +81,7 @@ static const tt_opt tt_data_opts[] = {
     {TT_OPT_SCHEMA_BUDGET, "schema-budget", 0, TT_ARG_REQUIRED, "N", "prompt tokens for schema cards", TT_COMPLETE_NOTHING, NULL,
      "Estimated tokens for everything about the schema in the prompt (default 2000). When every "
      "card fits, all go into the system prompt; otherwise the system prompt carries an index of "
-     "every table within 40% of the budget (names with key columns, or names, or names grouped by "
+     "every table within 20% of a 1,000-token budget, one point more for each 200 tokens up to 40% (names with key columns, or names, or names grouped by "
      "prefix, or as many as fit and how many more there are) and each question gets the cards of "
      "its most relevant tables in the rest. The knowledge file's definitions and examples for a "
      "question count within the budget too. `tabletalk schema` *DB* `--budget` *N* shows the cost.\n\n"
@@ -91,6 +91,15 @@ static const tt_opt tt_data_opts[] = {
      "in longer words, reach the model as lines after the question ('AC/DC' is a value of "
      "Artist.Name) and put their tables first. The index is kept under `$TABLETALK_CACHE_DIR/values/` "
      "and rebuilt when the database file or its schema changes."},
+    {TT_OPT_SELECTOR, "selector", 0, TT_ARG_REQUIRED, "on|off|auto", "the model names the tables first", TT_COMPLETE_WORDS, "on off auto",
+     "A selector step for huge schemas: before the first prompt of a question, one model call "
+     "of its own shows the model every table on one line (its name, its foreign keys with the "
+     "table each points at, then other columns up to six) and the model names the tables the question "
+     "needs with one call of `pick_tables`; those tables' cards go first, and the ranking fills "
+     "the room left. `auto` (the default) runs it from 400 tables, `on` whenever the schema is "
+     "over the budget, `off` never. The step costs a call whose prompt grows with the schema "
+     "(some 30 tokens a table); `tabletalk schema` *DB* `--budget` shows its cost. A failed "
+     "call, or one naming no table, leaves the choice to the ranking, with a warning."},
     {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", "threads, traces and charts", TT_COMPLETE_DIR, NULL,
      TT_DOC_STATE_DIR},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},

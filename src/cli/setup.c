@@ -66,6 +66,12 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
       return tt_usage_error(cmd, "--schema-budget wants a number of tokens, not '%s'", arg);
     o->cfg.schema_budget = n;
     return 0;
+  case TT_OPT_SELECTOR:
+    if (strcmp(arg, "on") == 0) o->cfg.selector = TT_SELECTOR_ON;
+    else if (strcmp(arg, "off") == 0) o->cfg.selector = TT_SELECTOR_OFF;
+    else if (strcmp(arg, "auto") == 0) o->cfg.selector = TT_SELECTOR_AUTO;
+    else return tt_usage_error(cmd, "--selector wants on, off or auto, not '%s'", arg);
+    return 0;
   case TT_OPT_IMMUTABLE: o->cfg.immutable = true; return 0;
   case TT_OPT_HEADER: o->cfg.csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: o->cfg.csv_header = TT_CSV_HEADER_NO; return 0;

@@ -919,7 +919,8 @@ static void tt_take_people(tt_chooser *c, const tt_graph *g, const double *score
 
 /* Every table in the order the question wants them, budget aside, in
  * groups: a table and the bridges of its join path are one group. */
-static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question) {
+static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question, const char *const *named,
+                                        size_t nnamed) {
   size_t n = tt_schema_count(s), budget = SIZE_MAX;
   tt_schema_ranking *r = tt_xcalloc(1, sizeof *r);
   r->picks = tt_xcalloc(n ? n : 1, sizeof *r->picks);
@@ -935,6 +936,11 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
   tt_qwords qw = {.n = 0};
   tt_split(question, strlen(question), tt_qwords_put, &qw);
   tt_steer st = {0};
+  /* the tables a selector step named come first (tt_schema_rank_named) */
+  for (size_t k = 0; k < nnamed; k++) {
+    const tt_card *nc = named[k] ? tt_schema_find(s, named[k]) : NULL;
+    if (nc) tt_steer_add_seed(&st, (size_t)(nc - tt_schema_card(s, 0)), "the model named it");
+  }
   tt_lexicon_steer(qw.w, qw.n, &st);
   if (tt_schema_knowledge(s)) tt_knowledge_steer(tt_schema_knowledge(s), s, question, &st);
   tt_query_add_steer(&q, &st);
@@ -1129,7 +1135,12 @@ static size_t tt_unit_from(const tt_unit *u, size_t n, size_t cost, size_t floor
  * holds the tables admitted at or below it. The first table comes whatever
  * its size. */
 tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size_t budget) {
-  tt_schema_ranking *o = tt_rank_order(s, question);
+  return tt_schema_rank_named(s, question, budget, NULL, 0);
+}
+
+tt_schema_ranking *tt_schema_rank_named(const tt_schema *s, const char *question, size_t budget,
+                                        const char *const *named, size_t nnamed) {
+  tt_schema_ranking *o = tt_rank_order(s, question, named, nnamed);
   tt_unit *u = tt_xcalloc(o->n ? o->n : 1, sizeof *u);
   size_t nu = 0;
   for (size_t i = 0; i < o->n;) {

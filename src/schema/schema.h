@@ -61,6 +61,16 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
 size_t tt_schema_ranking_count(const tt_schema_ranking *r);
 const tt_schema_pick *tt_schema_ranking_pick(const tt_schema_ranking *r, size_t i);
 void tt_schema_ranking_free(tt_schema_ranking *r);
+/* The same with the tables a selector step named (names of the schema's
+ * tables; others are ignored) taken first, then the ranking's own picks
+ * in the room left. */
+tt_schema_ranking *tt_schema_rank_named(const tt_schema *s, const char *question, size_t budget,
+                                        const char *const *named, size_t nnamed);
+size_t tt_schema_select_named(const tt_schema *s, const char *question, size_t budget,
+                              const char *const *named, size_t nnamed, const tt_card **out);
+/* One line per table for a selector step: "Name: col->Other, col, col
+ * (+3) -- description": foreign keys first, 6 columns in all (retrieve.c). */
+void tt_schema_render_table_lines(const tt_schema *s, tt_buf *out);
 /* The words text is indexed by, space-separated: split, stemmed,
  * abbreviations expanded ("CUST_MSTR" -> "customer master"). */
 void tt_schema_index_words(const char *text, tt_buf *out);

@@ -88,6 +88,7 @@ tt_agent_opts tt_config_agent_opts(const tt_config *c) {
   tt_agent_opts o = tt_agent_default_opts();
   o.sql = tt_config_db_opts(c);
   o.schema_budget = (size_t)c->schema_budget;
+  o.selector = (tt_selector_mode)c->selector;
   return o;
 }
 

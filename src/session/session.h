@@ -42,6 +42,8 @@ typedef struct tt_config {
   /* limits */
   double sql_timeout_s;    /* each query (5) */
   long schema_budget;      /* prompt tokens for the schema (2000) */
+  int selector;            /* tt_selector_mode: a selector step names the tables
+                            * first (auto: from 400 tables; --selector) */
   /* the model */
   const char *model_path;  /* a GGUF file run in-process */
   const char *base_url;    /* an OpenAI-compatible endpoint */
