@@ -517,6 +517,83 @@ static const char *const value_links_sql =
     "CREATE TABLE employee(employee_id INTEGER PRIMARY KEY, hire_date TEXT);"
     "INSERT INTO employee VALUES (1, '2024-02-01');";
 
+static const char *const lexicon_sql =
+    "CREATE TABLE employee(employee_id INTEGER PRIMARY KEY, first_name TEXT, emp_type TEXT);"
+    "INSERT INTO employee VALUES (1, 'Ana', 'FTE'), (2, 'Bo', 'CTR');"
+    "CREATE TABLE physician(physician_id INTEGER PRIMARY KEY, specialty TEXT);"
+    "INSERT INTO physician VALUES (1, 'Cardiology'), (2, 'Oncology');"
+    "CREATE TABLE prescription(rx_id INTEGER PRIMARY KEY, physician_id INTEGER REFERENCES physician, dose INTEGER);"
+    "CREATE TABLE payment(payment_id INTEGER PRIMARY KEY, amount REAL, curr_cd TEXT);"
+    "INSERT INTO payment VALUES (1, 10, 'CHF'), (2, 20, 'EUR');"
+    "CREATE TABLE fx_quote(quote_id INTEGER PRIMARY KEY, pair TEXT);"
+    "INSERT INTO fx_quote VALUES (1, 'CHF');"
+    "CREATE TABLE vital_sign(vital_id INTEGER PRIMARY KEY, temp_c REAL, pulse INTEGER);"
+    "CREATE TABLE course(course_id INTEGER PRIMARY KEY, title TEXT);"
+    "INSERT INTO course VALUES (1, 'Forklift Safety');"
+    "CREATE TABLE training(employee_id INTEGER REFERENCES employee, course_id INTEGER REFERENCES course,"
+    " completed_on TEXT);"
+    "CREATE TABLE product(product_id INTEGER PRIMARY KEY, product_name TEXT);";
+
+/* The built-in lexicon: words the schema does not use find the tables
+ * (staff: employee; body temperature: the vital signs), practitioners'
+ * nouns and currency names link the coded values they stand for, but only
+ * first only with support from the rest of the question (fx_quote also
+ * holds 'CHF');
+ * a question asking who gets the people next to what it names. */
+static void test_rank_lexicon(void **state) {
+  (void)state;
+  tt_schema *s = crafted_values(lexicon_sql);
+  tt_schema_ranking *r = tt_schema_rank(s, "How many staff members are there?", 100000);
+  assert_int_equal(pick_index(r, "employee"), 0);
+  tt_schema_ranking_free(r);
+  r = tt_schema_rank(s, "What was the highest body temperature?", 100000);
+  assert_int_equal(pick_index(r, "vital_sign"), 0);
+  tt_schema_ranking_free(r);
+  r = tt_schema_rank(s, "How many prescriptions did the cardiologists write?", 100000);
+  assert_true(reason_starts(r, "physician", "value 'Cardiology' in physician.specialty (lexicon"));
+  assert_true(pick_index(r, "prescription") != SIZE_MAX);
+  tt_schema_ranking_free(r);
+  r = tt_schema_rank(s, "Total payments in Swiss francs", 100000);
+  assert_int_equal(pick_index(r, "payment"), 0);
+  assert_true(any_reason_has(r, "value 'CHF' in payment.curr_cd"));
+  /* fx_quote holds 'CHF' too, with nothing else of the question: it is
+   * no seed, only an extra that scores little */
+  assert_true(pick_of(r, "fx_quote") == NULL ||
+              pick_of(r, "fx_quote")->score * 4 < pick_of(r, "payment")->score);
+  tt_schema_ranking_free(r);
+  r = tt_schema_rank(s, "How many contractors are there?", 100000);
+  assert_int_equal(pick_index(r, "employee"), 0);
+  tt_schema_ranking_free(r);
+  /* who: the people two steps from the course, with the table between */
+  r = tt_schema_rank(s, "Who completed the Forklift Safety course?", 100000);
+  assert_int_equal(pick_index(r, "course"), 0);
+  assert_true(reason_starts(r, "employee", "the question asks who"));
+  assert_true(pick_index(r, "training") != SIZE_MAX);
+  assert_true(pick_index(r, "employee") < pick_index(r, "product"));
+  tt_schema_ranking_free(r);
+  tt_schema_free(s);
+}
+
+/* A selector step's tables come first, in the order named, and an unknown
+ * name is ignored; the ranking's own picks follow. */
+static void test_rank_named(void **state) {
+  (void)state;
+  tt_schema *s = crafted_values(lexicon_sql);
+  const char *named[] = {"product", "NoSuchTable", "fx_quote"};
+  tt_schema_ranking *r = tt_schema_rank_named(s, "How many staff members are there?", 100000, named, 3);
+  assert_int_equal(pick_index(r, "product"), 0);
+  assert_true(reason_starts(r, "product", "the model named it"));
+  assert_true(reason_starts(r, "fx_quote", "the model named it"));
+  assert_true(pick_index(r, "employee") != SIZE_MAX);
+  tt_schema_ranking_free(r);
+  tt_buf b = TT_BUF_INIT;
+  tt_schema_render_table_lines(s, &b);
+  assert_non_null(strstr(tt_buf_cstr(&b), "prescription: physician_id->physician, dose\n"));
+  assert_non_null(strstr(tt_buf_cstr(&b), "employee: first_name, emp_type\n"));
+  tt_buf_free(&b);
+  tt_schema_free(s);
+}
+
 /* A value match earns its place: an everyday word or a word the schema
  * uses for names ('Bring' the carrier, 'REVENUE' an account type, 'OPEN')
  * links nothing and pulls in no neighbours; a distinctive value written as
@@ -850,6 +927,8 @@ int main(void) {
       cmocka_unit_test(test_rank_fk_paths),
       cmocka_unit_test(test_rank_abbreviations_and_copies),
       cmocka_unit_test(test_rank_value_links),
+      cmocka_unit_test(test_rank_lexicon),
+      cmocka_unit_test(test_rank_named),
       cmocka_unit_test(test_rank_abbreviation_scrutiny),
       cmocka_unit_test(test_rank_cheapest_bridge),
       cmocka_unit_test(test_rank_budget_monotone),
