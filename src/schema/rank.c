@@ -250,12 +250,14 @@ typedef struct tt_query {
   char w[TT_QUERY_MAX][TT_TERM_MAX];
   char raw[TT_QUERY_MAX][TT_TERM_MAX]; /* as the question wrote it */
   double weight[TT_QUERY_MAX];
+  bool names_only[TT_QUERY_MAX]; /* a steer's word: it looks for names, not cell values */
 } tt_query;
 
 typedef struct tt_query_sink {
   tt_query *q;
   const char *raw;
   double weight;
+  bool names_only;
 } tt_query_sink;
 
 static void tt_query_put(tt_query_sink *k, const char *w) {
@@ -265,6 +267,7 @@ static void tt_query_put(tt_query_sink *k, const char *w) {
     if (strcmp(q->w[i], w) == 0) return;
   snprintf(q->w[q->n], TT_TERM_MAX, "%s", w);
   snprintf(q->raw[q->n], TT_TERM_MAX, "%s", k->raw);
+  q->names_only[q->n] = k->names_only;
   q->weight[q->n++] = k->weight;
 }
 
@@ -302,7 +305,8 @@ static void tt_query_steer_word(void *ud, const char *w, const char *raw) {
 
 static void tt_query_add_steer(tt_query *q, const tt_steer *st) {
   for (size_t i = 0; i < st->nwords; i++) {
-    tt_query_sink own = {.q = q, .raw = "", .weight = st->weights[i]};
+    /* a synonym's word in a cell ('Medicine' a faculty) is no sign of its table */
+    tt_query_sink own = {.q = q, .raw = "", .weight = st->weights[i], .names_only = true};
     tt_split(st->words[i], strlen(st->words[i]), tt_query_steer_word, &own);
   }
 }
@@ -476,6 +480,7 @@ static void tt_score(const tt_schema *s, const tt_doc *docs, const tt_query *q, 
       for (size_t k = 0; k < docs[i].n; k++) {
         const tt_term *term = &docs[i].terms[k];
         if (strcmp(term->w, q->w[t]) != 0) continue;
+        if (q->names_only[t] && term->field == TT_FIELD_VALUE) continue;
         tf[i] += tt_field_weight(term->field) * (term->field == TT_FIELD_VALUE ? in_value : 1.0);
         /* the reason names the strongest place: name, then column, then value */
         if (!where[i] || term->field < where[i]->field) where[i] = term;
@@ -702,7 +707,8 @@ typedef struct tt_vlinks {
 static void tt_vlinks_take(tt_vlinks *l, tt_value_matches *vm, const char *text, tt_link_origin from,
                            const char *why) {
   for (size_t k = 0; k < vm->n; k++) {
-    if (l->n == TT_VLINKS_MAX) {
+    /* a value the steer names is matched as written: 'Swiss Franc' is no 'France' */
+    if (l->n == TT_VLINKS_MAX || (from != TT_FROM_QUESTION && !vm->m[k].exact)) {
       free(vm->m[k].phrase);
       continue;
     }
