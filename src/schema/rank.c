@@ -1,11 +1,14 @@
-/* rank.c — which tables a question needs, with a reason for each: BM25
- * over every table's name, its column names and its sample values (names
- * split on case and underscores, stemmed, ERP abbreviations expanded, a
- * few business synonyms on the question's side), so that rare words weigh
- * and generic ones (id, name, date, code) hardly count; then the tables
- * that connect the relevant ones (shortest foreign-key paths, not only
- * direct neighbours); then the rest of the budget in rank order. Nothing
- * is written anywhere: the index lives for one call. */
+/* rank.c — which tables a question needs, with a reason for each: first
+ * the tables a selector step or the knowledge file names for it
+ * (steer.h); then those holding values it names (the lexicon's and the
+ * knowledge file's coded values too), when they earn it; then BM25 over
+ * every table's name, its column names, its descriptions and its sample
+ * values (names split on case and underscores, stemmed, ERP abbreviations
+ * expanded, the lexicon's synonyms added to the question), so that rare
+ * words weigh and generic ones (id, name, date, code) hardly count, each
+ * joined to what is taken by its cheapest foreign-key path; the people a
+ * "who" question asks for; then the rest in rank order. Nothing is
+ * written anywhere: the index lives for one call. */
 #include "schema/schema.h"
 #include "schema/steer.h"
 

@@ -44,12 +44,15 @@ json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_
  * pointers to out and returns how many. */
 size_t tt_schema_select(const tt_schema *s, const char *question, size_t budget,
                         const tt_card **out);
-/* The ranking behind tt_schema_select, explained: BM25 over table names,
- * column names (split on case and underscores, abbreviations such as qty,
- * amt, cust, acct expanded) and sample values, so rare words weigh and
- * generic ones hardly count; then the tables on the shortest foreign-key
- * paths between the relevant ones; then the rest of the budget in rank
- * order, then foreign-key neighbours. Picks come in the order chosen. */
+/* The ranking behind tt_schema_select, explained: the tables the
+ * knowledge file names for the question (definitions, value descriptions,
+ * near examples) and those holding values it names; then BM25 over table
+ * names, column names (split on case and underscores, abbreviations such
+ * as qty, amt, cust, acct expanded), descriptions and sample values, with
+ * the built-in lexicon's synonyms, so rare words weigh and generic ones
+ * hardly count; then the tables on the cheapest foreign-key paths between
+ * the relevant ones; then the rest of the budget in rank order, then
+ * foreign-key neighbours. Picks come in the order chosen. */
 typedef struct tt_schema_pick {
   const tt_card *card;
   double score;  /* BM25 score; 0 for a table taken only to join others */
