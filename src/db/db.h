@@ -103,6 +103,8 @@ typedef struct tt_db_opts {
                                   * client that went away), the running query
                                   * stops within milliseconds */
   tt_csv_header csv_header;      /* CSV files: does the first line name columns */
+  const char *csv_types; /* CSV files: --csv-types, "col=type,table.col=type"
+                          * (db/csv_sniff.h); NULL: sniffed. Borrowed */
   const char *schemas; /* PostgreSQL: which schemas the catalog lists, a comma-
                         * separated list of names ("sales,hr": only these) and
                         * !names ("!audit": all but these); NULL: every schema
