@@ -6,6 +6,7 @@
  * examples of each, and the verdict is the type most values fit when the
  * others are few. Converting a field reads it again under that verdict. */
 #include "db/csv_sniff.h"
+#include "db/db.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -95,7 +96,7 @@ static inline bool tt_is_digit(char c) { return c >= '0' && c <= '9'; }
 /* Reads s (trimmed) as a number whose decimal mark is mark (the other of
  * '.' and ',' groups thousands, in threes); buf (TT_CSV_NUM_BUF bytes)
  * gets it as strtod/strtoll read it. */
-static int tt_num_scan(const char *s, size_t n, char mark, char *buf) {
+static int tt_num_scan(const char *s, size_t n, char mark, bool lead0_ok, char *buf) {
   char group = mark == '.' ? ',' : '.';
   size_t i = 0, b = 0;
   bool over = false;
@@ -121,7 +122,7 @@ static int tt_num_scan(const char *s, size_t n, char mark, char *buf) {
     }
   }
   if (grouped && (run != 3 || s[ds] == '0')) return TT_NUM_NO;
-  bool lead0 = !grouped && nd > 1 && s[ds] == '0';
+  bool lead0 = !lead0_ok && !grouped && nd > 1 && s[ds] == '0';
   if (i < n && s[i] == mark) {
     real = true;
     TT_PUT('.');
@@ -215,8 +216,8 @@ static int tt_csv_classify(const char *s, size_t n, bool *rp, bool *rc) {
   bool seps = false;
   for (size_t i = 0; i < n && !seps; i++)
     seps = s[i] == ',' || s[i] == '.' || s[i] == 'e' || s[i] == 'E';
-  int kp = tt_num_scan(s, n, '.', buf);
-  int kc = seps ? tt_num_scan(s, n, ',', buf) : kp;
+  int kp = tt_num_scan(s, n, '.', false, buf);
+  int kc = seps ? tt_num_scan(s, n, ',', false, buf) : kp;
   if (kp == TT_NUM_CODE || kc == TT_NUM_CODE) return TT_K_CODE;
   if (kp == TT_NUM_BIG || kc == TT_NUM_BIG) return TT_K_BIG;
   bool okp = kp == TT_NUM_INT || kp == TT_NUM_REAL, okc = kc == TT_NUM_INT || kc == TT_NUM_REAL;
@@ -454,8 +455,8 @@ static void tt_csv_apply(const tt_csv_sniff *s, tt_csv_col *c, const tt_csv_over
   o->decimal = mark ? mark : '.';
   long long fit;
   switch (ov->type) {
-  case TT_CSV_TYPE_INTEGER: fit = tt_csv_num_conf(c, o->decimal, true); break;
-  case TT_CSV_TYPE_REAL: fit = tt_csv_num_conf(c, o->decimal, false); break;
+  case TT_CSV_TYPE_INTEGER: fit = tt_csv_num_conf(c, o->decimal, true) + c->cnt[TT_K_CODE]; break;
+  case TT_CSV_TYPE_REAL: fit = tt_csv_num_conf(c, o->decimal, false) + c->cnt[TT_K_CODE]; break;
   case TT_CSV_TYPE_DATE: fit = c->cnt[TT_K_DATE]; break;
   case TT_CSV_TYPE_TIME: fit = c->cnt[TT_K_TIME]; break;
   case TT_CSV_TYPE_TIMESTAMP: fit = c->cnt[TT_K_DATE] + c->cnt[TT_K_TS]; break;
@@ -468,6 +469,7 @@ static void tt_csv_apply(const tt_csv_sniff *s, tt_csv_col *c, const tt_csv_over
     tt_csv_put_not(note, ov->type, true, o->bad);
     unsigned fits = tt_csv_fits(ov->type, o->decimal);
     if (ov->type == TT_CSV_TYPE_INTEGER) fits &= ~(1u << TT_K_P | 1u << TT_K_C | 1u << TT_K_AMB);
+    if (ov->type == TT_CSV_TYPE_INTEGER || ov->type == TT_CSV_TYPE_REAL) fits |= 1u << TT_K_CODE;
     tt_csv_put_examples(note, c, fits);
   }
 }
@@ -580,7 +582,7 @@ void tt_csv_sniff_convert(const tt_csv_sniff *s, size_t col, const char *v, size
     return;
   case TT_CSV_TYPE_INTEGER:
   case TT_CSV_TYPE_REAL: {
-    int r = tt_num_scan(t, k, o->decimal, buf);
+    int r = tt_num_scan(t, k, o->decimal, o->overridden, buf); /* 01234 is 1234 when the user says so */
     if (r == TT_NUM_INT && o->type == TT_CSV_TYPE_INTEGER) {
       out->kind = TT_CSV_CELL_INT;
       out->i = strtoll(buf, NULL, 10);
@@ -698,4 +700,11 @@ const tt_csv_override *tt_csv_overrides_unused(const tt_csv_overrides *o) {
   for (size_t i = 0; o && i < o->n; i++)
     if (!o->v[i].used) return &o->v[i];
   return NULL;
+}
+
+bool tt_db_csv_types_check(const char *spec, tt_error *err) {
+  tt_csv_overrides ov;
+  if (!tt_csv_overrides_parse(spec, &ov, err)) return false;
+  tt_csv_overrides_free(&ov);
+  return true;
 }

@@ -172,6 +172,10 @@ const tt_db_target *tt_db_get_target(const tt_db *db);
  * on the first call and kept). Owned by the handle; valid until the next
  * query on it. */
 const char *tt_db_warning(tt_db *db);
+/* Checks a --csv-types value ("col=type,table.col=type"; man tabletalk,
+ * CSV FILES) without opening anything: false with err (TT_ERR_CONFIG,
+ * what is wrong and how to write it) when malformed. */
+bool tt_db_csv_types_check(const char *spec, tt_error *err);
 /* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
  * (any case), or a folder. Prefer tt_db_target (kind). */
 bool tt_db_path_is_csv(const char *path);
