@@ -268,9 +268,9 @@ void tt_csv_sniff_record(tt_csv_sniff *s, size_t nfields, long line) {
 static void tt_csv_keep_example(tt_csv_col *c, int k, const char *v, size_t n) {
   if (c->nex[k] >= TT_CSV_NOTE_EXAMPLES) return;
   size_t keep = tt_utf8_prefix(v, n, TT_CSV_EXAMPLE_CHARS);
-  for (size_t e = 0; e < c->nex[k]; e++)
-    if (strlen(c->ex[k][e]) == keep && memcmp(c->ex[k][e], v, keep) == 0) return;
-  char *x = tt_xstrndup(v, keep);
+  for (size_t e = 0; e < c->nex[k]; e++) /* (a cut one is kept once per head) */
+    if (strncmp(c->ex[k][e], v, keep) == 0 && (c->ex[k][e][keep] == '\0' || keep < n)) return;
+  char *x = keep < n ? tt_xasprintf("%.*s\xE2\x80\xA6", (int)keep, v) : tt_xstrndup(v, keep);
   for (char *p = x; *p; p++) /* a note is one line of plain text */
     if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
   c->ex[k][c->nex[k]++] = x;
