@@ -407,7 +407,7 @@ static void tt_csv_decide(const tt_csv_sniff *s, tt_csv_col *c, const char *name
     long long amb = mark ? 0 : c->cnt[TT_K_AMB] + c->cnt[TT_K_P] + c->cnt[TT_K_C];
     if (hard && tt_csv_few(n - num - hard - amb, n)) {
       if (c->cnt[TT_K_CODE])
-        tt_buf_printf(note, "kept as text: '%s' has a leading zero (a code, not a number)",
+        tt_buf_printf(note, "kept as text: '%s' has a leading zero, a code not a number",
                       c->ex[TT_K_CODE][0]);
       else
         tt_buf_printf(note, "kept as text: '%s' is too long to keep every digit in a number",
@@ -417,7 +417,7 @@ static void tt_csv_decide(const tt_csv_sniff *s, tt_csv_col *c, const char *name
     if (amb && tt_csv_few(n - num - amb, n)) {
       int k = c->nex[TT_K_AMB] ? TT_K_AMB : c->nex[TT_K_P] ? TT_K_P : TT_K_C;
       if (c->cnt[TT_K_P] && c->cnt[TT_K_C])
-        tt_buf_printf(note, "kept as text: as many decimal points as decimal commas ('%s', '%s')",
+        tt_buf_printf(note, "kept as text: as many decimal points as decimal commas, '%s' and '%s'",
                       c->ex[TT_K_P][0], c->ex[TT_K_C][0]);
       else
         tt_buf_printf(note, "kept as text: '%s' reads as two numbers; --csv-types %s=real or %s=decimal-comma says which",
@@ -556,12 +556,12 @@ char *tt_csv_sniff_summary(const tt_csv_sniff *s) {
       }
   }
   if (s->short_rows)
-    tt_buf_printf(&b, "; %lld short row%s (line %ld%s) read with NULLs", s->short_rows,
-                  s->short_rows == 1 ? "" : "s", s->short_line, s->short_rows == 1 ? "" : " first");
+    tt_buf_printf(&b, "; %lld short row%s, %sat line %ld, read with NULLs", s->short_rows,
+                  s->short_rows == 1 ? "" : "s", s->short_rows == 1 ? "" : "first ", s->short_line);
   if (s->long_rows)
-    tt_buf_printf(&b, "; %lld long row%s (line %ld%s): fields past column %zu left out",
-                  s->long_rows, s->long_rows == 1 ? "" : "s", s->long_line,
-                  s->long_rows == 1 ? "" : " first", s->ncols);
+    tt_buf_printf(&b, "; %lld long row%s, %sat line %ld: fields past column %zu left out",
+                  s->long_rows, s->long_rows == 1 ? "" : "s", s->long_rows == 1 ? "" : "first ",
+                  s->long_line, s->ncols);
   return tt_buf_detach(&b);
 }
 

@@ -105,7 +105,8 @@ typedef struct tt_csv_column_sniff {
   const char *note;        /* what the user should know of this column, or
                             * NULL ("decimal comma", "2 values were not
                             * numbers, read as NULL: 'x', 'y'", "kept as text:
-                            * '01234' has a leading zero"); owned by the sniffer */
+                            * '01234' has a leading zero, a code not a
+                            * number"); owned by the sniffer */
 } tt_csv_column_sniff;
 
 typedef struct tt_csv_sniff tt_csv_sniff;
@@ -136,8 +137,8 @@ long long tt_csv_sniff_short_rows(const tt_csv_sniff *s, long *first_line);
 long long tt_csv_sniff_long_rows(const tt_csv_sniff *s, long *first_line);
 /* Null tokens seen in any column (bits as null_tokens). */
 unsigned tt_csv_sniff_null_tokens(const tt_csv_sniff *s);
-/* One line on the file ("';'-separated; NULL: '', 'n/a'; 2 short rows
- * (from line 4) read with NULLs"), freshly allocated. */
+/* One line on the file ("';'-separated; NULL: '', 'n/a'; 2 short rows,
+ * first at line 4, read with NULLs"), freshly allocated. */
 char *tt_csv_sniff_summary(const tt_csv_sniff *s);
 
 /* A field as its column's type makes it (after tt_csv_sniff_finish). */

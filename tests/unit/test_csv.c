@@ -283,8 +283,8 @@ static void test_ragged_and_blank(void **state) {
   assert_non_null(cat);
   assert_non_null(cat->tables[0].description);
   assert_string_equal(cat->tables[0].description,
-                      "','-separated; 1 short row (line 5) read with NULLs; 1 long row (line 4): "
-                      "fields past column 2 left out");
+                      "','-separated; 1 short row, at line 5, read with NULLs; 1 long row, at "
+                      "line 4: fields past column 2 left out");
   tt_catalog_free(cat);
   tt_db_close(db);
   unlink(p);

@@ -282,8 +282,8 @@ static void test_ragged_rows_and_summary(void **state) {
   assert_int_equal(first, 4);
   assert_int_equal(tt_csv_sniff_column(s, 2)->nulls, 2); /* missing fields are NULL */
   char *sum = tt_csv_sniff_summary(s);
-  assert_string_equal(sum, "';'-separated; NULL: 'n/a'; 2 short rows (line 3 first) read with "
-                           "NULLs; 1 long row (line 4): fields past column 3 left out");
+  assert_string_equal(sum, "';'-separated; NULL: 'n/a'; 2 short rows, first at line 3, read with "
+                           "NULLs; 1 long row, at line 4: fields past column 3 left out");
   free(sum);
   tt_csv_sniff_free(s);
 }
