@@ -70,7 +70,7 @@ const char *tt_csv_type_name(tt_csv_type t) {
   return "TEXT";
 }
 
-static void tt_csv_trim(const char **s, size_t *n) {
+static inline void tt_csv_trim(const char **s, size_t *n) {
   const char *p = *s;
   size_t k = *n;
   while (k && (*p == ' ' || *p == '\t')) p++, k--;
@@ -81,7 +81,7 @@ static void tt_csv_trim(const char **s, size_t *n) {
 
 int tt_csv_null_token(const char *s, size_t n) {
   tt_csv_trim(&s, &n);
-  if (n > 4) return -1;
+  if (n > 4 || (n && !strchr("NnNu-?\xE2", s[0]))) return -1;
   for (int i = 0; i < TT_CSV_NULL_TOKENS; i++)
     if (strlen(tt_csv_null_tokens[i]) == n && memcmp(tt_csv_null_tokens[i], s, n) == 0) return i;
   return -1;
@@ -93,20 +93,45 @@ enum { TT_NUM_NO, TT_NUM_INT, TT_NUM_REAL, TT_NUM_CODE, TT_NUM_BIG };
 
 static inline bool tt_is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* Appends c to buf (NULL: only counts) unless it is full. */
+static inline void tt_num_put(char *buf, size_t *b, bool *over, char c) {
+  if (*b >= TT_CSV_NUM_BUF - 1) {
+    *over = true;
+    return;
+  }
+  if (buf) buf[*b] = c;
+  (*b)++;
+}
+
+/* Whether the digits of an integer (grouping characters among them)
+ * exceed int64 (negative: its magnitude may be one more). */
+static bool tt_num_too_big(const char *s, size_t n, bool negative) {
+  static const char max[] = "9223372036854775807";
+  char d[TT_CSV_NUM_BUF];
+  size_t k = 0;
+  for (size_t i = 0; i < n && k < sizeof d - 1; i++)
+    if (tt_is_digit(s[i])) d[k++] = s[i];
+  if (k != 19) return k > 19;
+  int c = memcmp(d, max, 19);
+  return c > 0 && !(negative && memcmp(d, "9223372036854775808", 19) == 0);
+}
+
 /* Reads s (trimmed) as a number whose decimal mark is mark (the other of
  * '.' and ',' groups thousands, in threes); buf (TT_CSV_NUM_BUF bytes)
- * gets it as strtod/strtoll read it. */
-static int tt_num_scan(const char *s, size_t n, char mark, bool lead0_ok, char *buf) {
+ * gets it as strtod/strtoll read it; *plain: nothing but a sign and
+ * digits were read (the same number in either mark). */
+static int tt_num_scan(const char *s, size_t n, char mark, bool lead0_ok, char *buf, bool *plain) {
   char group = mark == '.' ? ',' : '.';
   size_t i = 0, b = 0;
   bool over = false;
-#define TT_PUT(ch) (b < TT_CSV_NUM_BUF - 1 ? (void)(buf[b++] = (ch)) : (void)(over = true))
+#define TT_PUT(ch) tt_num_put(buf, &b, &over, (ch))
   if (i < n && (s[i] == '+' || s[i] == '-')) {
     if (s[i] == '-') TT_PUT('-');
     i++;
   }
   size_t ds = i, nd = 0, run = 0, nf = 0;
   bool grouped = false, real = false;
+  *plain = false;
   while (i < n) {
     if (tt_is_digit(s[i])) {
       TT_PUT(s[i]);
@@ -145,14 +170,11 @@ static int tt_num_scan(const char *s, size_t n, char mark, bool lead0_ok, char *
   }
 #undef TT_PUT
   if (i != n) return TT_NUM_NO;
+  *plain = !grouped && !real;
   if (lead0) return TT_NUM_CODE;
   if (over) return TT_NUM_BIG;
-  buf[b] = '\0';
-  if (!real && nd >= 19) {
-    errno = 0;
-    (void)strtoll(buf, NULL, 10);
-    if (errno == ERANGE) return TT_NUM_BIG;
-  }
+  if (!real && nd >= 19 && tt_num_too_big(s + ds, n - ds, b > nd)) return TT_NUM_BIG;
+  if (buf) buf[b] = '\0';
   return real ? TT_NUM_REAL : TT_NUM_INT;
 }
 
@@ -208,22 +230,27 @@ static bool tt_is_timestamp(const char *s, size_t n) {
 
 /* The class of a value (trimmed, not a null token); *rp, *rc: it has a
  * fraction when read with a decimal point / a decimal comma. */
-static int tt_csv_classify(const char *s, size_t n, bool *rp, bool *rc) {
-  char buf[TT_CSV_NUM_BUF];
+static int tt_csv_classify(bool comma_ok, const char *s, size_t n, bool *rp, bool *rc) {
+  char *buf = NULL; /* only the class is wanted */
   *rp = *rc = false;
   char c0 = s[0];
   if (!tt_is_digit(c0) && c0 != '-' && c0 != '+' && c0 != '.' && c0 != ',') return TT_K_TEXT;
-  bool seps = false;
-  for (size_t i = 0; i < n && !seps; i++)
-    seps = s[i] == ',' || s[i] == '.' || s[i] == 'e' || s[i] == 'E';
-  int kp = tt_num_scan(s, n, '.', false, buf);
-  int kc = seps ? tt_num_scan(s, n, ',', false, buf) : kp;
+  /* the common case first: a short run of digits */
+  size_t i = c0 == '-' || c0 == '+', j = i;
+  while (j < n && tt_is_digit(s[j])) j++;
+  if (j == n && j > i && n - i < 19) return s[i] == '0' && n - i > 1 ? TT_K_CODE : TT_K_INT;
+  bool plain;
+  int kp = tt_num_scan(s, n, '.', false, buf, &plain);
+  if (kp == TT_NUM_INT && plain) return TT_K_INT;
+  /* a comma or a point may read otherwise with a decimal comma; in a
+   * comma file only a comma is worth the look (its mark is a point) */
+  bool other = memchr(s, ',', n) || (comma_ok && memchr(s, '.', n));
+  int kc = other ? tt_num_scan(s, n, ',', false, buf, &plain) : TT_NUM_NO;
   if (kp == TT_NUM_CODE || kc == TT_NUM_CODE) return TT_K_CODE;
   if (kp == TT_NUM_BIG || kc == TT_NUM_BIG) return TT_K_BIG;
   bool okp = kp == TT_NUM_INT || kp == TT_NUM_REAL, okc = kc == TT_NUM_INT || kc == TT_NUM_REAL;
   *rp = kp == TT_NUM_REAL;
   *rc = kc == TT_NUM_REAL;
-  if (!seps && kp == TT_NUM_INT) return TT_K_INT;
   if (okp && okc) return TT_K_AMB;
   if (okp) return TT_K_P;
   if (okc) return TT_K_C;
@@ -288,7 +315,7 @@ void tt_csv_sniff_value(tt_csv_sniff *s, size_t col, const char *v, size_t n) {
     }
   }
   bool rp, rc;
-  int k = tt_csv_classify(v, n, &rp, &rc);
+  int k = tt_csv_classify(s->comma_ok, v, n, &rp, &rc);
   c->cnt[k]++;
   if (k == TT_K_P) c->real_p += rp;
   else if (k == TT_K_C) c->real_c += rc;
@@ -509,7 +536,7 @@ int tt_csv_sniff_header_vote(const tt_csv_sniff *s, size_t col, const char *v, s
   long long all = tt_csv_values(c);
   if (all == 0 || tt_csv_null_token(v, n) >= 0) return 0;
   bool rp, rc;
-  int k = tt_csv_classify(v, n, &rp, &rc);
+  int k = tt_csv_classify(s->comma_ok, v, n, &rp, &rc);
   char mark = tt_csv_mark(s, c);
   if (tt_csv_num_conf(c, mark ? mark : '.', false) == all)
     return k == TT_K_INT || k == TT_K_AMB || k == (mark == ',' ? TT_K_C : TT_K_P) ? -1 : 1;
@@ -565,6 +592,20 @@ char *tt_csv_sniff_summary(const tt_csv_sniff *s) {
   return tt_buf_detach(&b);
 }
 
+/* s (fewer than 19 bytes) as an optional '-' and digits, without a
+ * leading zero; false for anything else. */
+static bool tt_int_quick(const char *s, size_t n, int64_t *out) {
+  size_t i = s[0] == '-';
+  if (i == n || (s[i] == '0' && n - i > 1)) return false;
+  int64_t v = 0;
+  for (; i < n; i++) {
+    if (!tt_is_digit(s[i])) return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  *out = s[0] == '-' ? -v : v;
+  return true;
+}
+
 void tt_csv_sniff_convert(const tt_csv_sniff *s, size_t col, const char *v, size_t n,
                           tt_csv_cell *out) {
   const tt_csv_column_sniff *o = &s->cols[col].out;
@@ -582,7 +623,12 @@ void tt_csv_sniff_convert(const tt_csv_sniff *s, size_t col, const char *v, size
     return;
   case TT_CSV_TYPE_INTEGER:
   case TT_CSV_TYPE_REAL: {
-    int r = tt_num_scan(t, k, o->decimal, o->overridden, buf); /* 01234 is 1234 when the user says so */
+    if (k && k < 19 && o->type == TT_CSV_TYPE_INTEGER && tt_int_quick(t, k, &out->i)) {
+      out->kind = TT_CSV_CELL_INT; /* the common case: digits, read at once */
+      return;
+    }
+    bool plain;
+    int r = tt_num_scan(t, k, o->decimal, o->overridden, buf, &plain); /* 01234 is 1234 when the user says so */
     if (r == TT_NUM_INT && o->type == TT_CSV_TYPE_INTEGER) {
       out->kind = TT_CSV_CELL_INT;
       out->i = strtoll(buf, NULL, 10);

@@ -112,12 +112,14 @@ static void test_numbers(void **state) {
   expect_cell(s, ".25", "r:0.25");
   expect_cell(s, "2.5E-2", "r:0.025000000000000001");
   tt_csv_sniff_free(s);
-  const char *ints[] = {"+3", " 42 ", "-7", "0", "9223372036854775807", NULL};
+  const char *ints[] = {"+3", " 42 ", "-7", "0", "9223372036854775807", "-9223372036854775808", NULL};
   s = sniff1(',', NULL, ints);
   expect_type(s, TT_CSV_TYPE_INTEGER);
   expect_cell(s, "+3", "i:3");
   expect_cell(s, " 42 ", "i:42");
   expect_cell(s, "9223372036854775807", "i:9223372036854775807");
+  expect_cell(s, "-9223372036854775808", "i:-9223372036854775808");
+  expect_cell(s, "9223372036854775808", "NULL"); /* past int64: not this column's */
   tt_csv_sniff_free(s);
   /* not numbers: each is text */
   const char *nots[] = {"5.", "inf", "nan", "0x1F", "1e", "--1", "1 2", NULL};
