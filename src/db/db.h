@@ -47,12 +47,14 @@ typedef struct tt_db_target {
   bool uri;           /* named by a URI (a server's database), not a file or folder */
 } tt_db_target;
 
-/* Works out which engine reads given and how it is named; reads no file
- * contents and makes no connection (it may stat/realpath). A URI starting
+/* Works out which engine reads given and how it is named; makes no
+ * connection (it may stat/realpath, and read the first 4 KiB of a file
+ * named .txt, .dat or without an extension). A URI starting
  * postgres:// or postgresql:// (any case) is PostgreSQL, mysql:// or
  * mariadb:// MySQL/MariaDB; a name ending in
- * .csv or .tsv (any case), or a folder, is CSV; anything else a SQLite
- * file. false with err (TT_ERR_CONFIG) when given is empty. Free with
+ * .csv or .tsv (any case), a folder, or a regular file named .txt, .dat
+ * or without an extension whose first 4 KiB hold no NUL byte and are not
+ * SQLite's header, is CSV; anything else a SQLite file. false with err (TT_ERR_CONFIG) when given is empty. Free with
  * tt_db_target_free. */
 bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err);
 void tt_db_target_free(tt_db_target *t);
@@ -177,7 +179,8 @@ const char *tt_db_warning(tt_db *db);
  * what is wrong and how to write it) when malformed. */
 bool tt_db_csv_types_check(const char *spec, tt_error *err);
 /* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
- * (any case), or a folder. Prefer tt_db_target (kind). */
+ * (any case), a folder, or a text file named .txt, .dat or without an
+ * extension (tt_db_target_parse). Prefer tt_db_target (kind). */
 bool tt_db_path_is_csv(const char *path);
 /* True when tt_db_open reads path as a PostgreSQL server: a URI starting
  * postgres:// or postgresql:// (any case). "postgresql://" alone means

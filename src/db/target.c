@@ -1,7 +1,8 @@
 /* target.c — the database target: what the user named (a SQLite file, a
  * CSV file or folder, a postgres://, mysql:// or mariadb:// URI), worked
  * out once, from the
- * string alone (and stat/realpath), into the kind, its engine, what is
+ * string alone (and stat/realpath, and the first bytes of a file whose
+ * name does not say what it holds), into the kind, its engine, what is
  * opened and what people are shown. The only place of the layer that
  * looks at the string: engines read the parsed target. A URI's password
  * never leaves given and path: shown has it, in every form it takes, and
