@@ -2,8 +2,9 @@
  * (db/csv_sniff.h): null tokens, numbers that are and are not, a few odd
  * values read as NULL with a note, codes and huge integers kept as text,
  * decimal commas and thousands separators (and the ambiguous cases kept as
- * text), ISO dates and times, ragged rows, the header vote, and --csv-types
- * overrides. Columns are fed as the loader feeds them: one value at a time. */
+ * text), ISO dates and times, ragged rows, the header vote, --csv-types
+ * overrides, and the verdict and the converted cells agreeing on random
+ * columns. Columns are fed as the loader feeds them: one value at a time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -369,6 +370,59 @@ static void test_overrides(void **state) {
   assert_int_equal(ov.n, 0);
 }
 
+/* Sniffing and converting agree: on columns of random number-like values
+ * (a fixed seed), the cells that convert to NULL, null tokens aside, are
+ * exactly the column's bad count, in a comma file and in a ';' file. */
+static void test_verdicts_and_cells_agree(void **state) {
+  (void)state;
+  static const char alphabet[] = "0123456789012345678.,-+eE :T";
+  unsigned seed = 26;
+  int with_bad = 0, typed[TT_CSV_TYPE_TIMESTAMP + 1] = {0};
+  for (int round = 0; round < 400; round++) {
+    char delim = round % 2 ? ';' : ',';
+    size_t nvals = 1 + (size_t)(round % 40);
+    char **v = tt_xcalloc(nvals + 1, sizeof *v);
+    int family = round % 5; /* mostly numbers of one shape, a few odd ones */
+    for (size_t i = 0; i < nvals; i++) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 8;
+      char b[32];
+      if (r % 10 < 8 && family == 0) snprintf(b, sizeof b, "%u", r % 100000);
+      else if (r % 10 < 8 && family == 1) snprintf(b, sizeof b, "%u,%02u", r % 1000, r % 97);
+      else if (r % 10 < 8 && family == 2) snprintf(b, sizeof b, "%u.%03u", 1 + r % 999, r % 1000);
+      else if (r % 10 < 8 && family == 3) snprintf(b, sizeof b, "2024-%02u-%02u", 1 + r % 12, 1 + r % 31);
+      else {
+        size_t len = r % 9;
+        for (size_t k = 0; k < len; k++) {
+          seed = seed * 1103515245u + 12345u;
+          b[k] = alphabet[(seed >> 8) % (sizeof alphabet - 1)];
+        }
+        b[len] = '\0';
+      }
+      v[i] = tt_xstrdup(b);
+    }
+    tt_csv_sniff *s = sniff1(delim, NULL, (const char *const *)v);
+    long long nulls = 0;
+    for (size_t i = 0; i < nvals; i++) {
+      tt_csv_cell c;
+      tt_csv_sniff_convert(s, 0, v[i], strlen(v[i]), &c);
+      if (c.kind == TT_CSV_CELL_NULL && tt_csv_null_token(v[i], strlen(v[i])) < 0) nulls++;
+    }
+    if (nulls != col0(s)->bad)
+      fprintf(stderr, "round %d (%c, %s): %lld cells NULL, bad %lld, note %s\n", round, delim,
+              tt_csv_type_name(col0(s)->type), nulls, col0(s)->bad, col0(s)->note ? col0(s)->note : "-");
+    assert_int_equal(nulls, col0(s)->bad);
+    with_bad += col0(s)->bad > 0;
+    typed[col0(s)->type]++;
+    tt_csv_sniff_free(s);
+    tt_strv_free(v, nvals);
+  }
+  /* the rounds cover the cases: odd values read as NULL, every family */
+  assert_true(with_bad > 20);
+  assert_true(typed[TT_CSV_TYPE_INTEGER] > 20 && typed[TT_CSV_TYPE_REAL] > 20);
+  assert_true(typed[TT_CSV_TYPE_DATE] > 20 && typed[TT_CSV_TYPE_TEXT] > 20);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_the_issues_ages),
@@ -381,6 +435,7 @@ int main(void) {
       cmocka_unit_test(test_ragged_rows_and_summary),
       cmocka_unit_test(test_header_vote),
       cmocka_unit_test(test_overrides),
+      cmocka_unit_test(test_verdicts_and_cells_agree),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
