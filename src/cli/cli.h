@@ -173,7 +173,8 @@ enum {
   TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED, TT_OPT_PROFILE,
   /* limits, state and the database (tt_opts_limits, tt_opts_db) */
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_KNOWLEDGE, TT_OPT_STATE_DIR,
-  TT_OPT_HEADER, TT_OPT_NO_HEADER, TT_OPT_DB_URL, TT_OPT_SCHEMAS, TT_OPT_TRUST_FUNCTIONS, TT_OPT_SELECTOR,
+  TT_OPT_HEADER, TT_OPT_NO_HEADER, TT_OPT_CSV_TYPES, TT_OPT_DB_URL, TT_OPT_SCHEMAS, TT_OPT_TRUST_FUNCTIONS,
+  TT_OPT_SELECTOR,
   /* charts an agent draws (tt_opts_chart) */
   TT_OPT_SIZE, TT_OPT_CHART_FORMAT, TT_OPT_NO_PREVIEW,
   /* a run of the agent shown to a person (ask, chat) */
@@ -291,6 +292,13 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
   "A CSV file's first line names the columns (default: guessed; see CSV FILES)."
 #define TT_DOC_NO_HEADER                                                                    \
   "A CSV file's first line is data: the columns are column_1, column_2 and so on."
+#define TT_DOC_CSV_TYPES                                                                    \
+  "The types of CSV columns, instead of the ones sniffed from their values: *COL*`=`*TYPE* "  \
+  "or *TABLE*`.`*COL*`=`*TYPE* (several files), commas between, e.g. "                      \
+  "`--csv-types zip=text,price=decimal-comma`. Types: `integer`, `real`, `decimal-comma` (a "  \
+  "real written `9,5`), `text`, `date`, `time`, `timestamp`. A value that is not of the type "  \
+  "is read as NULL, and the column's note in the schema says how many and which. A malformed " \
+  "value is a usage error (exit 2), a column no file has an error naming it (see CSV FILES)."
 #define TT_DOC_KNOWLEDGE                                                                    \
   "Use *FILE* as the knowledge file instead of *DB*.knowledge.json beside the database "    \
   "(see KNOWLEDGE FILE). A malformed *FILE* is a usage error (exit 2) naming the file and "  \
@@ -306,6 +314,8 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
 /* Checks --schemas LIST (comma-separated names, each possibly after '!'):
  * 0, or a usage error's exit code after saying why. */
 int tt_cli_schemas_option(const char *cmd, const char *arg);
+/* --csv-types: 0 when well formed, else the usage error's exit code. */
+int tt_cli_csv_types_option(const char *cmd, const char *arg);
 /* --trust-functions SCHEMA into cfg: 0, or a usage error's exit code. */
 int tt_cli_trust_option(const char *cmd, const char *arg, tt_config *cfg);
 /* main.c: takes --db-url URL out of a command's arguments and puts URL

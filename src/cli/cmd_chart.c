@@ -68,6 +68,8 @@ static const tt_opt tt_chart_query[] = {
      TT_DOC_HEADER},
     {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_NO_HEADER},
+    {TT_OPT_CSV_TYPES, "csv-types", 0, TT_ARG_REQUIRED, "COL=TYPE,...", "types of CSV columns", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_CSV_TYPES},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_chart_what_group = {NULL, false, tt_chart_what};
@@ -213,6 +215,11 @@ static int tt_chart_option(void *ud, int id, const char *val) {
   case TT_OPT_IMMUTABLE: c->db.immutable = true; return 0;
   case TT_OPT_HEADER: c->db.csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: c->db.csv_header = TT_CSV_HEADER_NO; return 0;
+  case TT_OPT_CSV_TYPES: {
+    int rc = tt_cli_csv_types_option("chart", val);
+    if (!rc) c->db.csv_types = val;
+    return rc;
+  }
   }
   return 0;
 }
@@ -274,6 +281,7 @@ int cmd_chart(int argc, char **argv) {
   cfg.sql_timeout_s = c.db.timeout_s;
   cfg.immutable = c.db.immutable;
   cfg.csv_header = c.db.csv_header;
+  cfg.csv_types = c.db.csv_types;
   tt_error dberr;
   if (tt_config_resolve(&cfg, &dberr)) svc = tt_service_open(&cfg, 0, &dberr);
   if (svc) {

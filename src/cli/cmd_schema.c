@@ -46,6 +46,8 @@ static const tt_opt tt_schema_own[] = {
      TT_DOC_HEADER},
     {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_NO_HEADER},
+    {TT_OPT_CSV_TYPES, "csv-types", 0, TT_ARG_REQUIRED, "COL=TYPE,...", "types of CSV columns", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_CSV_TYPES},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_schema_group = {NULL, false, tt_schema_own};
@@ -97,6 +99,11 @@ static int tt_schema_option(void *ud, int id, const char *val) {
   case TT_OPT_TRUST_FUNCTIONS: return tt_cli_trust_option("schema", val, &s->cfg);
   case TT_OPT_HEADER: s->cfg.csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: s->cfg.csv_header = TT_CSV_HEADER_NO; return 0;
+  case TT_OPT_CSV_TYPES: {
+    int rc = tt_cli_csv_types_option("schema", val);
+    if (!rc) s->cfg.csv_types = val;
+    return rc;
+  }
   case TT_OPT_BUDGET: {
     s->cost = true;
     /* --budget=N, or --budget N when the next word is a number */

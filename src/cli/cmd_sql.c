@@ -40,6 +40,8 @@ static const tt_opt tt_sql_own[] = {
      TT_DOC_HEADER},
     {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_NO_HEADER},
+    {TT_OPT_CSV_TYPES, "csv-types", 0, TT_ARG_REQUIRED, "COL=TYPE,...", "types of CSV columns", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_CSV_TYPES},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 static const tt_opt_group tt_sql_group = {NULL, false, tt_sql_own};
@@ -111,6 +113,11 @@ static int tt_sql_option(void *ud, int id, const char *arg) {
   case TT_OPT_TRUST_FUNCTIONS: return tt_cli_trust_option("sql", arg, &q->cfg);
   case TT_OPT_HEADER: q->cfg.csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: q->cfg.csv_header = TT_CSV_HEADER_NO; return 0;
+  case TT_OPT_CSV_TYPES: {
+    int rc = tt_cli_csv_types_option("sql", arg);
+    if (!rc) q->cfg.csv_types = arg;
+    return rc;
+  }
   }
   return 0;
 }

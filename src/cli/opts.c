@@ -116,6 +116,8 @@ static const tt_opt tt_dbfile_opts[] = {
      TT_DOC_HEADER},
     {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_NO_HEADER},
+    {TT_OPT_CSV_TYPES, "csv-types", 0, TT_ARG_REQUIRED, "COL=TYPE,...", "types of CSV columns", TT_COMPLETE_NOTHING, NULL,
+     TT_DOC_CSV_TYPES},
     {TT_OPT_KNOWLEDGE, "knowledge", 0, TT_ARG_REQUIRED, "FILE", "what you know about the data", TT_COMPLETE_FILE, NULL,
      TT_DOC_KNOWLEDGE},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},

@@ -75,6 +75,11 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
   case TT_OPT_IMMUTABLE: o->cfg.immutable = true; return 0;
   case TT_OPT_HEADER: o->cfg.csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: o->cfg.csv_header = TT_CSV_HEADER_NO; return 0;
+  case TT_OPT_CSV_TYPES: {
+    int rc = tt_cli_csv_types_option(cmd, arg);
+    if (!rc) o->cfg.csv_types = arg;
+    return rc;
+  }
   case TT_OPT_KNOWLEDGE: o->cfg.knowledge = arg; return 0;
   case TT_OPT_SCHEMAS: {
     int rc = tt_cli_schemas_option(cmd, arg);
@@ -139,6 +144,12 @@ int tt_cli_schemas_option(const char *cmd, const char *arg) {
     p += n;
     if (!*p) return 0;
   }
+}
+
+int tt_cli_csv_types_option(const char *cmd, const char *arg) {
+  tt_error err;
+  if (tt_db_csv_types_check(arg, &err)) return 0;
+  return tt_usage_error(cmd, "%s; %s", err.message, err.hint);
 }
 
 int tt_cli_env_open(tt_cli_env *e, const char *cmd, tt_cli_agent_opts *o) {

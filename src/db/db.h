@@ -47,12 +47,14 @@ typedef struct tt_db_target {
   bool uri;           /* named by a URI (a server's database), not a file or folder */
 } tt_db_target;
 
-/* Works out which engine reads given and how it is named; reads no file
- * contents and makes no connection (it may stat/realpath). A URI starting
+/* Works out which engine reads given and how it is named; makes no
+ * connection (it may stat/realpath, and read the first 4 KiB of a file
+ * named .txt, .dat or without an extension). A URI starting
  * postgres:// or postgresql:// (any case) is PostgreSQL, mysql:// or
  * mariadb:// MySQL/MariaDB; a name ending in
- * .csv or .tsv (any case), or a folder, is CSV; anything else a SQLite
- * file. false with err (TT_ERR_CONFIG) when given is empty. Free with
+ * .csv or .tsv (any case), a folder, or a regular file named .txt, .dat
+ * or without an extension whose first 4 KiB hold no NUL byte and are not
+ * SQLite's header, is CSV; anything else a SQLite file. false with err (TT_ERR_CONFIG) when given is empty. Free with
  * tt_db_target_free. */
 bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err);
 void tt_db_target_free(tt_db_target *t);
@@ -103,6 +105,8 @@ typedef struct tt_db_opts {
                                   * client that went away), the running query
                                   * stops within milliseconds */
   tt_csv_header csv_header;      /* CSV files: does the first line name columns */
+  const char *csv_types; /* CSV files: --csv-types, "col=type,table.col=type"
+                          * (db/csv_sniff.h); NULL: sniffed. Borrowed */
   const char *schemas; /* PostgreSQL: which schemas the catalog lists, a comma-
                         * separated list of names ("sales,hr": only these) and
                         * !names ("!audit": all but these); NULL: every schema
@@ -170,8 +174,13 @@ const tt_db_target *tt_db_get_target(const tt_db *db);
  * on the first call and kept). Owned by the handle; valid until the next
  * query on it. */
 const char *tt_db_warning(tt_db *db);
+/* Checks a --csv-types value ("col=type,table.col=type"; man tabletalk,
+ * CSV FILES) without opening anything: false with err (TT_ERR_CONFIG,
+ * what is wrong and how to write it) when malformed. */
+bool tt_db_csv_types_check(const char *spec, tt_error *err);
 /* True when tt_db_open reads path as CSV: a name ending in .csv or .tsv
- * (any case), or a folder. Prefer tt_db_target (kind). */
+ * (any case), a folder, or a text file named .txt, .dat or without an
+ * extension (tt_db_target_parse). Prefer tt_db_target (kind). */
 bool tt_db_path_is_csv(const char *path);
 /* True when tt_db_open reads path as a PostgreSQL server: a URI starting
  * postgres:// or postgresql:// (any case). "postgresql://" alone means

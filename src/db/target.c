@@ -1,7 +1,8 @@
 /* target.c — the database target: what the user named (a SQLite file, a
  * CSV file or folder, a postgres://, mysql:// or mariadb:// URI), worked
  * out once, from the
- * string alone (and stat/realpath), into the kind, its engine, what is
+ * string alone (and stat/realpath, and the first bytes of a file whose
+ * name does not say what it holds), into the kind, its engine, what is
  * opened and what people are shown. The only place of the layer that
  * looks at the string: engines read the parsed target. A URI's password
  * never leaves given and path: shown has it, in every form it takes, and
@@ -12,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Targets named by a URI: each kind's schemes (any case). */
 static const struct tt_db_scheme {
@@ -25,8 +28,10 @@ static const struct tt_db_scheme {
     {"mariadb://", TT_DB_KIND_MYSQL},
 };
 
-/* Targets named by a file: each kind's name endings (any case). Any other
- * file is a SQLite database, and a folder holds CSV files. */
+/* Targets named by a file: each kind's name endings (any case). A file
+ * named *.txt, *.dat or without an extension that holds text is CSV too
+ * (tt_db_is_text_file); any other file is a SQLite database, and a folder
+ * holds CSV files. */
 static const struct tt_db_suffix {
   const char *suffix;
   tt_db_kind kind;
@@ -36,6 +41,35 @@ static const struct tt_db_suffix {
 };
 
 #define TT_DB_FOLDER_KIND TT_DB_KIND_CSV
+
+/* Names of files that may hold delimited text without saying so: read as
+ * CSV when their first bytes are text and not a SQLite database. */
+static const char *const tt_db_text_suffixes[] = {".txt", ".dat"};
+
+/* Bytes of a file's head that decide whether it is text. */
+#define TT_DB_TEXT_HEAD 4096
+
+/* A file named *.txt, *.dat or with no extension in its name: true when
+ * it is a regular file whose first bytes are text (no NUL byte: not UTF-16,
+ * not binary) and not SQLite's header. Never waits on a FIFO. */
+static bool tt_db_is_text_file(const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char *dot = strrchr(base, '.');
+  bool named = !dot || dot == base;
+  for (size_t i = 0; !named && i < sizeof tt_db_text_suffixes / sizeof tt_db_text_suffixes[0]; i++)
+    named = tt_has_suffix_nocase(base, tt_db_text_suffixes[i]);
+  struct stat st;
+  if (!named || stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  char head[TT_DB_TEXT_HEAD];
+  ssize_t n = read(fd, head, sizeof head);
+  close(fd);
+  if (n <= 0) return false;
+  if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) return false;
+  return memchr(head, '\0', (size_t)n) == NULL;
+}
 
 /* The kind of a URI's scheme; false when s is no URI tabletalk reads. */
 static bool tt_db_uri_kind(const char *s, tt_db_kind *kind) {
@@ -53,6 +87,7 @@ static tt_db_kind tt_db_file_kind(const char *path) {
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return TT_DB_FOLDER_KIND;
   for (size_t i = 0; i < sizeof tt_db_suffixes / sizeof tt_db_suffixes[0]; i++)
     if (tt_has_suffix_nocase(path, tt_db_suffixes[i].suffix)) return tt_db_suffixes[i].kind;
+  if (tt_db_is_text_file(path)) return TT_DB_KIND_CSV;
   return TT_DB_KIND_SQLITE;
 }
 

@@ -79,6 +79,7 @@ tt_db_opts tt_config_db_opts(const tt_config *c) {
   o.timeout_s = c->sql_timeout_s;
   o.immutable = c->immutable;
   o.csv_header = c->csv_header;
+  o.csv_types = c->csv_types;
   o.schemas = c->schemas;
   o.trust_functions = c->trust_functions;
   return o;

@@ -3,7 +3,10 @@
 // text asked through `sql` (exact rows) and `ask` (the scripted model sees
 // the table and its SQL runs on it), nothing ever written beside the file,
 // writes refused with exit 3 as on SQLite, a folder of two files joined,
-// `schema`, --no-header, and a malformed file naming its line.
+// `schema`, --no-header, and a malformed file naming its line; and typing
+// that never invents a number (null tokens, a few odd values NULL with a
+// note the model reads, decimal commas, codes, dates, --csv-types, ragged
+// rows kept, text files without a .csv name).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -115,12 +118,119 @@ test('--no-header reads the first line as data; a malformed file names its line 
   const e = await run(['sql', bad, 'SELECT 1']);
   assert.equal(e.code, 1);
   assert.match(e.stderr, /bad\.csv:3: a quoted field is never closed/);
+  assert.equal(listing(dir), before);
+});
+
+/* Issue 26: CSV typing that never invents a number. */
+const AGES = 'name,age\nAna,34\nBo,""\nCy,n/a\nDi,41\nEd,27\n';
+
+test('null tokens are NULL: avg(age) over 34, "", n/a, 41, 27 is 34 and max is 41; schema says what was read', async () => {
+  const dir = tempDir('tabletalk-csv-types-');
+  const file = path.join(dir, 'ages.csv');
+  fs.writeFileSync(file, AGES);
+  const before = listing(dir);
+  const r = await run(['sql', file, 'SELECT avg(age), max(age), count(age), typeof(max(age)) FROM ages', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.rows, [[34, 41, 3, 'integer']]);
+  const s = await run(['schema', file]);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stdout, /# Table: ages \(5 rows\), ','-separated; NULL: '', 'n\/a'\n/);
+  assert.match(s.stdout, /\(age: INTEGER\)/);
+  const j = await run(['schema', file, '--json']);
+  assert.equal(j.json.tables[0].description, "','-separated; NULL: '', 'n/a'");
+  assert.equal(listing(dir), before);
+});
+
+test('a few values that are not numbers are NULL, and the schema, the prompt and the answer check say so', async () => {
+  const dir = tempDir('tabletalk-csv-types-');
+  const file = path.join(dir, 'scores.csv');
+  const vals = ['10', '20', 'unknown', '30', 'tbd', '40', '50', '60', 'unknown', '70', '80', '90', '100', '110', '120'];
+  fs.writeFileSync(file, 'id,score\n' + vals.map((v, i) => `${i + 1},${v}`).join('\n') + '\n');
+  const r = await run(['sql', file, 'SELECT sum(score), avg(score), min(score), count(*) FROM scores', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.rows, [[780, 65, 10, 15]]);
+  const NOTE = "3 values were not numbers, read as NULL: 'unknown', 'tbd'";
+  const s = await run(['schema', file]);
+  assert.ok(s.stdout.includes(`(score: INTEGER, ${NOTE}),`), s.stdout);
+  /* the model reads the note; an answer with the old text-as-0 average
+   * (52) is not verified, the true one (65) is */
+  const state = path.join(dir, 'state');
+  const Q = 'SELECT avg(score) FROM scores';
+  for (const [text, verified] of [['The average score is 52.', false], ['The average score is 65.', true]]) {
+    const srv = await server({ rules: [
+      { when: { step: 0 }, ...sql(Q) },
+      { when: { step: 1 }, ...answer(text) },
+      { when: { step: 2 }, ...answer(text) },
+    ] });
+    const a = await run(['ask', file, 'What is the average score?', '--base-url', srv.url, '--state-dir', state, '--json']);
+    await srv.close();
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(a.json.verified, verified, text);
+    assert.deepEqual(a.json.rows, [[65]]);
+    const prompt = srv.requests[0].body.messages.map((m) => m.content ?? '').join('\n');
+    assert.ok(prompt.includes(NOTE), 'the note is in the prompt');
+  }
+});
+
+test('a decimal comma in a ; file is summed right; codes stay text; ISO dates are DATE', async () => {
+  const dir = tempDir('tabletalk-csv-types-');
+  const file = path.join(dir, 'prices.csv');
+  fs.writeFileSync(file, 'item;price;zip;sold\na;9,5;01234;2024-03-01\nb;2,75;12345;2024-03-02\nc;-1,25;23456;2024-03-03\nd;1.234,5;34567;-\n');
+  const r = await run(['sql', file, 'SELECT sum(price), max(sold), min(zip) FROM prices', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.rows, [[1245.5, '2024-03-03', '01234']]);
+  const s = await run(['schema', file]);
+  assert.match(s.stdout, /# Table: prices \(4 rows\), ';'-separated; NULL: '-'\n/);
+  assert.match(s.stdout, /\(price: REAL, decimal comma\)/);
+  assert.match(s.stdout, /\(zip: TEXT, kept as text: '01234' has a leading zero, a code not a number, examples/);
+  assert.match(s.stdout, /\(sold: DATE, examples: \["2024-03-01"\]\)/);
+});
+
+test('--csv-types overrides, a bad one is a usage error that says how to write it', async () => {
+  const dir = tempDir('tabletalk-csv-types-');
+  const file = path.join(dir, 'prices.csv');
+  fs.writeFileSync(file, 'item;amount;zip\na;1.234;01234\nb;2.500;12345\n');
+  const plain = await run(['schema', file]);
+  assert.match(plain.stdout, /amount: TEXT, kept as text: '1.234' reads as two numbers; --csv-types amount=real or amount=decimal-comma says which, examples/);
+  const r = await run(['sql', file, 'SELECT sum(amount), sum(zip) FROM prices', '--csv-types', 'amount=decimal-comma,prices.zip=integer', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.rows, [[3734, 13579]]);
+  const p = await run(['sql', file, 'SELECT sum(amount) FROM prices', '--csv-types', 'amount=real', '--json']);
+  assert.deepEqual(p.json.rows, [[3.734]]);
+  const bad = await run(['sql', file, 'SELECT 1', '--csv-types', 'amount=money']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--csv-types: unknown type 'money' for amount; write --csv-types as column=type/);
+  const none = await run(['schema', file, '--csv-types', 'amout=real']);
+  assert.equal(none.code, 2, none.stderr);
+  assert.match(none.stderr, /--csv-types names amout, but .*prices\.csv has no such column/);
+});
+
+test('a ragged row is never dropped: short ones get NULLs, long ones lose their extra fields, and the schema counts them', async () => {
+  const dir = tempDir('tabletalk-csv-types-');
   const ragged = path.join(dir, 'ragged.csv');
-  fs.writeFileSync(ragged, 'a,b\n1,2\n3,4,5\n');
-  const g = await run(['sql', ragged, 'SELECT 1']);
-  assert.equal(g.code, 1);
-  assert.match(g.stderr, /ragged\.csv:3: 3 fields, but the first line has 2/);
-  assert.equal(listing(dir).split('\n').length, before.split('\n').length + 1);
+  fs.writeFileSync(ragged, 'a,b\n1,2\n3,4,5\n6\n');
+  const g = await run(['sql', ragged, 'SELECT a, b FROM ragged', '--json']);
+  assert.equal(g.code, 0, g.stderr);
+  assert.deepEqual(g.json.rows, [[1, 2], [3, 4], [6, null]]);
+  const s = await run(['schema', ragged]);
+  assert.match(s.stdout, /# Table: ragged \(3 rows\), ','-separated; 1 short row, at line 4, read with NULLs; 1 long row, at line 3: fields past column 2 left out\n/);
+});
+
+test('a text file named .txt or without an extension is read as CSV', async () => {
+  const dir = tempDir('tabletalk-csv-types-');
+  for (const name of ['ages.txt', 'ages']) {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, AGES);
+    const r = await run(['sql', file, 'SELECT avg(age) FROM ages', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.json.rows, [[34]]);
+    fs.unlinkSync(file);
+  }
+  const tab = path.join(dir, 'export.dat');
+  fs.writeFileSync(tab, 'k\tv\nx\t9,5\n');
+  const t = await run(['sql', tab, 'SELECT v * 2 FROM export', '--json']);
+  assert.equal(t.code, 0, t.stderr);
+  assert.deepEqual(t.json.rows, [[19]]);
 });
 
 /* A folder from an untrusted archive: dataset/notes.csv is a link to

@@ -132,10 +132,21 @@ static void test_missing_and_bad_files(void **state) {
   fputs("these are not the pages you are looking for, SQLite\n", f);
   for (int i = 0; i < 200; i++) fputs("padding padding padding padding\n", f);
   fclose(f);
-  tt(&r, NULL, "sql", text, "SELECT 1", NULL);
+  /* a text file named .txt is read as CSV: its short rows with NULLs */
+  tt(&r, NULL, "sql", text, "SELECT count(*), count(SQLite) FROM notes", "--format", "csv", NULL);
+  assert_int_equal(r.status, 0);
+  assert_true(has(&r.out, "200,0"));
+  tu_run_free(&r);
+  /* the same text named .db is no SQLite file: the error says how a CSV
+   * file is named */
+  char *db = tt_xasprintf("%s/notes.db", g_dir);
+  assert_int_equal(rename(text, db), 0);
+  tt(&r, NULL, "sql", db, "SELECT 1", NULL);
   assert_int_equal(r.status, 1);
   assert_true(has(&r.err, "not a SQLite database"));
+  assert_true(has(&r.err, "ends in .csv or .tsv"));
   tu_run_free(&r);
+  free(db);
   tt(&r, NULL, "schema", missing, NULL);
   assert_int_equal(r.status, 1);
   assert_int_equal(access(missing, F_OK), -1);

@@ -2,7 +2,8 @@
  * engine reads what the user named, what is opened (the real path of a
  * file or folder, a URI as given) and what people are shown (a URI without
  * its password), for files, relative paths and symlinks, missing files,
- * folders, CSV and TSV names in any case, postgres:// and postgresql://
+ * folders, CSV and TSV names in any case, text files named .txt, .dat or
+ * without an extension, postgres:// and postgresql://
  * URIs in any case, and the empty string; a password masked in every
  * message whatever its form (libpq's own text included); and a handle
  * opened from a target keeps it. */
@@ -146,6 +147,51 @@ static void test_csv_names(void **state) {
   unlink(file);
   free(real);
   free(file);
+}
+
+/* A file whose name does not say CSV: read as CSV when it is named .txt,
+ * .dat or without an extension and its first bytes are text that is not
+ * SQLite's header; a SQLite file, binary bytes or another name stay SQLite. */
+static void test_text_files(void **state) {
+  (void)state;
+  static const struct {
+    const char *name, *bytes;
+    size_t n;
+    tt_db_kind kind;
+  } cases[] = {
+      {"export.txt", "a;b\n1;2\n", 8, TT_DB_KIND_CSV},
+      {"EXPORT.DAT", "a\tb\n1\t2\n", 8, TT_DB_KIND_CSV},
+      {"export", "a,b\n1,2\n", 8, TT_DB_KIND_CSV},
+      {"lines.txt", "one column\nof text\n", 19, TT_DB_KIND_CSV},
+      {"wide.txt", "\xFF\xFE" "a\0,\0", 6, TT_DB_KIND_SQLITE},   /* UTF-16: a NUL */
+      {"binary.dat", "\x01\x02\0\x03", 4, TT_DB_KIND_SQLITE},
+      {"sqlite", "SQLite format 3\0rest", 21, TT_DB_KIND_SQLITE},
+      {"empty", "", 0, TT_DB_KIND_SQLITE},
+      {"notes.db", "a,b\n1,2\n", 8, TT_DB_KIND_SQLITE},
+      {"data.json", "a,b\n1,2\n", 8, TT_DB_KIND_SQLITE},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *file = tt_xasprintf("%s/%s", g_scratch.dir, cases[i].name);
+    FILE *f = fopen(file, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(cases[i].bytes, 1, cases[i].n, f), cases[i].n);
+    fclose(f);
+    tt_db_target t = parse(file);
+    if (t.kind != cases[i].kind) fprintf(stderr, "%s: kind %d\n", cases[i].name, (int)t.kind);
+    assert_int_equal(t.kind, cases[i].kind);
+    assert_int_equal(tt_db_path_is_csv(file), cases[i].kind == TT_DB_KIND_CSV);
+    tt_db_target_free(&t);
+    unlink(file);
+    free(file);
+  }
+  /* a FIFO named .txt is never opened (nothing would answer) */
+  char *fifo = tt_xasprintf("%s/pipe.txt", g_scratch.dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  tt_db_target t = parse(fifo);
+  assert_int_equal(t.kind, TT_DB_KIND_SQLITE);
+  tt_db_target_free(&t);
+  unlink(fifo);
+  free(fifo);
 }
 
 /* postgres:// and postgresql:// in any case name a server; the URI is
@@ -365,6 +411,7 @@ int main(void) {
       cmocka_unit_test(test_missing_file),
       cmocka_unit_test(test_folder),
       cmocka_unit_test(test_csv_names),
+      cmocka_unit_test(test_text_files),
       cmocka_unit_test(test_postgres_uris),
       cmocka_unit_test(test_redaction),
       cmocka_unit_test(test_password_forms_masked),

@@ -141,9 +141,12 @@ static bool tt_db_setup(tt_sqlite *s, sqlite3 *h, tt_error *err) {
     tt_error e;
     tt_db_explain_failure(s, rc, msg ? msg : sqlite3_errstr(rc), &e);
     if ((rc & 0xff) == SQLITE_NOTADB)
+    {
       tt_db_set_error(err, TT_ERR_IO, "%s is not a SQLite database (%s)", s->db->name,
                       msg ? msg : sqlite3_errstr(rc));
-    else
+      tt_error_hint(err, "a CSV file is read as such when its name ends in .csv or .tsv, or "
+                         "in .txt, .dat or no extension when it holds text");
+    } else
       tt_db_set_error(err, e.kind == TT_ERR_SQL ? TT_ERR_IO : e.kind, "cannot read %s: %s",
                       s->db->name, e.message);
     sqlite3_free(msg);

@@ -63,9 +63,12 @@ static tt_csv_data *tt_csv_loaded;
 /* The key of an image: the header mode, each file read (its path and
  * what fstat said when it was opened) and what was left out; and the
  * bytes of all the files. */
-static char *tt_csv_key(const tt_csv_files *f, tt_csv_header header, long long *total) {
+static char *tt_csv_key(const tt_csv_files *f, tt_csv_header header, const char *types,
+                        long long *total) {
   tt_buf k = TT_BUF_INIT;
-  tt_buf_printf(&k, "header %d\n", (int)header);
+  /* the version of the typing rules (csv_sniff.c): a cached catalog of
+   * older rules is not this image's */
+  tt_buf_printf(&k, "header %d\ntyping 2\ntypes %s\n", (int)header, types ? types : "");
   *total = 0;
   for (size_t i = 0; i < f->n; i++) {
     const struct stat *st = &f->v[i].st;
@@ -121,20 +124,6 @@ static char *tt_csv_unique(const char *name, char **taken, size_t n) {
   }
 }
 
-/* What pass one learns of a column. */
-typedef struct tt_csv_col {
-  bool any;     /* a value that is not empty */
-  bool all_int; /* every value an integer */
-  bool all_num; /* every value an integer or a real */
-} tt_csv_col;
-
-static void tt_csv_col_see(tt_csv_col *c, tt_csv_kind k) {
-  if (k == TT_CSV_EMPTY) return;
-  c->any = true;
-  if (k != TT_CSV_INT) c->all_int = false;
-  if (k == TT_CSV_TEXT) c->all_num = false;
-}
-
 typedef struct tt_csv_progress {
   long long total, done_before; /* bytes of all files, of files already read twice */
   bool on;
@@ -150,6 +139,7 @@ typedef struct tt_csv_load {
                        * line end is taken as it is */
   bool late;          /* the deadline passed */
   long records;       /* records read so far (the clock is read every 1024) */
+  tt_csv_overrides *types; /* --csv-types, each marked once a column matched */
 } tt_csv_load;
 
 /* After another record: false with err once the deadline has passed. */
@@ -191,15 +181,44 @@ static bool tt_csv_spoiled(FILE *f, const tt_csv_file *file, bool last_chance) {
   return !last_chance && age >= 0 && age < TT_CSV_SETTLE_NS;
 }
 
-static void tt_csv_ragged(const char *shown, long line, size_t got, size_t want, char delim,
-                          tt_error *err) {
-  char d[8];
-  if (delim == '\t') snprintf(d, sizeof d, "tab");
-  else snprintf(d, sizeof d, "'%c'", delim);
-  tt_db_set_error(err, TT_ERR_IO,
-                  "%s:%ld: %zu fields, but the first line has %zu; put the fields that hold "
-                  "the delimiter %s in double quotes, or remove the extra fields",
-                  shown, line, got, want, d);
+/* A note as one line of a SQL comment: control characters (a line end
+ * would end the comment) become '?'. */
+static void tt_csv_put_comment(tt_buf *sql, const char *note) {
+  tt_buf_puts(sql, " -- ");
+  for (const char *p = note; *p; p++)
+    tt_buf_putc(sql, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+}
+
+/* Whether the file's reading is worth a line on its table: null tokens
+ * other than the empty field, ragged rows, an unexpected delimiter. */
+static bool tt_csv_notable(const tt_csv_sniff *sn, char delim, char usual) {
+  return (tt_csv_sniff_null_tokens(sn) & ~1u) || tt_csv_sniff_short_rows(sn, NULL) ||
+         tt_csv_sniff_long_rows(sn, NULL) || delim != usual;
+}
+
+/* CREATE TABLE tname with a column per line, each declared as sniffed, a
+ * comment with its note, and the file's summary on the first line. */
+static void tt_csv_create_sql(tt_buf *sql, const char *tname, char *const *names,
+                              const tt_csv_sniff *sn, char delim, char usual) {
+  tt_buf_puts(sql, "CREATE TABLE ");
+  tt_buf_put_sql_ident(sql, tname);
+  tt_buf_puts(sql, " (");
+  if (tt_csv_notable(sn, delim, usual)) {
+    char *sum = tt_csv_sniff_summary(sn);
+    tt_csv_put_comment(sql, sum);
+    free(sum);
+  }
+  size_t ncols = tt_csv_sniff_ncols(sn);
+  for (size_t c = 0; c < ncols; c++) {
+    const tt_csv_column_sniff *cs = tt_csv_sniff_column(sn, c);
+    tt_buf_puts(sql, "\n  ");
+    tt_buf_put_sql_ident(sql, names[c]);
+    tt_buf_putc(sql, ' ');
+    tt_buf_puts(sql, tt_csv_type_name(cs->type));
+    if (c + 1 < ncols) tt_buf_putc(sql, ',');
+    if (cs->note) tt_csv_put_comment(sql, cs->note);
+  }
+  tt_buf_puts(sql, "\n)");
 }
 
 /* Loads one file (open: its descriptor is taken over) as table tname, up
@@ -223,12 +242,13 @@ static bool tt_csv_load_file(sqlite3 *h, tt_csv_file *file, const char *shown, c
   }
   bool ok = false;
   char **row1 = NULL, **names = NULL;
-  tt_csv_col *cols = NULL;
+  tt_csv_sniff *sn = NULL;
   size_t ncols = 0;
+  long line1 = 0;
   sqlite3_stmt *ins = NULL;
   tt_buf sql = TT_BUF_INIT;
 
-  /* pass one: every record checked, the types learnt */
+  /* pass one: every record checked, the types learnt (csv_sniff.c) */
   tt_csv_reader *r = tt_csv_reader_new(f, shown, delim, fsize);
   if (!tt_csv_reader_skip_bom(r, err)) goto done;
   int rc;
@@ -238,24 +258,22 @@ static bool tt_csv_load_file(sqlite3 *h, tt_csv_file *file, const char *shown, c
     size_t nf = tt_csv_nfields(r);
     if (!row1) {
       ncols = nf;
+      line1 = tt_csv_record_line(r);
       row1 = tt_xcalloc(ncols, sizeof *row1);
-      cols = tt_xcalloc(ncols, sizeof *cols);
       for (size_t c = 0; c < ncols; c++) {
         size_t len;
         const char *v = tt_csv_field(r, c, &len);
         row1[c] = tt_xstrndup(v, len);
-        cols[c] = (tt_csv_col){.all_int = true, .all_num = true};
       }
+      sn = tt_csv_sniff_new(ncols, delim);
       continue;
     }
-    if (nf > ncols) {
-      tt_csv_ragged(shown, tt_csv_record_line(r), nf, ncols, delim, err);
-      goto done;
-    }
-    for (size_t c = 0; c < nf; c++) {
+    tt_csv_sniff_record(sn, nf, tt_csv_record_line(r));
+    size_t upto = nf < ncols ? nf : ncols;
+    for (size_t c = 0; c < upto; c++) {
       size_t len;
       const char *v = tt_csv_field(r, c, &len);
-      tt_csv_col_see(&cols[c], tt_csv_value_kind(v, len));
+      tt_csv_sniff_value(sn, c, v, len);
     }
     if (prog->on && tt_csv_reader_offset(r) - seen > (4 << 20)) {
       seen = tt_csv_reader_offset(r);
@@ -271,19 +289,19 @@ static bool tt_csv_load_file(sqlite3 *h, tt_csv_file *file, const char *shown, c
     goto done;
   }
 
-  /* the header: text over a column of numbers says so; a number there says
-   * not; a file of text only is taken to have one (as most do) */
+  /* the header: text over a column of numbers (dates, times) says so; a
+   * value of the column's type there says not; a file of text only is
+   * taken to have one (as most do) */
   bool has_header = true;
   if (header == TT_CSV_HEADER_NO) has_header = false;
   else if (header == TT_CSV_HEADER_AUTO) {
-    bool text_over_number = false, number_over_number = false;
+    bool text_over_typed = false, typed_over_typed = false;
     for (size_t c = 0; c < ncols; c++) {
-      if (!cols[c].any || !cols[c].all_num) continue;
-      tt_csv_kind k = tt_csv_value_kind(row1[c], strlen(row1[c]));
-      if (k == TT_CSV_TEXT) text_over_number = true;
-      else if (k != TT_CSV_EMPTY) number_over_number = true;
+      int vote = tt_csv_sniff_header_vote(sn, c, row1[c], strlen(row1[c]));
+      if (vote > 0) text_over_typed = true;
+      else if (vote < 0) typed_over_typed = true;
     }
-    has_header = text_over_number || !number_over_number;
+    has_header = text_over_typed || !typed_over_typed;
   }
   names = tt_xcalloc(ncols, sizeof *names);
   for (size_t c = 0; c < ncols; c++) {
@@ -296,22 +314,18 @@ static bool tt_csv_load_file(sqlite3 *h, tt_csv_file *file, const char *shown, c
       want = len ? tt_xstrndup(s, len) : tt_xasprintf("column_%zu", c + 1);
     } else {
       want = tt_xasprintf("column_%zu", c + 1);
-      tt_csv_col_see(&cols[c], tt_csv_value_kind(row1[c], strlen(row1[c])));
     }
     names[c] = tt_csv_unique(want, names, c);
     free(want);
   }
-
-  tt_buf_puts(&sql, "CREATE TABLE ");
-  tt_buf_put_sql_ident(&sql, tname);
-  tt_buf_puts(&sql, " (");
-  for (size_t c = 0; c < ncols; c++) {
-    if (c) tt_buf_puts(&sql, ", ");
-    tt_buf_put_sql_ident(&sql, names[c]);
-    tt_buf_puts(&sql, !cols[c].any ? " TEXT" : cols[c].all_int ? " INTEGER"
-                                           : cols[c].all_num ? " REAL" : " TEXT");
+  if (!has_header) { /* the first line is a row too */
+    tt_csv_sniff_record(sn, ncols, line1);
+    for (size_t c = 0; c < ncols; c++) tt_csv_sniff_value(sn, c, row1[c], strlen(row1[c]));
   }
-  tt_buf_puts(&sql, ")");
+  tt_csv_sniff_finish(sn, tname, names, ld->types);
+
+  tt_csv_create_sql(&sql, tname, names, sn, delim,
+                    tt_has_suffix_nocase(file->name, ".tsv") ? '\t' : ',');
   char *msg = NULL;
   if (sqlite3_exec(h, tt_buf_cstr(&sql), NULL, NULL, &msg) != SQLITE_OK) {
     tt_db_set_error(err, TT_ERR_IO, "%s: cannot make its table: %s", shown, msg ? msg : "?");
@@ -329,7 +343,9 @@ static bool tt_csv_load_file(sqlite3 *h, tt_csv_file *file, const char *shown, c
     goto done;
   }
 
-  /* pass two: the rows */
+  /* pass two: the rows, every one (a short row's missing fields are NULL,
+   * a long row's fields past the last column left out, as its table's
+   * line says) */
   tt_csv_reader_free(r);
   rewind(f);
   r = tt_csv_reader_new(f, shown, delim, fsize);
@@ -344,22 +360,21 @@ static bool tt_csv_load_file(sqlite3 *h, tt_csv_file *file, const char *shown, c
     }
     first = false;
     size_t nf = tt_csv_nfields(r);
-    if (nf > ncols) { /* the file changed since pass one */
-      tt_csv_ragged(shown, tt_csv_record_line(r), nf, ncols, delim, err);
-      goto done;
-    }
     for (size_t c = 0; c < ncols; c++) {
-      size_t len = 0;
-      const char *v = c < nf ? tt_csv_field(r, c, &len) : "";
       /* the field stays valid until the row is stored */
-      tt_csv_kind k = tt_csv_value_kind(v, len);
-      if (k == TT_CSV_EMPTY) sqlite3_bind_null(ins, (int)c + 1);
-      else if (cols[c].all_int && k == TT_CSV_INT)
-        sqlite3_bind_int64(ins, (int)c + 1, strtoll(v, NULL, 10));
-      else if (cols[c].all_num && k != TT_CSV_TEXT)
-        sqlite3_bind_double(ins, (int)c + 1, strtod(v, NULL));
-      else
-        sqlite3_bind_text(ins, (int)c + 1, v, (int)len, SQLITE_STATIC);
+      tt_csv_cell cell = {.kind = TT_CSV_CELL_NULL};
+      if (c < nf) {
+        size_t len;
+        const char *v = tt_csv_field(r, c, &len);
+        tt_csv_sniff_convert(sn, c, v, len, &cell);
+      }
+      int at = (int)c + 1;
+      switch (cell.kind) {
+      case TT_CSV_CELL_NULL: sqlite3_bind_null(ins, at); break;
+      case TT_CSV_CELL_INT: sqlite3_bind_int64(ins, at, cell.i); break;
+      case TT_CSV_CELL_REAL: sqlite3_bind_double(ins, at, cell.d); break;
+      case TT_CSV_CELL_TEXT: sqlite3_bind_text(ins, at, cell.s, (int)cell.n, SQLITE_STATIC); break;
+      }
     }
     int src = sqlite3_step(ins);
     sqlite3_reset(ins);
@@ -401,7 +416,7 @@ done:
   fclose(f);
   if (row1) tt_strv_free(row1, ncols);
   if (names) tt_strv_free(names, ncols);
-  free(cols);
+  tt_csv_sniff_free(sn);
   return ok;
 }
 
@@ -461,6 +476,14 @@ static bool tt_csv_build(tt_csv_data *d, const char *path, tt_csv_files *files, 
   tt_strv_free(tables, n);
   if (prog.on) fputs("\r\033[K", stderr);
   if (!loaded) goto done;
+  const tt_csv_override *unused = tt_csv_overrides_unused(ld->types);
+  if (unused) {
+    tt_db_set_error(err, TT_ERR_CONFIG, "--csv-types names %s%s%s, but %s has no such %s",
+                    unused->table ? unused->table : "", unused->table ? "." : "", unused->column,
+                    path, unused->table ? "table and column" : "column");
+    tt_error_hint(err, "check the name: `tabletalk schema %s` lists the tables and columns", path);
+    goto done;
+  }
   if (sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
     tt_db_set_error(err, TT_ERR_IO, "cannot finish the in-memory database of %s: %s", path,
                     sqlite3_errmsg(h));
@@ -516,21 +539,25 @@ static void tt_csv_drop_unused(void) {
 /* One try: the image of the files as they are now, found or built; NULL
  * with err, and *changing when the files changed under the reader. */
 static tt_csv_data *tt_csv_acquire_once(const char *path, const char *real, tt_csv_header header,
-                                        double load_deadline_ms, bool last_chance,
+                                        const char *types, double load_deadline_ms, bool last_chance,
                                         bool *changing, tt_error *err) {
   *changing = false;
   tt_csv_files files;
   if (!tt_csv_files_open(&files, path, real, err)) return NULL;
   long long total;
-  char *key = tt_csv_key(&files, header, &total);
+  char *key = tt_csv_key(&files, header, types, &total);
   pthread_mutex_lock(&tt_csv_mu);
   tt_csv_data *d = NULL;
   for (tt_csv_data *p = tt_csv_loaded; p; p = p->next)
     if (strcmp(p->key, key) == 0) d = p;
   if (!d) {
     d = tt_xcalloc(1, sizeof *d);
-    tt_csv_load ld = {.deadline_ms = load_deadline_ms, .last_chance = last_chance};
-    if (!tt_csv_build(d, path, &files, total, header, &ld, err)) {
+    tt_csv_overrides ov;
+    tt_csv_load ld = {.deadline_ms = load_deadline_ms, .last_chance = last_chance, .types = &ov};
+    bool built = tt_csv_overrides_parse(types, &ov, err) &&
+                 tt_csv_build(d, path, &files, total, header, &ld, err);
+    tt_csv_overrides_free(&ov);
+    if (!built) {
       *changing = ld.changing;
       free(d);
       d = NULL;
@@ -559,10 +586,10 @@ static tt_csv_data *tt_csv_acquire_once(const char *path, const char *real, tt_c
 }
 
 tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
-                            double deadline_ms, bool reload, tt_error *err) {
+                            const char *types, double deadline_ms, bool reload, tt_error *err) {
   for (int attempt = 0;; attempt++) {
     bool changing, last_chance = deadline_ms <= 0 || tt_now_ms() + 100 >= deadline_ms;
-    tt_csv_data *d = tt_csv_acquire_once(path, real, header, reload ? deadline_ms : 0,
+    tt_csv_data *d = tt_csv_acquire_once(path, real, header, types, reload ? deadline_ms : 0,
                                          last_chance, &changing, err);
     if (d || !changing) return d;
     if (deadline_ms <= 0 || tt_now_ms() + 5 >= deadline_ms) {

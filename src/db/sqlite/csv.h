@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "db/csv_sniff.h"
 #include "db/sqlite/sqlite.h"
 
 #define TT_CSV_MAX_COLUMNS 500        /* SQLITE_LIMIT_COLUMN of every handle */
@@ -30,19 +31,16 @@ long long tt_csv_reader_offset(const tt_csv_reader *r);
  * into the same number of fields, most fields first; ',' when none does. */
 char tt_csv_sniff_delimiter(const char *sample, size_t n);
 
-typedef enum tt_csv_kind { TT_CSV_EMPTY, TT_CSV_INT, TT_CSV_REAL, TT_CSV_TEXT } tt_csv_kind;
-/* What a field holds: an integer (no leading zero, fits 64 bits), a real
- * (digits with a point or an exponent), or text. */
-tt_csv_kind tt_csv_value_kind(const char *s, size_t n);
-
 /* The in-memory database of the CSV file or folder at path (real: its
  * resolved path; only its regular files are read, csv_files.c), loaded
  * once per process and file contents and shared; NULL with err filled in.
  * A file that changes under the reader is read again until deadline_ms
- * (tt_now_ms time; 0: not again), then refused as changing; with reload
+ * (tt_now_ms time; 0: not again), then refused as changing; types is
+ * --csv-types (csv_sniff.h; NULL: none), a TT_ERR_CONFIG error when
+ * malformed or naming no column; with reload
  * (before a query) the loading itself also stops at deadline_ms. */
 tt_csv_data *tt_csv_acquire(const char *path, const char *real, tt_csv_header header,
-                            double deadline_ms, bool reload, tt_error *err);
+                            const char *types, double deadline_ms, bool reload, tt_error *err);
 /* What the folder holds that is not read, and why; NULL when nothing. */
 const char *tt_csv_notes(const tt_csv_data *d);
 void tt_csv_release(tt_csv_data *d);

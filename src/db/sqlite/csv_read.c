@@ -6,7 +6,7 @@
  * an error that names the file and the line and says what to do; a file
  * is read up to a given size (its size when opened: a file another
  * program appends to is read as of one moment). Also the
- * guess of the delimiter of a .csv file and the type of a value. */
+ * guess of the delimiter of a .csv file (types are csv_sniff.c's). */
 #include "db/sqlite/csv.h"
 
 #include <errno.h>
@@ -279,42 +279,4 @@ char tt_csv_sniff_delimiter(const char *sample, size_t n) {
     }
   }
   return best < 0 ? ',' : cands[best];
-}
-
-tt_csv_kind tt_csv_value_kind(const char *s, size_t n) {
-  if (n == 0) return TT_CSV_EMPTY;
-  size_t i = 0;
-  if (s[0] == '-') i = 1;
-  size_t int_start = i;
-  while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-  size_t int_digits = i - int_start;
-  /* "00123" is a code, not a number: a leading zero keeps it text */
-  if (int_digits > 1 && s[int_start] == '0') return TT_CSV_TEXT;
-  if (i == n) {
-    if (int_digits == 0) return TT_CSV_TEXT;
-    if (int_digits < 19) return TT_CSV_INT;
-    if (int_digits > 19) return TT_CSV_TEXT;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    (void)v;
-    return errno == ERANGE ? TT_CSV_TEXT : TT_CSV_INT;
-  }
-  size_t frac_digits = 0;
-  if (s[i] == '.') {
-    i++;
-    size_t fs = i;
-    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-    frac_digits = i - fs;
-    if (frac_digits == 0) return TT_CSV_TEXT;
-  }
-  if (int_digits == 0 && frac_digits == 0) return TT_CSV_TEXT;
-  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-    i++;
-    if (i < n && (s[i] == '+' || s[i] == '-')) i++;
-    size_t es = i;
-    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-    if (i == es) return TT_CSV_TEXT;
-  }
-  return i == n ? TT_CSV_REAL : TT_CSV_TEXT;
 }

@@ -26,7 +26,8 @@ bool tt_db_refresh(tt_sqlite *s, double deadline_ms, tt_error *err) {
      * the new contents loaded (once for every handle), within the query's
      * time limit */
     tt_csv_data *now =
-        tt_csv_acquire(s->db->name, s->real, s->db->opts.csv_header, deadline_ms, true, err);
+        tt_csv_acquire(s->db->name, s->real, s->db->opts.csv_header, s->db->opts.csv_types,
+                       deadline_ms, true, err);
     if (!now) return false;
     if (now == s->csv) {
       tt_csv_release(now);

@@ -44,7 +44,8 @@ static bool tt_sqlite_open_csv(tt_sqlite *s, const tt_db_target *t, tt_error *er
    * SQLite's memory and does not count) */
   tt_db_heap_limit();
   double deadline = tt_now_ms() + s->db->opts.timeout_s * 1000.0; /* for a file that changes */
-  s->csv = tt_csv_acquire(t->given, s->real, s->db->opts.csv_header, deadline, false, err);
+  s->csv = tt_csv_acquire(t->given, s->real, s->db->opts.csv_header, s->db->opts.csv_types,
+                          deadline, false, err);
   return s->csv && tt_db_connect(s, err);
 }
 

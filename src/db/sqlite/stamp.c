@@ -50,7 +50,8 @@ bool tt_sqlite_catalog_stamp(tt_db *db, tt_catalog_stamp *out, tt_error *err) {
     return false;
   tt_buf b = TT_BUF_INIT;
   if (s->csv) {
-    out->identity = tt_xasprintf("csv %s\nheader %d\n", s->real, (int)db->opts.csv_header);
+    out->identity = tt_xasprintf("csv %s\nheader %d\ntypes %s\n", s->real, (int)db->opts.csv_header,
+                                 db->opts.csv_types ? db->opts.csv_types : "");
     tt_csv_stamp(s->csv, &b);
     out->schema = tt_buf_detach(&b);
     out->data = tt_xstrdup("");
