@@ -69,6 +69,7 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
   case TT_OPT_IMMUTABLE: o->cfg.immutable = true; return 0;
   case TT_OPT_HEADER: o->cfg.csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: o->cfg.csv_header = TT_CSV_HEADER_NO; return 0;
+  case TT_OPT_ENGINE: o->cfg.engine = arg; return 0;
   case TT_OPT_KNOWLEDGE: o->cfg.knowledge = arg; return 0;
   case TT_OPT_SCHEMAS: {
     int rc = tt_cli_schemas_option(cmd, arg);

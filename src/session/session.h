@@ -34,6 +34,7 @@ typedef struct tt_config {
   const char *db;
   bool immutable;          /* SQLite: open with immutable=1 */
   tt_csv_header csv_header;
+  const char *engine;      /* --engine: "sqlite", "duckdb"; NULL: by the file */
   const char *schemas;     /* PostgreSQL: the schemas the catalog lists */
   const char *trust_functions; /* PostgreSQL: schemas whose functions may run, comma-
                                 * separated (tt_config_trust_functions: --trust-functions,
