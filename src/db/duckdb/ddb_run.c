@@ -15,8 +15,8 @@
  * duckdb_interrupt when it runs out or when the caller cancels.
  *
  * Values come from DuckDB's vectors: integers, reals, text and blobs as
- * such; DECIMAL as a real when it has at most 15 digits (else its exact
- * text); dates, times and timestamps as ISO text; ENUM as its text; any
+ * such; DECIMAL as a real when the value has at most 15 digits (else its
+ * exact text); dates, times and timestamps as ISO text; ENUM as its text; any
  * other type (lists, structs, maps, UUID, intervals...) is cast to VARCHAR
  * by DuckDB, by running the statement as the subquery of one that casts
  * those columns (and is checked the same way). */
@@ -461,7 +461,8 @@ static void tt_ddb_value(tt_ddb_run *run, size_t c, ddb_idx r) {
   }
   case DDB_TYPE_DECIMAL: {
     __int128 x = tt_ddb_decimal_raw(data, run->inner[c], r);
-    if (run->width[c] <= 15) {
+    /* at most 15 significant digits: a double holds it exactly as written */
+    if (x > -(__int128)1000000000000000LL && x < (__int128)1000000000000000LL) {
       v->type = TT_VAL_REAL;
       v->u.r = (double)(int64_t)x / (double)tt_ddb_pow10(run->scale[c]);
       if (run->scale[c] == 0) {

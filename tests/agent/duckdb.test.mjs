@@ -1,0 +1,128 @@
+// The DuckDB engine through the real binary: Parquet, JSON lines, a
+// .duckdb file and a glob, made by DuckDB itself (ddb_make, beside the
+// binary), asked through `sql` (exact rows), `schema` (DuckDB's statistics
+// on the cards), `ask` with the scripted model (the prompt names the
+// dialect, a DuckDB error reaches the model with a repair hint, the
+// repaired SQL answers), the web page's schema, and a CSV file read by
+// DuckDB with null tokens (avg never counts 'n/a' as 0). Nothing is ever
+// written beside the files. Skipped only when libduckdb is not installed
+// (scripts/fetch-duckdb.sh installs it).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { BIN, run, server, sha256, startWeb, tempDir } from '../support/harness.mjs';
+
+const MAKE = path.join(path.dirname(BIN), 'tests', 'ddb_make');
+const make = (db, sql) => spawnSync(MAKE, [db, sql], { encoding: 'utf8' });
+const probe = fs.existsSync(MAKE) ? make(':memory:', 'SELECT 1') : { status: 77, stderr: 'no ddb_make' };
+const skip = probe.status === 77 ? `libduckdb is not installed (scripts/fetch-duckdb.sh): ${probe.stderr}` : false;
+
+function files() {
+  const dir = tempDir('tabletalk-duckdb-');
+  fs.writeFileSync(path.join(dir, 'people.csv'),
+    'name,age,city\nann,34,Oslo\nbob,,Rome\ncy,n/a,Oslo\ndee,41,Paris\neve,27,-\n');
+  const src = `(SELECT * FROM read_csv('${dir}/people.csv', nullstr=['','n/a','-']))`;
+  for (const [sql, what] of [
+    [`COPY ${src} TO '${dir}/people.parquet' (FORMAT parquet)`, 'parquet'],
+    [`COPY ${src} TO '${dir}/people.jsonl' (FORMAT json)`, 'jsonl'],
+    [`COPY (SELECT range AS id, range * 2 AS v FROM range(5)) TO '${dir}/part_1.parquet' (FORMAT parquet)`, 'part 1'],
+    [`COPY (SELECT range + 5 AS id, range * 3 AS v FROM range(5)) TO '${dir}/part_2.parquet' (FORMAT parquet)`, 'part 2'],
+  ]) {
+    const r = make(':memory:', sql);
+    assert.equal(r.status, 0, `${what}: ${r.stderr}`);
+  }
+  const r = make(path.join(dir, 'shop.duckdb'),
+    "CREATE TABLE customers(id INTEGER PRIMARY KEY, name VARCHAR); INSERT INTO customers VALUES (1, 'ann'), (2, 'bob');"
+    + 'CREATE TABLE orders(id INTEGER, customer_id INTEGER REFERENCES customers(id), total DECIMAL(10,2));'
+    + 'INSERT INTO orders VALUES (1, 1, 9.50), (2, 1, 3.00), (3, 2, 7.25);');
+  assert.equal(r.status, 0, r.stderr);
+  return { dir, state: path.join(tempDir('tabletalk-duckdb-state-'), 'state') };
+}
+const listing = (dir) => fs.readdirSync(dir).sort()
+  .map((f) => `${f} ${sha256(path.join(dir, f))}`).join('\n');
+const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
+const answer = (text) => ({ tool: 'answer', args: { text } });
+
+test('sql on Parquet, JSON lines, a .duckdb file and a glob: exact rows and types', { skip }, async () => {
+  const f = files();
+  const before = listing(f.dir);
+  const p = await run(['sql', path.join(f.dir, 'people.parquet'), 'SELECT name, age FROM people ORDER BY name', '--json']);
+  assert.equal(p.code, 0, p.stderr);
+  assert.deepEqual(p.json.column_types, ['VARCHAR', 'BIGINT']);
+  assert.deepEqual(p.json.rows, [['ann', 34], ['bob', null], ['cy', null], ['dee', 41], ['eve', 27]]);
+  const j = await run(['sql', path.join(f.dir, 'people.jsonl'), 'SELECT avg(age) AS a FROM people', '--json']);
+  assert.equal(j.code, 0, j.stderr);
+  assert.deepEqual(j.json.rows, [[34]]);
+  const d = await run(['sql', path.join(f.dir, 'shop.duckdb'),
+    'SELECT c.name, sum(o.total) AS t FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1 ORDER BY 1', '--json']);
+  assert.equal(d.code, 0, d.stderr);
+  assert.deepEqual(d.json.rows, [['ann', 12.5], ['bob', 7.25]]);
+  const g = await run(['sql', path.join(f.dir, 'part_*.parquet'), 'SELECT count(*), sum(v) FROM part', '--json']);
+  assert.equal(g.code, 0, g.stderr);
+  assert.deepEqual(g.json.rows, [[10, 50]]);
+  assert.equal(listing(f.dir), before);
+});
+
+test('a CSV file read by DuckDB: null tokens are NULL, so avg is 34, never 25.5', { skip }, async () => {
+  const f = files();
+  const r = await run(['sql', path.join(f.dir, 'people.csv'), 'SELECT avg(age), max(age), count(city) FROM people',
+    '--engine', 'duckdb', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.rows, [[34, 41, 4]]);
+  const bad = await run(['sql', path.join(f.dir, 'people.parquet'), 'SELECT 1', '--engine', 'sqlite']);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /--engine sqlite cannot read/);
+});
+
+test('schema: DuckDB statistics on the cards, keys of a .duckdb file', { skip }, async () => {
+  const f = files();
+  const s = await run(['schema', path.join(f.dir, 'shop.duckdb')]);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stdout, /# Table: orders/);
+  assert.match(s.stdout, /customer_id: INTEGER, references customers\.id, ~2 distinct, min 1, max 2/);
+  assert.match(s.stdout, /total: DECIMAL\(10,2\), ~3 distinct, min 3\.00, max 9\.50/);
+  assert.match(s.stdout, /id: INTEGER, primary key/);
+});
+
+test('ask on Parquet: the prompt names DuckDB, an error comes back with its hint, the repair answers', { skip }, async () => {
+  const f = files();
+  const before = listing(f.dir);
+  const BAD = 'SELECT avg(agee) FROM people';
+  const GOOD = 'SELECT avg(age) AS a FROM people';
+  const srv = await server({ rules: [
+    { when: { step: 0 }, ...sql(BAD) },
+    { when: { step: 1 }, ...sql(GOOD) },
+    { when: { step: 2 }, ...answer('The average age is 34.') },
+  ] });
+  const r = await run(['ask', path.join(f.dir, 'people.parquet'), 'Average age?', '--base-url', srv.url,
+    '--state-dir', f.state, '--json']);
+  await srv.close();
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.json.answer, 'The average age is 34.');
+  assert.equal(r.json.sql, GOOD);
+  assert.deepEqual(r.json.rows, [[34]]);
+  const prompt = srv.requests[0].body.messages.map((m) => m.content ?? '').join('\n');
+  assert.match(prompt, /DuckDB/);
+  assert.match(prompt, /people/);
+  const err = srv.requests[1].body.messages.filter((m) => m.role === 'tool').at(-1).content;
+  assert.match(err, /Binder Error|Catalog Error/);
+  assert.match(err, /agee/);
+  assert.equal(listing(f.dir), before);
+});
+
+test('web: the schema of a Parquet file, and a write refused', { skip }, async () => {
+  const f = files();
+  const srv = await server({ rules: [{ when: { step: 0 }, ...answer('hi') }] });
+  const w = await startWeb({ db: path.join(f.dir, 'people.parquet'), state: f.state }, srv);
+  const entry = await fetch(`${w.base}/?token=${w.token}`, { redirect: 'manual' });
+  const cookie = entry.headers.get('set-cookie').split(';')[0];
+  const schema = await (await fetch(`${w.base}/api/schema`, { headers: { Cookie: cookie } })).json();
+  assert.deepEqual(schema.tables.map((t) => t.name), ['people']);
+  await w.close();
+  await srv.close();
+  const c = await run(['sql', path.join(f.dir, 'people.parquet'), `COPY people TO '${f.dir}/x.csv'`]);
+  assert.equal(c.code, 3, c.stderr);
+  assert.ok(!fs.existsSync(path.join(f.dir, 'x.csv')));
+});
