@@ -126,3 +126,15 @@ test('web: the schema of a Parquet file, and a write refused', { skip }, async (
   assert.equal(c.code, 3, c.stderr);
   assert.ok(!fs.existsSync(path.join(f.dir, 'x.csv')));
 });
+
+test('without libduckdb: an error naming the command that installs it; the binary does not link it', async () => {
+  const dir = tempDir('tabletalk-duckdb-none-');
+  const file = path.join(dir, 'x.parquet');
+  fs.writeFileSync(file, 'PAR1');
+  const r = await run(['sql', file, 'SELECT 1'], { env: { TABLETALK_DUCKDB_LIBRARY: path.join(dir, 'nope.so') } });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /cannot load libduckdb/);
+  assert.match(r.stderr, /scripts\/deps\.sh/);
+  const ldd = spawnSync('ldd', [BIN], { encoding: 'utf8' });
+  if (ldd.status === 0) assert.doesNotMatch(ldd.stdout, /duckdb/);
+});
