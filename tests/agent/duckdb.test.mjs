@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { BIN, run, server, sha256, startWeb, tempDir } from '../support/harness.mjs';
+import { BIN, run, server, sha256, startWeb, tempDir, traceEvents } from '../support/harness.mjs';
 
 const MAKE = path.join(path.dirname(BIN), 'tests', 'ddb_make');
 const make = (db, sql) => spawnSync(MAKE, [db, sql], { encoding: 'utf8' });
@@ -44,6 +44,7 @@ const listing = (dir) => fs.readdirSync(dir).sort()
   .map((f) => `${f} ${sha256(path.join(dir, f))}`).join('\n');
 const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
 const answer = (text) => ({ tool: 'answer', args: { text } });
+const chart = (args) => ({ tool: 'make_chart', args });
 
 test('sql on Parquet, JSON lines, a .duckdb file and a glob: exact rows and types', { skip }, async () => {
   const f = files();
@@ -137,4 +138,31 @@ test('without libduckdb: an error naming the command that installs it; the binar
   assert.match(r.stderr, /scripts\/deps\.sh/);
   const ldd = spawnSync('ldd', [BIN], { encoding: 'utf8' });
   if (ldd.status === 0) assert.doesNotMatch(ldd.stdout, /duckdb/);
+});
+
+test('ask on JSON lines: a chart of the rows, a follow-up in a thread, the trace', { skip }, async () => {
+  const f = files();
+  const before = listing(f.dir);
+  const Q = 'SELECT city, count(*) AS people FROM people WHERE city IS NOT NULL GROUP BY city ORDER BY city';
+  const srv = await server({ rules: [
+    { when: { question: 'Plot people per city', step: 0 }, ...sql(Q) },
+    { when: { question: 'Plot people per city', step: 1 }, ...chart({ kind: 'bar', x: 'city', y: 'people', title: 'People per city' }) },
+    { when: { question: 'Plot people per city', step: 2 }, ...answer('Oslo has the most people.') },
+    { when: { question: 'And the oldest?', step: 0 }, ...sql('SELECT name FROM people ORDER BY age DESC NULLS LAST LIMIT 1') },
+    { when: { question: 'And the oldest?', step: 1 }, ...answer('dee is the oldest.') },
+  ] });
+  const db = path.join(f.dir, 'people.jsonl');
+  const a = await run(['ask', db, 'Plot people per city', '--base-url', srv.url, '--state-dir', f.state, '--thread', 'd', '--json']);
+  assert.equal(a.code, 0, a.stderr);
+  assert.equal(a.json.charts.length, 1);
+  assert.equal(a.json.charts[0].points, 3);
+  assert.ok(fs.existsSync(a.json.charts[0].file));
+  const b = await run(['ask', db, 'And the oldest?', '--base-url', srv.url, '--state-dir', f.state, '--thread', 'd', '--json']);
+  await srv.close();
+  assert.equal(b.code, 0, b.stderr);
+  assert.deepEqual(b.json.rows, [['dee']]);
+  assert.match(JSON.stringify(srv.requests.at(-1).body.messages), /Plot people per city/);
+  const ev = traceEvents(b.json.trace);
+  assert.ok(ev.some((e) => e.type === 'sql' || e.sql), 'the trace holds the query');
+  assert.equal(listing(f.dir), before);
 });
