@@ -150,6 +150,7 @@ typedef struct tt_ddb_api {
   void (*destroy_prepare)(ddb_prepared *prepared);
   ddb_idx (*prepared_statement_column_count)(ddb_prepared prepared);
   ddb_type (*prepared_statement_column_type)(ddb_prepared prepared, ddb_idx col);
+  /* allocated: free with free (duckdb_free) */
   const char *(*prepared_statement_column_name)(ddb_prepared prepared, ddb_idx col);
   ddb_state (*execute_prepared_streaming)(ddb_prepared prepared, ddb_result *out);
   ddb_data_chunk (*fetch_chunk)(ddb_result result);

@@ -266,8 +266,9 @@ static char *tt_ddb_cast_wrap(tt_ddb_run *run, const char *sql) {
     bool direct = tt_ddb_type_direct(api->prepared_statement_column_type(run->prep, i));
     tt_buf_printf(&b, direct ? "#%llu" : "CAST(#%llu AS VARCHAR)", (unsigned long long)i + 1);
     tt_buf_puts(&b, " AS ");
-    const char *name = api->prepared_statement_column_name(run->prep, i);
+    char *name = (char *)api->prepared_statement_column_name(run->prep, i); /* duckdb_free */
     tt_buf_put_sql_ident(&b, name ? name : "");
+    if (name) api->free(name);
   }
   tt_buf_puts(&b, " FROM (\n");
   tt_buf_append(&b, sql, len);
