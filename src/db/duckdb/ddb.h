@@ -26,6 +26,9 @@ typedef struct tt_ddb_view {
   tt_ddb_format format;
   char **files;
   size_t nfiles;
+  char **text_cols;  /* CSV: columns read as VARCHAR because a value past
+                      * DuckDB's sample was not of the sniffed type */
+  size_t ntext_cols;
 } tt_ddb_view;
 
 typedef struct tt_ddb {
@@ -66,6 +69,12 @@ extern const char *const tt_ddb_csv_nulls[];
  * (", header=..., nullstr=[...], ..."). The one place that decides how a
  * CSV file is typed under DuckDB. */
 void tt_ddb_csv_options(const tt_ddb_view *v, tt_csv_header header, tt_buf *out);
+/* When msg is DuckDB's error for a CSV value past its sample that is not
+ * of the column's sniffed type ("Error when converting column \"qty\""),
+ * that column of that file's view is read as text from now on (the view
+ * made again) and the warning says so; true when the view changed, so that
+ * the statement may run again. */
+bool tt_ddb_csv_demote(tt_db *db, const char *msg);
 
 /* ---- opening (ddb_open.c) -------------------------------------------------- */
 
@@ -74,6 +83,8 @@ void tt_ddb_csv_options(const tt_ddb_view *v, tt_csv_header header, tt_buf *out)
  * no other file, URL or extension, configuration locked. false with err
  * (dd half-made: tt_ddb_shut frees it). */
 bool tt_ddb_setup(tt_db *db, tt_ddb *dd, tt_error *err);
+/* CREATE OR REPLACE VIEW for v, as it is now; false with err. */
+bool tt_ddb_view_make(tt_db *db, tt_ddb *dd, const tt_ddb_view *v, tt_error *err);
 void tt_ddb_shut(tt_ddb *dd);
 
 /* ---- running a statement (ddb_run.c) ----------------------------------- */

@@ -199,7 +199,25 @@ static void tt_ddbc_stats(tt_db *db, tt_arena *a, tt_table_info *t) {
   tt_result_free(r);
 }
 
+/* Every value of the first rows of each CSV view converted once, so that a
+ * column holding text past DuckDB's sample is read as text (ddb_csv.c)
+ * before its type is listed. */
+static void tt_ddbc_csv_prescan(tt_db *db) {
+  const tt_ddb *dd = tt_ddb_of(db);
+  for (size_t v = 0; v < dd->nviews; v++) {
+    if (dd->views[v].format != TT_DDB_CSV) continue;
+    tt_buf b = TT_BUF_INIT;
+    tt_buf_puts(&b, "SELECT count(COLUMNS(*)) FROM (SELECT * FROM ");
+    tt_buf_put_sql_ident(&b, dd->views[v].name);
+    tt_buf_printf(&b, " LIMIT %d)", TT_DDB_STATS_ROWS);
+    tt_error err;
+    tt_result_free(tt_catalog_query(db, tt_buf_cstr(&b), TT_DDB_STATS_SECONDS, 1, 1L << 20, &err));
+    tt_buf_free(&b);
+  }
+}
+
 tt_catalog *tt_ddb_catalog_load(tt_db *db, tt_error *err) {
+  tt_ddbc_csv_prescan(db);
   tt_result *list = tt_ddbc_query(
       db,
       "SELECT * FROM (SELECT schema_name AS s, table_name AS t, false, estimated_size, comment "

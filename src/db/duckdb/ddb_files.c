@@ -181,6 +181,8 @@ bool tt_ddb_files_plan(tt_ddb *dd, const char *path, tt_error *err) {
 void tt_ddb_files_free(tt_ddb *dd) {
   for (size_t i = 0; i < dd->nviews; i++) {
     for (size_t j = 0; j < dd->views[i].nfiles; j++) free(dd->views[i].files[j]);
+    for (size_t j = 0; j < dd->views[i].ntext_cols; j++) free(dd->views[i].text_cols[j]);
+    free(dd->views[i].text_cols);
     free(dd->views[i].files);
     free(dd->views[i].name);
   }

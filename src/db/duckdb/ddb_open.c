@@ -70,7 +70,7 @@ static void tt_ddb_put_file_list(const tt_ddb_view *v, tt_buf *b) {
 
 /* CREATE VIEW name AS SELECT * FROM read_...([files], options). */
 static void tt_ddb_view_sql(const tt_db *db, const tt_ddb_view *v, tt_buf *b) {
-  tt_buf_puts(b, "CREATE VIEW ");
+  tt_buf_puts(b, "CREATE OR REPLACE VIEW ");
   tt_buf_put_sql_ident(b, v->name);
   tt_buf_puts(b, " AS SELECT * FROM ");
   switch (v->format) {
@@ -94,6 +94,14 @@ static void tt_ddb_view_sql(const tt_db *db, const tt_ddb_view *v, tt_buf *b) {
     break;
   }
   tt_buf_putc(b, ')');
+}
+
+bool tt_ddb_view_make(tt_db *db, tt_ddb *dd, const tt_ddb_view *v, tt_error *err) {
+  tt_buf b = TT_BUF_INIT;
+  tt_ddb_view_sql(db, v, &b);
+  bool ok = tt_ddb_exec(dd, tt_buf_cstr(&b), err);
+  tt_buf_free(&b);
+  return ok;
 }
 
 /* allowed_paths exactly the files given, then no other access, then no
@@ -135,16 +143,11 @@ bool tt_ddb_setup(tt_db *db, tt_ddb *dd, tt_error *err) {
     tt_db_set_error(err, TT_ERR_UNAVAILABLE, "cannot connect to DuckDB's database");
     return false;
   }
-  for (size_t i = 0; i < dd->nviews; i++) {
-    tt_buf b = TT_BUF_INIT;
-    tt_ddb_view_sql(db, &dd->views[i], &b);
-    ok = tt_ddb_exec(dd, tt_buf_cstr(&b), err);
-    tt_buf_free(&b);
-    if (!ok) {
+  for (size_t i = 0; i < dd->nviews; i++)
+    if (!tt_ddb_view_make(db, dd, &dd->views[i], err)) {
       tt_error_prefix(err, "%s: ", db->name);
       return false;
     }
-  }
   snprintf(dd->dialect, sizeof dd->dialect, "DuckDB %s", api->library_version());
   if (dd->dialect[7] == 'v') memmove(dd->dialect + 7, dd->dialect + 8, strlen(dd->dialect + 8) + 1);
   return tt_ddb_lock(dd, err);

@@ -86,6 +86,13 @@ static void *tt_ddb_watch(void *arg) {
   return NULL;
 }
 
+static bool tt_ddb_fired(tt_ddb_run *run) {
+  pthread_mutex_lock(&run->mu);
+  bool fired = run->fired;
+  pthread_mutex_unlock(&run->mu);
+  return fired;
+}
+
 static void tt_ddb_arm(tt_ddb_run *run, bool on) {
   pthread_mutex_lock(&run->mu);
   run->armed = on;
@@ -552,6 +559,55 @@ static void tt_ddb_run_free(tt_ddb_run *run) {
   free(run);
 }
 
+/* How many CSV columns one statement may find holding text (each read as
+ * text from then on) before its error is the user's. */
+#define TT_DDB_DEMOTIONS 8
+
+/* Prepares (checked), runs and reads the first chunk of text, so that
+ * an error of DuckDB's reading shows here; false with err (the result
+ * kept for tt_ddb_csv_demote). */
+static bool tt_ddb_start(tt_ddb_run *run, const char *text, tt_error *err) {
+  if (!tt_ddb_prepare(run, text, &run->prep, err)) return false;
+  char *wrapped = tt_ddb_cast_wrap(run, text);
+  if (wrapped) {
+    run->api->destroy_prepare(&run->prep);
+    bool ok = tt_ddb_prepare(run, wrapped, &run->prep, err);
+    free(wrapped);
+    if (!ok) return false;
+  }
+  memset(&run->res, 0, sizeof run->res);
+  ddb_state st = run->api->execute_prepared_streaming(run->prep, &run->res);
+  run->have_res = true;
+  const char *e = NULL;
+  if (st == DDB_SUCCESS) {
+    run->chunk = run->api->fetch_chunk(run->res);
+    if (run->chunk) {
+      run->chunk_rows = run->api->data_chunk_get_size(run->chunk);
+      run->chunk_pos = 0;
+      return true;
+    }
+    e = run->api->result_error(&run->res);
+    if (!(e && *e) && !tt_ddb_fired(run)) {
+      run->ended = true; /* no row at all */
+      return true;
+    }
+  } else {
+    e = run->api->result_error(&run->res);
+  }
+  tt_ddb_fail(run, e, err);
+  return false;
+}
+
+/* What tt_ddb_start made, undone for another attempt. */
+static void tt_ddb_run_reset(tt_ddb_run *run) {
+  if (run->chunk) run->api->destroy_data_chunk(&run->chunk);
+  if (run->have_res) run->api->destroy_result(&run->res);
+  if (run->prep) run->api->destroy_prepare(&run->prep);
+  run->chunk = NULL;
+  run->have_res = false;
+  run->prep = NULL;
+}
+
 tt_ddb_run *tt_ddb_run_open(tt_db *db, const char *sql, size_t len, double timeout_s,
                             tt_error *err) {
   if (!tt_db_check_sql_text(sql, len, db->trusted_text, err)) return NULL;
@@ -574,23 +630,16 @@ tt_ddb_run *tt_ddb_run_open(tt_db *db, const char *sql, size_t len, double timeo
   }
   run->watching = true;
   char *text = tt_xstrndup(sql, len);
-  bool ok = tt_ddb_prepare(run, text, &run->prep, err);
-  char *wrapped = ok ? tt_ddb_cast_wrap(run, text) : NULL;
-  if (wrapped) {
-    run->api->destroy_prepare(&run->prep);
-    ok = tt_ddb_prepare(run, wrapped, &run->prep, err);
-    free(wrapped);
+  bool ok = false;
+  for (int attempt = 0;; attempt++) {
+    ok = tt_ddb_start(run, text, err);
+    if (ok || attempt >= TT_DDB_DEMOTIONS || tt_ddb_fired(run) ||
+        !tt_ddb_csv_demote(db, run->have_res ? run->api->result_error(&run->res) : NULL))
+      break;
+    /* a CSV column read as text from now on: the same statement again */
+    tt_ddb_run_reset(run);
   }
   free(text);
-  if (ok) {
-    memset(&run->res, 0, sizeof run->res);
-    ddb_state st = run->api->execute_prepared_streaming(run->prep, &run->res);
-    run->have_res = true;
-    if (st != DDB_SUCCESS) {
-      tt_ddb_fail(run, run->api->result_error(&run->res), err);
-      ok = false;
-    }
-  }
   tt_ddb_arm(run, false);
   if (!ok) {
     tt_ddb_run_free(run);
@@ -620,6 +669,9 @@ int tt_ddb_run_next(tt_ddb_run *run, const tt_value **row, size_t *row_bytes, tt
       pthread_mutex_unlock(&run->mu);
       if ((e && *e) || fired) {
         tt_ddb_fail(run, e, err);
+        if (!fired && tt_ddb_csv_demote(run->db, e))
+          tt_error_hint(err, "the column is read as text from now on: run the query again (with "
+                             "TRY_CAST where it needs numbers)");
         return -1;
       }
       run->ended = true;
