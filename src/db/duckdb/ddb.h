@@ -2,8 +2,8 @@
  * src/db/duckdb/: the engine's state, the files a target names and the
  * views made over them (ddb_files.c), CSV reading options (ddb_csv.c),
  * the database set up and locked down (ddb_open.c), one statement run
- * under the statement check and a time limit (ddb_run.c), and the catalog
- * (ddb_catalog.c). */
+ * under the statement check and a time limit (ddb_run.c), its columns and
+ * values (ddb_values.c), and the catalog (ddb_catalog.c). */
 #ifndef TT_DB_DDB_H
 #define TT_DB_DDB_H
 
@@ -71,10 +71,12 @@ extern const char *const tt_ddb_csv_nulls[];
 void tt_ddb_csv_options(const tt_ddb_view *v, tt_csv_header header, tt_buf *out);
 /* When msg is DuckDB's error for a CSV value past its sample that is not
  * of the column's sniffed type ("Error when converting column \"qty\""),
- * that column of that file's view is read as text from now on (the view
- * made again) and the warning says so; true when the view changed, so that
- * the statement may run again. */
-bool tt_ddb_csv_demote(tt_db *db, const char *msg);
+ * that column of that file's view is to be read as text from now on: the
+ * view (to make again, tt_ddb_view_make), *column the column's name
+ * (free()); else NULL. */
+tt_ddb_view *tt_ddb_csv_demote(tt_ddb *dd, const char *msg, char **column);
+/* Adds to dd's warning that column of v is read as text. */
+void tt_ddb_csv_note(tt_ddb *dd, const tt_ddb_view *v, const char *column);
 
 /* ---- opening (ddb_open.c) -------------------------------------------------- */
 
@@ -100,6 +102,32 @@ tt_ddb_run *tt_ddb_run_open(tt_db *db, const char *sql, size_t len, double timeo
 int tt_ddb_run_next(tt_ddb_run *run, const tt_value **row, size_t *row_bytes, tt_error *err);
 void tt_ddb_run_close(tt_ddb_run *run);
 tt_engine_cursor *tt_ddb_run_base(tt_ddb_run *run);
+
+/* ---- result columns and values (ddb_values.c) ---------------------------- */
+
+/* A result's columns as read once, and the current row's values. */
+typedef struct tt_ddb_cols {
+  const tt_ddb_api *api;
+  size_t n;
+  ddb_type *types;        /* per column: the type id */
+  ddb_type *inner;        /* DECIMAL and ENUM: their storage type */
+  uint8_t *width, *scale; /* DECIMAL */
+  char ***enums;          /* ENUM: the dictionary (in the arena) */
+  uint32_t *nenums;
+  tt_value *row;          /* the current row */
+  tt_buf *text;           /* per column: formatted values (valid until the next row) */
+} tt_ddb_cols;
+
+/* Whether values of type t are read from DuckDB's vectors directly (else
+ * DuckDB casts them to VARCHAR first). */
+bool tt_ddb_type_direct(ddb_type t);
+/* res's columns into cols; their names and declared types (allocated in a)
+ * into *names and *decltypes. */
+void tt_ddb_cols_read(tt_ddb_cols *cols, const tt_ddb_api *api, ddb_result *res, tt_arena *a,
+                      const char ***names, const char ***decltypes);
+/* Row r of chunk into cols->row. */
+void tt_ddb_cols_row(tt_ddb_cols *cols, ddb_data_chunk chunk, ddb_idx r);
+void tt_ddb_cols_free(tt_ddb_cols *cols);
 
 /* Runs setup SQL of tabletalk's own (no result wanted); false with err. */
 bool tt_ddb_exec(tt_ddb *dd, const char *sql, tt_error *err);

@@ -59,13 +59,13 @@ static char *tt_ddb_between(const char *msg, const char *after, char until) {
   return e && e > p ? tt_xstrndup(p, (size_t)(e - p)) : NULL;
 }
 
-bool tt_ddb_csv_demote(tt_db *db, const char *msg) {
-  tt_ddb *dd = tt_ddb_of(db);
-  if (!msg || !strstr(msg, "CSV Error")) return false;
+tt_ddb_view *tt_ddb_csv_demote(tt_ddb *dd, const char *msg, char **column) {
+  *column = NULL;
+  if (!msg || !strstr(msg, "CSV Error")) return NULL;
   char *col = tt_ddb_between(msg, "Error when converting column \"", '"');
   char *file = tt_ddb_between(msg, "file = ", '\n');
-  bool changed = false;
-  for (size_t i = 0; col && file && i < dd->nviews && !changed; i++) {
+  tt_ddb_view *found = NULL;
+  for (size_t i = 0; col && file && i < dd->nviews && !found; i++) {
     tt_ddb_view *v = &dd->views[i];
     bool mine = false;
     for (size_t f = 0; f < v->nfiles; f++) mine = mine || strcmp(v->files[f], file) == 0;
@@ -75,19 +75,20 @@ bool tt_ddb_csv_demote(tt_db *db, const char *msg) {
     if (!mine) continue;
     v->text_cols = tt_xrealloc(v->text_cols, sizeof *v->text_cols * (v->ntext_cols + 1));
     v->text_cols[v->ntext_cols++] = tt_xstrdup(col);
-    tt_error err;
-    changed = tt_ddb_view_make(db, dd, v, &err);
-    if (changed) {
-      char *w = tt_xasprintf("%s%sin %s, column %s holds values that are not numbers past the "
-                             "rows DuckDB sampled: it is read as text (TRY_CAST(%s AS DOUBLE) "
-                             "reads its numbers)",
-                             dd->warning ? dd->warning : "", dd->warning ? "; " : "", file, col,
-                             col);
-      free(dd->warning);
-      dd->warning = w;
-    }
+    found = v;
   }
-  free(col);
   free(file);
-  return changed;
+  if (found) *column = col;
+  else free(col);
+  return found;
+}
+
+void tt_ddb_csv_note(tt_ddb *dd, const tt_ddb_view *v, const char *column) {
+  char *w = tt_xasprintf("%s%sin %s, column %s holds values that are not numbers past the rows "
+                         "DuckDB sampled: it is read as text (TRY_CAST(%s AS DOUBLE) reads its "
+                         "numbers)",
+                         dd->warning ? dd->warning : "", dd->warning ? "; " : "",
+                         v->nfiles == 1 ? v->files[0] : v->name, column, column);
+  free(dd->warning);
+  dd->warning = w;
 }
