@@ -5,7 +5,9 @@ binary: every line of tests/corpus/duckdb-attacks.tsv is run with
 must end as the line says (ok, refused, error). Afterwards every file of the
 folder (the files given and the secret beside them) has the sha256 it had
 and nothing was created in it. The .duckdb file is hostile: views and a
-table macro planted in it read files that were never given.
+table macro planted in it read files that were never given, and macros
+named like built-in functions (lower, sum, current_database) must never
+replace them.
 
 Usage: duckdb_attacks.py TABLETALK DDB_MAKE CORPUS. Exit 77 (skipped) only
 when libduckdb is not installed (scripts/fetch-duckdb.sh installs it)."""
@@ -60,7 +62,9 @@ def build(ddb_make, top):
          "CREATE VIEW evil AS SELECT * FROM read_text('/etc/hostname');"
          f"CREATE VIEW evil_secret AS SELECT * FROM read_text('{secret}');"
          "CREATE MACRO leak(p) AS TABLE SELECT * FROM read_text(p);"
-         "CREATE MACRO twice(x) AS x * 2;")
+         "CREATE MACRO twice(x) AS x * 2;"
+         "CREATE MACRO lower(x) AS 'pwned'; CREATE MACRO current_database() AS 'nope';"
+         "CREATE MACRO sum(x) AS 0;")
     targets = {
         "csv": os.path.join(data, "people.csv"),
         "parquet": os.path.join(data, "people.parquet"),
@@ -76,7 +80,7 @@ def main():
     top = tempfile.mkdtemp(prefix="tt-duckdb-attacks-")
     data, secret, targets = build(ddb_make, top)
     before = snapshot(top)
-    expect_code = {"ok": 0, "refused": 3, "error": 1}
+    expect_code = {"ok": 0, "refused": 3, "error": 1}  # "ok:TEXT": TEXT in the output too
     failures, n = [], 0
     with open(corpus) as f:
         lines = [l.rstrip("\n") for l in f if l.strip() and not l.startswith("#")]
@@ -91,6 +95,9 @@ def main():
         r = subprocess.run(args,
                            capture_output=True, text=True, env=env, timeout=120)
         n += 1
+        expected, _, must = expected.partition(":")
+        if must and must not in r.stdout:
+            failures.append(f"{target}: {sql!r}: {must!r} not in the output: {r.stdout[:300]}")
         if r.returncode != expect_code[expected]:
             failures.append(f"{target}: {sql!r}: exit {r.returncode}, wanted {expected}: "
                             f"{(r.stderr or r.stdout).strip()[:300]}")

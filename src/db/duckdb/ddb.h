@@ -41,6 +41,8 @@ typedef struct tt_ddb {
   tt_ddb_view *views;
   size_t nviews;
   char dialect[32];     /* "DuckDB 1.5.6" */
+  char *dbname;         /* the database's catalog name ("memory", a file's stem) */
+  char *dbname_sql;     /* the same as an SQL string literal, for the catalog's queries */
   char *warning;        /* what is not read (files a glob matched that are not
                          * regular files), or NULL */
 } tt_ddb;

@@ -216,20 +216,37 @@ static void tt_ddbc_csv_prescan(tt_db *db) {
   }
 }
 
+/* One of the catalog's queries with the database's name (every %s). */
+static tt_result *tt_ddbc_query_in(tt_db *db, const char *fmt, tt_error *err) {
+  const char *name = tt_ddb_of(db)->dbname_sql;
+  tt_buf b = TT_BUF_INIT;
+  for (const char *p = fmt; *p; p++) {
+    if (p[0] == '%' && p[1] == 's') {
+      tt_buf_puts(&b, name);
+      p++;
+    } else {
+      tt_buf_putc(&b, *p);
+    }
+  }
+  tt_result *r = tt_ddbc_query(db, tt_buf_cstr(&b), err);
+  tt_buf_free(&b);
+  return r;
+}
+
 tt_catalog *tt_ddb_catalog_load(tt_db *db, tt_error *err) {
   tt_ddbc_csv_prescan(db);
-  tt_result *list = tt_ddbc_query(
+  tt_result *list = tt_ddbc_query_in(
       db,
       "SELECT * FROM (SELECT schema_name AS s, table_name AS t, false, estimated_size, comment "
-      "FROM duckdb_tables() WHERE NOT internal AND database_name = current_database() UNION ALL "
+      "FROM duckdb_tables() WHERE NOT internal AND database_name = %s UNION ALL "
       "SELECT schema_name, view_name, true, NULL, comment FROM duckdb_views() WHERE NOT "
-      "internal AND database_name = current_database()) ORDER BY s <> 'main', s, t",
+      "internal AND database_name = %s) ORDER BY s <> 'main', s, t",
       err);
   tt_result *cols =
-      list ? tt_ddbc_query(db,
+      list ? tt_ddbc_query_in(db,
                            "SELECT schema_name, table_name, column_name, data_type, "
                            "is_nullable::INTEGER, column_default, comment FROM duckdb_columns() "
-                           "WHERE NOT internal AND database_name = current_database() "
+                           "WHERE NOT internal AND database_name = %s "
                            "ORDER BY schema_name, table_name, column_index",
                            err)
            : NULL;
@@ -238,13 +255,13 @@ tt_catalog *tt_ddb_catalog_load(tt_db *db, tt_error *err) {
     return NULL;
   }
   tt_error kerr;
-  tt_result *pks = tt_ddbc_query(
+  tt_result *pks = tt_ddbc_query_in(
       db,
       "SELECT schema_name, table_name, unnest(constraint_column_names), "
       "generate_subscripts(constraint_column_names, 1) FROM duckdb_constraints() WHERE "
-      "constraint_type = 'PRIMARY KEY' AND database_name = current_database()",
+      "constraint_type = 'PRIMARY KEY' AND database_name = %s",
       &kerr);
-  tt_result *fks = tt_ddbc_query(
+  tt_result *fks = tt_ddbc_query_in(
       db,
       "SELECT schema_name, table_name, unnest(constraint_column_names), referenced_table, "
       "unnest(referenced_column_names), generate_subscripts(constraint_column_names, 1) FROM "

@@ -12,7 +12,8 @@
  * anything), lock_configuration on (no SET can undo any of it). Views are
  * bound when a query reads them, so they read their files under the same
  * lock. A .duckdb file's own views and macros run under it too: they can
- * read no file but the database itself. */
+ * read no file but the database itself, and built-in functions come
+ * before the file's macros in the search path, so that none is replaced. */
 #include "db/duckdb/ddb.h"
 
 #include <stdio.h>
@@ -104,6 +105,69 @@ bool tt_ddb_view_make(tt_db *db, tt_ddb *dd, const tt_ddb_view *v, tt_error *err
   return ok;
 }
 
+/* The first column of the first row of sql (tabletalk's own) as text
+ * (allocated), or NULL. */
+static char *tt_ddb_scalar_text(tt_ddb *dd, const char *sql) {
+  const tt_ddb_api *api = dd->api;
+  ddb_result r;
+  memset(&r, 0, sizeof r);
+  char *out = NULL;
+  if (api->query(dd->conn, sql, &r) == DDB_SUCCESS) {
+    ddb_data_chunk chunk = api->fetch_chunk(r);
+    if (chunk && api->data_chunk_get_size(chunk) > 0) {
+      ddb_vector v = api->data_chunk_get_vector(chunk, 0);
+      const uint64_t *valid = api->vector_get_validity(v);
+      const ddb_string *s = api->vector_get_data(v);
+      if (s && (!valid || (valid[0] & 1))) {
+        uint32_t len = s->value.inlined.length;
+        out = tt_xstrndup(len <= 12 ? s->value.inlined.inlined : s->value.pointer.ptr, len);
+      }
+    }
+    if (chunk) api->destroy_data_chunk(&chunk);
+  }
+  api->destroy_result(&r);
+  return out;
+}
+
+/* Built-in functions before the database's own: a macro of a .duckdb
+ * file named like one (lower, count, current_database) never replaces
+ * it, for tabletalk's queries or the model's. The file's own macros (new
+ * names) are named in the warning: they are SQL, run only when a query
+ * names them, under the same lock. */
+static bool tt_ddb_builtins_first(tt_ddb *dd, tt_error *err) {
+  dd->dbname = tt_ddb_scalar_text(dd, "SELECT system.main.current_database()");
+  if (!dd->dbname) {
+    tt_db_set_error(err, TT_ERR_UNAVAILABLE, "DuckDB does not name its database");
+    return false;
+  }
+  tt_buf b = TT_BUF_INIT, path = TT_BUF_INIT;
+  tt_buf_put_sql_string(&b, dd->dbname);
+  dd->dbname_sql = tt_buf_detach(&b);
+  tt_buf_puts(&path, "system.main,");
+  tt_buf_put_sql_ident(&path, dd->dbname);
+  tt_buf_puts(&path, ".main");
+  tt_buf_puts(&b, "SET search_path = ");
+  tt_buf_put_sql_string(&b, tt_buf_cstr(&path));
+  bool ok = tt_ddb_exec(dd, tt_buf_cstr(&b), err);
+  tt_buf_free(&b);
+  tt_buf_free(&path);
+  char *macros = ok ? tt_ddb_scalar_text(
+                          dd, "SELECT string_agg(DISTINCT function_name, ', ' ORDER BY "
+                              "function_name) FROM system.main.duckdb_functions() WHERE NOT "
+                              "internal AND function_type IN ('macro', 'table_macro')")
+                    : NULL;
+  if (macros && *macros) {
+    char *w = tt_xasprintf("%s%sthe database defines macros (%.300s): a query that names one "
+                           "runs its SQL, under the same lock; built-in functions of the same "
+                           "name are never replaced by them",
+                           dd->warning ? dd->warning : "", dd->warning ? "; " : "", macros);
+    free(dd->warning);
+    dd->warning = w;
+  }
+  free(macros);
+  return ok;
+}
+
 /* allowed_paths exactly the files given, then no other access, then no
  * more changes. */
 static bool tt_ddb_lock(tt_ddb *dd, tt_error *err) {
@@ -150,7 +214,7 @@ bool tt_ddb_setup(tt_db *db, tt_ddb *dd, tt_error *err) {
     }
   snprintf(dd->dialect, sizeof dd->dialect, "DuckDB %s", api->library_version());
   if (dd->dialect[7] == 'v') memmove(dd->dialect + 7, dd->dialect + 8, strlen(dd->dialect + 8) + 1);
-  return tt_ddb_lock(dd, err);
+  return tt_ddb_builtins_first(dd, err) && tt_ddb_lock(dd, err);
 }
 
 void tt_ddb_shut(tt_ddb *dd) {
@@ -159,4 +223,6 @@ void tt_ddb_shut(tt_ddb *dd) {
   if (dd->dbh) dd->api->close(&dd->dbh);
   tt_ddb_files_free(dd);
   free(dd->warning);
+  free(dd->dbname);
+  free(dd->dbname_sql);
 }

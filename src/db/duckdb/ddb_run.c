@@ -121,6 +121,13 @@ static void tt_ddb_fail(tt_ddb_run *run, const char *msg, tt_error *err) {
                  msg);
     return;
   }
+  /* CREATE of any kind fails while binding, before its type is known:
+   * built-in functions come first in the search path (ddb_open.c), and
+   * DuckDB creates nothing there */
+  if (strstr(msg, "Cannot create entry in system catalog")) {
+    tt_db_refuse(err, TT_REFUSE_SCHEMA, "schema changes are not allowed: only a SELECT runs");
+    return;
+  }
   if (strncmp(msg, "Out of Memory Error", 19) == 0) {
     tt_db_set_error(err, TT_ERR_LIMIT, "DuckDB: %s", msg);
     tt_error_hint(err, "the query needs more memory than DuckDB's memory_limit: aggregate more, "

@@ -74,8 +74,9 @@ static bool tt_ddb_catalog_stamp(tt_db *db, tt_catalog_stamp *out, tt_error *err
   const tt_ddb *dd = tt_ddb_of(db);
   tt_buf id = TT_BUF_INIT, schema = TT_BUF_INIT;
   /* the engine's reading rules are part of what the cards say (v2: CSV
-   * columns holding text past the sample read as text) */
-  tt_buf_printf(&id, "duckdb-v2:%s:header=%d", db->target.path, (int)db->opts.csv_header);
+   * columns holding text past the sample read as text; v3: built-in
+   * functions before a file's macros) */
+  tt_buf_printf(&id, "duckdb-v3:%s:header=%d", db->target.path, (int)db->opts.csv_header);
   tt_ddb_files_stamp(dd, &schema);
   out->identity = tt_buf_detach(&id);
   out->schema = tt_buf_detach(&schema);
