@@ -265,8 +265,7 @@ tt_catalog *tt_ddb_catalog_load(tt_db *db, tt_error *err) {
       db,
       "SELECT schema_name, table_name, unnest(constraint_column_names), referenced_table, "
       "unnest(referenced_column_names), generate_subscripts(constraint_column_names, 1) FROM "
-      "duckdb_constraints() WHERE constraint_type = 'FOREIGN KEY' AND database_name = "
-      "current_database()",
+      "duckdb_constraints() WHERE constraint_type = 'FOREIGN KEY' AND database_name = %s",
       &kerr);
   size_t n = list->nrows;
   tt_catalog *cat = tt_xcalloc(1, sizeof *cat);

@@ -72,6 +72,10 @@ static void tt_ddb_put_file_list(const tt_ddb_view *v, tt_buf *b) {
 /* CREATE VIEW name AS SELECT * FROM read_...([files], options). */
 static void tt_ddb_view_sql(const tt_db *db, const tt_ddb_view *v, tt_buf *b) {
   tt_buf_puts(b, "CREATE OR REPLACE VIEW ");
+  if (tt_ddb_of(db)->dbname) { /* made again later: built-ins come first in the search path */
+    tt_buf_put_sql_ident(b, tt_ddb_of(db)->dbname);
+    tt_buf_puts(b, ".main.");
+  }
   tt_buf_put_sql_ident(b, v->name);
   tt_buf_puts(b, " AS SELECT * FROM ");
   switch (v->format) {
