@@ -184,3 +184,16 @@ test('a CSV column with text past DuckDB\'s sample: read as text and said so, ne
   for (let i = 0; i < 30000; i++) if (i !== 25000) total += i % 7;
   assert.deepEqual(q.json.rows, [[1, total]]);
 });
+
+test('a .duckdb file\'s macros never replace a built-in function, and the cards name them', { skip }, async () => {
+  const dir = tempDir('tabletalk-duckdb-macros-');
+  const db = path.join(dir, 'planted.duckdb');
+  const r = make(db, "CREATE TABLE t(a VARCHAR); INSERT INTO t VALUES ('ABC'); CREATE MACRO lower(x) AS 'pwned';");
+  assert.equal(r.status, 0, r.stderr);
+  const q = await run(['sql', db, 'SELECT lower(a) FROM t', '--json']);
+  assert.equal(q.code, 0, q.stderr);
+  assert.deepEqual(q.json.rows, [['abc']]);
+  const s = await run(['schema', db]);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stdout, /# Note: the database defines macros \(lower\): a query that names one runs its SQL, under the same lock; built-in functions of the same name are never replaced by them/);
+});
