@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # deps.sh [build|test] — makes sure the Debian packages tabletalk needs are
 # installed: installs the missing ones with apt-get when run as root,
-# otherwise prints the exact apt-get line and exits with status 2.
+# otherwise prints the exact apt-get line and exits with status 2. Then
+# fetches DuckDB's release library (scripts/fetch-duckdb.sh: pinned npm
+# package, sha256 checked), which tabletalk loads on first use for Parquet,
+# JSON, .duckdb files and large CSV.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 
 # libpq talks to PostgreSQL servers; libpg_query parses their SQL for the
 # read-only guard (PostgreSQL 15's own parser). libmariadb (MariaDB
@@ -36,9 +40,9 @@ for p in "${need[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ]; then
+  :
+elif [ "$(id -u)" -eq 0 ]; then
   echo "deps.sh: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   if ! apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; then
@@ -51,3 +55,5 @@ else
   echo "  sudo apt-get install -y ${missing[*]}" >&2
   exit 2
 fi
+
+"$here/fetch-duckdb.sh"

@@ -173,8 +173,8 @@ enum {
   TT_OPT_MAX_TOKENS, TT_OPT_TEMPERATURE, TT_OPT_SEED, TT_OPT_PROFILE,
   /* limits, state and the database (tt_opts_limits, tt_opts_db) */
   TT_OPT_SQL_TIMEOUT, TT_OPT_SCHEMA_BUDGET, TT_OPT_IMMUTABLE, TT_OPT_KNOWLEDGE, TT_OPT_STATE_DIR,
-  TT_OPT_HEADER, TT_OPT_NO_HEADER, TT_OPT_CSV_TYPES, TT_OPT_DB_URL, TT_OPT_SCHEMAS, TT_OPT_TRUST_FUNCTIONS,
-  TT_OPT_SELECTOR,
+  TT_OPT_HEADER, TT_OPT_NO_HEADER, TT_OPT_CSV_TYPES, TT_OPT_ENGINE, TT_OPT_DB_URL, TT_OPT_SCHEMAS,
+  TT_OPT_TRUST_FUNCTIONS, TT_OPT_SELECTOR,
   /* charts an agent draws (tt_opts_chart) */
   TT_OPT_SIZE, TT_OPT_CHART_FORMAT, TT_OPT_NO_PREVIEW,
   /* a run of the agent shown to a person (ask, chat) */
@@ -236,6 +236,13 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
 /* --db-url URL: the database as a PostgreSQL URI instead of the DB argument
  * (main.c puts it where DB goes); --schemas LIST: which PostgreSQL schemas
  * the catalog lists. Commands with their own tables list the same entries. */
+#define TT_DOC_ENGINE                                                                       \
+  "Which engine reads a file: `sqlite` or `duckdb` (default `auto`: Parquet, JSON, .duckdb "  \
+  "files and globs are read by DuckDB, CSV and TSV files by SQLite below 64 MiB and by "      \
+  "DuckDB from there on; see docs/guide/duckdb.md)."
+#define TT_OPT_ENGINE_ENTRY                                                                \
+  {TT_OPT_ENGINE, "engine", 0, TT_ARG_REQUIRED, "NAME", "sqlite or duckdb reads the file",  \
+   TT_COMPLETE_WORDS, "auto sqlite duckdb", TT_DOC_ENGINE}
 #define TT_OPT_DB_URL_ENTRY                                                                \
   {TT_OPT_DB_URL, "db-url", 0, TT_ARG_REQUIRED, "URL", "a postgres:// URI instead of DB",   \
    TT_COMPLETE_NOTHING, NULL, TT_DOC_DB_URL}

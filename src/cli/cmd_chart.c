@@ -64,6 +64,7 @@ static const tt_opt tt_chart_query[] = {
     {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, NULL, TT_COMPLETE_NOTHING, NULL,
      TT_DOC_IMMUTABLE},
     TT_OPT_DB_URL_ENTRY,
+    TT_OPT_ENGINE_ENTRY,
     {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_HEADER},
     {TT_OPT_NO_HEADER, "no-header", 0, TT_ARG_NONE, NULL, "a CSV file's first line is data", TT_COMPLETE_NOTHING, NULL,
@@ -172,6 +173,7 @@ typedef struct tt_chart_cli {
   int preview; /* -1 never, 0 on a terminal, 1 always */
   bool json;
   tt_db_opts db;
+  const char *engine; /* --engine */
 } tt_chart_cli;
 
 static int tt_chart_option(void *ud, int id, const char *val) {
@@ -220,6 +222,7 @@ static int tt_chart_option(void *ud, int id, const char *val) {
     if (!rc) c->db.csv_types = val;
     return rc;
   }
+  case TT_OPT_ENGINE: c->engine = val; return 0;
   }
   return 0;
 }
@@ -282,6 +285,7 @@ int cmd_chart(int argc, char **argv) {
   cfg.immutable = c.db.immutable;
   cfg.csv_header = c.db.csv_header;
   cfg.csv_types = c.db.csv_types;
+  cfg.engine = c.engine;
   tt_error dberr;
   if (tt_config_resolve(&cfg, &dberr)) svc = tt_service_open(&cfg, 0, &dberr);
   if (svc) {

@@ -40,6 +40,7 @@ static const tt_opt tt_schema_own[] = {
     {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_IMMUTABLE},
     TT_OPT_DB_URL_ENTRY,
+    TT_OPT_ENGINE_ENTRY,
     TT_OPT_SCHEMAS_ENTRY,
     TT_OPT_TRUST_FUNCTIONS_ENTRY,
     {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL,
@@ -104,6 +105,7 @@ static int tt_schema_option(void *ud, int id, const char *val) {
     if (!rc) s->cfg.csv_types = val;
     return rc;
   }
+  case TT_OPT_ENGINE: s->cfg.engine = val; return 0;
   case TT_OPT_BUDGET: {
     s->cost = true;
     /* --budget=N, or --budget N when the next word is a number */

@@ -35,6 +35,7 @@ static const tt_opt tt_sql_own[] = {
     {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open with immutable=1 (no locking)", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_IMMUTABLE},
     TT_OPT_DB_URL_ENTRY,
+    TT_OPT_ENGINE_ENTRY,
     TT_OPT_TRUST_FUNCTIONS_ENTRY,
     {TT_OPT_HEADER, "header", 0, TT_ARG_NONE, NULL, "a CSV file's first line names the columns", TT_COMPLETE_NOTHING, NULL,
      TT_DOC_HEADER},
@@ -118,6 +119,7 @@ static int tt_sql_option(void *ud, int id, const char *arg) {
     if (!rc) q->cfg.csv_types = arg;
     return rc;
   }
+  case TT_OPT_ENGINE: q->cfg.engine = arg; return 0;
   }
   return 0;
 }
@@ -256,7 +258,8 @@ static int tt_print_table(const tt_result *r) {
 static tt_service *tt_sql_open(tt_sql_cli *q, const char *path, tt_error *err) {
   q->cfg.db = path;
   tt_db_target t;
-  bool csv = tt_db_target_parse(path, &t, err) && t.kind == TT_DB_KIND_CSV;
+  bool csv = tt_db_target_parse_engine(path, q->cfg.engine, &t, err) &&
+             (t.kind == TT_DB_KIND_CSV || t.kind == TT_DB_KIND_DUCKDB);
   tt_db_target_free(&t);
   if (!csv) tt_watchdog_arm(q->cfg.sql_timeout_s, q->fmt);
   tt_service *svc = tt_config_resolve(&q->cfg, err) ? tt_service_open(&q->cfg, 0, err) : NULL;

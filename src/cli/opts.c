@@ -108,6 +108,7 @@ const tt_opt_group tt_opts_limits = {"Limits", true, tt_data_opts};
 
 static const tt_opt tt_dbfile_opts[] = {
     TT_OPT_DB_URL_ENTRY,
+    TT_OPT_ENGINE_ENTRY,
     TT_OPT_SCHEMAS_ENTRY,
     TT_OPT_TRUST_FUNCTIONS_ENTRY,
     {TT_OPT_IMMUTABLE, "immutable", 0, TT_ARG_NONE, NULL, "open the database with immutable=1", TT_COMPLETE_NOTHING, NULL,

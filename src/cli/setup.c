@@ -80,6 +80,7 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     if (!rc) o->cfg.csv_types = arg;
     return rc;
   }
+  case TT_OPT_ENGINE: o->cfg.engine = arg; return 0;
   case TT_OPT_KNOWLEDGE: o->cfg.knowledge = arg; return 0;
   case TT_OPT_SCHEMAS: {
     int rc = tt_cli_schemas_option(cmd, arg);

@@ -25,7 +25,16 @@ tt_db *tt_db_open_target(const tt_db_target *t, const tt_db_opts *opts, tt_error
   db->target.engine = db->engine->name;
   db->name = db->target.shown;
   db->opts = opts ? *opts : tt_db_default_opts();
-  if (!db->engine->open(db, err)) {
+  bool ok = db->engine->open(db, err);
+  if (!ok && t->engine_auto && err->kind == TT_ERR_UNAVAILABLE) {
+    /* a large CSV file without libduckdb: read as any CSV file is */
+    db->target.kind = TT_DB_KIND_CSV;
+    db->target.engine_auto = false;
+    db->engine = tt_db_engine_for(TT_DB_KIND_CSV);
+    db->target.engine = db->engine->name;
+    ok = db->engine->open(db, err);
+  }
+  if (!ok) {
     tt_db_target_scrub(&db->target, err);
     tt_db_target_free(&db->target);
     free(db);

@@ -33,6 +33,7 @@ typedef enum tt_db_kind {
   TT_DB_KIND_CSV,
   TT_DB_KIND_POSTGRES,
   TT_DB_KIND_MYSQL, /* MySQL and MariaDB servers: mysql:// and mariadb:// */
+  TT_DB_KIND_DUCKDB, /* Parquet, JSON, .duckdb files, globs, and large CSV: DuckDB */
 } tt_db_kind;
 
 typedef struct tt_db_target {
@@ -45,7 +46,12 @@ typedef struct tt_db_target {
   char *shown;        /* for people, traces and thread keys: path for files, the URI with its
                        * password replaced by "***" (today's tt_pg_redact_uri) */
   bool uri;           /* named by a URI (a server's database), not a file or folder */
+  bool engine_auto;   /* a CSV file given to DuckDB for its size alone: read by SQLite
+                       * instead when libduckdb is not installed */
 } tt_db_target;
+
+/* CSV files from this size on are read by DuckDB (unless --engine says). */
+#define TT_DB_DUCKDB_CSV_BYTES (64LL * 1024 * 1024)
 
 /* Works out which engine reads given and how it is named; makes no
  * connection (it may stat/realpath, and read the first 4 KiB of a file
@@ -57,6 +63,15 @@ typedef struct tt_db_target {
  * SQLite's header, is CSV; anything else a SQLite file. false with err (TT_ERR_CONFIG) when given is empty. Free with
  * tt_db_target_free. */
 bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err);
+/* The same with the engine the user chose (--engine: "sqlite" or
+ * "duckdb"; NULL or "" or "auto": by the name and size). .parquet,
+ * .json, .ndjson, .jsonl and .duckdb files and globs (a name with *, ? or
+ * [ that names no file) are DuckDB's, and CSV/TSV files of
+ * TT_DB_DUCKDB_CSV_BYTES or more; --engine duckdb takes a CSV file of any
+ * size, --engine sqlite a CSV file of any size. Any other pairing is a
+ * TT_ERR_CONFIG error. */
+bool tt_db_target_parse_engine(const char *given, const char *engine, tt_db_target *out,
+                               tt_error *err);
 void tt_db_target_free(tt_db_target *t);
 /* When s is the URI of a database server (any engine's scheme) holding a
  * password, s with the password replaced by "***" (free()); else NULL.
@@ -138,10 +153,12 @@ typedef enum tt_db_refusal {
   TT_REFUSE_TEXT,        /* a NUL byte or invalid UTF-8 in the SQL text */
   TT_REFUSE_EMPTY,       /* no statement: empty or only comments */
   TT_REFUSE_OTHER,       /* anything else that is not a read */
+  TT_REFUSE_FILE,        /* DuckDB: a file, folder or URL other than those given */
 } tt_db_refusal;
 
 /* "write", "schema", "attach", "transaction", "pragma", "function",
- * "internals", "multiple", "explain", "text", "empty", "other" ("none"). */
+ * "internals", "multiple", "explain", "text", "empty", "other", "file"
+ * ("none"). */
 const char *tt_db_refusal_name(tt_db_refusal r);
 /* True when the refused statement would have changed the database: its
  * data or its schema. */

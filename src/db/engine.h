@@ -85,10 +85,11 @@ struct tt_db_engine {
 };
 
 /* The tables, each defined in its engine's folder (sqlite/sqlite.c,
- * pg/pg.c, mysql/mysql.c). Only engines.c names them. */
+ * pg/pg.c, mysql/mysql.c, duckdb/duckdb.c). Only engines.c names them. */
 extern const tt_db_engine tt_db_engine_sqlite;
 extern const tt_db_engine tt_db_engine_pg;
 extern const tt_db_engine tt_db_engine_mysql;
+extern const tt_db_engine tt_db_engine_duckdb;
 
 /* engines.c: the engine that reads targets of this kind. */
 const tt_db_engine *tt_db_engine_for(tt_db_kind kind);

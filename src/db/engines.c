@@ -8,6 +8,7 @@ static const tt_db_engine *const tt_db_engines[] = {
     [TT_DB_KIND_CSV] = &tt_db_engine_sqlite, /* loaded into an in-memory SQLite database */
     [TT_DB_KIND_POSTGRES] = &tt_db_engine_pg,
     [TT_DB_KIND_MYSQL] = &tt_db_engine_mysql,
+    [TT_DB_KIND_DUCKDB] = &tt_db_engine_duckdb,
 };
 
 const tt_db_engine *tt_db_engine_for(tt_db_kind kind) {

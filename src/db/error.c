@@ -30,7 +30,7 @@ const char *tt_db_refusal_name(tt_db_refusal r) {
       [TT_REFUSE_FUNCTION] = "function",   [TT_REFUSE_INTERNALS] = "internals",
       [TT_REFUSE_MULTIPLE] = "multiple",   [TT_REFUSE_EXPLAIN] = "explain",
       [TT_REFUSE_TEXT] = "text",           [TT_REFUSE_EMPTY] = "empty",
-      [TT_REFUSE_OTHER] = "other",
+      [TT_REFUSE_OTHER] = "other",         [TT_REFUSE_FILE] = "file",
   };
   return (size_t)r < sizeof names / sizeof names[0] && names[r] ? names[r] : "other";
 }

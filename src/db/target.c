@@ -38,6 +38,11 @@ static const struct tt_db_suffix {
 } tt_db_suffixes[] = {
     {".csv", TT_DB_KIND_CSV},
     {".tsv", TT_DB_KIND_CSV},
+    {".parquet", TT_DB_KIND_DUCKDB},
+    {".json", TT_DB_KIND_DUCKDB},
+    {".ndjson", TT_DB_KIND_DUCKDB},
+    {".jsonl", TT_DB_KIND_DUCKDB},
+    {".duckdb", TT_DB_KIND_DUCKDB},
 };
 
 #define TT_DB_FOLDER_KIND TT_DB_KIND_CSV
@@ -84,7 +89,9 @@ static bool tt_db_uri_kind(const char *s, tt_db_kind *kind) {
 /* The kind of a file or folder, from its name (and stat for a folder). */
 static tt_db_kind tt_db_file_kind(const char *path) {
   struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return TT_DB_FOLDER_KIND;
+  bool exists = stat(path, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) return TT_DB_FOLDER_KIND;
+  if (!exists && strpbrk(path, "*?[")) return TT_DB_KIND_DUCKDB; /* a glob */
   for (size_t i = 0; i < sizeof tt_db_suffixes / sizeof tt_db_suffixes[0]; i++)
     if (tt_has_suffix_nocase(path, tt_db_suffixes[i].suffix)) return tt_db_suffixes[i].kind;
   if (tt_db_is_text_file(path)) return TT_DB_KIND_CSV;
@@ -136,10 +143,56 @@ bool tt_db_target_parse(const char *given, tt_db_target *out, tt_error *err) {
     return true;
   }
   out->kind = tt_db_file_kind(given);
+  struct stat st;
+  if (out->kind == TT_DB_KIND_CSV && stat(given, &st) == 0 && S_ISREG(st.st_mode) &&
+      st.st_size >= TT_DB_DUCKDB_CSV_BYTES) {
+    out->kind = TT_DB_KIND_DUCKDB;
+    out->engine_auto = true;
+  }
   out->engine = tt_db_engine_for(out->kind)->name;
   char *real = realpath(given, NULL);
+  if (!real && out->kind == TT_DB_KIND_DUCKDB && strpbrk(given, "*?[")) {
+    /* a glob: its folder made absolute, the pattern kept */
+    const char *slash = strrchr(given, '/');
+    char *dir = slash ? tt_xstrndup(given, (size_t)(slash - given) + (slash == given))
+                      : tt_xstrdup(".");
+    char *rdir = realpath(dir, NULL);
+    if (rdir)
+      real = tt_xasprintf("%s%s%s", rdir, strcmp(rdir, "/") ? "/" : "", slash ? slash + 1 : given);
+    free(rdir);
+    free(dir);
+  }
   out->path = real ? real : tt_xstrdup(given);
   out->shown = tt_xstrdup(out->path);
+  return true;
+}
+
+bool tt_db_target_parse_engine(const char *given, const char *engine, tt_db_target *out,
+                               tt_error *err) {
+  if (!tt_db_target_parse(given, out, err)) return false;
+  if (!engine || !*engine || strcmp(engine, "auto") == 0) return true;
+  bool csv_file = !out->uri && (out->kind == TT_DB_KIND_CSV || out->engine_auto) &&
+                  tt_db_file_kind(given) == TT_DB_KIND_CSV;
+  struct stat st;
+  bool regular = stat(given, &st) == 0 && S_ISREG(st.st_mode);
+  if (strcmp(engine, out->engine) == 0) {
+    out->engine_auto = false;
+    return true;
+  }
+  if (strcmp(engine, "sqlite") == 0 && csv_file) {
+    out->kind = TT_DB_KIND_CSV;
+  } else if (strcmp(engine, "duckdb") == 0 && csv_file && regular) {
+    out->kind = TT_DB_KIND_DUCKDB;
+  } else {
+    tt_db_set_error(err, TT_ERR_CONFIG,
+                    "--engine %s cannot read %s: sqlite reads SQLite files and CSV, duckdb "
+                    "reads Parquet, JSON, .duckdb files, globs and CSV files",
+                    engine, out->shown);
+    tt_db_target_free(out);
+    return false;
+  }
+  out->engine_auto = false;
+  out->engine = tt_db_engine_for(out->kind)->name;
   return true;
 }
 
@@ -166,5 +219,6 @@ void tt_db_target_copy(tt_db_target *dst, const tt_db_target *src) {
       .path = src->path ? tt_xstrdup(src->path) : NULL,
       .shown = src->shown ? tt_xstrdup(src->shown) : NULL,
       .uri = src->uri,
+      .engine_auto = src->engine_auto,
   };
 }

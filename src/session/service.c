@@ -180,7 +180,7 @@ tt_service *tt_service_open(const tt_config *c, unsigned flags, tt_error *err) {
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
   s->models = tt_models_new(c);
-  if (!tt_db_target_parse(c->db, &s->target, err)) goto fail;
+  if (!tt_db_target_parse_engine(c->db, c->engine, &s->target, err)) goto fail;
   if (c->schemas && !tt_db_kind_facts(s->target.kind)->schemas) {
     tt_error_set(err, TT_ERR_CONFIG, "--schemas applies to PostgreSQL (a postgres:// URI or "
                                      "--db-url); a SQLite or CSV database has no schemas to choose");

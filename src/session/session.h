@@ -35,6 +35,7 @@ typedef struct tt_config {
   bool immutable;          /* SQLite: open with immutable=1 */
   tt_csv_header csv_header;
   const char *csv_types;   /* CSV: --csv-types overrides (db/csv_sniff.h) */
+  const char *engine;      /* --engine: "sqlite", "duckdb"; NULL: by the file */
   const char *schemas;     /* PostgreSQL: the schemas the catalog lists */
   const char *trust_functions; /* PostgreSQL: schemas whose functions may run, comma-
                                 * separated (tt_config_trust_functions: --trust-functions,

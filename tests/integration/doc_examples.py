@@ -18,7 +18,7 @@ Which blocks run:
 
 Where they run: a scratch folder with data/chinook.sqlite (a copy),
 build/tabletalk (the binary under test, also `tabletalk` on PATH), two CSV
-inputs the examples name (people.csv, and shop/ with customers.csv and
+inputs the examples name (people.csv, ages.csv, and shop/ with customers.csv and
 orders.csv), a HOME, state, data and cache folders of its own, and no
 configuration from the machine. The model is the scripted stand-in the
 other tests use (tests/fixtures/model_server.mjs with
@@ -105,6 +105,7 @@ def setup(work):
     os.symlink(BIN, os.path.join(work, "bin", "tabletalk"))
     files = {
         "people.csv": "name,city\nAna,Lisbon\nBo,Oslo\nCy,Lisbon\n",
+        "ages.csv": "name,age\nann,34\nbob,\ncy,n/a\ndee,41\neve,27\n",
         "shop/customers.csv": "id,name\n1,Ana\n2,Bo\n",
         "shop/orders.csv": "id,customer_id,amount\n1,1,10.50\n2,2,3.00\n3,1,4.25\n",
     }

@@ -4,7 +4,8 @@
  * its password), for files, relative paths and symlinks, missing files,
  * folders, CSV and TSV names in any case, text files named .txt, .dat or
  * without an extension, postgres:// and postgresql://
- * URIs in any case, and the empty string; a password masked in every
+ * URIs in any case, DuckDB's files, globs and the CSV size threshold with
+ * --engine, and the empty string; a password masked in every
  * message whatever its form (libpq's own text included); and a handle
  * opened from a target keeps it. */
 #include <setjmp.h>
@@ -56,6 +57,64 @@ static void test_file(void **state) {
   assert_string_equal(t.shown, real);
   tt_db_target_free(&t);
   assert_null(t.given); /* freed and cleared */
+  free(real);
+}
+
+/* DuckDB's files by their endings (any case), a glob that names no file
+ * (its folder made real, the pattern kept), CSV by size or --engine, and
+ * an engine that cannot read a file refused. Reads no file's contents. */
+static void test_duckdb_targets(void **state) {
+  (void)state;
+  const char *names[] = {"sales.parquet", "events.JSONL", "e.ndjson", "x.json", "shop.duckdb"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    tt_db_target t = parse(names[i]);
+    assert_int_equal(t.kind, TT_DB_KIND_DUCKDB);
+    assert_string_equal(t.engine, "duckdb");
+    assert_false(t.engine_auto);
+    tt_db_target_free(&t);
+  }
+  char *real = realpath(g_scratch.dir, NULL);
+  char *glob = tt_xasprintf("%s/part_*.parquet", g_scratch.dir);
+  char *want = tt_xasprintf("%s/part_*.parquet", real);
+  tt_db_target t = parse(glob);
+  assert_int_equal(t.kind, TT_DB_KIND_DUCKDB);
+  assert_string_equal(t.path, want);
+  tt_db_target_free(&t);
+  /* a small CSV file is SQLite's unless --engine duckdb */
+  char *csv = tt_xasprintf("%s/small.csv", g_scratch.dir);
+  FILE *f = fopen(csv, "w");
+  assert_non_null(f);
+  fputs("a\n1\n", f);
+  fclose(f);
+  tt_error err = TT_ERROR_INIT;
+  assert_true(tt_db_target_parse_engine(csv, NULL, &t, &err));
+  assert_int_equal(t.kind, TT_DB_KIND_CSV);
+  tt_db_target_free(&t);
+  assert_true(tt_db_target_parse_engine(csv, "duckdb", &t, &err));
+  assert_int_equal(t.kind, TT_DB_KIND_DUCKDB);
+  assert_string_equal(t.engine, "duckdb");
+  tt_db_target_free(&t);
+  /* a CSV file of the threshold's size goes to DuckDB by itself, and back
+   * to SQLite with --engine sqlite */
+  assert_int_equal(truncate(csv, (off_t)TT_DB_DUCKDB_CSV_BYTES), 0);
+  t = parse(csv);
+  assert_int_equal(t.kind, TT_DB_KIND_DUCKDB);
+  assert_true(t.engine_auto);
+  tt_db_target_free(&t);
+  assert_true(tt_db_target_parse_engine(csv, "sqlite", &t, &err));
+  assert_int_equal(t.kind, TT_DB_KIND_CSV);
+  assert_false(t.engine_auto);
+  tt_db_target_free(&t);
+  /* no engine reads what it cannot */
+  assert_false(tt_db_target_parse_engine("x.parquet", "sqlite", &t, &err));
+  assert_int_equal(err.kind, TT_ERR_CONFIG);
+  assert_non_null(strstr(err.message, "--engine sqlite cannot read"));
+  assert_false(tt_db_target_parse_engine(g_scratch.db, "duckdb", &t, &err));
+  assert_false(tt_db_target_parse_engine(csv, "oracle", &t, &err));
+  unlink(csv);
+  free(csv);
+  free(glob);
+  free(want);
   free(real);
 }
 
@@ -420,6 +479,7 @@ int main(void) {
       cmocka_unit_test(test_cut_password_masked),
       cmocka_unit_test(test_empty),
       cmocka_unit_test(test_dialects),
+      cmocka_unit_test(test_duckdb_targets),
       cmocka_unit_test(test_open_target_keeps_it),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,199 @@
+// The DuckDB engine through the real binary: Parquet, JSON lines, a
+// .duckdb file and a glob, made by DuckDB itself (ddb_make, beside the
+// binary), asked through `sql` (exact rows), `schema` (DuckDB's statistics
+// on the cards), `ask` with the scripted model (the prompt names the
+// dialect, a DuckDB error reaches the model with a repair hint, the
+// repaired SQL answers), the web page's schema, and a CSV file read by
+// DuckDB with null tokens (avg never counts 'n/a' as 0). Nothing is ever
+// written beside the files. Skipped only when libduckdb is not installed
+// (scripts/fetch-duckdb.sh installs it).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { BIN, run, server, sha256, startWeb, tempDir, traceEvents } from '../support/harness.mjs';
+
+const MAKE = path.join(path.dirname(BIN), 'tests', 'ddb_make');
+const make = (db, sql) => spawnSync(MAKE, [db, sql], { encoding: 'utf8' });
+const probe = fs.existsSync(MAKE) ? make(':memory:', 'SELECT 1') : { status: 77, stderr: 'no ddb_make' };
+const skip = probe.status === 77 ? `libduckdb is not installed (scripts/fetch-duckdb.sh): ${probe.stderr}` : false;
+
+function files() {
+  const dir = tempDir('tabletalk-duckdb-');
+  fs.writeFileSync(path.join(dir, 'people.csv'),
+    'name,age,city\nann,34,Oslo\nbob,,Rome\ncy,n/a,Oslo\ndee,41,Paris\neve,27,-\n');
+  const src = `(SELECT * FROM read_csv('${dir}/people.csv', nullstr=['','n/a','-']))`;
+  for (const [sql, what] of [
+    [`COPY ${src} TO '${dir}/people.parquet' (FORMAT parquet)`, 'parquet'],
+    [`COPY ${src} TO '${dir}/people.jsonl' (FORMAT json)`, 'jsonl'],
+    [`COPY (SELECT range AS id, range * 2 AS v FROM range(5)) TO '${dir}/part_1.parquet' (FORMAT parquet)`, 'part 1'],
+    [`COPY (SELECT range + 5 AS id, range * 3 AS v FROM range(5)) TO '${dir}/part_2.parquet' (FORMAT parquet)`, 'part 2'],
+  ]) {
+    const r = make(':memory:', sql);
+    assert.equal(r.status, 0, `${what}: ${r.stderr}`);
+  }
+  const r = make(path.join(dir, 'shop.duckdb'),
+    "CREATE TABLE customers(id INTEGER PRIMARY KEY, name VARCHAR); INSERT INTO customers VALUES (1, 'ann'), (2, 'bob');"
+    + 'CREATE TABLE orders(id INTEGER, customer_id INTEGER REFERENCES customers(id), total DECIMAL(10,2));'
+    + 'INSERT INTO orders VALUES (1, 1, 9.50), (2, 1, 3.00), (3, 2, 7.25);');
+  assert.equal(r.status, 0, r.stderr);
+  return { dir, state: path.join(tempDir('tabletalk-duckdb-state-'), 'state') };
+}
+const listing = (dir) => fs.readdirSync(dir).sort()
+  .map((f) => `${f} ${sha256(path.join(dir, f))}`).join('\n');
+const sql = (s) => ({ tool: 'run_sql', args: { sql: s } });
+const answer = (text) => ({ tool: 'answer', args: { text } });
+const chart = (args) => ({ tool: 'make_chart', args });
+
+test('sql on Parquet, JSON lines, a .duckdb file and a glob: exact rows and types', { skip }, async () => {
+  const f = files();
+  const before = listing(f.dir);
+  const p = await run(['sql', path.join(f.dir, 'people.parquet'), 'SELECT name, age FROM people ORDER BY name', '--json']);
+  assert.equal(p.code, 0, p.stderr);
+  assert.deepEqual(p.json.column_types, ['VARCHAR', 'BIGINT']);
+  assert.deepEqual(p.json.rows, [['ann', 34], ['bob', null], ['cy', null], ['dee', 41], ['eve', 27]]);
+  const j = await run(['sql', path.join(f.dir, 'people.jsonl'), 'SELECT avg(age) AS a FROM people', '--json']);
+  assert.equal(j.code, 0, j.stderr);
+  assert.deepEqual(j.json.rows, [[34]]);
+  const d = await run(['sql', path.join(f.dir, 'shop.duckdb'),
+    'SELECT c.name, sum(o.total) AS t FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1 ORDER BY 1', '--json']);
+  assert.equal(d.code, 0, d.stderr);
+  assert.deepEqual(d.json.rows, [['ann', 12.5], ['bob', 7.25]]);
+  const g = await run(['sql', path.join(f.dir, 'part_*.parquet'), 'SELECT count(*), sum(v) FROM part', '--json']);
+  assert.equal(g.code, 0, g.stderr);
+  assert.deepEqual(g.json.rows, [[10, 50]]);
+  assert.equal(listing(f.dir), before);
+});
+
+test('a CSV file read by DuckDB: null tokens are NULL, so avg is 34, never 25.5', { skip }, async () => {
+  const f = files();
+  const r = await run(['sql', path.join(f.dir, 'people.csv'), 'SELECT avg(age), max(age), count(city) FROM people',
+    '--engine', 'duckdb', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.rows, [[34, 41, 4]]);
+  const bad = await run(['sql', path.join(f.dir, 'people.parquet'), 'SELECT 1', '--engine', 'sqlite']);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /--engine sqlite cannot read/);
+});
+
+test('schema: DuckDB statistics on the cards, keys of a .duckdb file', { skip }, async () => {
+  const f = files();
+  const s = await run(['schema', path.join(f.dir, 'shop.duckdb')]);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stdout, /# Table: orders/);
+  assert.match(s.stdout, /customer_id: INTEGER, references customers\.id, ~2 distinct, min 1, max 2/);
+  assert.match(s.stdout, /total: DECIMAL\(10,2\), ~3 distinct, min 3\.00, max 9\.50/);
+  assert.match(s.stdout, /id: INTEGER, primary key/);
+});
+
+test('ask on Parquet: the prompt names DuckDB, an error comes back with its hint, the repair answers', { skip }, async () => {
+  const f = files();
+  const before = listing(f.dir);
+  const BAD = 'SELECT avg(agee) FROM people';
+  const GOOD = 'SELECT avg(age) AS a FROM people';
+  const srv = await server({ rules: [
+    { when: { step: 0 }, ...sql(BAD) },
+    { when: { step: 1 }, ...sql(GOOD) },
+    { when: { step: 2 }, ...answer('The average age is 34.') },
+  ] });
+  const r = await run(['ask', path.join(f.dir, 'people.parquet'), 'Average age?', '--base-url', srv.url,
+    '--state-dir', f.state, '--json']);
+  await srv.close();
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.json.answer, 'The average age is 34.');
+  assert.equal(r.json.sql, GOOD);
+  assert.deepEqual(r.json.rows, [[34]]);
+  const prompt = srv.requests[0].body.messages.map((m) => m.content ?? '').join('\n');
+  assert.match(prompt, /DuckDB/);
+  assert.match(prompt, /people/);
+  const err = srv.requests[1].body.messages.filter((m) => m.role === 'tool').at(-1).content;
+  assert.match(err, /Binder Error|Catalog Error/);
+  assert.match(err, /agee/);
+  assert.equal(listing(f.dir), before);
+});
+
+test('web: the schema of a Parquet file, and a write refused', { skip }, async () => {
+  const f = files();
+  const srv = await server({ rules: [{ when: { step: 0 }, ...answer('hi') }] });
+  const w = await startWeb({ db: path.join(f.dir, 'people.parquet'), state: f.state }, srv);
+  const entry = await fetch(`${w.base}/?token=${w.token}`, { redirect: 'manual' });
+  const cookie = entry.headers.get('set-cookie').split(';')[0];
+  const schema = await (await fetch(`${w.base}/api/schema`, { headers: { Cookie: cookie } })).json();
+  assert.deepEqual(schema.tables.map((t) => t.name), ['people']);
+  await w.close();
+  await srv.close();
+  const c = await run(['sql', path.join(f.dir, 'people.parquet'), `COPY people TO '${f.dir}/x.csv'`]);
+  assert.equal(c.code, 3, c.stderr);
+  assert.ok(!fs.existsSync(path.join(f.dir, 'x.csv')));
+});
+
+test('without libduckdb: an error naming the command that installs it; the binary does not link it', async () => {
+  const dir = tempDir('tabletalk-duckdb-none-');
+  const file = path.join(dir, 'x.parquet');
+  fs.writeFileSync(file, 'PAR1');
+  const r = await run(['sql', file, 'SELECT 1'], { env: { TABLETALK_DUCKDB_LIBRARY: path.join(dir, 'nope.so') } });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /cannot load libduckdb/);
+  assert.match(r.stderr, /scripts\/deps\.sh/);
+  const ldd = spawnSync('ldd', [BIN], { encoding: 'utf8' });
+  if (ldd.status === 0) assert.doesNotMatch(ldd.stdout, /duckdb/);
+});
+
+test('ask on JSON lines: a chart of the rows, a follow-up in a thread, the trace', { skip }, async () => {
+  const f = files();
+  const before = listing(f.dir);
+  const Q = 'SELECT city, count(*) AS people FROM people WHERE city IS NOT NULL GROUP BY city ORDER BY city';
+  const srv = await server({ rules: [
+    { when: { question: 'Plot people per city', step: 0 }, ...sql(Q) },
+    { when: { question: 'Plot people per city', step: 1 }, ...chart({ kind: 'bar', x: 'city', y: 'people', title: 'People per city' }) },
+    { when: { question: 'Plot people per city', step: 2 }, ...answer('Oslo has the most people.') },
+    { when: { question: 'And the oldest?', step: 0 }, ...sql('SELECT name FROM people ORDER BY age DESC NULLS LAST LIMIT 1') },
+    { when: { question: 'And the oldest?', step: 1 }, ...answer('dee is the oldest.') },
+  ] });
+  const db = path.join(f.dir, 'people.jsonl');
+  const a = await run(['ask', db, 'Plot people per city', '--base-url', srv.url, '--state-dir', f.state, '--thread', 'd', '--json']);
+  assert.equal(a.code, 0, a.stderr);
+  assert.equal(a.json.charts.length, 1);
+  assert.equal(a.json.charts[0].points, 3);
+  assert.ok(fs.existsSync(a.json.charts[0].file));
+  const b = await run(['ask', db, 'And the oldest?', '--base-url', srv.url, '--state-dir', f.state, '--thread', 'd', '--json']);
+  await srv.close();
+  assert.equal(b.code, 0, b.stderr);
+  assert.deepEqual(b.json.rows, [['dee']]);
+  assert.match(JSON.stringify(srv.requests.at(-1).body.messages), /Plot people per city/);
+  const ev = traceEvents(b.json.trace);
+  assert.ok(ev.some((e) => e.type === 'sql' || e.sql), 'the trace holds the query');
+  assert.equal(listing(f.dir), before);
+});
+
+test('a CSV column with text past DuckDB\'s sample: read as text and said so, never a number made up', { skip }, async () => {
+  const dir = tempDir('tabletalk-duckdb-late-');
+  const file = path.join(dir, 'late.csv');
+  const lines = ['id,qty'];
+  for (let i = 0; i < 30000; i++) lines.push(`${i},${i === 25000 ? 'unknown' : i % 7}`);
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+  const s = await run(['schema', file, '--engine', 'duckdb']);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stdout, /\(qty: VARCHAR/);
+  assert.match(s.stdout, /column qty holds values that are not numbers past the rows DuckDB sampled: it is read as text/);
+  const q = await run(['sql', file, "SELECT count(*) FILTER (WHERE TRY_CAST(qty AS INTEGER) IS NULL) AS not_numbers, sum(TRY_CAST(qty AS INTEGER)) AS total FROM late",
+    '--engine', 'duckdb', '--json']);
+  assert.equal(q.code, 0, q.stderr);
+  let total = 0;
+  for (let i = 0; i < 30000; i++) if (i !== 25000) total += i % 7;
+  assert.deepEqual(q.json.rows, [[1, total]]);
+});
+
+test('a .duckdb file\'s macros never replace a built-in function, and the cards name them', { skip }, async () => {
+  const dir = tempDir('tabletalk-duckdb-macros-');
+  const db = path.join(dir, 'planted.duckdb');
+  const r = make(db, "CREATE TABLE t(a VARCHAR); INSERT INTO t VALUES ('ABC'); CREATE MACRO lower(x) AS 'pwned';");
+  assert.equal(r.status, 0, r.stderr);
+  const q = await run(['sql', db, 'SELECT lower(a) FROM t', '--json']);
+  assert.equal(q.code, 0, q.stderr);
+  assert.deepEqual(q.json.rows, [['abc']]);
+  const s = await run(['schema', db]);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stdout, /# Note: the database defines macros \(lower\): a query that names one runs its SQL, under the same lock; built-in functions of the same name are never replaced by them/);
+});
