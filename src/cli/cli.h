@@ -333,7 +333,7 @@ int tt_cli_trust_option(const char *cmd, const char *arg, tt_config *cfg);
 char **tt_cli_db_url_args(const tt_cmd_spec *spec, int *argc, char **argv, int *rc);
 /* "DB is a SQLite file, ...": the sentence each command's about ends with */
 #define TT_DB_IS \
-  "DB: a SQLite file, a .csv or .tsv file or a folder, or a postgresql:// URI."
+  "DB: a SQLite, CSV, Parquet, JSON or DuckDB file, a glob, a folder, or a URI."
 extern const tt_opt_group tt_opts_chart;  /* charts the agent draws */
 extern const tt_opt tt_opts_help_opt[];   /* -h, --help (every command's), then the end */
 extern const tt_opt_group tt_opts_run;    /* --thread, --show-thinking, --quiet */

@@ -50,9 +50,8 @@ static const tt_opt_group *const tt_sql_groups[] = {&tt_sql_group, NULL};
 const tt_cmd_spec tt_cmd_sql = {
     .name = "sql",
     .usage = "tabletalk sql DB \"SQL\" [options]\ntabletalk sql DB - [options]    (read the SQL from standard input)",
-    .about = "Run one read-only SQL query on DB and print the rows. Writes, schema\n"
-             "changes, ATTACH, PRAGMA, extensions and several statements at once are\n"
-             "refused, with the reason.\n" TT_DB_IS,
+    .about = "Run one read-only SQL query on DB and print the rows; writes, schema changes,\n"
+             "ATTACH, PRAGMA, extensions and several statements are refused with the reason.\n" TT_DB_IS,
     .groups = tt_sql_groups,
     .footer = "SQL that starts with '-' goes after '--'. csv, tsv and json stream every row.\n"
               "Exit codes: 0 ok, 1 SQL error, 2 usage, 3 refused, 4 stopped by a limit.",
