@@ -244,3 +244,49 @@ void tt_view_sql_failure(tt_buf *out, const tt_error *err, const char *hint) {
     break;
   }
 }
+
+/* A column's type as private mode names it: declared, else read from the
+ * first value that is not NULL. */
+static const char *tt_shape_type(const tt_result *r, size_t c) {
+  if (r->decltypes && r->decltypes[c] && *r->decltypes[c]) return r->decltypes[c];
+  for (size_t i = 0; i < r->nrows; i++) {
+    switch (tt_result_cell(r, i, c)->type) {
+    case TT_VAL_INT: return "integer";
+    case TT_VAL_REAL: return "real";
+    case TT_VAL_TEXT: return "text";
+    case TT_VAL_BLOB: return "blob";
+    case TT_VAL_NULL: break;
+    }
+  }
+  return "null";
+}
+
+void tt_view_shape_line(tt_buf *out, const tt_result *r) {
+  if (r->truncated) tt_buf_printf(out, "more than %zu rows (cut there)", r->nrows);
+  else tt_buf_printf(out, "%zu row%s", r->nrows, r->nrows == 1 ? "" : "s");
+  tt_buf_puts(out, "; columns: ");
+  for (size_t c = 0; c < r->ncols; c++) {
+    tt_buf nm = TT_BUF_INIT;
+    tt_escape_terminal(&nm, r->names[c], strlen(r->names[c]), NULL);
+    tt_buf_printf(out, "%s%s (", c ? ", " : "", tt_buf_cstr(&nm));
+    const char *t = tt_shape_type(r, c);
+    tt_escape_terminal(out, t, strlen(t), NULL);
+    tt_buf_putc(out, ')');
+    tt_buf_free(&nm);
+  }
+}
+
+void tt_view_shape(tt_buf *out, const tt_result *r, int label) {
+  tt_buf_puts(out, "The query ran: ");
+  tt_view_shape_line(out, r);
+  tt_buf_puts(out, ".\n");
+  if (r->nrows == 0) {
+    tt_buf_puts(out, "It returned no rows: there is nothing to cite from it.\n");
+    return;
+  }
+  tt_buf_printf(out, "Private mode: its values are not shown. Cite them in your answer, e.g. "
+                     "{{q%d.r1.%s}} (row 1)%s.\n",
+                label, r->names[0], r->nrows > 1 ? ", or an aggregate of a column" : "");
+  if (r->truncated)
+    tt_buf_puts(out, "The result was cut: aggregate in SQL rather than citing sum or count of it.\n");
+}

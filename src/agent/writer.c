@@ -378,9 +378,9 @@ static void tt_writer_answer(tt_writer_state *st, bool chart_drawn, const char *
   out->status = TT_RUN_ANSWERED;
   out->totals.tool_calls++;
   /* the template quotes the result itself; the model's words were checked */
-  out->verified = true;
+  out->verified = TT_VERIFIED_CHECKED;
   out->unbacked = tt_xcalloc(1, sizeof *out->unbacked);
-  tt_event v = {.kind = TT_EV_VERIFY, .decision = "verified",
+  tt_event v = {.kind = TT_EV_VERIFY, .decision = "verified", .verified = "checked",
                 .reason = why ? "the answer is a sentence built from the result (the model's "
                                 "could not be used)"
                               : "every number is backed by a query result",
