@@ -48,7 +48,7 @@ test('--profile sql-writer: native prompt, one repair, the model phrases the ans
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.equal(r.json.status, 'answered');
   assert.equal(r.json.answer, 'Rock has the most tracks: 1297.');
-  assert.equal(r.json.verified, true);
+  assert.equal(r.json.verified, 'checked');
   assert.equal(r.json.sql, FIXED);
   assert.deepEqual(r.json.rows, [['Rock', 1297]]);
   const bodies = srv.requests.map((q) => q.body);
@@ -85,7 +85,7 @@ test('detected by the model name; the answer falls back to a sentence from the r
   const { r, srv } = await asked(writer('```sql\nSELECT 1\n```'), ['--model', 'OmniSQL-7B']);
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.equal(r.json.answer, 'The query returned 1 row: Rock, 1297.');
-  assert.equal(r.json.verified, true);
+  assert.equal(r.json.verified, 'checked');
   assert.equal(srv.requests.length, 3);
   assert.equal(srv.requests[0].body.tools, undefined);
 });

@@ -103,7 +103,7 @@ test('the documented fields are the fields', async () => {
   assert.equal(run.status, 'answered');
   assert.equal(run.rows.length, run.row_count);
   assert.deepEqual(run.unbacked_numbers, ['9999']);
-  assert.equal(run.verified, false);
+  assert.equal(run.verified, 'unbacked');
 });
 
 /* The events of a trace file, as written. */
