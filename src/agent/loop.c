@@ -391,6 +391,26 @@ bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
   return true;
 }
 
+/* Private mode: does text quote a value of rows (a text of 3 characters or
+ * more, or a number of 2 digits or more)? */
+static bool tt_text_quotes_cells(const char *text, const tt_result *rows) {
+  for (size_t i = 0; i < rows->nrows; i++)
+    for (size_t c = 0; c < rows->ncols; c++) {
+      const tt_value *v = tt_result_cell(rows, i, c);
+      if (v->type == TT_VAL_TEXT && v->len >= 3 && memchr(v->u.s, 0, v->len) == NULL &&
+          strstr(text, v->u.s))
+        return true;
+      if (v->type == TT_VAL_INT || v->type == TT_VAL_REAL) {
+        tt_buf n = TT_BUF_INIT;
+        tt_value_to_text(&n, v);
+        bool hit = n.len >= 2 && strstr(text, tt_buf_cstr(&n)) != NULL;
+        tt_buf_free(&n);
+        if (hit) return true;
+      }
+    }
+  return false;
+}
+
 static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
   tt_run *out = st->out;
   tt_event ev = {.kind = TT_EV_CHART, .tool = "make_chart", .args = r->tool_args};
@@ -426,8 +446,13 @@ static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
     ev.chart_file = path.len ? tt_buf_cstr(&path) : NULL;
   } else { /* a copy: the event's readers may call tt_error_text themselves */
     why = tt_xstrdup(tt_error_text(&err));
+    bool quotes = st->priv && rows && tt_text_quotes_cells(why, rows);
     tt_buf_printf(&msg, "make_chart failed: %s. Fix the call and try again, or answer without a "
-                        "chart.", why);
+                        "chart.",
+                  quotes ? "the rows do not suit this chart (the details quote values of the "
+                           "result, which private mode does not show); check the columns named "
+                           "and the kind of chart"
+                         : why);
     ev.error = why;
   }
   tt_reply_tool(st, r, tt_buf_cstr(&msg));

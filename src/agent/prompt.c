@@ -38,8 +38,9 @@ static const char tt_rules_fmt[] =
     "- Keep the answer short: the result with its numbers, and any assumption you "
     "made.\n"
     "- Each result has a label ([q1], [q2], ...). In answer you may cite a value instead of "
-    "typing it, and tabletalk fills it in: {{q1.r2.Total}} is row 2, column Total of q1; "
-    "{{q1[Name='AC/DC'].Total}} the row whose Name is AC/DC; {{q1.sum(Total)}} (or avg, min, "
+    "typing it, and tabletalk fills it in: {{q1.r2.Total}} is column Total of the second row "
+    "of q1; "
+    "{{q1[Name='Acme'].Total}} the row whose Name is Acme; {{q1.sum(Total)}} (or avg, min, "
     "max, count) a whole column; {{q1.count}} the rows. A format may follow |: 0 (integer), "
     "0.00, 0,000 or 0,000.00 (thousands), 0.0%% (a ratio as a percentage).\n";
 

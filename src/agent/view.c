@@ -294,7 +294,7 @@ void tt_view_shape(tt_buf *out, const tt_result *r, int label) {
     return;
   }
   tt_buf_printf(out, "Private mode: its values are not shown. Cite them in your answer, e.g. "
-                     "{{q%d.r1.%s}} (row 1)%s.\n",
+                     "{{q%d.r1.%s}} for the first row%s.\n",
                 label, r->names[0], r->nrows > 1 ? ", or an aggregate of a column" : "");
   if (r->truncated)
     tt_buf_puts(out, "The result was cut: aggregate in SQL rather than citing sum or count of it.\n");
