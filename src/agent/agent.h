@@ -136,6 +136,10 @@ typedef struct tt_event {
   /* TT_EV_SCHEMA: [{"table","score","reason"}] in the order chosen; limit is
    * what the cards could take, tokens_after what they took */
   const json_t *tables;
+  /* TT_EV_MODEL_WAIT in private mode: what this call sends that the last
+   * did not ({"from","messages"[,"tools"]}), so that the trace records
+   * exactly what left the machine */
+  const json_t *sent;
   /* TT_EV_RUN_START, TT_EV_RUN_END: the fields the session gives them */
   const json_t *data;
 } tt_event;

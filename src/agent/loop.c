@@ -160,6 +160,7 @@ typedef struct tt_step_state {
   const tt_tool_spec *tools; /* the tools of this mode */
   size_t ntools;
   tt_ref_set refs;        /* this question's results, under their labels */
+  size_t sent_upto;       /* private mode: messages the trace has recorded as sent */
   char *told;             /* what the model itself said last (its answer with the
                            * references unfilled, or its question) */
   bool text_pushed_back;  /* a plain-text reply has been pushed back once */
@@ -801,6 +802,26 @@ static bool tt_plain_text_reply(tt_step_state *st, const tt_llm_reply *r) {
   return true;
 }
 
+/* Private mode: the messages this call sends that the trace has not yet
+ * recorded (all of them, with the tools, on the first call and after older
+ * ones were shortened), as the model will receive them. */
+static json_t *tt_sent_json(tt_step_state *st, bool rewritten) {
+  size_t from = rewritten ? 0 : st->sent_upto;
+  if (from > st->chat.n) from = 0;
+  tt_chat slice = {.msgs = st->chat.msgs + from, .n = st->chat.n - from};
+  json_t *o = json_pack("{s:I,s:o}", "from", (json_int_t)from, "messages", tt_chat_to_json(&slice));
+  if (from == 0) {
+    json_t *tools = json_array();
+    for (size_t i = 0; i < st->ntools; i++)
+      json_array_append_new(tools, json_pack("{s:s,s:s,s:s}", "name", st->tools[i].name,
+                                             "description", st->tools[i].description,
+                                             "parameters", st->tools[i].parameters));
+    json_object_set_new(o, "tools", tools);
+  }
+  st->sent_upto = st->chat.n;
+  return o;
+}
+
 static void tt_budget_answer(tt_step_state *st) {
   tt_run *out = st->out;
   out->status = TT_RUN_BUDGET;
@@ -912,8 +933,10 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       out->status = TT_RUN_FAILED;
       break;
     }
-    tt_event wait = {.kind = TT_EV_MODEL_WAIT};
+    json_t *sent = st.priv ? tt_sent_json(&st, fit.results_shortened || fit.turns_dropped) : NULL;
+    tt_event wait = {.kind = TT_EV_MODEL_WAIT, .sent = sent};
     tt_emit(&st, &wait);
+    json_decref(sent);
     tt_llm_reply r;
     tt_error lerr;
     bool ok = tt_llm_chat(a->llm, &st.chat, &call, &r, &lerr);

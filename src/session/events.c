@@ -102,6 +102,9 @@ json_t *tt_event_json(const tt_event *ev) {
   }
   tt_set(o, "step", json_integer(ev->step));
   switch (ev->kind) {
+  case TT_EV_MODEL_WAIT:
+    if (ev->sent) tt_set(o, "sent", json_deep_copy(ev->sent));
+    break;
   case TT_EV_MODEL_CALL: tt_model_call_json(o, ev); break;
   case TT_EV_THOUGHT:
   case TT_EV_ANSWER: tt_set(o, "text", tt_str_or_null(ev->text)); break;

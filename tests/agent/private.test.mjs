@@ -227,3 +227,25 @@ test('TABLETALK_PRIVATE in the environment (or a config file) turns it on; a bad
   await srv.close();
   assert.deepEqual(leaksOf(srv, sc.state), []);
 });
+
+test('the trace records exactly what was sent: the model_wait events rebuild every request', async () => {
+  const sc = scratch();
+  const srv = await server(THREAD);
+  const t = ['--thread', 'tr', '--private'];
+  const first = await ask(sc, srv, 'Which genres have the most tracks?', t);
+  const second = await ask(sc, srv, 'And how many in Jazz?', t);
+  await srv.close();
+  const sentOf = (trace) => fs.readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    .filter((e) => e.event === 'model_wait').map((e) => e.sent);
+  const calls = [...sentOf(first.json.trace), ...sentOf(second.json.trace)];
+  assert.equal(calls.length, srv.requests.length);
+  const strip = (m) => ({ role: m.role, content: m.content ?? null, ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => c.function) } : {}) });
+  let conversation = [];
+  calls.forEach((sent, i) => {
+    conversation = [...conversation.slice(0, sent.from), ...sent.messages];
+    if (sent.tools) assert.deepEqual(sent.tools.map((x) => x.name), srv.requests[i].body.tools.map((x) => x.function.name));
+    assert.deepEqual(conversation.map(strip), srv.requests[i].body.messages.map(strip), `request ${i}`);
+    if (i === 2) assert.ok(sent.tools, 'a new question records the whole conversation again');
+    if (i === 0) assert.equal(sent.from, 0);
+  });
+});
