@@ -13,7 +13,7 @@
 // and question), and the behaviour suite's result.
 //
 //   node bench/private/tokens.mjs [--chinook data/chinook.sqlite] [--large DIR]
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,7 +30,13 @@ const large = arg('--large', null);
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tt-private-bench-'));
 /* one home for every run, so that the value index is built once per database */
 const HOME = tmp();
-const tt = (args) => spawnSync(BIN, args, { encoding: 'utf8', env: { ...process.env, HOME, XDG_CACHE_HOME: path.join(HOME, 'cache'), NO_COLOR: '1' } });
+/* (asynchronous: the scripted model answers from this process) */
+const tt = (args) => new Promise((resolve) => {
+  const child = spawn(BIN, args, { env: { ...process.env, HOME, XDG_CACHE_HOME: path.join(HOME, 'cache'), NO_COLOR: '1' } });
+  let stdout = '';
+  child.stdout.on('data', (d) => { stdout += d; });
+  child.on('close', () => resolve({ stdout }));
+});
 
 /* Per question: model calls and prompt tokens, from the run_end events. */
 function perQuestion(state) {
@@ -56,7 +62,7 @@ async function suite(priv) {
   const script = JSON.parse(fs.readFileSync(path.join(root, 'tests/fixtures', priv ? 'behaviours_private.json' : 'behaviours.json'), 'utf8'));
   const srv = await startModelServer(script);
   const state = tmp();
-  const r = tt(['eval', 'behaviors', '--db', chinook, '--base-url', srv.url, '--state-dir', state, '--json', ...(priv ? ['--private'] : [])]);
+  const r = await tt(['eval', 'behaviors', '--db', chinook, '--base-url', srv.url, '--state-dir', state, '--json', ...(priv ? ['--private'] : [])]);
   await srv.close();
   const j = JSON.parse(r.stdout);
   line('chinook', priv ? 'private' : 'normal', perQuestion(state), `behaviours ${j.passed}/${j.cases.length} passed`);
@@ -73,7 +79,7 @@ async function largeSet(priv) {
   const state = tmp();
   let bound = 0;
   for (const q of qs) {
-    const r = tt(['ask', path.join(large, 'schema.sqlite'), q.question, '--base-url', srv.url, '--state-dir', state, '--json', ...(priv ? ['--private'] : [])]);
+    const r = await tt(['ask', path.join(large, 'schema.sqlite'), q.question, '--base-url', srv.url, '--state-dir', state, '--json', ...(priv ? ['--private'] : [])]);
     if (JSON.parse(r.stdout).verified === 'bound') bound++;
   }
   await srv.close();
