@@ -239,7 +239,7 @@ static bool tt_parse_ref(const char *src, tt_ref *r, tt_buf *err) {
     r->kind = TT_SEL_AGG;
     r->agg = tt_xstrdup(aggs[i]);
     r->column = tt_trimmed(a + 1, (size_t)(close - a - 1));
-    if (!*r->column && i == 4) {
+    if (i == 4 && (!*r->column || strcmp(r->column, "*") == 0)) { /* count() and count(*): rows */
       free(r->column);
       r->column = NULL;
       r->kind = TT_SEL_COUNT;

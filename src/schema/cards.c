@@ -404,6 +404,10 @@ void tt_schema_render_text_as(const tt_schema *s, const tt_card *const *cards, s
     const tt_card *c = cards ? cards[i] : &s->cards[i];
     tt_buf_puts(out, priv ? c->private_text : c->text);
   }
+  /* the notes say how reading the rows and values went (counts of tables,
+   * lines of a knowledge file): for the user, and for a model that is
+   * shown rows; private mode shows none */
+  if (priv) return;
   if (s->cat->warning) tt_buf_printf(out, "\n# Note: %s\n", s->cat->warning);
   if (s->warning) tt_buf_printf(out, "\n# Note: %s\n", s->warning);
 }

@@ -37,7 +37,7 @@ test('every aggregate and format, filled in from the whole result', async () => 
     'top={{q1.r1.Name}}', 'n={{q1.r1.n}}', 'int={{q1.r1.minutes|0}}', 'int2={{q1.r1.minutes|integer}}',
     'dec={{q1.r1.minutes|0.00}}', 'k={{q1.sum(n)|0,000}}', 'kd={{q1.sum(minutes)|0,000.00}}',
     'avg={{q1.avg(n)|0.0}}', 'min={{q1.min(n)}}', 'max={{q1.max(n)}}', 'count={{q1.count}}',
-    'countcol={{q1.count(Name)}}', 'key={{q1[Name=\'Latin\'].n}}', 'pct={{q1.r2.share|0.0%}}', 'pct0={{q1.r2.share|percent}}',
+    'countcol={{q1.count(Name)}}', 'star={{q1.count(*)}}', 'key={{q1[Name=\'Latin\'].n}}', 'pct={{q1.r2.share|0.0%}}', 'pct0={{q1.r2.share|percent}}',
   ].join(' ');
   const query = `SELECT Name, n, minutes, n * 1.0 / (SELECT count(*) FROM Track) AS share FROM (${GENRES})`;
   const { r, sc } = await askScript(oneQuery(query, text));
@@ -50,17 +50,17 @@ test('every aggregate and format, filled in from the whole result', async () => 
     top: rows[0][0], n: String(rows[0][1]), int: Math.round(rows[0][2]).toString(), int2: Math.round(rows[0][2]).toString(),
     dec: rows[0][2].toFixed(2), k: group(String(sum(col(1)))), kd: group(sum(col(2)).toFixed(2).split('.')[0]) + '.' + sum(col(2)).toFixed(2).split('.')[1],
     avg: (sum(col(1)) / rows.length).toFixed(1), min: String(Math.min(...col(1))), max: String(Math.max(...col(1))),
-    count: String(rows.length), countcol: String(rows.length),
+    count: String(rows.length), countcol: String(rows.length), star: String(rows.length),
     key: String(rows.find((x) => x[0] === 'Latin')[1]), pct: `${(rows[1][3] * 100).toFixed(1)}%`, pct0: `${(rows[1][3] * 100).toFixed(0)}%`,
   };
   const got = Object.fromEntries(r.json.answer.split(' ').map((kv) => kv.split('=')));
   assert.deepEqual(got, want);
   assert.equal(r.json.verified, 'bound');
-  assert.equal(r.json.facts.length, 15);
+  assert.equal(r.json.facts.length, 16);
   const f = r.json.facts;
   assert.deepEqual(f[0], { ref: 'q1.r1.Name', query: 1, sql: query, row: 1, column: 'Name', aggregate: null, value: rows[0][0],
     text: rows[0][0], at: 4, length: Buffer.byteLength(rows[0][0]) });
-  assert.deepEqual(f.slice(5, 12).map((x) => [x.aggregate, x.row]), [['sum', null], ['sum', null], ['avg', null], ['min', null], ['max', null], ['count', null], ['count', null]]);
+  assert.deepEqual(f.slice(5, 13).map((x) => [x.aggregate, x.row]), [['sum', null], ['sum', null], ['avg', null], ['min', null], ['max', null], ['count', null], ['count', null], ['count', null]]);
   assert.equal(f[10].column, null, 'the row count names no column');
   // the facts' offsets point at their text in the answer
   for (const x of f) assert.equal(Buffer.from(r.json.answer).subarray(x.at, x.at + x.length).toString(), x.text);
