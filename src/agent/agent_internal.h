@@ -28,6 +28,7 @@ struct tt_agent {
   char *private_prompt; /* built on the first private question */
   tt_tool_spec private_tools[TT_AGENT_MAX_TOOLS];
   size_t nprivate_tools;
+  char *private_answer_schema; /* private_tools' answer: digits only in references */
   char run_sql_desc[TT_PROMPT_DESC_MAX]; /* tools[0].description */
   /* an SQL writer (writer.c): the prompt it was trained on, and the whole
    * schema in that prompt's form when it fits the budget (else NULL: the
@@ -98,8 +99,11 @@ char *tt_prompt_turn_answer(const tt_turn *t, bool priv);
 char *tt_prompt_system_private(const tt_schema *s, size_t budget, int max_failed,
                                const char *dialect);
 /* tools with the answer's and run_sql's words for private mode, and
- * need_values; returns how many. */
-size_t tt_prompt_tools_private(tt_tool_spec *out, const tt_tool_spec *tools, size_t n);
+ * need_values; returns how many. *answer_schema receives the answer's
+ * parameters (its text may hold digits only inside references), which
+ * must outlive out. */
+size_t tt_prompt_tools_private(tt_tool_spec *out, const tt_tool_spec *tools, size_t n,
+                               char **answer_schema);
 /* view.c: a result as private mode shows it: its label, columns with
  * types, row count and whether it was cut, never a value. */
 void tt_view_shape(tt_buf *out, const tt_result *r, int label);

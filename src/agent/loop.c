@@ -57,7 +57,8 @@ tt_agent *tt_agent_new(tt_db *db, const tt_schema *schema, tt_llm *llm,
                                                tt_agent_dialect(a));
   a->ntools = tt_prompt_tools_dialect(a->tools, a->o.rows_to_model, a->run_sql_desc,
                                       tt_agent_dialect(a));
-  a->nprivate_tools = tt_prompt_tools_private(a->private_tools, a->tools, a->ntools);
+  a->nprivate_tools = tt_prompt_tools_private(a->private_tools, a->tools, a->ntools,
+                                              &a->private_answer_schema);
   a->writer_style = llm ? tt_llm_sql_style(llm) : TT_SQL_STYLE_NONE;
   if (a->writer_style != TT_SQL_STYLE_NONE && a->whole_schema)
     a->writer_schema = tt_writer_schema(a, NULL, 0);
@@ -77,6 +78,7 @@ void tt_agent_free(tt_agent *a) {
   if (!a) return;
   free(a->system_prompt);
   free(a->private_prompt);
+  free(a->private_answer_schema);
   free(a->writer_schema);
   free(a);
 }

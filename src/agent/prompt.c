@@ -401,14 +401,25 @@ size_t tt_prompt_tools_dialect(tt_tool_spec *out, int rows_shown,
   return 4;
 }
 
-size_t tt_prompt_tools_private(tt_tool_spec *out, const tt_tool_spec *tools, size_t n) {
+size_t tt_prompt_tools_private(tt_tool_spec *out, const tt_tool_spec *tools, size_t n,
+                               char **answer_schema) {
+  json_t *schema = json_pack(
+      "{s:s,s:{s:{s:s,s:i,s:s,s:s}},s:[s],s:b}", "type", "object", "properties", "text", "type",
+      "string", "minLength", 1, "pattern", TT_LLM_CITED_PATTERN, "description",
+      "The answer for the user; every value in it is a {{...}} reference, so digits appear "
+      "only inside references",
+      "required", "text", "additionalProperties", 0);
+  *answer_schema = json_dumps(schema, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(schema);
   size_t k = 0;
   for (size_t i = 0; i < n && k < TT_AGENT_MAX_TOOLS - 1; i++) {
     out[k] = tools[i];
-    if (strcmp(tools[i].name, "answer") == 0)
+    if (strcmp(tools[i].name, "answer") == 0) {
       out[k].description = "Give the final answer in plain language. Write every value as a "
                            "reference to a result ({{q1.r1.Name}}, {{q1.sum(Total)|0.00}}); "
                            "tabletalk fills them in. Ends your turn.";
+      out[k].parameters = *answer_schema;
+    }
     if (strcmp(tools[i].name, "run_sql") == 0)
       out[k].description = "Run one read-only SELECT statement on the database. You get back its "
                            "label, columns, types and row count, never its values. Use it for "
