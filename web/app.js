@@ -70,6 +70,28 @@ function ctlName(ch) {
 /* A string, or a fragment where each invisible character is a marked
  * escape (<U+202E>), as the CLI prints them. A variation selector after a
  * visible character and a joiner between emoji are kept. */
+/* An answer whose values were filled in from references: each one a span
+ * whose hover (and focus) says the query, row and column it came from.
+ * at and length count bytes of the answer's UTF-8. */
+function factTitle(f) {
+  const where = f.row ? `row ${f.row}, column ${f.column}` : f.column ? `${f.aggregate}(${f.column})` : 'row count';
+  return `q${f.query}, ${where} = ${JSON.stringify(f.value)}\n${f.sql || ''}`;
+}
+function factsAnswer(text, facts) {
+  const bytes = new TextEncoder().encode(text), dec = new TextDecoder();
+  const p = el('p.bound');
+  let at = 0;
+  for (const f of facts) {
+    if (f.at < at || f.at + f.length > bytes.length) continue;
+    p.append(visible(dec.decode(bytes.slice(at, f.at))));
+    p.append(el('span.fact', { title: factTitle(f), tabindex: '0', 'data-query': `q${f.query}`,
+      'data-row': f.row ?? '', 'data-column': f.column ?? '' }, visible(dec.decode(bytes.slice(f.at, f.at + f.length)))));
+    at = f.at + f.length;
+  }
+  p.append(visible(dec.decode(bytes.slice(at))));
+  return p;
+}
+
 function visible(text) {
   const s = text === null || text === undefined ? '' : String(text);
   if (s.search(UNSAFE) < 0) return s;
@@ -251,6 +273,11 @@ async function startSession() {
     return false;
   }
   state.csrf = r.body.csrf;
+  if (r.body.private) { /* the server runs in private mode: every question is private */
+    const sw = document.getElementById('private');
+    sw.checked = true;
+    sw.disabled = true;
+  }
   showModel(r.body);
   return true;
 }
@@ -508,7 +535,7 @@ async function ask(question) {
     const res = await fetch('/api/ask', {
       method: 'POST', signal: ctl.signal, credentials: 'same-origin',
       headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': state.csrf || '', Accept: 'text/event-stream' },
-      body: JSON.stringify({ question, thread_id: state.thread }),
+      body: JSON.stringify({ question, thread_id: state.thread, private: document.getElementById('private').checked }),
     });
     if (!res.ok || !(res.headers.get('Content-Type') || '').includes('event-stream')) {
       let msg = `The question could not be asked (HTTP ${res.status}).`;
@@ -596,12 +623,14 @@ function showRun(turn, run, o = {}) {
     const a = o.live || el('div', { 'aria-label': 'Answer' });
     a.className = 'answer final';
     a.setAttribute('aria-busy', 'false');
-    a.replaceChildren(md(text));
+    a.replaceChildren((run.facts || []).length ? factsAnswer(text, run.facts) : md(text));
     return a;
   };
   if (run.run_id) turn.art.dataset.run = run.run_id;
   const status = run.status;
-  if (status === 'refused') {
+  if (status === 'refused' && run.refusal && !run.refusal.sql && run.private) {
+    box.append(el('div.refused', { role: 'alert' }, el('strong', null, 'Private mode. '), visible(run.answer || '')));
+  } else if (status === 'refused') {
     const why = (run.refusal && run.refusal.message) || 'writes are not allowed';
     box.append(el('div.refused', { role: 'alert' }, el('strong', null, 'Refused. '),
       visible(`The write was refused: ${why}. tabletalk only reads, so the database is unchanged.`)));

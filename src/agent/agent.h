@@ -43,6 +43,7 @@ typedef struct tt_turn {
   const char *sql;     /* final SQL, NULL when none */
   const char *summary; /* a short description of its result */
   const char *numbers; /* the values its results held (space-separated), or NULL */
+  const char *notes;   /* its tt_run.notes, or NULL */
   tt_run_status status;
 } tt_turn;
 
@@ -120,6 +121,9 @@ typedef struct tt_event {
   size_t n;                        /* TT_EV_TEXT: bytes of text */
   /* TT_EV_VERIFY */
   const char *decision;            /* "verified", "push_back", "accept_unverified" */
+  const char *verified;            /* "bound", "checked", "unbacked" (NULL: push_back) */
+  size_t nfacts;                   /* references filled in */
+  size_t nref_errors;              /* references that did not resolve */
   const char *reason;
   size_t numbers_checked;          /* numbers the answer states */
   const char *const *unbacked;     /* those no result backs, as written */
@@ -137,6 +141,10 @@ typedef struct tt_event {
   /* TT_EV_SCHEMA: [{"table","score","reason"}] in the order chosen; limit is
    * what the cards could take, tokens_after what they took */
   const json_t *tables;
+  /* TT_EV_MODEL_WAIT in private mode: what this call sends that the last
+   * did not ({"from","messages"[,"tools"]}), so that the trace records
+   * exactly what left the machine */
+  const json_t *sent;
   /* TT_EV_RUN_START, TT_EV_RUN_END: the fields the session gives them */
   const json_t *data;
 } tt_event;
@@ -170,12 +178,42 @@ typedef struct tt_run_chart {
   tt_chart *chart;    /* the chart model, for previews */
 } tt_run_chart;
 
+/* How far the answer's numbers are backed (docs/reference/run-json.md). */
+typedef enum tt_verified {
+  TT_VERIFIED_UNBACKED, /* a number no result backs, or a reference that did not resolve */
+  TT_VERIFIED_CHECKED,  /* every number was found in a result */
+  TT_VERIFIED_BOUND,    /* every number was filled in from a reference to a result */
+} tt_verified;
+
+/* "unbacked", "checked", "bound" */
+const char *tt_verified_name(tt_verified v);
+
+/* A value the answer cites: {{q2.r1.Total}} filled in from the stored
+ * result (agent/refs.c). */
+typedef struct tt_fact {
+  char *ref;             /* as the model wrote it, without the braces */
+  int query;             /* the result's label: 2 for q2 */
+  char *sql;             /* the query that returned it */
+  long row;              /* 1-based; 0 for an aggregate or a row count */
+  char *column;          /* NULL for a row count */
+  const char *aggregate; /* "sum", "avg", "min", "max", "count" or NULL (static) */
+  json_t *value;         /* the value as the result holds it (owned) */
+  char *text;            /* as written into the answer */
+  size_t at, len;        /* where, in bytes of the answer */
+} tt_fact;
+
 typedef struct tt_run {
   tt_run_status status;
   char *answer;         /* the answer; for clarify, the question asked; for
                          * refused, what the model said (or NULL) */
-  bool verified;        /* every number in the answer is backed by a value
-                         * of a result (of this question or the thread's) */
+  tt_verified verified; /* bound, checked (every number is backed by a value
+                         * of a result of this question or the thread's) or
+                         * unbacked */
+  tt_fact *facts;       /* the references the answer cites, filled in */
+  size_t nfacts;
+  bool private_mode;    /* the model saw no value (tt_agent_set_private) */
+  char *notes;          /* what a follow-up needs of this run, as JSON
+                         * ({"queries":N,"told":...}): kept with the thread */
   char **unbacked;      /* the numbers that are not, as written */
   size_t nunbacked;
   char *numbers;        /* this question's result values, space-separated
@@ -244,6 +282,12 @@ void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cos
  * card fits the system prompt). */
 size_t tt_agent_selector_cost(const tt_agent *a, const char *question);
 
+/* Private mode (docs/guide/private.md): the model receives the schema
+ * without examples or row counts and of each result only its shape; it
+ * answers with references, filled in here. Applies to the next questions. */
+void tt_agent_set_private(tt_agent *a, bool on);
+bool tt_agent_private(const tt_agent *a);
+
 /* Answers question. history holds the thread's earlier questions (oldest
  * first). When resume is not NULL it is the conversation of a question
  * paused by ask_user, and question is the user's reply to it. */
@@ -255,5 +299,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
  * database: then one line per value, "'AC/DC' is a value of Artist.Name".
  * A reader of the messages (the Spider oracle) cuts the question here. */
 #define TT_AGENT_VALUE_HINTS "\n\nValues the question names, as the database spells them:\n"
+/* The same in private mode: only values the user typed exactly. */
+#define TT_AGENT_PRIVATE_HINTS "\n\nValues the question names that the database holds as typed:\n"
 
 #endif

@@ -12,6 +12,8 @@
 #define TT_CALL_REPLY_BYTES (16u << 20)
 #define TT_QUESTION_REPLY_BYTES (64u << 20)
 
+typedef struct tt_ref_set tt_ref_set;
+
 struct tt_agent {
   tt_db *db;
   const tt_schema *schema;
@@ -22,6 +24,11 @@ struct tt_agent {
   size_t card_budget; /* else: tokens for each question's cards, beside the index */
   tt_tool_spec tools[TT_AGENT_MAX_TOOLS];
   size_t ntools;
+  bool private_mode;   /* tt_agent_set_private */
+  char *private_prompt; /* built on the first private question */
+  tt_tool_spec private_tools[TT_AGENT_MAX_TOOLS];
+  size_t nprivate_tools;
+  char *private_answer_schema; /* private_tools' answer: digits only in references */
   char run_sql_desc[TT_PROMPT_DESC_MAX]; /* tools[0].description */
   /* an SQL writer (writer.c): the prompt it was trained on, and the whole
    * schema in that prompt's form when it fits the budget (else NULL: the
@@ -106,7 +113,27 @@ char *tt_prompt_schema_for(const tt_agent *a, const char *question);
  * database it names ("'Rotterdam' is a value of office.city"), when the
  * schema has a value index (freshly allocated). */
 char *tt_prompt_question(const tt_agent *a, const char *question);
-char *tt_prompt_turn_answer(const tt_turn *t);
+/* priv: as private mode retells it (the model's own words, the result's shape). */
+char *tt_prompt_turn_answer(const tt_turn *t, bool priv);
+/* The system prompt of private mode: the rules with what private mode
+ * adds, and the cards without row counts or example values. */
+char *tt_prompt_system_private(const tt_schema *s, size_t budget, int max_failed,
+                               const char *dialect);
+/* tools with the answer's and run_sql's words for private mode, and
+ * need_values; returns how many. *answer_schema receives the answer's
+ * parameters (its text may hold digits only inside references), which
+ * must outlive out. */
+size_t tt_prompt_tools_private(tt_tool_spec *out, const tt_tool_spec *tools, size_t n,
+                               char **answer_schema);
+/* view.c: a result as private mode shows it: its label, columns with
+ * types, row count and whether it was cut, never a value. */
+void tt_view_shape(tt_buf *out, const tt_result *r, int label);
+/* "5 rows; columns: Name (text), Total (real)" */
+void tt_view_shape_line(tt_buf *out, const tt_result *r);
+/* refs.c: the notes kept with a run ({"queries","private","told","shape"}),
+ * and the last result label they name (0 when none). */
+char *tt_notes_json(const tt_ref_set *refs, bool priv, const char *told, const tt_run *out);
+int tt_notes_last_label(const char *notes);
 /* The tools; run_sql's description (which says how many rows the model
  * sees) is written into run_sql_desc, which must outlive out. */
 size_t tt_prompt_tools(tt_tool_spec *out, int rows_shown, char run_sql_desc[TT_PROMPT_DESC_MAX]);
@@ -177,6 +204,40 @@ typedef struct tt_sql_table_refs {
 /* Never NULL; free with tt_sql_table_refs_free. */
 tt_sql_table_refs *tt_sql_table_refs_find(const tt_catalog *cat, const char *sql);
 void tt_sql_table_refs_free(tt_sql_table_refs *r);
+
+/* refs.c: the results of a question, under their labels q1, q2, ... */
+typedef struct tt_ref_result {
+  int id;
+  char *sql;
+  tt_result *res;  /* owned */
+  tt_result *full; /* res read again whole for an aggregate (owned), or NULL */
+} tt_ref_result;
+typedef struct tt_ref_set {
+  tt_ref_result *v;
+  size_t n, cap;
+  int base; /* labels up to base belong to the thread's earlier questions */
+} tt_ref_set;
+/* How a cut result is read again whole (NULL result: it cannot be). */
+typedef struct tt_refs_reader {
+  tt_result *(*reread)(void *ud, const char *sql);
+  void *ud;
+} tt_refs_reader;
+/* Keeps res (ownership passes to s) under the next label; returns it. */
+int tt_results_keep(tt_ref_set *s, const char *sql, tt_result *res);
+/* Frees every result but keep (which the caller owns from now on). */
+void tt_results_free(tt_ref_set *s, const tt_result *keep);
+typedef struct tt_fill {
+  char *text;     /* the answer with each reference filled in ("(?)" when it failed) */
+  char *masked;   /* the answer with each reference taken out: what the number check reads */
+  tt_fact *facts; /* the references filled in, in order */
+  size_t nfacts, nrefs, nerrors;
+  tt_buf errors;  /* one line per reference that failed: "{{q3.r9.X}}: why" */
+} tt_fill;
+/* Fills every {{...}} of answer from s (rd may be NULL: a cut result is
+ * not read again). True when every reference resolved. */
+bool tt_refs_fill(tt_ref_set *s, const tt_refs_reader *rd, const char *answer, tt_fill *out);
+void tt_fill_free(tt_fill *f);
+void tt_facts_free(tt_fact *f, size_t n);
 
 /* hints.c */
 /* " — did you mean Track.Name?" for unknown tables and columns, looking

@@ -24,6 +24,15 @@ tt_agent_opts tt_agent_default_opts(void) {
   return o;
 }
 
+const char *tt_verified_name(tt_verified v) {
+  switch (v) {
+  case TT_VERIFIED_BOUND: return "bound";
+  case TT_VERIFIED_CHECKED: return "checked";
+  case TT_VERIFIED_UNBACKED: return "unbacked";
+  }
+  return "unbacked";
+}
+
 const char *tt_run_status_name(tt_run_status s) {
   switch (s) {
   case TT_RUN_ANSWERED: return "answered";
@@ -48,24 +57,39 @@ tt_agent *tt_agent_new(tt_db *db, const tt_schema *schema, tt_llm *llm,
                                                tt_agent_dialect(a));
   a->ntools = tt_prompt_tools_dialect(a->tools, a->o.rows_to_model, a->run_sql_desc,
                                       tt_agent_dialect(a));
+  a->nprivate_tools = tt_prompt_tools_private(a->private_tools, a->tools, a->ntools,
+                                              &a->private_answer_schema);
   a->writer_style = llm ? tt_llm_sql_style(llm) : TT_SQL_STYLE_NONE;
   if (a->writer_style != TT_SQL_STYLE_NONE && a->whole_schema)
     a->writer_schema = tt_writer_schema(a, NULL, 0);
   return a;
 }
 
+void tt_agent_set_private(tt_agent *a, bool on) {
+  a->private_mode = on;
+  if (on && !a->private_prompt)
+    a->private_prompt = tt_prompt_system_private(a->schema, a->o.schema_budget,
+                                                 a->o.max_failed_sql, tt_agent_dialect(a));
+}
+
+bool tt_agent_private(const tt_agent *a) { return a->private_mode; }
+
 void tt_agent_free(tt_agent *a) {
   if (!a) return;
   free(a->system_prompt);
+  free(a->private_prompt);
+  free(a->private_answer_schema);
   free(a->writer_schema);
   free(a);
 }
 
-const char *tt_agent_system_prompt(const tt_agent *a) { return a->system_prompt; }
+const char *tt_agent_system_prompt(const tt_agent *a) {
+  return a->private_mode ? a->private_prompt : a->system_prompt;
+}
 
 const tt_tool_spec *tt_agent_tools(const tt_agent *a, size_t *n) {
-  *n = a->ntools;
-  return a->tools;
+  *n = a->private_mode ? a->nprivate_tools : a->ntools;
+  return a->private_mode ? a->private_tools : a->tools;
 }
 
 void tt_run_free(tt_run *r) {
@@ -76,6 +100,8 @@ void tt_run_free(tt_run *r) {
   for (size_t i = 0; i < r->nunbacked; i++) free(r->unbacked[i]);
   free(r->unbacked);
   free(r->numbers);
+  free(r->notes);
+  tt_facts_free(r->facts, r->nfacts);
   free(r->refusal);
   free(r->refused_sql);
   tt_result_free(r->rows);
@@ -131,6 +157,14 @@ typedef struct tt_step_state {
   int llm_calls;
   bool must_answer;       /* 3 failed queries: only answer is left */
   bool pushed_back;       /* the answer check has already objected once */
+  bool refs_pushed_back;  /* references that did not resolve were sent back once */
+  bool priv;              /* private mode: the model sees no value */
+  const tt_tool_spec *tools; /* the tools of this mode */
+  size_t ntools;
+  tt_ref_set refs;        /* this question's results, under their labels */
+  size_t sent_upto;       /* private mode: messages the trace has recorded as sent */
+  char *told;             /* what the model itself said last (its answer with the
+                           * references unfilled, or its question) */
   bool text_pushed_back;  /* a plain-text reply has been pushed back once */
   bool write_refused;     /* the model tried to change the database */
   tt_backing own;         /* values of this question's results */
@@ -150,7 +184,9 @@ static void tt_reply_tool(tt_step_state *st, const tt_llm_reply *r, const char *
 }
 
 static const char *tt_tool_list(const tt_agent *a, tt_buf *b) {
-  for (size_t i = 0; i < a->ntools; i++) tt_buf_printf(b, "%s%s", i ? ", " : "", a->tools[i].name);
+  size_t n;
+  const tt_tool_spec *tools = tt_agent_tools(a, &n);
+  for (size_t i = 0; i < n; i++) tt_buf_printf(b, "%s%s", i ? ", " : "", tools[i].name);
   return tt_buf_cstr(b);
 }
 
@@ -254,13 +290,15 @@ static void tt_do_run_sql(tt_step_state *st, const tt_llm_reply *r) {
   ev.ms = tt_now_ms() - t0;
   if (res) {
     st->failed_in_row = 0;
-    tt_show_rows(st, res, &view);
+    int label = tt_results_keep(&st->refs, sql, res);
+    tt_buf_printf(&view, "[q%d] ", label);
+    if (st->priv) tt_view_shape(&view, res, label);
+    else tt_show_rows(st, res, &view);
     ev.ok = true;
     ev.rows = (long)res->nrows;
     ev.truncated = res->truncated;
     tt_note_result(st, sql, res);
-    tt_result_free(st->out->rows);
-    st->out->rows = res;
+    st->out->rows = res; /* kept by st->refs */
     free(st->out->sql);
     st->out->sql = tt_xstrdup(sql);
   } else {
@@ -328,6 +366,7 @@ static const tt_result *tt_chart_rows(tt_step_state *st, const char **sql, bool 
     free(out->sql);
     out->sql = tt_xstrdup(st->thread_sql);
     out->rows = res;
+    tt_results_keep(&st->refs, out->sql, res);
     tt_note_result(st, out->sql, res);
   }
   *sql = out->sql;
@@ -355,6 +394,26 @@ bool tt_agent_keep_chart(const tt_agent_hooks *h, tt_run *out, tt_chart *chart,
   return true;
 }
 
+/* Private mode: does text quote a value of rows (a text of 3 characters or
+ * more, or a number of 2 digits or more)? */
+static bool tt_text_quotes_cells(const char *text, const tt_result *rows) {
+  for (size_t i = 0; i < rows->nrows; i++)
+    for (size_t c = 0; c < rows->ncols; c++) {
+      const tt_value *v = tt_result_cell(rows, i, c);
+      if (v->type == TT_VAL_TEXT && v->len >= 3 && memchr(v->u.s, 0, v->len) == NULL &&
+          strstr(text, v->u.s))
+        return true;
+      if (v->type == TT_VAL_INT || v->type == TT_VAL_REAL) {
+        tt_buf n = TT_BUF_INIT;
+        tt_value_to_text(&n, v);
+        bool hit = n.len >= 2 && strstr(text, tt_buf_cstr(&n)) != NULL;
+        tt_buf_free(&n);
+        if (hit) return true;
+      }
+    }
+  return false;
+}
+
 static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
   tt_run *out = st->out;
   tt_event ev = {.kind = TT_EV_CHART, .tool = "make_chart", .args = r->tool_args};
@@ -372,11 +431,17 @@ static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
     if (!tt_agent_keep_chart(st->hooks, out, chart, spec, sql, &desc, &path, &err)) chart = NULL;
     ev.ms = tt_now_ms() - t0;
   }
-  if (chart) {
+  if (chart && st->priv) { /* the description and note quote the data */
+    tt_buf_printf(&msg, "Chart made from %zu rows; the user sees it with your answer. Now call "
+                        "answer: say what the chart shows, citing its key numbers as references.",
+                  rows->nrows);
+  } else if (chart) {
     tt_buf_printf(&msg, "Chart made: %s. The user sees it with your answer.", tt_buf_cstr(&desc));
     if (tt_chart_note(chart)) tt_buf_printf(&msg, " Note on the chart: %s.", tt_chart_note(chart));
     tt_buf_puts(&msg, " Now call answer: say in words what the chart shows, with its key "
                       "numbers from the query result.");
+  }
+  if (chart) {
     ev.ok = true;
     ev.rows = (long)rows->nrows;
     ev.sql = sql;
@@ -384,8 +449,13 @@ static void tt_do_make_chart(tt_step_state *st, const tt_llm_reply *r) {
     ev.chart_file = path.len ? tt_buf_cstr(&path) : NULL;
   } else { /* a copy: the event's readers may call tt_error_text themselves */
     why = tt_xstrdup(tt_error_text(&err));
+    bool quotes = st->priv && rows && tt_text_quotes_cells(why, rows);
     tt_buf_printf(&msg, "make_chart failed: %s. Fix the call and try again, or answer without a "
-                        "chart.", why);
+                        "chart.",
+                  quotes ? "the rows do not suit this chart (the details quote values of the "
+                           "result, which private mode does not show); check the columns named "
+                           "and the kind of chart"
+                         : why);
     ev.error = why;
   }
   tt_reply_tool(st, r, tt_buf_cstr(&msg));
@@ -411,38 +481,103 @@ static void tt_take_unbacked(tt_run *out, const tt_buf *list, size_t n) {
 }
 
 static void tt_emit_verify(tt_step_state *st, const char *decision, const char *reason,
-                           size_t checked) {
+                           size_t checked, size_t nfacts, size_t nerrors) {
   tt_event ev = {.kind = TT_EV_VERIFY, .decision = decision, .reason = reason,
                  .numbers_checked = checked,
                  .unbacked = (const char *const *)st->out->unbacked,
-                 .nunbacked = st->out->nunbacked};
+                 .nunbacked = st->out->nunbacked,
+                 .verified = strcmp(decision, "push_back") == 0
+                                 ? NULL
+                                 : tt_verified_name(st->out->verified),
+                 .nfacts = nfacts, .nref_errors = nerrors};
   tt_emit(st, &ev);
 }
 
-/* Checks an answer's numbers against the results. Returns false when it
- * was pushed back (r is the call to answer: the objection is its result),
- * true when the answer stands, with verified and unbacked set. */
-static bool tt_check_answer(tt_step_state *st, const tt_llm_reply *r, const char *text) {
+/* A cut result read again whole, for an aggregate of a reference. */
+static tt_result *tt_reread_whole(void *ud, const char *sql) {
+  tt_step_state *st = ud;
+  if (st->a->o.chart_rows <= st->a->o.sql.max_rows) return NULL;
+  tt_error err;
+  return tt_agent_guarded_query(st->a, st->hooks ? st->hooks->cancel : NULL, sql,
+                                st->a->o.chart_rows, &err);
+}
+
+/* References that did not resolve go back to the model once, like a failed
+ * query. */
+static void tt_push_back_refs(tt_step_state *st, const tt_llm_reply *r, tt_fill *fill) {
+  st->refs_pushed_back = true;
+  tt_buf msg = TT_BUF_INIT;
+  tt_buf_printf(&msg, "Not accepted yet: %zu reference%s in your answer could not be filled in:\n%s\n"
+                      "Fix them (cite a result of this question by its label, rows from r1, "
+                      "columns as the result names them), or run_sql to get the value, then "
+                      "call answer again.",
+                fill->nerrors, fill->nerrors == 1 ? "" : "s", tt_buf_cstr(&fill->errors));
+  tt_reply_tool(st, r, tt_buf_cstr(&msg));
+  tt_buf_free(&msg);
+  tt_emit_verify(st, "push_back", "references that do not resolve", 0, fill->nfacts,
+                 fill->nerrors);
+}
+
+/* The answer's references filled in and its other numbers checked against
+ * the results. Returns NULL when it was pushed back (r is the call to
+ * answer: the objection is its result); else the answer to show (owned),
+ * with verified, unbacked and facts set. */
+static char *tt_check_answer(tt_step_state *st, const tt_llm_reply *r, const char *text) {
   tt_run *out = st->out;
+  tt_fill fill;
+  tt_refs_reader rd = {.reread = tt_reread_whole, .ud = st};
+  tt_refs_fill(&st->refs, &rd, text, &fill);
+  if (fill.nerrors && r && !st->refs_pushed_back) {
+    tt_push_back_refs(st, r, &fill);
+    tt_fill_free(&fill);
+    return NULL;
+  }
   tt_buf list = TT_BUF_INIT;
-  size_t bad = tt_check_numbers(text, st->question, &st->all, &list);
-  size_t checked = tt_count_numbers(text);
+  size_t bad = tt_check_numbers(fill.masked, st->question, &st->all, &list);
+  size_t checked = tt_count_numbers(fill.masked) + fill.nfacts;
   for (size_t i = 0; i < out->nunbacked; i++) free(out->unbacked[i]);
   free(out->unbacked);
   tt_take_unbacked(out, &list, bad);
   tt_buf_free(&list);
-  out->verified = bad == 0;
-  if (!bad) {
-    tt_emit_verify(st, "verified", "every number is backed by a query result", checked);
-    return true;
+  /* a number the question gave is the user's own; any other outside a
+   * reference keeps the answer from being bound */
+  tt_backing none = {0};
+  size_t free_numbers = tt_check_numbers(fill.masked, st->question, &none, NULL);
+  if (bad || fill.nerrors) out->verified = TT_VERIFIED_UNBACKED;
+  else if (fill.nfacts && !free_numbers) out->verified = TT_VERIFIED_BOUND;
+  else out->verified = TT_VERIFIED_CHECKED;
+  size_t nfacts = fill.nfacts;
+  if (!(bad && r && !st->pushed_back)) { /* the answer stands: its facts with it */
+    tt_facts_free(out->facts, out->nfacts);
+    out->facts = fill.facts;
+    out->nfacts = fill.nfacts;
+    fill.facts = NULL;
+    fill.nfacts = 0;
+  }
+  if (!bad && !fill.nerrors) {
+    tt_emit_verify(st, "verified",
+                   out->verified == TT_VERIFIED_BOUND
+                       ? "every number is filled in from a reference to a query result"
+                       : "every number is backed by a query result",
+                   checked, nfacts, fill.nerrors);
+    char *shown = fill.text;
+    fill.text = NULL;
+    tt_fill_free(&fill);
+    return shown;
   }
   bool queried = out->rows != NULL || st->thread_has_sql;
-  if (r && !st->pushed_back) {
+  if (bad && r && !st->pushed_back) {
     st->pushed_back = true;
     tt_buf msg = TT_BUF_INIT, names = TT_BUF_INIT;
     for (size_t i = 0; i < out->nunbacked; i++)
       tt_buf_printf(&names, "%s%s", i ? ", " : "", out->unbacked[i]);
-    if (queried)
+    if (st->priv)
+      tt_buf_printf(&msg, "Not accepted yet: your answer types numbers (%s), but you cannot see "
+                          "the values here. Write each value as a reference to a result, such as "
+                          "{{q1.r1.Total}} or {{q1.sum(Total)|0.00}} (run_sql first if you need "
+                          "another query), then call answer again.",
+                    tt_buf_cstr(&names));
+    else if (queried)
       tt_buf_printf(&msg, "Not accepted yet: these numbers in your answer are not in any query "
                           "result of this conversation: %s. Use only numbers from the results "
                           "(call run_sql if you need another query), then call answer again.",
@@ -455,16 +590,52 @@ static bool tt_check_answer(tt_step_state *st, const tt_llm_reply *r, const char
     tt_reply_tool(st, r, tt_buf_cstr(&msg));
     tt_emit_verify(st, "push_back", queried ? "numbers not found in any query result"
                                             : "numbers stated without a successful query",
-                   checked);
+                   checked, nfacts, fill.nerrors);
     tt_buf_free(&msg);
     tt_buf_free(&names);
-    return false;
+    tt_fill_free(&fill);
+    return NULL;
+  }
+  if (fill.nerrors) {
+    /* what did not resolve stays in the list of what is not backed */
+    const char *p = tt_buf_cstr(&fill.errors);
+    while (*p) {
+      const char *e = strstr(p, "}}");
+      size_t n = e ? (size_t)(e - p) + 2 : strlen(p);
+      out->unbacked = tt_xrealloc(out->unbacked, (out->nunbacked + 1) * sizeof *out->unbacked);
+      out->unbacked[out->nunbacked++] = tt_xstrndup(p, n);
+      const char *nl = strchr(p, '\n');
+      p = nl ? nl + 1 : p + strlen(p);
+    }
   }
   tt_emit_verify(st, "accept_unverified",
-                 r ? "the numbers are still not backed after one push back"
-                   : "a plain-text reply whose numbers no query result backs",
-                 checked);
-  return true;
+                 fill.nerrors ? "references still do not resolve after one push back"
+                 : r          ? "the numbers are still not backed after one push back"
+                              : "a plain-text reply whose numbers no query result backs",
+                 checked, nfacts, fill.nerrors);
+  char *shown = fill.text;
+  fill.text = NULL;
+  tt_fill_free(&fill);
+  return shown;
+}
+
+/* Private mode: the model says the question needs it to read values. */
+static void tt_do_need_values(tt_step_state *st, const tt_llm_reply *r) {
+  tt_run *out = st->out;
+  char *why = tt_arg_string(r->tool_args, "reason");
+  out->status = TT_RUN_REFUSED;
+  out->refusal = tt_xasprintf("private mode: answering this needs the model to read values of "
+                              "the database, which private mode never sends (%s)", why);
+  out->answer = tt_xasprintf("I cannot answer this in private mode: it needs the model to read "
+                             "the values themselves (%s), and private mode never sends values "
+                             "to the model. Ask again without --private, or ask for something "
+                             "that can be counted or computed in SQL.", why);
+  out->verified = TT_VERIFIED_CHECKED;
+  tt_chat_add_call(&st->chat, r->call_id, r->tool_name, r->tool_args, r->thinking);
+  tt_event ev = {.kind = TT_EV_ANSWER, .tool = "need_values", .args = r->tool_args, .ok = true,
+                 .text = out->answer};
+  tt_emit(st, &ev);
+  free(why);
 }
 
 /* Handles one valid tool call. Returns true when the question is over. */
@@ -481,18 +652,27 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
   if (strcmp(r->tool_name, "ask_user") == 0) {
     st->out->status = TT_RUN_CLARIFY;
     st->out->answer = tt_arg_string(r->tool_args, "question");
+    free(st->told);
+    st->told = tt_xstrdup(st->out->answer);
     tt_chat_add_call(&st->chat, r->call_id, r->tool_name, r->tool_args, r->thinking);
     tt_event ev = {.kind = TT_EV_CLARIFY, .tool = "ask_user", .args = r->tool_args, .ok = true,
                    .text = st->out->answer};
     tt_emit(st, &ev);
     return true;
   }
+  if (strcmp(r->tool_name, "need_values") == 0) {
+    tt_do_need_values(st, r);
+    return true;
+  }
   /* answer */
-  char *text = tt_arg_string(r->tool_args, "text");
-  if (!tt_check_answer(st, r, text)) {
-    free(text);
+  char *said = tt_arg_string(r->tool_args, "text");
+  char *text = tt_check_answer(st, r, said);
+  if (!text) {
+    free(said);
     return false;
   }
+  free(st->told);
+  st->told = said;
   tt_chat_add_call(&st->chat, r->call_id, r->tool_name, r->tool_args, r->thinking);
   st->out->status = TT_RUN_ANSWERED;
   st->out->answer = text;
@@ -506,7 +686,7 @@ static bool tt_do_tool(tt_step_state *st, const tt_llm_reply *r) {
  * retold answer) pairs right after the system message that match turns of
  * history, in order (a resumed conversation may have lost some). */
 static void tt_history_span(const tt_chat *c, const tt_turn *history, size_t nhistory,
-                            size_t *begin, size_t *end) {
+                            bool priv, size_t *begin, size_t *end) {
   size_t i = 1;
   for (size_t j = 0; j < nhistory && i + 1 < c->n; j++) {
     const tt_msg *u = &c->msgs[i], *said = &c->msgs[i + 1];
@@ -514,7 +694,7 @@ static void tt_history_span(const tt_chat *c, const tt_turn *history, size_t nhi
         !u->content || !said->content || !history[j].question ||
         strcmp(u->content, history[j].question) != 0)
       continue;
-    char *retold = tt_prompt_turn_answer(&history[j]);
+    char *retold = tt_prompt_turn_answer(&history[j], priv);
     if (strcmp(retold, said->content) == 0) i += 2;
     free(retold);
   }
@@ -533,6 +713,10 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
     tt_backing_add_list(&st->all, history[i].numbers);
     /* an earlier answer may be cited too when it was itself backed */
     if (history[i].sql) tt_backing_add_text(&st->all, history[i].sql);
+    /* result labels go on across the thread, so that a reference to an
+     * earlier question's result is seen as such */
+    int last = tt_notes_last_label(history[i].notes);
+    if (last > st->refs.base) st->refs.base = last;
   }
   if (resume && resume->n && resume->msgs[resume->n - 1].tool_name) {
     for (size_t i = 0; i < resume->n; i++) {
@@ -542,16 +726,23 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
       else if (m->role == TT_ROLE_TOOL) tt_chat_add_tool_result(&st->chat, m->call_id, m->content);
       else tt_chat_add(&st->chat, m->role, m->content);
     }
+    for (size_t i = 0; i < st->chat.n; i++) { /* labels the paused question used */
+      const tt_msg *m = &st->chat.msgs[i];
+      int label;
+      if (m->role == TT_ROLE_TOOL && m->content && sscanf(m->content, "[q%d]", &label) == 1 &&
+          label > st->refs.base)
+        st->refs.base = label;
+    }
     char *reply = tt_xasprintf("The user answered: %s", question);
     tt_chat_add_tool_result(&st->chat, resume->msgs[resume->n - 1].call_id, reply);
     free(reply);
     return;
   }
-  tt_chat_add(&st->chat, TT_ROLE_SYSTEM, a->system_prompt);
+  tt_chat_add(&st->chat, TT_ROLE_SYSTEM, tt_agent_system_prompt(a));
   size_t first = nhistory > (size_t)a->o.history_turns ? nhistory - (size_t)a->o.history_turns : 0;
   for (size_t i = first; i < nhistory; i++) {
     tt_chat_add(&st->chat, TT_ROLE_USER, history[i].question);
-    char *said = tt_prompt_turn_answer(&history[i]);
+    char *said = tt_prompt_turn_answer(&history[i], st->priv);
     tt_chat_add(&st->chat, TT_ROLE_ASSISTANT, said);
     free(said);
   }
@@ -603,7 +794,7 @@ static bool tt_plain_text_reply(tt_step_state *st, const tt_llm_reply *r) {
     return false;
   }
   if (tt_text_looks_like_call(r->text) ||
-      tt_text_names_tool_call(r->text, st->a->tools, st->a->ntools)) {
+      tt_text_names_tool_call(r->text, st->tools, st->ntools)) {
     out->status = TT_RUN_FAILED;
     out->error = tt_xstrdup("the model wrote a tool call (or JSON) as plain text that could not be "
                             "used, also after being asked for a proper tool call; check that the "
@@ -613,11 +804,30 @@ static bool tt_plain_text_reply(tt_step_state *st, const tt_llm_reply *r) {
     return true;
   }
   out->status = TT_RUN_ANSWERED;
-  out->answer = tt_xstrdup(r->text);
-  tt_check_answer(st, NULL, r->text);
+  out->answer = tt_check_answer(st, NULL, r->text);
   tt_event ev = {.kind = TT_EV_ANSWER, .ok = true, .text = out->answer};
   tt_emit(st, &ev);
   return true;
+}
+
+/* Private mode: the messages this call sends that the trace has not yet
+ * recorded (all of them, with the tools, on the first call and after older
+ * ones were shortened), as the model will receive them. */
+static json_t *tt_sent_json(tt_step_state *st, bool rewritten) {
+  size_t from = rewritten ? 0 : st->sent_upto;
+  if (from > st->chat.n) from = 0;
+  tt_chat slice = {.msgs = st->chat.msgs + from, .n = st->chat.n - from};
+  json_t *o = json_pack("{s:I,s:o}", "from", (json_int_t)from, "messages", tt_chat_to_json(&slice));
+  if (from == 0) {
+    json_t *tools = json_array();
+    for (size_t i = 0; i < st->ntools; i++)
+      json_array_append_new(tools, json_pack("{s:s,s:s,s:s}", "name", st->tools[i].name,
+                                             "description", st->tools[i].description,
+                                             "parameters", st->tools[i].parameters));
+    json_object_set_new(o, "tools", tools);
+  }
+  st->sent_upto = st->chat.n;
+  return o;
 }
 
 static void tt_budget_answer(tt_step_state *st) {
@@ -631,7 +841,7 @@ static void tt_budget_answer(tt_step_state *st) {
                         : tt_xasprintf("I could not finish within %d steps and no query worked.",
                                        st->a->o.max_tool_calls);
   free(summary);
-  out->verified = true; /* the text quotes the result itself */
+  out->verified = TT_VERIFIED_CHECKED; /* the text quotes the result itself */
 }
 
 static void tt_add_usage(tt_run_totals *t, const tt_llm_reply *r) {
@@ -647,13 +857,25 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
   double t0 = tt_now_ms();
   memset(out, 0, sizeof *out);
   out->status = TT_RUN_FAILED;
+  if (a->writer_style != TT_SQL_STYLE_NONE && a->private_mode) {
+    /* an SQL writer's answer step reads the rows, and its prompt carries
+     * example values: it has no private form */
+    out->error = tt_xstrdup("private mode needs a model that calls tools; this model is an SQL "
+                            "writer, whose prompt shows example values and whose answer step "
+                            "reads the rows");
+    out->totals.wall_ms = tt_now_ms() - t0;
+    return;
+  }
   if (a->writer_style != TT_SQL_STYLE_NONE) {
     /* an SQL writer never asked back, so there is nothing to resume */
     tt_writer_ask(a, history, nhistory, question, hooks, out);
     out->totals.wall_ms = tt_now_ms() - t0;
     return;
   }
-  tt_step_state st = {.a = a, .hooks = hooks, .out = out, .question = question};
+  tt_step_state st = {.a = a, .hooks = hooks, .out = out, .question = question,
+                      .priv = a->private_mode};
+  st.tools = tt_agent_tools(a, &st.ntools);
+  out->private_mode = st.priv;
   tt_start_chat(&st, history, nhistory, resume, question);
   /* A resumed question is checked against what was asked and the reply. */
   char *asked = NULL;
@@ -664,7 +886,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       break;
     }
   tt_llm_call call = {
-      .tools = a->tools, .ntools = a->ntools,
+      .tools = st.tools, .ntools = st.ntools,
       .on_text = hooks ? tt_agent_stream_text : NULL,
       .on_restart = hooks ? tt_agent_stream_restart : NULL,
       .stream_tool = "answer", .stream_arg = "text",
@@ -673,7 +895,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
   };
   bool over = false;
   size_t hist_begin, hist_end;
-  tt_history_span(&st.chat, history, nhistory, &hist_begin, &hist_end);
+  tt_history_span(&st.chat, history, nhistory, st.priv, &hist_begin, &hist_end);
   tt_error room_err;
   if (!tt_room_start(&st.room, a->llm, &st.chat, &call, hist_begin, hist_end, a->o.schema_budget,
                      &room_err)) {
@@ -719,8 +941,10 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       out->status = TT_RUN_FAILED;
       break;
     }
-    tt_event wait = {.kind = TT_EV_MODEL_WAIT};
+    json_t *sent = st.priv ? tt_sent_json(&st, fit.results_shortened || fit.turns_dropped) : NULL;
+    tt_event wait = {.kind = TT_EV_MODEL_WAIT, .sent = sent};
     tt_emit(&st, &wait);
+    json_decref(sent);
     tt_llm_reply r;
     tt_error lerr;
     bool ok = tt_llm_chat(a->llm, &st.chat, &call, &r, &lerr);
@@ -740,7 +964,7 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
       tt_llm_reply_free(&r);
       continue;
     }
-    const tt_tool_spec *tool = tt_tool_find(a->tools, a->ntools, r.tool_name);
+    const tt_tool_spec *tool = tt_tool_find(st.tools, st.ntools, r.tool_name);
     tt_error bad = TT_ERROR_INIT; /* a call the model must make again */
     if (!tool) {
       tt_buf names = TT_BUF_INIT;
@@ -771,6 +995,9 @@ void tt_agent_ask(tt_agent *a, const tt_turn *history, size_t nhistory,
                            out->status == TT_RUN_FAILED))
     out->status = TT_RUN_REFUSED;
   out->numbers = tt_backing_list(&st.own, 1000);
+  out->notes = tt_notes_json(&st.refs, st.priv, st.told, out);
+  free(st.told);
+  tt_results_free(&st.refs, out->rows);
   tt_backing_free(&st.own);
   tt_backing_free(&st.all);
   out->totals.tool_calls = st.tool_calls;

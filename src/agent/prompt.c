@@ -36,7 +36,24 @@ static const char tt_rules_fmt[] =
     "rows to draw (one row per bar, slice or point, with clear column names), then "
     "make_chart naming those columns, then answer with what the chart shows.\n"
     "- Keep the answer short: the result with its numbers, and any assumption you "
-    "made.\n";
+    "made.\n"
+    "- Each result has a label ([q1], [q2], ...). In answer you may cite a value instead of "
+    "typing it, and tabletalk fills it in: {{q1.r2.Total}} is column Total of the second row "
+    "of q1; "
+    "{{q1[Name='Acme'].Total}} the row whose Name is Acme; {{q1.sum(Total)}} (or avg, min, "
+    "max, count) a whole column; {{q1.count}} the rows. A format may follow |: 0 (integer), "
+    "0.00, 0,000 or 0,000.00 (thousands), 0.0%% (a ratio as a percentage).\n";
+
+/* What private mode adds to the rules. */
+static const char tt_private_rules[] =
+    "- PRIVATE MODE: you never see the values in the database. The schema shows no examples, "
+    "and a result shows only its label, columns, types and row count. Write every value in "
+    "your answer (numbers, names, dates) as a reference such as {{q1.r1.Name}}; never type "
+    "one. Shape queries so that each value you need is a cell: aggregate in SQL, ORDER BY "
+    "... LIMIT, one row per item. Values the user typed are theirs and may be used in SQL.\n"
+    "- If the question can only be answered by reading the values themselves (summarise, "
+    "judge or translate free text, spot patterns by eye), call need_values with the reason "
+    "instead.\n";
 
 /* The rules for an agent that allows max_failed failed queries in a row:
  * the same bytes for the same options, so the prompt prefix stays
@@ -98,6 +115,8 @@ static size_t tt_index_share(size_t budget) {
 static const char tt_whole_header[] =
     "\nDatabase schema (SQLite). One block per table: columns with type, keys "
     "and example values.\n\n";
+static const char tt_whole_header_private[] =
+    "\nDatabase schema (SQLite). One block per table: columns with type and keys.\n\n";
 static const char tt_index_header[] =
     "\nDatabase tables (SQLite); * marks primary keys, -> foreign keys. The full "
     "description of the tables relevant to a question comes with the question.\n\n";
@@ -164,6 +183,23 @@ char *tt_prompt_system_dialect(const tt_schema *s, size_t budget, int max_failed
   return tt_buf_detach(&b);
 }
 
+char *tt_prompt_system_private(const tt_schema *s, size_t budget, int max_failed,
+                               const char *dialect) {
+  tt_buf b = TT_BUF_INIT;
+  char *rules = tt_rules(max_failed, dialect);
+  tt_buf_puts(&b, rules);
+  free(rules);
+  tt_buf_puts(&b, tt_private_rules);
+  if (tt_whole_fits(s, budget)) { /* the same choice as the normal prompt's */
+    tt_put_dialect(&b, tt_whole_header_private, dialect);
+    tt_schema_render_text_as(s, NULL, 0, true, &b);
+  } else {
+    tt_put_dialect(&b, tt_index_header, dialect);
+    tt_split_budget(s, budget, &b);
+  }
+  return tt_buf_detach(&b);
+}
+
 /* Renders what the knowledge file says about question into out (may be
  * NULL) within its share of the schema budget; returns the tokens it took. */
 static size_t tt_knowledge_part(const tt_agent *a, const char *question, tt_buf *out) {
@@ -204,7 +240,7 @@ static size_t tt_cards_for(const tt_agent *a, const char *question, const char *
   const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
   size_t k = tt_schema_select_named(a->schema, question, tt_cards_budget(a, question), named, nnamed, cards);
   tt_buf_puts(out, tt_cards_header);
-  tt_schema_render_text(a->schema, cards, k, out);
+  tt_schema_render_text_as(a->schema, cards, k, a->private_mode, out);
   free(cards);
   return k;
 }
@@ -254,12 +290,27 @@ json_t *tt_agent_schema_picks_named(const tt_agent *a, const char *question, con
   return picks;
 }
 
+/* Private mode: only the values the question spells exactly as the
+ * database does, said as the user's own words. */
+static void tt_private_hints(const tt_value_matches *m, const char *question, tt_buf *out) {
+  bool any = false;
+  for (size_t i = 0; i < m->n; i++) {
+    const tt_value_match *v = &m->m[i];
+    if (!v->exact || !strstr(question, v->value)) continue;
+    if (!any) tt_buf_puts(out, TT_AGENT_PRIVATE_HINTS);
+    any = true;
+    tt_buf_printf(out, "'%s' (as you typed it) exists in %s.%s\n", v->value, v->table, v->column);
+  }
+}
+
 char *tt_prompt_question(const tt_agent *a, const char *question) {
   tt_value_matches m;
   tt_values_match(tt_schema_values(a->schema), question, &m);
   tt_buf b = TT_BUF_INIT;
   tt_buf_puts(&b, question);
-  if (m.n) {
+  if (a->private_mode) {
+    tt_private_hints(&m, question, &b);
+  } else if (m.n) {
     tt_buf_puts(&b, TT_AGENT_VALUE_HINTS);
     tt_values_hints(&m, &b);
   }
@@ -296,7 +347,27 @@ void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cos
   out->total = out->rules + out->tools + out->index + out->cards + out->knowledge;
 }
 
-char *tt_prompt_turn_answer(const tt_turn *t) {
+/* A turn retold in private mode: what the model itself wrote then (its
+ * answer with the references unfilled) and the shape of its result, from
+ * the turn's notes; a turn asked outside private mode is retold without
+ * its answer, which may hold values. */
+static char *tt_prompt_turn_private(const tt_turn *t) {
+  json_t *n = t->notes ? json_loads(t->notes, 0, NULL) : NULL;
+  const char *told = json_is_true(json_object_get(n, "private"))
+                         ? json_string_value(json_object_get(n, "told"))
+                         : NULL;
+  const char *shape = json_string_value(json_object_get(n, "shape"));
+  tt_buf b = TT_BUF_INIT;
+  if (t->status == TT_RUN_CLARIFY) tt_buf_printf(&b, "I asked: %s", told ? told : "(a clarifying question)");
+  else tt_buf_puts(&b, told && *told ? told : "(answer not shown: it may hold values)");
+  if (t->sql) tt_buf_printf(&b, "\n(SQL: %s)", t->sql);
+  if (shape && told) tt_buf_printf(&b, "\n(Result: %s)", shape);
+  json_decref(n);
+  return tt_buf_detach(&b);
+}
+
+char *tt_prompt_turn_answer(const tt_turn *t, bool priv) {
+  if (priv) return tt_prompt_turn_private(t);
   tt_buf b = TT_BUF_INIT;
   if (t->status == TT_RUN_CLARIFY) tt_buf_printf(&b, "I asked: %s", t->answer ? t->answer : "");
   else tt_buf_puts(&b, t->answer && *t->answer ? t->answer : "(no answer)");
@@ -351,4 +422,39 @@ size_t tt_prompt_tools_dialect(tt_tool_spec *out, int rows_shown,
       "histogram (distribution of x). tabletalk draws it; then call answer.",
       tt_chart_spec_schema()};
   return 4;
+}
+
+size_t tt_prompt_tools_private(tt_tool_spec *out, const tt_tool_spec *tools, size_t n,
+                               char **answer_schema) {
+  json_t *schema = json_pack(
+      "{s:s,s:{s:{s:s,s:i,s:s,s:s}},s:[s],s:b}", "type", "object", "properties", "text", "type",
+      "string", "minLength", 1, "pattern", TT_LLM_CITED_PATTERN, "description",
+      "The answer for the user; every value in it is a {{...}} reference, so digits appear "
+      "only inside references",
+      "required", "text", "additionalProperties", 0);
+  *answer_schema = json_dumps(schema, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(schema);
+  size_t k = 0;
+  for (size_t i = 0; i < n && k < TT_AGENT_MAX_TOOLS - 1; i++) {
+    out[k] = tools[i];
+    if (strcmp(tools[i].name, "answer") == 0) {
+      out[k].description = "Give the final answer in plain language. Write every value as a "
+                           "reference to a result ({{q1.r1.Name}}, {{q1.sum(Total)|0.00}}); "
+                           "tabletalk fills them in. Ends your turn.";
+      out[k].parameters = *answer_schema;
+    }
+    if (strcmp(tools[i].name, "run_sql") == 0)
+      out[k].description = "Run one read-only SELECT statement on the database. You get back its "
+                           "label, columns, types and row count, never its values. Use it for "
+                           "every fact you need.";
+    k++;
+  }
+  out[k++] = (tt_tool_spec){
+      "need_values",
+      "Private mode: say that this question can only be answered by reading the values "
+      "themselves. Ends your turn; the user is told why.",
+      "{\"type\":\"object\",\"properties\":{\"reason\":{\"type\":\"string\",\"minLength\":1,"
+      "\"description\":\"What you would need to read, and why\"}},\"required\":[\"reason\"],"
+      "\"additionalProperties\":false}"};
+  return k;
 }

@@ -330,25 +330,32 @@ char *tt_writer_answer_prompt(const char *question, const char *sql, const tt_re
   tt_buf b = TT_BUF_INIT;
   tt_buf_printf(&b, "Question:\n%s\n\nThe SQL query that answers it:\n```sql\n%s\n```\n\n",
                 question, sql);
+  tt_buf_puts(&b, "[q1] ");
   tt_view_rows(&b, rows, TT_WRITER_ROWS_TO_MODEL);
   tt_buf_puts(&b, "\n\nAnswer the question in one or two plain sentences from this result, "
                   "with its numbers exactly as they are. Do not write SQL or code. If the "
                   "question could be read in more than one way, say in a few words which "
-                  "reading the query answers.");
+                  "reading the query answers. You may cite a value instead of copying it: "
+                  "{{q1.r1.Column}} is that column of the first row, {{q1.sum(Column)}} (or "
+                  "avg, min, max) a whole column, {{q1.count}} the rows; a format may follow "
+                  "|, such as |0,000.00.");
   if (chart) tt_buf_puts(&b, " A chart of the result is shown with your answer.");
   tt_buf_putc(&b, '\n');
   return tt_buf_detach(&b);
 }
 
-/* Why the model's phrasing cannot stand (NULL: it can). */
-static const char *tt_answer_unusable(const tt_writer_state *st, const tt_llm_reply *r) {
+/* Why the model's phrasing cannot stand (NULL: it can); fill: its
+ * references filled in from the result. */
+static const char *tt_answer_unusable(const tt_writer_state *st, const tt_llm_reply *r,
+                                      const tt_fill *fill) {
   const char *t = r->text ? r->text : "";
   while (isspace((unsigned char)*t)) t++;
   if (!*t) return "the model's answer was empty";
   if (tt_reply_was_cut(r)) return "the model's answer reached the token limit";
   if (strstr(t, "```")) return "the model answered with code, not a sentence";
   if (strlen(t) > 1500) return "the model's answer was too long";
-  if (tt_check_numbers(t, st->question, &st->all, NULL) > 0)
+  if (fill->nerrors) return "the model's answer cites values the result does not hold";
+  if (tt_check_numbers(fill->masked, st->question, &st->all, NULL) > 0)
     return "the model's answer states numbers the result does not hold";
   return NULL;
 }
@@ -360,10 +367,17 @@ static void tt_writer_answer(tt_writer_state *st, bool chart_drawn, const char *
   tt_error lerr;
   bool ok = tt_writer_call(st, prompt, 0, &r, &lerr);
   free(prompt);
-  const char *why = ok ? tt_answer_unusable(st, &r) : lerr.message;
+  /* its references, filled in from the result (labelled q1 in the prompt) */
+  tt_ref_set refs = {0};
+  tt_fill fill = {0};
+  if (ok) {
+    tt_results_keep(&refs, out->sql, out->rows);
+    tt_refs_fill(&refs, NULL, r.text ? r.text : "", &fill);
+  }
+  const char *why = ok ? tt_answer_unusable(st, &r, &fill) : lerr.message;
   tt_buf text = TT_BUF_INIT;
   if (!why) {
-    const char *s = r.text, *e = s + strlen(s);
+    const char *s = fill.text, *e = s + strlen(s);
     while (isspace((unsigned char)*s)) s++;
     while (e > s && isspace((unsigned char)e[-1])) e--;
     tt_buf_append(&text, s, (size_t)(e - s));
@@ -377,10 +391,26 @@ static void tt_writer_answer(tt_writer_state *st, bool chart_drawn, const char *
   out->answer = tt_buf_detach(&text);
   out->status = TT_RUN_ANSWERED;
   out->totals.tool_calls++;
-  /* the template quotes the result itself; the model's words were checked */
-  out->verified = true;
+  /* the template quotes the result itself; the model's words were checked,
+   * its references filled in */
+  out->verified = TT_VERIFIED_CHECKED;
+  if (!why && fill.nfacts) {
+    size_t lead = 0; /* the answer was trimmed of leading space: the facts move with it */
+    for (const char *p = fill.text; isspace((unsigned char)*p); p++) lead++;
+    tt_backing none = {0};
+    if (tt_check_numbers(fill.masked, st->question, &none, NULL) == 0)
+      out->verified = TT_VERIFIED_BOUND;
+    for (size_t i = 0; i < fill.nfacts; i++) fill.facts[i].at -= lead;
+    out->facts = fill.facts;
+    out->nfacts = fill.nfacts;
+    fill.facts = NULL;
+    fill.nfacts = 0;
+  }
+  tt_fill_free(&fill);
+  tt_results_free(&refs, out->rows);
   out->unbacked = tt_xcalloc(1, sizeof *out->unbacked);
   tt_event v = {.kind = TT_EV_VERIFY, .decision = "verified",
+                .verified = tt_verified_name(out->verified), .nfacts = out->nfacts,
                 .reason = why ? "the answer is a sentence built from the result (the model's "
                                 "could not be used)"
                               : "every number is backed by a query result",

@@ -102,6 +102,16 @@ static const tt_opt tt_data_opts[] = {
      "call, or one naming no table, leaves the choice to the ranking, with a warning."},
     {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", "threads, traces and charts", TT_COMPLETE_DIR, NULL,
      TT_DOC_STATE_DIR},
+    {TT_OPT_PRIVATE, "private", 0, TT_ARG_NONE, NULL, "the model never sees a value of the data", TT_COMPLETE_NOTHING, NULL,
+     "Private mode (`TABLETALK_PRIVATE=1`, also in the config file): the model receives the schema "
+     "(names, types, keys, comments, the knowledge file's descriptions) without example values or "
+     "row counts, and of each result only its shape (label, columns, types, row count, whether it "
+     "was cut), never a cell, a sample row, a value-index match or a chart's data. Values the "
+     "question spells exactly as the database holds them are passed back as the user's own words. "
+     "The model answers with references to the results ({{q1.r1.Total}}), which tabletalk fills in "
+     "locally; a question that needs the model to read values (summarise these reviews) is refused "
+     "(exit 3) with the reason. Charts are drawn locally. Not available with `--profile sql-writer`. "
+     "What leaves the machine and what never does: docs/guide/private.md."},
     {0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL},
 };
 const tt_opt_group tt_opts_limits = {"Limits", true, tt_data_opts};

@@ -73,6 +73,7 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     else return tt_usage_error(cmd, "--selector wants on, off or auto, not '%s'", arg);
     return 0;
   case TT_OPT_IMMUTABLE: o->cfg.immutable = true; return 0;
+  case TT_OPT_PRIVATE: o->cfg.private_mode = true; return 0;
   case TT_OPT_HEADER: o->cfg.csv_header = TT_CSV_HEADER_YES; return 0;
   case TT_OPT_NO_HEADER: o->cfg.csv_header = TT_CSV_HEADER_NO; return 0;
   case TT_OPT_CSV_TYPES: {

@@ -757,8 +757,48 @@ static void tt_unbacked_warning(tt_buf *b, const tt_run *run, const tt_term *t, 
   tt_buf_free(&list);
 }
 
-/* What a refused run says first: the write did not happen. */
+/* The answer with a marker after each value filled in from a reference
+ * ("1,297[1]"), freshly allocated; NULL when it cites nothing. */
+static char *tt_answer_marked(const tt_run *run) {
+  if (!run->nfacts || !run->answer) return NULL;
+  tt_buf b = TT_BUF_INIT;
+  size_t at = 0, len = strlen(run->answer);
+  for (size_t i = 0; i < run->nfacts; i++) {
+    const tt_fact *f = &run->facts[i];
+    if (f->at < at || f->at + f->len > len) continue; /* never out of the text */
+    tt_buf_append(&b, run->answer + at, f->at + f->len - at);
+    tt_buf_printf(&b, "[%zu]", i + 1);
+    at = f->at + f->len;
+  }
+  tt_buf_puts(&b, run->answer + at);
+  return tt_buf_detach(&b);
+}
+
+/* The footnote of the cells behind the markers. */
+static void tt_facts_footnote(tt_buf *b, const tt_run *run, bool md) {
+  if (!run->nfacts) return;
+  tt_buf_puts(b, md ? "\n*Filled in from the results:*\n" : "Filled in from the results:\n");
+  for (size_t i = 0; i < run->nfacts; i++) {
+    const tt_fact *f = &run->facts[i];
+    tt_buf line = TT_BUF_INIT;
+    tt_buf_printf(&line, "%s[%zu] q%d", md ? "- " : "  ", i + 1, f->query);
+    if (f->row) tt_buf_printf(&line, " row %ld, %s", f->row, f->column ? f->column : "");
+    else if (f->column) tt_buf_printf(&line, " %s(%s)", f->aggregate ? f->aggregate : "", f->column);
+    else tt_buf_puts(&line, " row count");
+    tt_buf_puts(&line, " = ");
+    char *v = f->value ? json_dumps(f->value, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17)) : NULL;
+    tt_buf_puts(&line, v ? v : "null");
+    free(v);
+    tt_escape_terminal(b, line.data, line.len, NULL);
+    tt_buf_putc(b, '\n');
+    tt_buf_free(&line);
+  }
+}
+
+/* What a refused run says first: the write did not happen (or, in private
+ * mode, why the model could not answer without values). */
 static char *tt_refusal_text(const tt_run *run) {
+  if (!run->refused_sql && run->answer) return tt_xstrdup(run->answer);
   return tt_xasprintf("The write was refused: %s. tabletalk only reads, so the database is "
                       "unchanged.%s%s",
                       run->refusal ? run->refusal : "writes are not allowed",
@@ -770,10 +810,13 @@ static void tt_print_markdown(const tt_run *run, const tt_ui_out *o) {
   tt_term plain = {0};
   tt_buf b = TT_BUF_INIT;
   char *refused = run->status == TT_RUN_REFUSED ? tt_refusal_text(run) : NULL;
-  const char *text = refused ? refused : run->answer ? run->answer : run->error ? run->error : "";
+  char *marked = refused ? NULL : tt_answer_marked(run);
+  const char *text = refused ? refused : marked ? marked : run->answer ? run->answer : run->error ? run->error : "";
   if (run->status == TT_RUN_CLARIFY) tt_buf_puts(&b, "**Question for you:** ");
   tt_buf_puts(&b, text);
   tt_buf_putc(&b, '\n');
+  free(marked);
+  tt_facts_footnote(&b, run, true);
   tt_unbacked_warning(&b, run, &plain, true);
   const char *sql = refused ? run->refused_sql : run->status == TT_RUN_CLARIFY ? NULL : run->sql;
   if (sql) tt_buf_printf(&b, "\n```sql\n%s\n```\n", sql);
@@ -789,7 +832,10 @@ static void tt_print_delimited(tt_ui *ui, const tt_run *run, const tt_ui_out *o)
   if (!ui->quiet && run->answer) {
     char *refused = run->status == TT_RUN_REFUSED ? tt_refusal_text(run) : NULL;
     tt_buf b = TT_BUF_INIT;
-    tt_put_lines(&b, refused ? refused : run->answer);
+    char *marked = refused ? NULL : tt_answer_marked(run);
+    tt_put_lines(&b, refused ? refused : marked ? marked : run->answer);
+    free(marked);
+    tt_facts_footnote(&b, run, false);
     tt_unbacked_warning(&b, run, &ui->err, false);
     tt_write_all(stderr, &b);
     tt_buf_free(&b);
@@ -808,12 +854,14 @@ static void tt_print_human(tt_ui *ui, const tt_run *run, const tt_ui_out *o) {
   default: break;
   }
   char *refused = run->status == TT_RUN_REFUSED ? tt_refusal_text(run) : NULL;
-  const char *text = refused ? refused : run->answer;
+  char *marked = refused ? NULL : tt_answer_marked(run);
+  const char *text = refused ? refused : marked ? marked : run->answer;
   if (title && text) {
     const char *sql = refused ? run->refused_sql : run->status == TT_RUN_CLARIFY ? NULL : run->sql;
     const char *sql_title = refused ? "Refused SQL" : "SQL";
-    /* the warning right under the answer it is about */
+    /* the footnote and the warning right under the answer they are about */
     tt_buf warn = TT_BUF_INIT;
+    tt_facts_footnote(&warn, run, false);
     tt_unbacked_warning(&warn, run, &ui->out, false);
     if (ui->out.tty) {
       tt_print_box(&ui->out, title, text, sql_title, sql);
@@ -824,6 +872,7 @@ static void tt_print_human(tt_ui *ui, const tt_run *run, const tt_ui_out *o) {
     tt_buf_free(&warn);
     if (!refused && sql && run->rows && run->rows->nrows) tt_print_rows(&ui->out, run, o);
   }
+  free(marked);
   free(refused);
   if (run->status != TT_RUN_CLARIFY) tt_print_charts(ui, run);
 }

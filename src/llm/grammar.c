@@ -196,6 +196,26 @@ static void tt_gbnf_string(tt_gram *g, tt_buf *expr, long min, long max) {
   tt_buf_free(&name);
 }
 
+/* A string of TT_LLM_CITED_PATTERN: characters other than digits and "{",
+ * and whole {{...}} references (one item each, as a character is). */
+static void tt_gbnf_cited(tt_gram *g, tt_buf *expr, long min, long max) {
+  if (!tt_gram_has(g, "cited-char"))
+    tt_buf_puts(&g->rules,
+                "cited-char ::= [ !#-/:-\\[\\]-z|-\\uD7FF\\uE000-\\U0010FFFF] | \"\\\\\" ( "
+                "[\"\\\\bfnrt] | \"u00\" ( \"0\" [0-7bef] | \"1\" [0-9a-f] ) ) | \"{{\" "
+                "cited-ref{1,100} \"}}\"\n"
+                "cited-ref ::= [ !#-\\[\\]-|~-\\uD7FF\\uE000-\\U0010FFFF]\n");
+  tt_buf name = TT_BUF_INIT;
+  tt_buf_printf(&name, "cited-%ld-%ld", min, max);
+  if (!tt_gram_has(g, tt_buf_cstr(&name))) {
+    tt_buf_printf(&g->rules, "%s ::= \"\\\"\" ", tt_buf_cstr(&name));
+    tt_gbnf_repeat(&g->rules, "cited-char", min, max);
+    tt_buf_puts(&g->rules, " \"\\\"\"\n");
+  }
+  tt_buf_puts(expr, tt_buf_cstr(&name));
+  tt_buf_free(&name);
+}
+
 static tt_len tt_gbnf_value(tt_gram *g, tt_buf *expr, const json_t *schema, const char *rule, int depth);
 
 static tt_len tt_len_max(tt_len a, tt_len b) {
@@ -356,7 +376,9 @@ static tt_len tt_gbnf_value(tt_gram *g, tt_buf *expr, const json_t *schema, cons
       max = (long)most;
       shared = false;
     }
-    tt_gbnf_string(g, expr, min, max);
+    const char *pattern = json_string_value(json_object_get(schema, "pattern"));
+    if (pattern && strcmp(pattern, TT_LLM_CITED_PATTERN) == 0) tt_gbnf_cited(g, expr, min, max);
+    else tt_gbnf_string(g, expr, min, max);
     return shared ? (tt_len){2, 1} : (tt_len){max + 2, 0};
   }
   if (strcmp(type, "integer") == 0) return tt_gbnf_integer(expr, schema);

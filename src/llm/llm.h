@@ -64,6 +64,12 @@ bool tt_chat_append_json(tt_chat *c, const json_t *arr);
 
 /* ---- tools ------------------------------------------------------------- */
 
+/* The JSON Schema pattern of a text whose digits all stand inside {{...}}
+ * references (private mode's answer): the embedded engine's grammar knows
+ * it and lets the model write no other digit; a server that constrains
+ * tool calls by their schema may enforce it too. */
+#define TT_LLM_CITED_PATTERN "^([^0-9{]|\\{\\{[^}]*\\}\\})*$"
+
 typedef struct tt_tool_spec {
   const char *name;
   const char *description;

@@ -87,9 +87,18 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
               "wrong (status failed, budget, cancelled)\"},"
               "\"sql\":{\"type\":[\"string\",\"null\"],\"description\":\"the last SQL that "
               "ran successfully\"},"
-              "\"verified\":{\"type\":\"boolean\",\"description\":\"every number in the "
-              "answer is a value (or a rounding, a share, a date part or a row count) of a query "
-              "result\"},"
+              "\"verified\":{\"type\":\"string\",\"enum\":[\"bound\",\"checked\","
+              "\"unbacked\"],\"description\":\"bound: every number of the answer was filled "
+              "in from a reference to a query result; checked: every number is a value (or a "
+              "rounding, a share, a date part or a row count) of a query result; unbacked: "
+              "some are not (unbacked_numbers)\"},"
+              "\"facts\":{\"type\":\"array\",\"description\":\"the values the answer "
+              "cites, filled in from the results: query (its label, 2 for q2), sql, row "
+              "(1-based; null for an aggregate), column, aggregate, value, text (as in the "
+              "answer), at and length (bytes of the answer)\",\"items\":{\"type\":"
+              "\"object\"}},"
+              "\"private\":{\"type\":\"boolean\",\"description\":\"the question ran in "
+              "private mode: the model saw no value\"},"
               "\"unbacked_numbers\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
               "\"description\":\"numbers in the answer that no query result backs\"},"
               "\"refusal\":{\"type\":[\"object\",\"null\"],\"description\":\"the write that "
@@ -137,7 +146,11 @@ json_t *tt_mcp_tool_defs(const tt_mcp_server *s) {
                      "has the most tracks?\\\"\"},"
                      "\"thread_id\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":128,"
                      "\"pattern\":\"^[A-Za-z0-9._:-]+$\",\"description\":\"continue this "
-                     "conversation (from an earlier result); omit to start a new one\"}},"
+                     "conversation (from an earlier result); omit to start a new one\"},"
+                     "\"private\":{\"type\":\"boolean\",\"description\":\"private mode: "
+                     "tabletalk's model sees the schema and the shape of results, never a value "
+                     "of the database; the answer's values are filled in locally (always on when "
+                     "the server runs with --private)\"}},"
                      "\"required\":[\"question\"],\"additionalProperties\":false}",
                      tt_buf_cstr(&o), false));
 
@@ -515,14 +528,15 @@ static void tt_ask_on_event(void *ud, const tt_event *ev, const json_t *json) {
  * service gives it a model (one of its own when the backend answers in
  * parallel, else the shared one, one question at a time). False with err
  * when no session could be made. */
-static bool tt_mcp_ask(tt_mcp_req *r, const char *thread, const char *text, tt_run *run,
-                       tt_ask_result *info, tt_error *err) {
+static bool tt_mcp_ask(tt_mcp_req *r, const char *thread, const char *text, bool priv,
+                       tt_run *run, tt_ask_result *info, tt_error *err) {
   if (r->call->cancel) return false;
   /* the model is made on the first question: a missing one is said here */
   if (!tt_models_shared(tt_service_models(r->srv->cfg.svc), err)) return false;
   tt_session *session = tt_session_new(r->srv->cfg.svc, NULL, err);
   if (!session) return false;
   tt_session_hooks hooks = {.on_event = tt_ask_on_event, .ud = r, .cancel = &r->call->cancel};
+  tt_session_set_private(session, priv); /* the server's own --private holds either way */
   tt_session_ask(session, thread, text, &hooks, run, info);
   tt_session_free(session);
   return true;
@@ -570,6 +584,8 @@ static json_t *tt_ask_output(tt_mcp_req *r, const tt_run *run, const tt_ask_resu
   } else if (failed) {
     tt_buf_printf(&text, "tabletalk could not answer (%s): %s", tt_run_status_name(run->status),
                   answer);
+  } else if (run->status == TT_RUN_REFUSED && !run->refused_sql && run->answer) {
+    tt_buf_puts(&text, run->answer); /* private mode: the model needed values */
   } else if (run->status == TT_RUN_REFUSED) {
     tt_buf_printf(&text, "The write was refused: %s. tabletalk only reads, so the database is "
                          "unchanged.%s%s", run->refusal ? run->refusal : "writes are not allowed",
@@ -611,8 +627,9 @@ static json_t *tt_elicit_schema(const char *question) {
 
 /* 2026-07-28: the question goes back as an input request; the client asks
  * the user and calls again with the answer and this state. */
-static json_t *tt_input_required(tt_mcp_req *r, const char *thread, const char *question) {
-  json_t *payload = json_pack("{s:s, s:s, s:I}", "t", thread, "q", question, "e",
+static json_t *tt_input_required(tt_mcp_req *r, const char *thread, const char *question,
+                                 bool priv) {
+  json_t *payload = json_pack("{s:s, s:s, s:b, s:I}", "t", thread, "q", question, "p", priv, "e",
                               (json_int_t)(time(NULL) + TT_STATE_TTL_S));
   char *state = tt_mcp_state_sign(r->srv, payload);
   json_decref(payload);
@@ -646,12 +663,16 @@ static bool tt_thread_id_ok(const char *t) {
 }
 
 static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
-  static const char *const names[] = {"question", "thread_id", NULL};
+  static const char *const names[] = {"question", "thread_id", "private", NULL};
   tt_error why;
   if (!tt_args_known(args, names, &why))
     return tt_tool_error("ask_database: %s", why.message);
   const json_t *q = json_object_get(args, "question");
   const json_t *tid = json_object_get(args, "thread_id");
+  const json_t *pv = json_object_get(args, "private");
+  if (pv && !json_is_boolean(pv))
+    return tt_tool_error("ask_database: \"private\" is true or false");
+  bool priv = json_is_true(pv);
   if (!json_is_string(q) || json_string_length(q) == 0)
     return tt_tool_error("ask_database needs \"question\": the question in plain language, e.g. "
                          "{\"question\": \"How many tracks are there per genre?\"}");
@@ -680,11 +701,12 @@ static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
     const char *pq = json_string_value(json_object_get(payload, "q"));
     const json_t *resp = json_object_get(responses, "clarification");
     if (!resp) {
-      json_t *again = tt_input_required(r, pt, pq);
+      json_t *again = tt_input_required(r, pt, pq, json_is_true(json_object_get(payload, "p")));
       json_decref(payload);
       return again;
     }
     thread = tt_xstrdup(pt);
+    priv = json_is_true(json_object_get(payload, "p"));
     text = tt_elicit_reply(resp);
     if (!text) {
       /* Declined: hand the question back; the thread keeps waiting. */
@@ -713,7 +735,7 @@ static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
   for (int round = 0;; round++) {
     memset(&run, 0, sizeof run);
     memset(&info, 0, sizeof info);
-    if (!tt_mcp_ask(r, thread, text, &run, &info, &err)) {
+    if (!tt_mcp_ask(r, thread, text, priv, &run, &info, &err)) {
       if (r->call->cancel) break;
       out = tt_tool_error("ask_database is not available: %s. Configure a model for `tabletalk "
                           "serve-mcp` (--model-path FILE.gguf, `tabletalk pull`, or --base-url "
@@ -728,7 +750,7 @@ static json_t *t_ask_database(tt_mcp_req *r, const json_t *args) {
       break;
     }
     if (r->modern) {
-      out = tt_input_required(r, thread, run.answer ? run.answer : "");
+      out = tt_input_required(r, thread, run.answer ? run.answer : "", priv);
       break;
     }
     if (round >= TT_ELICIT_ROUNDS) {

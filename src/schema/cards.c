@@ -219,10 +219,11 @@ static void tt_put_description(tt_buf *out, const char *d) {
   else tt_escape_terminal(out, d, strlen(d), NULL);
 }
 
-static void tt_card_render(const tt_table_info *t, const bool *folded, tt_buf *out) {
+/* priv: the private form, without row counts or example values. */
+static void tt_card_render(const tt_table_info *t, const bool *folded, bool priv, tt_buf *out) {
   tt_buf_printf(out, "# %s: ", t->is_view ? "View" : "Table");
   tt_put_table_name(out, t->name, t->schema_len);
-  if (t->row_count >= 0)
+  if (t->row_count >= 0 && !priv)
     tt_buf_printf(out, " (%s%lld row%s)",
                   t->row_count_kind == TT_ROWS_AT_LEAST ? ">"
                   : t->row_count_kind == TT_ROWS_STAT1  ? "~"
@@ -260,7 +261,7 @@ static void tt_card_render(const tt_table_info *t, const bool *folded, tt_buf *o
       tt_buf_puts(out, ", ");
       tt_put_description(out, col->description);
     }
-    if (!col->pk && !fk) tt_put_top_values(out, t, c); /* ids say nothing */
+    if (!col->pk && !fk && !priv) tt_put_top_values(out, t, c); /* ids say nothing */
     tt_buf_puts(out, "),\n");
   }
   tt_buf_puts(out, "]\n");
@@ -340,7 +341,10 @@ tt_schema *tt_schema_new(tt_catalog *cat) {
     const tt_table_info *t = &cat->tables[i];
     bool *folded = tt_xcalloc(t->ncols ? t->ncols : 1, sizeof(bool));
     tt_mark_boilerplate(cat, counts, ncounts, t, folded);
-    tt_card_render(t, folded, &b);
+    tt_card_render(t, folded, false, &b);
+    tt_buf pb = TT_BUF_INIT;
+    tt_card_render(t, folded, true, &pb);
+    s->cards[i].private_text = tt_buf_detach(&pb);
     free(folded);
     s->cards[i].table = &cat->tables[i];
     s->cards[i].tokens = tt_tokens_estimate(tt_buf_cstr(&b), b.len);
@@ -353,7 +357,10 @@ tt_schema *tt_schema_new(tt_catalog *cat) {
 
 void tt_schema_free(tt_schema *s) {
   if (!s) return;
-  for (size_t i = 0; i < s->ncards; i++) free(s->cards[i].text);
+  for (size_t i = 0; i < s->ncards; i++) {
+    free(s->cards[i].text);
+    free(s->cards[i].private_text);
+  }
   free(s->cards);
   tt_catalog_free(s->cat);
   tt_values_free(s->values);
@@ -386,11 +393,21 @@ size_t tt_schema_total_tokens(const tt_schema *s) { return s->total_tokens; }
 
 void tt_schema_render_text(const tt_schema *s, const tt_card *const *cards,
                            size_t n, tt_buf *out) {
+  tt_schema_render_text_as(s, cards, n, false, out);
+}
+
+void tt_schema_render_text_as(const tt_schema *s, const tt_card *const *cards, size_t n,
+                              bool priv, tt_buf *out) {
   size_t count = cards ? n : s->ncards;
   for (size_t i = 0; i < count; i++) {
     if (i) tt_buf_putc(out, '\n');
-    tt_buf_puts(out, cards ? cards[i]->text : s->cards[i].text);
+    const tt_card *c = cards ? cards[i] : &s->cards[i];
+    tt_buf_puts(out, priv ? c->private_text : c->text);
   }
+  /* the notes say how reading the rows and values went (counts of tables,
+   * lines of a knowledge file): for the user, and for a model that is
+   * shown rows; private mode shows none */
+  if (priv) return;
   if (s->cat->warning) tt_buf_printf(out, "\n# Note: %s\n", s->cat->warning);
   if (s->warning) tt_buf_printf(out, "\n# Note: %s\n", s->warning);
 }

@@ -17,6 +17,8 @@ typedef struct tt_schema tt_schema;
 typedef struct tt_card {
   const tt_table_info *table; /* owned by the schema's catalog */
   char *text;                 /* the prompt form, newline-terminated */
+  char *private_text;         /* the same without row counts or example values:
+                               * what private mode sends (never longer than text) */
   size_t tokens;              /* estimated tokens of text */
 } tt_card;
 
@@ -35,6 +37,9 @@ size_t tt_schema_total_tokens(const tt_schema *s);
  * separated by blank lines. */
 void tt_schema_render_text(const tt_schema *s, const tt_card *const *cards,
                            size_t n, tt_buf *out);
+/* The same; priv: the cards' private forms (no row count, no value). */
+void tt_schema_render_text_as(const tt_schema *s, const tt_card *const *cards, size_t n,
+                              bool priv, tt_buf *out);
 json_t *tt_card_to_json(const tt_card *c);
 /* {"tables":[...],"token_estimate":N} for the given cards (all when NULL). */
 json_t *tt_schema_to_json(const tt_schema *s, const tt_card *const *cards, size_t n);

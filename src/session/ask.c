@@ -20,6 +20,8 @@ struct tt_session {
   tt_agent *agent;       /* for agent_llm */
   tt_llm *agent_llm;
   tt_agent_opts opts;
+  bool private_config;   /* the configuration asks for private mode: always on */
+  bool private_asked;    /* tt_session_set_private: on for the next questions */
   bool startup_traced;   /* the service's start-up time went with a question */
   tt_chart_files charts;
   char *charts_out;      /* owned copy of charts.out */
@@ -43,6 +45,7 @@ tt_session *tt_session_new(tt_service *svc, tt_llm *llm, tt_error *err) {
   tt_session *s = tt_xcalloc(1, sizeof *s);
   s->svc = svc;
   s->opts = tt_config_agent_opts(c);
+  s->private_config = c->private_mode;
   s->db = tt_service_db_open(svc, &s->opts.sql, err);
   if (!s->db) {
     tt_store_close(store);
@@ -71,6 +74,10 @@ void tt_session_free(tt_session *s) {
 }
 
 tt_db *tt_session_db(tt_session *s) { return s->db; }
+
+void tt_session_set_private(tt_session *s, bool on) { s->private_asked = on; }
+
+bool tt_session_private(const tt_session *s) { return s->private_config || s->private_asked; }
 
 void tt_session_set_chart_files(tt_session *s, const tt_chart_files *f) {
   free(s->charts_out);
@@ -186,7 +193,8 @@ static tt_turn *tt_session_history(const tt_thread *th, bool have, tt_chat *pend
   for (size_t i = 0; i < *nturns; i++) {
     const tt_turn_rec *t = &th->turns[i];
     history[i] = (tt_turn){.question = t->question, .answer = t->answer, .sql = t->sql,
-                           .summary = t->summary, .numbers = t->numbers, .status = t->status};
+                           .summary = t->summary, .numbers = t->numbers, .notes = t->notes,
+                           .status = t->status};
   }
   return history;
 }
@@ -267,6 +275,7 @@ void tt_session_ask(tt_session *s, const char *thread, const char *question,
 
   tt_agent_hooks hooks = {.on_event = tt_tracer_event, .on_chart = tt_tracer_chart,
                           .ud = &tr, .cancel = ui ? ui->cancel : NULL};
+  if (have_thread && llm) tt_agent_set_private(tt_session_agent(s, llm), tt_session_private(s));
   if (have_thread && llm)
     tt_agent_ask(tt_session_agent(s, llm), history, nturns, info->resumed ? &pending : NULL,
                  question, &hooks, run);

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void tt_config_init(tt_config *c) {
   memset(c, 0, sizeof *c);
@@ -58,6 +59,18 @@ bool tt_config_resolve(tt_config *c, tt_error *err) {
   c->cache_dir = tt_default_dir(c->env, "CACHE");
   free(c->data_dir);
   c->data_dir = tt_default_dir(c->env, "DATA");
+  const char *priv = tt_config_get(c->env, "TABLETALK_PRIVATE");
+  if (priv && !c->private_mode) {
+    if (!strcmp(priv, "1") || !strcasecmp(priv, "true") || !strcasecmp(priv, "yes") ||
+        !strcasecmp(priv, "on")) {
+      c->private_mode = true;
+    } else if (strcmp(priv, "0") && strcasecmp(priv, "false") && strcasecmp(priv, "no") &&
+               strcasecmp(priv, "off")) {
+      tt_error_set(err, TT_ERR_CONFIG, "TABLETALK_PRIVATE wants 1 or 0 (true/false), not '%s'",
+                   priv);
+      return false;
+    }
+  }
   if (!c->trust_functions) {
     const char *trust = tt_config_get(c->env, "TABLETALK_TRUST_FUNCTIONS");
     if (trust && !tt_config_trust_functions(c, trust)) {

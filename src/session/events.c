@@ -102,6 +102,9 @@ json_t *tt_event_json(const tt_event *ev) {
   }
   tt_set(o, "step", json_integer(ev->step));
   switch (ev->kind) {
+  case TT_EV_MODEL_WAIT:
+    if (ev->sent) tt_set(o, "sent", json_deep_copy(ev->sent));
+    break;
   case TT_EV_MODEL_CALL: tt_model_call_json(o, ev); break;
   case TT_EV_THOUGHT:
   case TT_EV_ANSWER: tt_set(o, "text", tt_str_or_null(ev->text)); break;
@@ -126,6 +129,9 @@ json_t *tt_event_json(const tt_event *ev) {
     tt_set(o, "reason", tt_str_or_null(ev->reason));
     tt_set(o, "numbers_checked", json_integer((json_int_t)ev->numbers_checked));
     tt_set(o, "unbacked_numbers", tt_strings_json(ev->unbacked, ev->nunbacked));
+    tt_set(o, "verified", tt_str_or_null(ev->verified));
+    tt_set(o, "facts", json_integer((json_int_t)ev->nfacts));
+    tt_set(o, "reference_errors", json_integer((json_int_t)ev->nref_errors));
     break;
   case TT_EV_CONTEXT: tt_context_json(o, ev); break;
   default: break;

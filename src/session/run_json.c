@@ -30,6 +30,29 @@ static json_t *tt_run_charts_json(const tt_run *run) {
   return charts;
 }
 
+/* [{"ref","query","sql","row","column","aggregate","value","text","at","length"}]:
+ * the values the answer cites, filled in from the results (at and length:
+ * bytes of the answer). */
+static json_t *tt_run_facts_json(const tt_run *run) {
+  json_t *facts = json_array();
+  for (size_t i = 0; i < run->nfacts; i++) {
+    const tt_fact *f = &run->facts[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "ref", tt_str_or_null(f->ref));
+    json_object_set_new(o, "query", json_integer(f->query));
+    json_object_set_new(o, "sql", tt_str_or_null(f->sql));
+    json_object_set_new(o, "row", f->row ? json_integer(f->row) : json_null());
+    json_object_set_new(o, "column", tt_str_or_null(f->column));
+    json_object_set_new(o, "aggregate", tt_str_or_null(f->aggregate));
+    json_object_set_new(o, "value", f->value ? json_deep_copy(f->value) : json_null());
+    json_object_set_new(o, "text", tt_str_or_null(f->text));
+    json_object_set_new(o, "at", json_integer((json_int_t)f->at));
+    json_object_set_new(o, "length", json_integer((json_int_t)f->len));
+    json_array_append_new(facts, o);
+  }
+  return facts;
+}
+
 /* own_ms: what tabletalk itself spent, waiting for the model excluded. */
 static json_t *tt_run_totals_json(const tt_run_totals *t) {
   return json_pack("{s:i,s:i,s:i,s:I,s:I,s:I,s:f,s:f,s:f}", "llm_calls", t->llm_calls,
@@ -56,7 +79,9 @@ json_t *tt_run_json(const tt_run *run, const tt_ask_result *info, const char *th
   json_object_set_new(o, "clarification", tt_str_or_null(clarify ? run->answer : NULL));
   json_object_set_new(o, "error", tt_str_or_null(run->error));
   json_object_set_new(o, "sql", tt_str_or_null(run->sql));
-  json_object_set_new(o, "verified", json_boolean(run->verified));
+  json_object_set_new(o, "verified", json_string(tt_verified_name(run->verified)));
+  json_object_set_new(o, "facts", tt_run_facts_json(run));
+  json_object_set_new(o, "private", json_boolean(run->private_mode));
   json_t *unbacked = json_array();
   for (size_t i = 0; i < run->nunbacked; i++)
     json_array_append_new(unbacked, tt_str_or_null(run->unbacked[i]));

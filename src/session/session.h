@@ -46,6 +46,8 @@ typedef struct tt_config {
   long schema_budget;      /* prompt tokens for the schema (2000) */
   int selector;            /* tt_selector_mode: a selector step names the tables
                             * first (auto: from 400 tables; --selector) */
+  bool private_mode;       /* the model never sees a value (--private, or
+                            * TABLETALK_PRIVATE read by tt_config_resolve) */
   /* the model */
   const char *model_path;  /* a GGUF file run in-process */
   const char *base_url;    /* an OpenAI-compatible endpoint */
@@ -237,6 +239,11 @@ void tt_session_free(tt_session *s);
 /* The run id the next question gets (copied), for a front end that names
  * the run before it starts; without it each question gets a fresh one. */
 void tt_session_set_run_id(tt_session *s, const char *run_id);
+/* Private mode for the session's next questions (a web page's switch, an
+ * MCP call's argument); with the configuration's private mode it is on
+ * whatever this says. */
+void tt_session_set_private(tt_session *s, bool on);
+bool tt_session_private(const tt_session *s);
 /* Where the charts of later questions go (copied). Default: the
  * configuration's size, format and --out. */
 void tt_session_set_chart_files(tt_session *s, const tt_chart_files *f);

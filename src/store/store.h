@@ -24,6 +24,7 @@ typedef struct tt_turn_rec {
   tt_run_status status;
   char *pending; /* JSON conversation of a question paused by ask_user */
   char *numbers; /* the values its results held (space-separated) */
+  char *notes;   /* the agent's notes on it (tt_run.notes), or NULL */
 } tt_turn_rec;
 
 typedef struct tt_thread {

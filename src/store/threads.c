@@ -40,13 +40,22 @@ static const char tt_store_schema[] =
 #define TT_STORE_VERSION 1
 
 /* Stores made before a column existed get it. */
-static int tt_store_migrate(sqlite3 *h) {
+static int tt_store_add_column(sqlite3 *h, const char *probe, const char *alter) {
   sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(h, "SELECT numbers FROM turns LIMIT 0", -1, &st, NULL) == SQLITE_OK) {
+  if (sqlite3_prepare_v2(h, probe, -1, &st, NULL) == SQLITE_OK) {
     sqlite3_finalize(st);
     return SQLITE_OK;
   }
-  return sqlite3_exec(h, "ALTER TABLE turns ADD COLUMN numbers TEXT", NULL, NULL, NULL);
+  return sqlite3_exec(h, alter, NULL, NULL, NULL);
+}
+
+static int tt_store_migrate(sqlite3 *h) {
+  int rc = tt_store_add_column(h, "SELECT numbers FROM turns LIMIT 0",
+                               "ALTER TABLE turns ADD COLUMN numbers TEXT");
+  if (rc != SQLITE_OK) return rc;
+  /* the agent's notes on a turn (result labels, what private mode retells) */
+  return tt_store_add_column(h, "SELECT notes FROM turns LIMIT 0",
+                             "ALTER TABLE turns ADD COLUMN notes TEXT");
 }
 
 #define TT_STORE_STR(x) #x
@@ -163,7 +172,7 @@ bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
   sqlite3_stmt *st;
   int rc = sqlite3_prepare_v2(s->h,
                               "SELECT run_id, question, answer, sql, summary, status, pending, "
-                              "numbers FROM turns WHERE thread = ?1 AND db_path = ?2 ORDER BY seq",
+                              "numbers, notes FROM turns WHERE thread = ?1 AND db_path = ?2 ORDER BY seq",
                               -1, &st, NULL);
   if (rc != SQLITE_OK) {
     tt_error_set(err, TT_ERR_IO, "cannot read the thread store: %s", sqlite3_errmsg(s->h));
@@ -186,6 +195,7 @@ bool tt_store_load_thread(tt_store *s, const char *name, const char *db_path,
     t->status = tt_status_parse((const char *)sqlite3_column_text(st, 5));
     t->pending = tt_col_dup(st, 6);
     t->numbers = tt_col_dup(st, 7);
+    t->notes = tt_col_dup(st, 8);
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
@@ -212,6 +222,7 @@ void tt_thread_free(tt_thread *t) {
     free(r->summary);
     free(r->pending);
     free(r->numbers);
+    free(r->notes);
   }
   free(t->turns);
   free(t->title);
@@ -239,12 +250,12 @@ bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
   const char *sql =
       resumed ? "UPDATE turns SET run_id = ?3, question = question || ' (the user answered: ' || ?4 || ')',"
                 " answer = ?5, sql = ?6, summary = ?7, status = ?8, pending = ?9, created = ?10,"
-                " numbers = trim(coalesce(numbers, '') || ' ' || coalesce(?11, '')) WHERE thread = ?1 AND db_path = ?2 AND seq = (SELECT max(seq) FROM turns"
+                " numbers = trim(coalesce(numbers, '') || ' ' || coalesce(?11, '')), notes = ?12 WHERE thread = ?1 AND db_path = ?2 AND seq = (SELECT max(seq) FROM turns"
                 " WHERE thread = ?1 AND db_path = ?2)"
               : "INSERT INTO turns(thread, db_path, seq, run_id, question, answer, sql, summary,"
-                " status, pending, created, numbers) VALUES (?1, ?2, (SELECT coalesce(max(seq), 0)"
+                " status, pending, created, numbers, notes) VALUES (?1, ?2, (SELECT coalesce(max(seq), 0)"
                 " + 1 FROM turns WHERE thread = ?1 AND db_path = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
-                " ?10, ?11)";
+                " ?10, ?11, ?12)";
   bool ok = sqlite3_exec(s->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
   sqlite3_stmt *st = NULL;
   if (ok) ok = sqlite3_prepare_v2(s->h, sql, -1, &st, NULL) == SQLITE_OK;
@@ -260,6 +271,7 @@ bool tt_store_save_turn(tt_store *s, const char *name, const char *db_path,
     tt_bind_opt(st, 9, pending);
     sqlite3_bind_double(st, 10, tt_wall_time());
     tt_bind_opt(st, 11, run->numbers && *run->numbers ? run->numbers : NULL);
+    tt_bind_opt(st, 12, run->notes);
     ok = sqlite3_step(st) == SQLITE_DONE;
   }
   if (ok) ok = sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;

@@ -60,6 +60,8 @@ enum MHD_Result tt_web_api_session(tt_web_req *r) {
   json_object_set_new(j, "model_source", model && source ? json_string(source) : json_null());
   json_object_set_new(j, "model_help", model ? json_null() : json_string(TT_WEB_MODEL_HELP));
   json_object_set_new(j, "version", json_string(TT_VERSION));
+  /* the server runs in private mode: every question is private */
+  json_object_set_new(j, "private", json_boolean(tt_service_config(svc)->private_mode));
   /* what the user should know about how the database is reached */
   json_t *warnings = json_array();
   const char *w = tt_service_warning(svc);

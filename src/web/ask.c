@@ -15,6 +15,7 @@ struct tt_web_ask {
   tt_web *w;
   char *question;
   char *thread;
+  bool priv; /* the page's private switch */
   char run_id[64];
   tt_httpd_stream *st;
   volatile sig_atomic_t cancel;
@@ -60,6 +61,7 @@ static void tt_web_ask_run(tt_web_ask *a) {
   cf.height = c->chart_h;
   tt_session_set_chart_files(session, &cf);
   tt_session_set_run_id(session, a->run_id);
+  tt_session_set_private(session, a->priv);
   tt_session_hooks hooks = {.on_event = tt_web_on_event, .ud = a, .cancel = &a->cancel};
   tt_run run;
   tt_ask_result info;
@@ -98,6 +100,11 @@ enum MHD_Result tt_web_api_ask(tt_web_req *r) {
   if (!body) return ret;
   const char *q = json_string_value(json_object_get(body, "question"));
   const json_t *tid = json_object_get(body, "thread_id");
+  const json_t *pv = json_object_get(body, "private");
+  if (pv && !json_is_boolean(pv)) {
+    json_decref(body);
+    return tt_web_send_error(r, 400, "\"private\" must be true or false");
+  }
   if (!q || !*q) {
     json_decref(body);
     return tt_web_send_error(r, 400, "\"question\" must be a non-empty string");
@@ -110,6 +117,7 @@ enum MHD_Result tt_web_api_ask(tt_web_req *r) {
   tt_web_ask *a = tt_xcalloc(1, sizeof *a);
   a->w = r->w;
   a->question = tt_xstrdup(q);
+  a->priv = json_is_true(pv);
   if (json_is_string(tid)) {
     a->thread = tt_xstrdup(json_string_value(tid));
   } else {

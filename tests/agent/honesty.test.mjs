@@ -46,7 +46,7 @@ for (const [name, queries, text] of [
   test(`verified: ${name}`, async () => {
     const { r, srv } = await asked('How much?', queries, text);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.json.verified, true, JSON.stringify(r.json.unbacked_numbers));
+    assert.equal(r.json.verified, 'checked', JSON.stringify(r.json.unbacked_numbers));
     assert.deepEqual(r.json.unbacked_numbers, []);
     assert.equal(srv.requests.length, queries.length + 1, 'no push back');
     const check = traceEvents(r.json.trace).find((e) => e.event === 'verify');
@@ -64,7 +64,7 @@ for (const [name, queries, text, bad] of [
     const { r, srv } = await asked('How many?', queries, text);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.json.status, 'answered');
-    assert.equal(r.json.verified, false);
+    assert.equal(r.json.verified, 'unbacked');
     assert.deepEqual(r.json.unbacked_numbers, bad);
     assert.equal(srv.requests.length, queries.length + 2, 'exactly one push back');
     const pushed = lastTool(srv.requests[queries.length + 1]);
@@ -73,7 +73,7 @@ for (const [name, queries, text, bad] of [
     assert.deepEqual(checks.map((e) => e.decision), ['push_back', 'accept_unverified']);
     assert.deepEqual(checks[1].unbacked_numbers, bad);
     const end = traceEvents(r.json.trace).at(-1);
-    assert.equal(end.verified, false);
+    assert.equal(end.verified, 'unbacked');
     assert.deepEqual(end.unbacked_numbers, bad);
   });
 }
@@ -101,7 +101,7 @@ test('a push back that makes the model correct itself ends verified', async () =
   await srv.close();
   assert.deepEqual(r.json.rows, [[5]]);
   assert.equal(r.json.answer, '5 customers are from France.');
-  assert.equal(r.json.verified, true);
+  assert.equal(r.json.verified, 'checked');
 });
 
 test('a follow-up may cite the numbers of the thread\'s earlier results', async () => {
@@ -119,10 +119,10 @@ test('a follow-up may cite the numbers of the thread\'s earlier results', async 
   });
   await ask(sc, srv, 'How many customers are in Brazil?', ['--thread', 't']);
   const followUp = await ask(sc, srv, 'And in Canada?', ['--thread', 't']);
-  assert.equal(followUp.json.verified, true, 'the 5 comes from the thread\'s first result');
+  assert.equal(followUp.json.verified, 'checked', 'the 5 comes from the thread\'s first result');
   const alone = await ask(sc, srv, 'And in Canada?', ['--thread', 'other']);
   await srv.close();
-  assert.equal(alone.json.verified, false, 'in a fresh thread nothing backs the 5');
+  assert.equal(alone.json.verified, 'unbacked', 'in a fresh thread nothing backs the 5');
   assert.deepEqual(alone.json.unbacked_numbers, ['5']);
 });
 
@@ -179,5 +179,5 @@ test('a refused statement that is not a write (a PRAGMA), then an answer: answer
   assert.equal(r.code, 0);
   assert.equal(r.json.status, 'answered');
   assert.equal(r.json.refusal, null);
-  assert.equal(r.json.verified, true);
+  assert.equal(r.json.verified, 'checked');
 });

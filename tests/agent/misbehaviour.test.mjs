@@ -124,7 +124,7 @@ test('numbers without a query are pushed back once', async () => {
   assert.equal(r.code, 0);
   assert.match(lastTool(srv.requests[1]), /Not accepted yet: your answer states numbers \(412\), but no query has run/);
   assert.deepEqual(r.json.rows, [[412]]);
-  assert.equal(r.json.verified, true);
+  assert.equal(r.json.verified, 'checked');
   assert.ok(traceEvents(r.json.trace).some((e) => e.event === 'verify' && e.decision === 'push_back'));
 });
 
@@ -135,7 +135,7 @@ test('a model that insists after the push back is answered, marked unverified', 
   await srv.close();
   assert.equal(r.code, 0);
   assert.equal(srv.requests.length, 2, 'exactly one push back');
-  assert.equal(r.json.verified, false);
+  assert.equal(r.json.verified, 'unbacked');
   assert.deepEqual(r.json.unbacked_numbers, ['999']);
 });
 
@@ -146,7 +146,7 @@ test('an answer without numbers needs no query', async () => {
   await srv.close();
   assert.equal(r.code, 0);
   assert.equal(srv.requests.length, 1);
-  assert.equal(r.json.verified, true);
+  assert.equal(r.json.verified, 'checked');
 });
 
 test('HTTP 429 is retried, then the run succeeds', async () => {

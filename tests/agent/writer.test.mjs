@@ -48,7 +48,7 @@ test('--profile sql-writer: native prompt, one repair, the model phrases the ans
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.equal(r.json.status, 'answered');
   assert.equal(r.json.answer, 'Rock has the most tracks: 1297.');
-  assert.equal(r.json.verified, true);
+  assert.equal(r.json.verified, 'checked');
   assert.equal(r.json.sql, FIXED);
   assert.deepEqual(r.json.rows, [['Rock', 1297]]);
   const bodies = srv.requests.map((q) => q.body);
@@ -85,7 +85,7 @@ test('detected by the model name; the answer falls back to a sentence from the r
   const { r, srv } = await asked(writer('```sql\nSELECT 1\n```'), ['--model', 'OmniSQL-7B']);
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.equal(r.json.answer, 'The query returned 1 row: Rock, 1297.');
-  assert.equal(r.json.verified, true);
+  assert.equal(r.json.verified, 'checked');
   assert.equal(srv.requests.length, 3);
   assert.equal(srv.requests[0].body.tools, undefined);
 });
@@ -106,4 +106,21 @@ test('--profile with an unknown name is a usage error naming the profiles', asyn
     { env: { TABLETALK_PROFILE: 'omni' } });
   assert.notEqual(e.code, 0);
   assert.match(e.stdout + e.stderr, /TABLETALK_PROFILE: there is no model profile 'omni'/);
+});
+
+test('an SQL writer may cite the result in its answer: filled in, bound; a broken reference gives the built sentence', async () => {
+  const { r, srv } = await asked(writer('  {{q1.r1.Name}} has the most tracks: {{q1.r1.n|0,000}}.'), ['--profile', 'sql-writer']);
+  assert.equal(r.code, 0, r.stderr + r.stdout);
+  assert.equal(r.json.answer, 'Rock has the most tracks: 1,297.');
+  assert.equal(r.json.verified, 'bound');
+  assert.deepEqual(r.json.facts.map((f) => [f.query, f.row, f.column, f.value, f.text, f.at]), [[1, 1, 'Name', 'Rock', 'Rock', 0], [1, 1, 'n', 1297, '1,297', 26]]);
+  assert.match(srv.requests.at(-1).body.messages[0].content, /\[q1\] The query returned 1 row[\s\S]*\{\{q1\.r1\.Column\}\}/);
+  const broken = await asked(writer('{{q1.r5.Name}} has the most.'), ['--profile', 'sql-writer']);
+  assert.equal(broken.r.json.answer, 'The query returned 1 row: Rock, 1297.');
+  assert.deepEqual(broken.r.json.facts, []);
+  // private mode has no form for an SQL writer: the question fails and says why
+  const priv = await asked(writer('x'), ['--profile', 'sql-writer', '--private']);
+  assert.equal(priv.r.json.status, 'failed');
+  assert.match(priv.r.json.error, /private mode needs a model that calls tools/);
+  assert.equal(priv.srv.requests.length, 0, 'nothing was sent');
 });

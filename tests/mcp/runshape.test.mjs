@@ -25,6 +25,8 @@ const SCRIPT = {
     { name: 'genres', when: { question: 'three genres', step: 0 }, tool: 'run_sql', args: { sql: TOP_SQL } },
     { name: 'genres-answer', when: { question: 'three genres', step: 1 }, tool: 'answer', args: { text: 'Rock, Jazz and Metal.' } },
     { name: 'clarify', when: { question: 'revenue' }, tool: 'ask_user', args: { question: CLARIFY_Q } },
+    { name: 'cite', when: { question: 'Cite the top genre', step: 0 }, tool: 'run_sql', args: { sql: TOP_SQL } },
+    { name: 'cite-answer', when: { question: 'Cite the top genre', step: 1 }, tool: 'answer', args: { text: 'It is {{q1.r1.Name}}.' } },
   ],
 };
 
@@ -61,12 +63,13 @@ function runEnd(file) {
 }
 
 /* What differs between two runs of the same script: ids, files, clocks,
- * and the tokens the scripted server says it had cached (it remembers
- * prompts across runs). */
+ * the tokens the scripted server says it had cached (it remembers prompts
+ * across runs), and the prompt tokens it counts (its tool-call ids grow
+ * across runs: call_9 in one run, call_11 in the next). */
 function comparable(run) {
   const c = structuredClone(run);
   for (const k of ['run_id', 'thread_id', 'trace', 'elapsed_ms']) if (k in c) c[k] = typeof c[k];
-  for (const k of Object.keys(c.totals)) if (k.endsWith('_ms') || k === 'cached_tokens') c.totals[k] = typeof c.totals[k];
+  for (const k of Object.keys(c.totals)) if (k.endsWith('_ms') || k === 'cached_tokens' || k === 'prompt_tokens') c.totals[k] = typeof c.totals[k];
   for (const ch of c.charts) ch.file = typeof ch.file;
   return c;
 }
@@ -100,10 +103,13 @@ test('the documented fields are the fields', async () => {
   for (const k of Object.keys(run)) assert.match(doc, new RegExp(`\\| \`${k}\` \\|`), `docs/reference/run-json.md documents ${k}`);
   for (const k of Object.keys(run.totals)) assert.match(doc, new RegExp(`\\| \`totals.${k}\` \\|`), `docs/reference/run-json.md documents totals.${k}`);
   for (const k of Object.keys(run.charts[0])) assert.match(doc, new RegExp(`\\| \`charts\\[\\].${k}\` \\|`), `docs/reference/run-json.md documents charts[].${k}`);
+  const cited = await cliAsk(scratch(), 'Cite the top genre');
+  assert.ok(cited.facts.length > 0);
+  for (const k of Object.keys(cited.facts[0])) assert.match(doc, new RegExp(`\\| \`facts\\[\\].${k}\` \\|`), `docs/reference/run-json.md documents facts[].${k}`);
   assert.equal(run.status, 'answered');
   assert.equal(run.rows.length, run.row_count);
   assert.deepEqual(run.unbacked_numbers, ['9999']);
-  assert.equal(run.verified, false);
+  assert.equal(run.verified, 'unbacked');
 });
 
 /* The events of a trace file, as written. */

@@ -260,7 +260,7 @@ for (const transport of ['stdio', 'http']) {
         assert.equal(a.answer, 'Rock has the most tracks: 1297.');
         assert.equal(a.sql, TOP_GENRE_SQL);
         assert.deepEqual(a.rows, rowsOf(sqlite(TRUTH, TOP_GENRE_SQL)));
-        assert.equal(a.verified, true);
+        assert.equal(a.verified, 'checked');
         assert.match(a.thread_id, /^[A-Za-z0-9._:-]+$/);
         assert.ok(a.run_id);
         assert.ok(textOf(first).includes(a.answer) && textOf(first).includes(a.thread_id));

@@ -373,6 +373,50 @@ static void test_forced_tool(void **state) {
   assert_null(tt_grammar_for_tools(g_tools, g_ntools, "drop_table", &sh, TT_MAX_TOKENS));
 }
 
+/* Private mode's answer: digits only inside {{...}} references, for every
+ * profile's call shape. */
+static void test_private_answer_cites(void **state) {
+  (void)state;
+  tt_tool_spec priv[TT_AGENT_MAX_TOOLS];
+  char *schema = NULL;
+  size_t n = tt_prompt_tools_private(priv, g_tools, g_ntools, &schema);
+  assert_string_equal(priv[n - 1].name, "need_values");
+  tt_grammars *gs = tt_grammars_new(g_vocab);
+  static const struct { const char *text; bool ok; } answers[] = {
+      {"{{q1.r1.Name}} leads with {{q1.r1.n|0,000}} tracks.", true},
+      {"Together {{q1.sum(Total)|0,000.00}}, in {{q1[Name='AC/DC'].n}} rows; see café.", true},
+      {"No digits at all, and a quote \\\" too.", true},
+      {"Rock leads with 1297 tracks.", false},
+      {"{{q1.r1.n}} tracks, 3 genres.", false},
+      {"A lone { brace.", false},
+      {"An open {{q1.r1.n reference.", false},
+  };
+  for (size_t p = 0; p < NPROFILES; p++) {
+    if (strcmp(profiles[p], "sql-writer") == 0) continue; /* no tools */
+    tt_call_shape sh;
+    tt_profile_call_shape(tt_profile_by_name(profiles[p]), false, TT_MAX_TOKENS, &sh);
+    char *g = tt_grammar_for_tools(priv, n, NULL, &sh, TT_MAX_TOKENS);
+    assert_non_null(g);
+    assert_non_null(strstr(g, "cited-char ::= "));
+    for (size_t i = 0; i < sizeof answers / sizeof answers[0]; i++) {
+      char *args = tt_xasprintf("{\"text\": \"%s\"}", answers[i].text);
+      char *call = call_text(p, "answer", args);
+      size_t nt, at;
+      llama_token *t = tokens_of(call, strlen(call), false, &nt);
+      struct llama_sampler *sm = tt_grammars_sampler(gs, g);
+      bool took = sampler_takes(sm, t, nt, &at);
+      if (took != answers[i].ok) fail_msg("%s: %s was %s", profiles[p], call, took ? "taken" : "refused");
+      llama_sampler_free(sm);
+      free(t);
+      free(call);
+      free(args);
+    }
+    free(g);
+  }
+  tt_grammars_free(gs);
+  free(schema);
+}
+
 /* Strings get a share of --max-tokens: longer with more tokens, and a
  * model that never closes a string still ends within the budget. */
 static void test_string_bounds_follow_max_tokens(void **state) {
@@ -542,6 +586,7 @@ int main(void) {
       cmocka_unit_test(test_make_chart_in_any_order),
       cmocka_unit_test(test_sampler_sees_what_the_grammar_cannot),
       cmocka_unit_test(test_forced_tool),
+      cmocka_unit_test(test_private_answer_cites),
       cmocka_unit_test(test_string_bounds_follow_max_tokens),
       cmocka_unit_test(test_report_sizes_and_times),
   };

@@ -56,6 +56,7 @@ const Q = {
   slow: 'Take your time',
   md: 'Which genres lead, in Markdown?',
   media: 'Which media types are there?',
+  bound: 'Which genre leads, privately?',
 };
 /* A Markdown answer with hostile parts: HTML, a javascript: link, a bidi override. */
 const MD_ANSWER = '**Rock** leads with *1297* tracks.\n\n- Rock: 1297\n- Latin: 579\n\n1. first\n2. second\n\n' +
@@ -82,6 +83,10 @@ const RULES = [
   { when: { question: Q.md, step: 1 }, ...answer(MD_ANSWER) },
   { when: { question: Q.media, step: 0 }, ...sql('SELECT MediaTypeId, Name FROM MediaType ORDER BY MediaTypeId') },
   { when: { question: Q.media, step: 1 }, ...answer('There are 5 media types.') },
+  { when: { question: Q.bound, step: 0 }, ...sql(GENRES) },
+  // the result's label goes on across the thread: whichever it is, the answer cites it
+  ...Array.from({ length: 30 }, (_, i) => ({ when: { question: Q.bound, last_tool: `^\\[q${i + 1}\\] ` },
+    ...answer(`{{q${i + 1}.r1.genre}} leads with {{q${i + 1}.r1.tracks|0,000}} tracks.`) })),
 ];
 
 let sc, model, web, url, origin, browser, page, before_sha;
@@ -478,6 +483,25 @@ test('a refused write and an unbacked number are shown as plainly as in the CLI'
     'Not verified: 348 is in no query result of this question; check it before you use it.');
   await shot('07-unverified');
   assert.equal(sha256(sc.db), before_sha);
+});
+
+test('the private switch: the model sees no row; the filled-in values say on hover where they came from', async () => {
+  await clickNow('#private');
+  assert.equal(await page.$eval('#private', (c) => c.checked), true);
+  await askInPage(Q.bound);
+  assert.equal(await page.$eval(`${lastTurn} .answer.final`, (a) => a.textContent), 'Rock leads with 1,297 tracks.');
+  const facts = await page.$$eval(`${lastTurn} .answer.final span.fact`, (f) => f.map((x) => [x.textContent, x.title, x.dataset.query, x.dataset.row, x.dataset.column]));
+  const label = facts[0][2];
+  assert.match(label, /^q\d+$/);
+  assert.deepEqual(facts.map((f) => [f[0], f[2], f[3], f[4]]), [['Rock', label, '1', 'genre'], ['1,297', label, '1', 'tracks']]);
+  assert.equal(facts[1][1], `${label}, row 1, column tracks = 1297\n${GENRES}`);
+  const sent = model.requests.filter((r) => r.body.messages.some((m) => m.role === 'user' && m.content === Q.bound));
+  assert.ok(sent.length >= 2 && sent.every((r) => /PRIVATE MODE/.test(r.body.messages[0].content)));
+  assert.ok(sent.every((r) => !JSON.stringify(r.body.messages).includes('1297')), 'no row reached the model');
+  await page.hover(`${lastTurn} .answer.final span.fact:nth-of-type(2)`);
+  await shot('07b-bound');
+  await clickNow('#private');
+  assert.equal(await page.$eval('#private', (c) => c.checked), false);
 });
 
 test('threads in the sidebar: resume, rename, delete', async () => {
