@@ -308,6 +308,12 @@ bool tt_db_catalog_probe(tt_db *db, tt_catalog *cat, size_t i, double deadline_m
 
 /* ---- the whole catalog ----------------------------------------------------- */
 
+char *tt_described(const char *description, const char *data_note) {
+  if (description && data_note) return tt_xasprintf("%s; %s", description, data_note);
+  if (description || data_note) return tt_xstrdup(description ? description : data_note);
+  return NULL;
+}
+
 tt_catalog *tt_db_catalog_read(tt_db *db, tt_error *err) {
   tt_catalog *cat = db->engine->catalog_load(db, err);
   if (!cat) {

@@ -400,6 +400,9 @@ typedef struct tt_column_info {
   bool not_null;
   const char *default_value; /* SQL text of the default, NULL when none */
   const char *description;   /* a -- comment on its line of CREATE TABLE, or NULL */
+  const char *data_note;     /* what reading its rows found (DuckDB's statistics, how a CSV
+                              * column was typed), or NULL: it may quote values, so private
+                              * mode never shows it */
   /* Text columns: the most frequent values among the first
    * TT_TOP_VALUES_SCAN rows, most frequent first (NULL when not read). */
   const char **top_values;
@@ -408,6 +411,10 @@ typedef struct tt_column_info {
 
 #define TT_TOP_VALUES 3
 #define TT_TOP_VALUES_SCAN 10000
+
+/* description and data_note as one text ("description; note"), or NULL
+ * when both are NULL; the caller frees it. */
+char *tt_described(const char *description, const char *data_note);
 
 typedef struct tt_fk_info {
   const char *from;     /* column in this table */
@@ -450,6 +457,8 @@ typedef struct tt_table_info {
   tt_result *sample;    /* up to 3 rows; NULL when they could not be read */
   const char *note;     /* why something is missing (a slow view), or NULL */
   const char *description; /* a -- comment on the CREATE TABLE line, or NULL */
+  const char *data_note;  /* what reading its rows found (a CSV file's separator, null
+                           * tokens, ragged rows), or NULL; private mode never shows it */
   const char *sql_name; /* SQL that names it ("schema"."table"), or NULL: name
                          * quoted as one identifier */
   size_t schema_len;    /* PostgreSQL, tables of several schemas: name is

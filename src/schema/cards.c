@@ -233,6 +233,10 @@ static void tt_card_render(const tt_table_info *t, const bool *folded, bool priv
     tt_buf_puts(out, ", ");
     tt_put_description(out, t->description);
   }
+  if (t->data_note && !priv) {
+    tt_buf_puts(out, t->description ? "; " : ", ");
+    tt_put_description(out, t->data_note);
+  }
   tt_buf_puts(out, "\n[\n");
   size_t nfolded = 0;
   for (size_t c = 0; c < t->ncols; c++) {
@@ -260,6 +264,10 @@ static void tt_card_render(const tt_table_info *t, const bool *folded, bool priv
     if (col->description) {
       tt_buf_puts(out, ", ");
       tt_put_description(out, col->description);
+    }
+    if (col->data_note && !priv) {
+      tt_buf_puts(out, ", ");
+      tt_put_description(out, col->data_note);
     }
     if (!col->pk && !fk && !priv) tt_put_top_values(out, t, c); /* ids say nothing */
     tt_buf_puts(out, "),\n");
@@ -438,7 +446,9 @@ json_t *tt_card_to_json(const tt_card *c) {
     json_object_set_new(jc, "not_null", json_boolean(col->not_null));
     json_object_set_new(jc, "default",
                         col->default_value ? tt_str(col->default_value) : json_null());
-    json_object_set_new(jc, "description", col->description ? tt_str(col->description) : json_null());
+    char *described = tt_described(col->description, col->data_note);
+    json_object_set_new(jc, "description", described ? tt_str(described) : json_null());
+    free(described);
     /* text columns: the most frequent values among the first rows */
     json_t *top = json_array();
     for (size_t k = 0; k < col->ntop_values; k++) json_array_append_new(top, tt_str(col->top_values[k]));
@@ -477,7 +487,9 @@ json_t *tt_card_to_json(const tt_card *c) {
   } else {
     json_object_set_new(o, "sample_rows", json_array());
   }
-  json_object_set_new(o, "description", t->description ? tt_str(t->description) : json_null());
+  char *described = tt_described(t->description, t->data_note);
+  json_object_set_new(o, "description", described ? tt_str(described) : json_null());
+  free(described);
   json_object_set_new(o, "note", tt_table_note(t) ? tt_str(tt_table_note(t)) : json_null());
   json_object_set_new(o, "token_estimate", json_integer((json_int_t)c->tokens));
   json_object_set_new(o, "card", tt_str(c->text));

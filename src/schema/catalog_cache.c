@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TT_CATALOG_MAGIC "tabletalk-catalog 1\n"
+#define TT_CATALOG_MAGIC "tabletalk-catalog 2\n"
 #define TT_CATALOG_FILE_MAX ((size_t)256 << 20)
 
 /* ---- writing ---------------------------------------------------------------- */
@@ -68,6 +68,7 @@ static void tt_put_table(tt_buf *b, const tt_table_info *t) {
     tt_cw_u8(b, col->not_null);
     tt_cw_str(b, col->default_value);
     tt_cw_str(b, col->description);
+    tt_cw_str(b, col->data_note);
     tt_cw_u64(b, col->ntop_values);
     for (size_t k = 0; k < col->ntop_values; k++) tt_cw_str(b, col->top_values[k]);
   }
@@ -83,6 +84,7 @@ static void tt_put_table(tt_buf *b, const tt_table_info *t) {
   tt_put_result(b, t->sample);
   tt_cw_str(b, t->note);
   tt_cw_str(b, t->description);
+  tt_cw_str(b, t->data_note);
   tt_cw_str(b, t->sql_name);
   tt_cw_u64(b, t->schema_len);
   tt_cw_u8(b, (unsigned)t->probe);
@@ -200,6 +202,7 @@ static void tt_get_table(tt_cat_reader *cr, tt_table_info *t) {
     col->not_null = tt_cr_u8(r) != 0;
     col->default_value = tt_get_str(cr);
     col->description = tt_get_str(cr);
+    col->data_note = tt_get_str(cr);
     size_t ntop = tt_cr_count(r, 9);
     if (ntop > TT_TOP_VALUES) r->bad = true;
     if (ntop && !r->bad) {
@@ -225,6 +228,7 @@ static void tt_get_table(tt_cat_reader *cr, tt_table_info *t) {
   t->sample = tt_get_result(r);
   t->note = tt_get_str(cr);
   t->description = tt_get_str(cr);
+  t->data_note = tt_get_str(cr);
   t->sql_name = tt_get_str(cr);
   t->schema_len = (size_t)tt_cr_u64(r);
   if (t->schema_len > strlen(t->name)) r->bad = true;

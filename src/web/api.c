@@ -240,14 +240,18 @@ enum MHD_Result tt_web_api_schema(tt_web_req *r) {
       json_object_set_new(o, "pk", json_boolean(col->pk > 0));
       json_object_set_new(o, "not_null", json_boolean(col->not_null));
       json_object_set_new(o, "fk", fk);
-      json_object_set_new(o, "description", col->description ? json_string(col->description) : json_null());
+      char *described = tt_described(col->description, col->data_note);
+      json_object_set_new(o, "description", described ? json_string(described) : json_null());
+      free(described);
       json_object_set_new(o, "samples", tt_web_samples(t, c));
       json_array_append_new(cols, o);
     }
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(t->name));
     json_object_set_new(o, "kind", json_string(t->is_view ? "view" : "table"));
-    json_object_set_new(o, "description", t->description ? json_string(t->description) : json_null());
+    char *tdescribed = tt_described(t->description, t->data_note);
+    json_object_set_new(o, "description", tdescribed ? json_string(tdescribed) : json_null());
+    free(tdescribed);
     json_object_set_new(o, "rows", t->row_count >= 0 ? json_integer(t->row_count) : json_null());
     json_object_set_new(o, "rows_exact", json_boolean(t->row_count >= 0 && t->row_count_kind == TT_ROWS_EXACT));
     json_object_set_new(o, "columns", cols);

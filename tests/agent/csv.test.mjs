@@ -156,7 +156,7 @@ test('a few values that are not numbers are NULL, and the schema, the prompt and
    * (52) is not verified, the true one (65) is */
   const state = path.join(dir, 'state');
   const Q = 'SELECT avg(score) FROM scores';
-  for (const [text, verified] of [['The average score is 52.', false], ['The average score is 65.', true]]) {
+  for (const [text, verified] of [['The average score is 52.', 'unbacked'], ['The average score is 65.', 'checked']]) {
     const srv = await server({ rules: [
       { when: { step: 0 }, ...sql(Q) },
       { when: { step: 1 }, ...answer(text) },

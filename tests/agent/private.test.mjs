@@ -249,3 +249,38 @@ test('the trace records exactly what was sent: the model_wait events rebuild eve
     if (i === 0) assert.equal(sent.from, 0);
   });
 });
+
+/* What reading a file's rows finds (a CSV column's odd values, DuckDB's
+ * minimum and maximum) is a data note: shown to the user, never sent in
+ * private mode. */
+test('data notes of a CSV file (SQLite or DuckDB) stay on the machine in private mode', async (t) => {
+  const sc = scratch();
+  const csv = path.join(sc.dir, 'scores.csv');
+  const rows = ['name,score'];
+  for (let i = 0; i < 30; i++) rows.push(`p${i},${i === 7 ? 'zqxunknown' : 73100 + i}`);
+  rows.push('last,98765.25');
+  fs.writeFileSync(csv, rows.join('\n') + '\n');
+  /* DuckDB: every value a number, so the card has a minimum and a maximum */
+  const plain = path.join(sc.dir, 'plain.csv');
+  fs.writeFileSync(plain, rows.filter((l) => !l.includes('zqxunknown')).join('\n') + '\n');
+  const engines = [['--engine', 'sqlite']];
+  const hasDuckdb = (await run(['sql', csv, 'SELECT 1', '--engine', 'duckdb'])).code === 0;
+  if (hasDuckdb) engines.push(['--engine', 'duckdb']);
+  else t.diagnostic('DuckDB part skipped: libduckdb is not installed (scripts/fetch-duckdb.sh)');
+  for (const engine of engines) {
+    const needles = engine[1] === 'sqlite' ? ['zqxunknown'] : ['98765.25', '73100'];
+    for (const priv of [true, false]) {
+      const srv = await server({ rules: [{ when: { step: 0 }, ...answer('No query needed.') }] });
+      const file = engine[1] === 'sqlite' ? csv : plain;
+      const r = await run(['ask', file, 'How are the scores spread?', '--base-url', srv.url,
+        '--state-dir', sc.state, '--json', ...engine, ...(priv ? ['--private'] : [])]);
+      await srv.close();
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      const sent = srv.requests.map((q) => JSON.stringify(q.body)).join('\n');
+      for (const n of needles) {
+        if (priv) assert.ok(!sent.includes(n), `${engine[1]}: '${n}' reached the model in private mode`);
+        else assert.ok(sent.includes(n), `${engine[1]}: '${n}' should be in a normal prompt (the check would catch it)`);
+      }
+    }
+  }
+});

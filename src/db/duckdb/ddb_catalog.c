@@ -157,13 +157,12 @@ static void tt_ddbc_describe_stats(tt_arena *a, tt_column_info *c, const tt_resu
   const tt_value *nd = tt_result_cell(r, 0, base);
   if (nd->type != TT_VAL_INT) return;
   tt_buf b = TT_BUF_INIT;
-  if (c->description) tt_buf_printf(&b, "%s; ", c->description);
   tt_buf_printf(&b, "~%lld distinct", (long long)nd->u.i);
   const tt_value *lo = tt_result_cell(r, 0, base + 1), *hi = tt_result_cell(r, 0, base + 2);
   if (tt_ddbc_ordered_type(c->type) && lo->type == TT_VAL_TEXT && hi->type == TT_VAL_TEXT)
     tt_buf_printf(&b, ", min %.40s, max %.40s", lo->u.s, hi->u.s);
   if (partial) tt_buf_printf(&b, " (first %d rows)", TT_DDB_STATS_ROWS);
-  c->description = tt_arena_strdup(a, tt_buf_cstr(&b));
+  c->data_note = tt_arena_strdup(a, tt_buf_cstr(&b)); /* min and max are values */
   tt_buf_free(&b);
 }
 

@@ -111,6 +111,18 @@ static void tt_resolve_fk_targets(tt_catalog *cat) {
   }
 }
 
+/* A CSV file has no owner to write comments: those of its in-memory
+ * CREATE TABLE are what the sniffer found in its rows (csv.c), so they are
+ * data notes, which private mode leaves out. */
+static void tt_csv_comments_are_notes(tt_table_info *t) {
+  t->data_note = t->description;
+  t->description = NULL;
+  for (size_t c = 0; c < t->ncols; c++) {
+    t->cols[c].data_note = t->cols[c].description;
+    t->cols[c].description = NULL;
+  }
+}
+
 tt_catalog *tt_sqlite_catalog_load(tt_db *db, tt_error *err) {
   tt_result *list = tt_catalog_query(
       db,
@@ -138,6 +150,7 @@ tt_catalog *tt_sqlite_catalog_load(tt_db *db, tt_error *err) {
     tt_error ignored;
     if (tt_load_columns(db, cat->arena, t, &ignored)) tt_load_fks(db, cat->arena, t, &ignored);
     tt_catalog_read_comments(cat->arena, t, tt_catalog_cell_text(cat->arena, list, i, 2));
+    if (tt_sqlite_of(db)->csv) tt_csv_comments_are_notes(t);
     tt_buf from = TT_BUF_INIT;
     tt_buf_put_sql_ident(&from, t->raw_name ? t->raw_name : t->name);
     tt_catalog_probe(db, cat->arena, t, tt_buf_cstr(&from), 0);
