@@ -18,7 +18,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "llama.h"
+#include "llm/llama_api.h"
 
 static const tt_profile tt_profiles[] = {
     {TT_PROFILE_QWEN25, "qwen2.5", "Qwen2.5 and Hermes-style models: <tool_call> tags", true, false},
