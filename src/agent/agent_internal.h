@@ -79,8 +79,11 @@ char *tt_prompt_system(const tt_schema *s, size_t budget, int max_failed, bool *
 /* The full cards a question needs when the system prompt carries only the
  * table index (sent as a message of its own before the question, so the
  * question message is the user's words); NULL when all cards are in the
- * system prompt. */
-char *tt_prompt_schema_for(const tt_agent *a, const char *question);
+ * system prompt. picks (may be NULL) gets what tt_agent_schema_picks
+ * would return and tokens its count, from the same ranking: a ranking on a
+ * schema of hundreds of tables is most of a start's work (issue 30). */
+char *tt_prompt_schema_for(const tt_agent *a, const char *question, json_t **picks,
+                           size_t *tokens);
 /* The question message: the question, then one hint per value of the
  * database it names ("'Rotterdam' is a value of office.city"), when the
  * schema has a value index (freshly allocated). */

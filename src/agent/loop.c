@@ -555,11 +555,11 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
     tt_chat_add(&st->chat, TT_ROLE_ASSISTANT, said);
     free(said);
   }
-  char *cards = tt_prompt_schema_for(a, question);
+  size_t tokens = 0;
+  json_t *picks = NULL;
+  char *cards = tt_prompt_schema_for(a, question, &picks, &tokens);
   if (cards) {
     tt_chat_add(&st->chat, TT_ROLE_USER, cards);
-    size_t tokens = 0;
-    json_t *picks = tt_agent_schema_picks(a, question, &tokens);
     tt_event ev = {.kind = TT_EV_SCHEMA, .tables = picks, .limit = (long)a->card_budget,
                    .tokens_after = (long)tokens};
     tt_emit(st, &ev);

@@ -61,6 +61,9 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
 size_t tt_schema_ranking_count(const tt_schema_ranking *r);
 const tt_schema_pick *tt_schema_ranking_pick(const tt_schema_ranking *r, size_t i);
 void tt_schema_ranking_free(tt_schema_ranking *r);
+/* tt_schema_select's second half, for a caller that keeps the ranking too:
+ * r's picks in schema order into out; returns how many. */
+size_t tt_schema_select_ranked(const tt_schema *s, const tt_schema_ranking *r, const tt_card **out);
 /* The words text is indexed by, space-separated: split, stemmed,
  * abbreviations expanded ("CUST_MSTR" -> "customer master"). */
 void tt_schema_index_words(const char *text, tt_buf *out);
