@@ -48,6 +48,7 @@ ExternalProject_Add(llama_cpp
     -DCMAKE_C_COMPILER=${TT_LLAMA_CC}
     -DCMAKE_CXX_COMPILER=${TT_LLAMA_CXX}
     -DBUILD_SHARED_LIBS=OFF
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF
     -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
     -DLLAMA_OPENSSL=OFF -DGGML_CCACHE=OFF
@@ -84,3 +85,37 @@ if(TT_LLAMA_OPENMP)
   target_link_libraries(tt_llama_libs INTERFACE gomp)
 endif()
 add_library(tt::llama ALIAS tt_llama_libs)
+
+# llama.cpp's headers alone, for the code that calls it through the table
+# loaded at run time (src/llm/llama_api.h).
+add_library(tt_llama_headers INTERFACE)
+target_include_directories(tt_llama_headers SYSTEM INTERFACE
+  "${TABLETALK_LLAMA_DIR}/include" "${TABLETALK_LLAMA_DIR}/ggml/include")
+add_library(tt::llama_headers ALIAS tt_llama_headers)
+
+# libtabletalk-llama.so: llama.cpp's static libraries linked whole into a
+# shared object of their own (the pinned build is position-independent for
+# it), with the C++ runtime inside, exporting only llama.cpp's C API
+# (cmake/llama.map). The program loads it when the embedded engine is first
+# used (src/llm/llama_api.c), so that no other command pays for llama.cpp's
+# static constructors, relocations and size at start (issue 30). It is
+# written beside the program and installed under LIBDIR/tabletalk/, which
+# the program finds relative to its own folder.
+add_library(tabletalk-llama SHARED src/llm/llama_lib.c)
+target_include_directories(tabletalk-llama PRIVATE src ${CMAKE_BINARY_DIR}/generated)
+add_dependencies(tabletalk-llama llama_cpp)
+target_link_libraries(tabletalk-llama PRIVATE tt_llama_headers
+  -Wl,--whole-archive ${TT_LLAMA_LIBS} -Wl,--no-whole-archive ${TT_LLAMA_STDCXX} m Threads::Threads)
+if(TT_LLAMA_OPENMP)
+  target_link_libraries(tabletalk-llama PRIVATE gomp)
+endif()
+if(IS_ABSOLUTE "${TT_LLAMA_STDCXX}")
+  target_link_options(tabletalk-llama PRIVATE -static-libgcc)
+endif()
+target_link_options(tabletalk-llama PRIVATE -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/llama.map)
+if(NOT TT_SANITIZE) # the sanitizers' runtime is the program's, so left undefined here
+  target_link_options(tabletalk-llama PRIVATE -Wl,--no-undefined)
+endif()
+set_target_properties(tabletalk-llama PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+  LINK_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/llama.map)

@@ -2,7 +2,8 @@
 // side by side in one run, over stdio, on private copies of the same
 // database: start-up time (spawn until initialize and tools/list are
 // answered), resident memory after start and after the calls, and the
-// latency of N sequential SQL tool calls: the same aggregate N times (the
+// latency and server CPU time of N sequential SQL tool calls to each,
+// alternating between the servers: the same aggregate N times (the
 // issue's Rock 1297 query; tabletalk answers repeats from its result cache
 // while the file is unchanged) and N different point lookups (every one
 // runs). The client is a minimal
@@ -93,6 +94,18 @@ class Conn {
   notify(method) {
     this.child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method }) + '\n');
   }
+  /* CPU time of every thread of the server so far, in ms (the scheduler's
+   * nanosecond count, /proc/PID/task/TID/schedstat): what a call costs the
+   * server whatever the load, unlike its wall latency. */
+  cpuMs() {
+    let ns = 0;
+    for (const t of fs.readdirSync(`/proc/${this.child.pid}/task`)) {
+      try {
+        ns += Number(fs.readFileSync(`/proc/${this.child.pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+      } catch { /* a thread that ended */ }
+    }
+    return ns / 1e6;
+  }
   rssKiB() {
     const status = fs.readFileSync(`/proc/${this.child.pid}/status`, 'utf8');
     return Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
@@ -137,31 +150,45 @@ for (let i = 0; i < STARTS; i++) {
     else results[srv.name].conn = c;
   }
 }
+/* The calls alternate between the servers, one call each in turn, so that
+ * a loaded machine slows both alike; each call checks its answer. */
+async function call(srv, sql, check) {
+  const c = results[srv.name].conn;
+  const t0 = process.hrtime.bigint();
+  const m = await c.request('tools/call', { name: srv.tool, arguments: { sql } });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const text = m.result?.content?.[0]?.text ?? '';
+  if (m.result?.isError || !check(text))
+    throw new Error(`${srv.name}: unexpected result: ${JSON.stringify(m).slice(0, 300)}`);
+  return ms;
+}
+await new Promise((res) => setTimeout(res, 200)); /* let start-up work settle */
 for (const srv of servers) {
   const r = results[srv.name];
-  const c = r.conn;
-  await new Promise((res) => setTimeout(res, 200)); /* let start-up work settle */
-  r.rssStart = c.rssKiB();
+  r.rssStart = r.conn.rssKiB();
   r.lat = [];
-  for (let i = 0; i < CALLS; i++) {
-    const t0 = process.hrtime.bigint();
-    const m = await c.request('tools/call', { name: srv.tool, arguments: { sql: SQL } });
-    r.lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    const text = m.result?.content?.[0]?.text ?? '';
-    if (m.result?.isError || !/Rock/.test(text) || !/1297/.test(text))
-      throw new Error(`${srv.name}: unexpected result: ${JSON.stringify(m).slice(0, 300)}`);
-  }
-  r.rssCalls = c.rssKiB();
   r.latDistinct = [];
-  for (let i = 0; i < CALLS; i++) {
-    const sql = `SELECT TrackId, Name, Milliseconds FROM Track WHERE TrackId = ${i + 1}`;
-    const t0 = process.hrtime.bigint();
-    const m = await c.request('tools/call', { name: srv.tool, arguments: { sql } });
-    r.latDistinct.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    if (m.result?.isError || !m.result?.content?.[0]?.text.includes(`${i + 1}`))
-      throw new Error(`${srv.name}: unexpected result: ${JSON.stringify(m).slice(0, 300)}`);
-  }
-  await c.close();
+  r.cpu0 = r.conn.cpuMs();
+}
+for (let i = 0; i < CALLS; i++)
+  for (const srv of (i % 2 ? [...servers].reverse() : servers))
+    results[srv.name].lat.push(await call(srv, SQL, (t) => /Rock/.test(t) && /1297/.test(t)));
+for (const srv of servers) {
+  const r = results[srv.name];
+  r.rssCalls = r.conn.rssKiB();
+  r.cpu1 = r.conn.cpuMs();
+}
+for (let i = 0; i < CALLS; i++) {
+  const sql = `SELECT TrackId, Name, Milliseconds FROM Track WHERE TrackId = ${i + 1}`;
+  for (const srv of (i % 2 ? [...servers].reverse() : servers))
+    results[srv.name].latDistinct.push(await call(srv, sql, (t) => t.includes(`${i + 1}`)));
+}
+for (const srv of servers) {
+  const r = results[srv.name];
+  r.cpu2 = r.conn.cpuMs();
+  r.cpuSame = (r.cpu1 - r.cpu0) / CALLS; /* ms of server CPU per call */
+  r.cpuDistinct = (r.cpu2 - r.cpu1) / CALLS;
+  await r.conn.close();
   delete r.conn;
 }
 fs.rmSync(work, { recursive: true, force: true });
@@ -169,19 +196,22 @@ fs.rmSync(work, { recursive: true, force: true });
 const tt = results.tabletalk, db = results['dbhub 1.4.0'];
 const row = (name, r) => [name, median(r.starts).toFixed(1), (r.rssStart / 1024).toFixed(1),
   (r.rssCalls / 1024).toFixed(1), median(r.lat).toFixed(3), pct(r.lat, 95).toFixed(3),
-  median(r.latDistinct).toFixed(3), pct(r.latDistinct, 95).toFixed(3)];
+  r.cpuSame.toFixed(3), median(r.latDistinct).toFixed(3), pct(r.latDistinct, 95).toFixed(3),
+  r.cpuDistinct.toFixed(3)];
 const ratio = (a, b) => (a / b).toFixed(1) + '×';
 const lines = [
   ['server', 'start ms (median)', 'RSS MiB after start', `RSS MiB after ${CALLS} calls`,
-    'same query: ms median', 'p95', 'distinct queries: ms median', 'p95'],
+    'same query: ms median', 'p95', 'server CPU ms/call', 'distinct queries: ms median', 'p95',
+    'server CPU ms/call'],
   row('tabletalk', tt), row('dbhub 1.4.0', db),
   ['dbhub / tabletalk', ratio(median(db.starts), median(tt.starts)), ratio(db.rssStart, tt.rssStart),
     ratio(db.rssCalls, tt.rssCalls), ratio(median(db.lat), median(tt.lat)),
-    ratio(pct(db.lat, 95), pct(tt.lat, 95)), ratio(median(db.latDistinct), median(tt.latDistinct)),
-    ratio(pct(db.latDistinct, 95), pct(tt.latDistinct, 95))],
+    ratio(pct(db.lat, 95), pct(tt.lat, 95)), ratio(db.cpuSame, tt.cpuSame),
+    ratio(median(db.latDistinct), median(tt.latDistinct)),
+    ratio(pct(db.latDistinct, 95), pct(tt.latDistinct, 95)), ratio(db.cpuDistinct, tt.cpuDistinct)],
 ];
-console.log(`${STARTS} start-ups each (alternating), ${CALLS} sequential SQL calls, ` +
-  `${os.cpus().length} CPUs, node ${process.version}`);
+console.log(`${STARTS} start-ups each (alternating), ${CALLS} sequential SQL calls each ` +
+  `(alternating), ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}, node ${process.version}`);
 for (const l of lines) console.log('| ' + l.join(' | ') + ' |');
 const jsonOut = opt('--json');
 if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify(results, null, 1));

@@ -87,9 +87,6 @@ char *tt_selector_prompt(const tt_schema *s);
  * model_wait and model_call as step. */
 size_t tt_agent_select_tables(tt_agent *a, const char *question, const tt_agent_hooks *hooks, int step,
                               tt_run *out, char **names);
-/* The cards' part of the first prompt with the named tables first. */
-char *tt_prompt_schema_for_named(const tt_agent *a, const char *question, const char *const *named,
-                                 size_t nnamed);
 json_t *tt_agent_schema_picks_named(const tt_agent *a, const char *question, const char *const *named,
                                     size_t nnamed, size_t *tokens);
 
@@ -107,8 +104,12 @@ char *tt_prompt_system(const tt_schema *s, size_t budget, int max_failed, bool *
 /* The full cards a question needs when the system prompt carries only the
  * table index (sent as a message of its own before the question, so the
  * question message is the user's words); NULL when all cards are in the
- * system prompt. */
-char *tt_prompt_schema_for(const tt_agent *a, const char *question);
+ * system prompt. The nnamed tables a selector step named (may be 0) come
+ * first. picks (may be NULL) gets what tt_agent_schema_picks_named would
+ * return and tokens its count, from the same ranking: a ranking on a
+ * schema of hundreds of tables is most of a start's work (issue 30). */
+char *tt_prompt_schema_for(const tt_agent *a, const char *question, const char *const *named,
+                           size_t nnamed, json_t **picks, size_t *tokens);
 /* The question message: the question, then one hint per value of the
  * database it names ("'Rotterdam' is a value of office.city"), when the
  * schema has a value index (freshly allocated). */

@@ -751,11 +751,11 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
   size_t nnamed = 0;
   if (a->llm && tt_agent_selector_on(a))
     nnamed = tt_agent_select_tables(a, question, st->hooks, ++st->llm_calls, st->out, named);
-  char *cards = tt_prompt_schema_for_named(a, question, (const char *const *)named, nnamed);
+  size_t tokens = 0;
+  json_t *picks = NULL;
+  char *cards = tt_prompt_schema_for(a, question, (const char *const *)named, nnamed, &picks, &tokens);
   if (cards) {
     tt_chat_add(&st->chat, TT_ROLE_USER, cards);
-    size_t tokens = 0;
-    json_t *picks = tt_agent_schema_picks_named(a, question, (const char *const *)named, nnamed, &tokens);
     tt_event ev = {.kind = TT_EV_SCHEMA, .tables = picks, .limit = (long)a->card_budget,
                    .tokens_after = (long)tokens};
     tt_emit(st, &ev);

@@ -232,27 +232,50 @@ static size_t tt_cards_budget(const tt_agent *a, const char *question) {
   return a->card_budget > k ? a->card_budget - k : 0;
 }
 
-/* Appends the cards chosen for question, under their header, and returns
- * how many; only when the system prompt holds the index. */
-static size_t tt_cards_for(const tt_agent *a, const char *question, const char *const *named,
-                           size_t nnamed, tt_buf *out) {
+/* The ranking of the tables for question within what the cards may take,
+ * with the tables a selector step named first; only when the system
+ * prompt holds the index. */
+static tt_schema_ranking *tt_cards_rank(const tt_agent *a, const char *question,
+                                        const char *const *named, size_t nnamed) {
+  return tt_schema_rank_named(a->schema, question ? question : "", tt_cards_budget(a, question),
+                              named, nnamed);
+}
+
+/* Appends the cards rk chose, in schema order under their header, and
+ * returns how many. */
+static size_t tt_cards_render(const tt_agent *a, const tt_schema_ranking *rk, tt_buf *out) {
   size_t n = tt_schema_count(a->schema);
   const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
-  size_t k = tt_schema_select_named(a->schema, question, tt_cards_budget(a, question), named, nnamed, cards);
+  size_t k = tt_schema_select_ranked(a->schema, rk, cards);
   tt_buf_puts(out, tt_cards_header);
   tt_schema_render_text_as(a->schema, cards, k, a->private_mode, out);
   free(cards);
   return k;
 }
 
-char *tt_prompt_schema_for(const tt_agent *a, const char *question) {
-  return tt_prompt_schema_for_named(a, question, NULL, 0);
+/* The picks of rk as JSON (table, score, reason) and their tokens. */
+static json_t *tt_picks_json(const tt_schema_ranking *rk, size_t *tokens) {
+  json_t *picks = json_array();
+  for (size_t i = 0; i < tt_schema_ranking_count(rk); i++) {
+    const tt_schema_pick *p = tt_schema_ranking_pick(rk, i);
+    json_array_append_new(picks, json_pack("{s:s,s:f,s:s}", "table", p->card->table->name, "score",
+                                           p->score, "reason", p->reason ? p->reason : ""));
+    if (tokens) *tokens += p->card->tokens;
+  }
+  return picks;
 }
 
-char *tt_prompt_schema_for_named(const tt_agent *a, const char *question, const char *const *named,
-                                 size_t nnamed) {
+char *tt_prompt_schema_for(const tt_agent *a, const char *question, const char *const *named,
+                           size_t nnamed, json_t **picks, size_t *tokens) {
+  if (picks) *picks = NULL;
+  if (tokens) *tokens = 0;
   tt_buf b = TT_BUF_INIT;
-  if (!a->whole_schema) tt_cards_for(a, question, named, nnamed, &b);
+  if (!a->whole_schema) {
+    tt_schema_ranking *rk = tt_cards_rank(a, question, named, nnamed);
+    tt_cards_render(a, rk, &b);
+    if (picks) *picks = tt_picks_json(rk, tokens);
+    tt_schema_ranking_free(rk);
+  }
   /* what the user's knowledge file says about this question: definitions
    * and the nearest solved examples, counted within the schema budget */
   tt_buf kb = TT_BUF_INIT;
@@ -264,6 +287,11 @@ char *tt_prompt_schema_for_named(const tt_agent *a, const char *question, const 
   tt_buf_free(&kb);
   if (!b.len) {
     tt_buf_free(&b);
+    if (picks) {
+      json_decref(*picks);
+      *picks = NULL;
+    }
+    if (tokens) *tokens = 0;
     return NULL;
   }
   return tt_buf_detach(&b);
@@ -277,15 +305,8 @@ json_t *tt_agent_schema_picks_named(const tt_agent *a, const char *question, con
                                     size_t nnamed, size_t *tokens) {
   if (tokens) *tokens = 0;
   if (a->whole_schema) return NULL;
-  tt_schema_ranking *rk = tt_schema_rank_named(a->schema, question ? question : "",
-                                               tt_cards_budget(a, question), named, nnamed);
-  json_t *picks = json_array();
-  for (size_t i = 0; i < tt_schema_ranking_count(rk); i++) {
-    const tt_schema_pick *p = tt_schema_ranking_pick(rk, i);
-    json_array_append_new(picks, json_pack("{s:s,s:f,s:s}", "table", p->card->table->name, "score",
-                                           p->score, "reason", p->reason ? p->reason : ""));
-    if (tokens) *tokens += p->card->tokens;
-  }
+  tt_schema_ranking *rk = tt_cards_rank(a, question, named, nnamed);
+  json_t *picks = tt_picks_json(rk, tokens);
   tt_schema_ranking_free(rk);
   return picks;
 }
@@ -336,7 +357,9 @@ void tt_agent_prompt_cost(const tt_agent *a, const char *question, tt_prompt_cos
   } else {
     out->index = schema_part;
     tt_buf cards = TT_BUF_INIT;
-    out->ncards = tt_cards_for(a, question ? question : "", NULL, 0, &cards);
+    tt_schema_ranking *rk = tt_cards_rank(a, question, NULL, 0);
+    out->ncards = tt_cards_render(a, rk, &cards);
+    tt_schema_ranking_free(rk);
     out->cards = tt_tokens_estimate(cards.data, cards.len);
     tt_buf_free(&cards);
   }

@@ -199,6 +199,14 @@ char **tt_cli_db_url_args(const tt_cmd_spec *spec, int *argc, char **argv, int *
 }
 
 int main(int argc, char **argv) {
+  if (argc == 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
+    /* before the locale is set: that reads the locale's files (a sixth
+     * of the instructions of this whole command), and these bytes are
+     * ASCII */
+    printf("tabletalk %s (SQLite %s, jansson %s)\n", TT_VERSION, sqlite3_libversion(),
+           JANSSON_VERSION);
+    return TT_EXIT_OK;
+  }
   /* Cells are UTF-8 whatever the user's locale; widths need a UTF-8 ctype. */
   if (!setlocale(LC_CTYPE, "C.UTF-8")) setlocale(LC_CTYPE, "");
   signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error, not a kill */

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llama.h"
+#include "llm/llama_api.h"
 
 #define TT_GRAMMAR_SLOTS 4 /* grammars kept parsed: the tool set, a forced tool, ... */
 

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "llama.h"
+#include "llm/llama_api.h"
 
 #define TT_LLAMA_BATCH 512
 
@@ -648,6 +648,7 @@ tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_error *err) {
                      "--model-path FILE.gguf", opts->model_path ? opts->model_path : "(none)");
     return NULL;
   }
+  if (!tt_llama_api_get(err)) return NULL; /* loads llama.cpp (first use) */
   static bool backend_ready = false;
   if (!backend_ready) {
     llama_log_set(tt_llama_log, NULL);

@@ -18,7 +18,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "llama.h"
+#include "llm/llama_api.h"
 
 static const tt_profile tt_profiles[] = {
     {TT_PROFILE_QWEN25, "qwen2.5", "Qwen2.5 and Hermes-style models: <tool_call> tags", true, false},
@@ -431,6 +431,9 @@ void tt_profile_generic_messages(const tt_chat *chat, const tt_tool_spec *tools,
 
 static bool tt_render_generic(const char *tmpl, const tt_chat *chat, const tt_tool_spec *tools,
                               size_t ntools, tt_buf *out, size_t *ends) {
+  /* llama.cpp's own formatter: loaded here too, since a prompt can be
+   * rendered without an engine (tests/support/render.c) */
+  if (!tt_llama_api_get(NULL)) return false;
   struct llama_chat_message *msgs = tt_xcalloc(chat->n + 1, sizeof *msgs);
   char **roles = tt_xcalloc(chat->n + 1, sizeof(char *)), **texts = tt_xcalloc(chat->n + 1, sizeof(char *));
   tt_profile_generic_messages(chat, tools, ntools, roles, texts);

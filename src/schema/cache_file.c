@@ -8,6 +8,7 @@
  * database again). */
 #include "schema/cache_file.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -66,10 +67,10 @@ unsigned tt_cr_u8(tt_cr *r) { return tt_cr_has(r, 1) ? *r->p++ : 0; }
 
 uint64_t tt_cr_u64(tt_cr *r) {
   if (!tt_cr_has(r, 8)) return 0;
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)r->p[i] << (8 * i);
+  uint64_t v; /* little-endian on disk: one load (the byte loop was 46 instructions) */
+  memcpy(&v, r->p, sizeof v);
   r->p += 8;
-  return v;
+  return le64toh(v);
 }
 
 double tt_cr_f64(tt_cr *r) {

@@ -9,14 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-size_t tt_schema_select(const tt_schema *s, const char *question, size_t budget,
-                        const tt_card **out) {
-  return tt_schema_select_named(s, question, budget, NULL, 0, out);
-}
-
-size_t tt_schema_select_named(const tt_schema *s, const char *question, size_t budget,
-                              const char *const *named, size_t nnamed, const tt_card **out) {
-  tt_schema_ranking *r = tt_schema_rank_named(s, question, budget, named, nnamed);
+size_t tt_schema_select_ranked(const tt_schema *s, const tt_schema_ranking *r, const tt_card **out) {
   size_t n = tt_schema_count(s), count = 0;
   for (size_t i = 0; i < n; i++) {
     const tt_card *c = tt_schema_card(s, i);
@@ -26,6 +19,18 @@ size_t tt_schema_select_named(const tt_schema *s, const char *question, size_t b
         break;
       }
   }
+  return count;
+}
+
+size_t tt_schema_select(const tt_schema *s, const char *question, size_t budget,
+                        const tt_card **out) {
+  return tt_schema_select_named(s, question, budget, NULL, 0, out);
+}
+
+size_t tt_schema_select_named(const tt_schema *s, const char *question, size_t budget,
+                              const char *const *named, size_t nnamed, const tt_card **out) {
+  tt_schema_ranking *r = tt_schema_rank_named(s, question, budget, named, nnamed);
+  size_t count = tt_schema_select_ranked(s, r, out);
   tt_schema_ranking_free(r);
   return count;
 }

@@ -79,6 +79,9 @@ size_t tt_schema_select_named(const tt_schema *s, const char *question, size_t b
 /* One line per table for a selector step: "Name: col->Other, col, col
  * (+3) -- description": foreign keys first, 6 columns in all (retrieve.c). */
 void tt_schema_render_table_lines(const tt_schema *s, tt_buf *out);
+/* tt_schema_select's second half, for a caller that keeps the ranking too:
+ * r's picks in schema order into out; returns how many. */
+size_t tt_schema_select_ranked(const tt_schema *s, const tt_schema_ranking *r, const tt_card **out);
 /* The words text is indexed by, space-separated: split, stemmed,
  * abbreviations expanded ("CUST_MSTR" -> "customer master"). */
 void tt_schema_index_words(const char *text, tt_buf *out);

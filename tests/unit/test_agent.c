@@ -54,11 +54,21 @@ static void test_system_prompt_is_stable(void **state) {
   a = tt_agent_new(g_db, g_schema, NULL, &o);
   assert_null(strstr(tt_agent_system_prompt(a), "# Table: Track"));
   assert_non_null(strstr(tt_agent_system_prompt(a), "Track(TrackId*, AlbumId->Album"));
-  char *q = tt_prompt_schema_for(a, "Which genres have the most tracks?");
+  json_t *picks = NULL;
+  size_t picked_tokens = 0;
+  char *q = tt_prompt_schema_for(a, "Which genres have the most tracks?", &picks, &picked_tokens);
   assert_non_null(strstr(q, "# Table: Genre"));
   assert_non_null(strstr(q, "# Table: Track"));
   assert_null(strstr(q, "# Table: Employee"));
   free(q);
+  /* the picks that come with the cards are the ranking's own */
+  size_t alone_tokens = 0;
+  json_t *alone = tt_agent_schema_picks(a, "Which genres have the most tracks?", &alone_tokens);
+  assert_true(json_array_size(picks) >= 2);
+  assert_true(json_equal(picks, alone));
+  assert_int_equal(picked_tokens, alone_tokens);
+  json_decref(alone);
+  json_decref(picks);
   tt_agent_free(a);
 }
 
@@ -134,7 +144,7 @@ static void test_wide_schema_fits_budget(void **state) {
       tt_prompt_cost c;
       tt_agent_prompt_cost(a, "How many sales orders are open?", &c);
       const char *sys = tt_agent_system_prompt(a);
-      char *cards = tt_prompt_schema_for(a, "How many sales orders are open?");
+      char *cards = tt_prompt_schema_for(a, "How many sales orders are open?", NULL, NULL);
       size_t schema_tokens = tt_tokens_estimate(sys, strlen(sys)) - c.rules + tt_tokens_estimate(cards, strlen(cards));
       fprintf(stderr, "budget %zu: rules %zu tools %zu index %zu cards %zu (%zu tables) knowledge %zu total %zu\n",
               budgets[i], c.rules, c.tools, c.index, c.cards, c.ncards, c.knowledge, c.total);

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "agent/agent_internal.h"
-#include "llama.h"
+#include "llm/llama_api.h"
 #include "llm/llm_internal.h"
 #include "testutil.h"
 
@@ -534,6 +534,11 @@ static void test_report_sizes_and_times(void **state) {
 
 static int setup(void **state) {
   (void)state;
+  tt_error lerr = TT_ERROR_INIT;
+  if (!tt_llama_api_get(&lerr)) { /* libtabletalk-llama.so, found through the RUNPATH */
+    fprintf(stderr, "%s\n", lerr.message);
+    return -1;
+  }
   llama_log_set(quiet_log, NULL);
   llama_backend_init();
   const char *vocab = getenv("TT_VOCAB") && *getenv("TT_VOCAB") ? getenv("TT_VOCAB") : TT_VOCAB_DEFAULT;
