@@ -56,7 +56,7 @@ static void test_system_prompt_is_stable(void **state) {
   assert_non_null(strstr(tt_agent_system_prompt(a), "Track(TrackId*, AlbumId->Album"));
   json_t *picks = NULL;
   size_t picked_tokens = 0;
-  char *q = tt_prompt_schema_for(a, "Which genres have the most tracks?", &picks, &picked_tokens);
+  char *q = tt_prompt_schema_for(a, "Which genres have the most tracks?", NULL, 0, &picks, &picked_tokens);
   assert_non_null(strstr(q, "# Table: Genre"));
   assert_non_null(strstr(q, "# Table: Track"));
   assert_null(strstr(q, "# Table: Employee"));
@@ -144,7 +144,7 @@ static void test_wide_schema_fits_budget(void **state) {
       tt_prompt_cost c;
       tt_agent_prompt_cost(a, "How many sales orders are open?", &c);
       const char *sys = tt_agent_system_prompt(a);
-      char *cards = tt_prompt_schema_for(a, "How many sales orders are open?", NULL, NULL);
+      char *cards = tt_prompt_schema_for(a, "How many sales orders are open?", NULL, 0, NULL, NULL);
       size_t schema_tokens = tt_tokens_estimate(sys, strlen(sys)) - c.rules + tt_tokens_estimate(cards, strlen(cards));
       fprintf(stderr, "budget %zu: rules %zu tools %zu index %zu cards %zu (%zu tables) knowledge %zu total %zu\n",
               budgets[i], c.rules, c.tools, c.index, c.cards, c.ncards, c.knowledge, c.total);
