@@ -39,8 +39,7 @@ static const tt_opt_group *const tt_ask_groups[] = {&tt_opts_run, &tt_ask_group,
 const tt_cmd_spec tt_cmd_ask = {
     .name = "ask",
     .usage = "tabletalk ask DB \"question\"|- [options]   (-: the question on stdin)",
-    .about = "Answer a question about DB, a SQLite file, a .csv or .tsv file, a folder of\n"
-             "them or a postgresql:// URI: a model writes SQL, tabletalk runs it read-only.",
+    .about = "Answer a question about DB: a model writes SQL, tabletalk runs it read-only.",
     .groups = tt_ask_groups,
     .footer = "Exit: 0 answered or asked back, 1 failure, 2 usage, 3 refused, 130 Ctrl-C.",
     .args = TT_COMPLETE_FILE,

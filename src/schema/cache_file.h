@@ -8,6 +8,11 @@
 
 #include "schema/schema.h"
 
+/* The first line of each kind of cache file; a file of an older form is
+ * read as missing and removed by gc (cache_gc.c). */
+#define TT_CATALOG_MAGIC "tabletalk-catalog 2\n"
+#define TT_VALUES_MAGIC "tabletalk-values 2\n"
+
 /* <cache_dir>/<kind>/<16 hex digits of the identity's hash><suffix>
  * (freshly allocated). */
 char *tt_cache_entry_path(const char *cache_dir, const char *kind, const char *identity,

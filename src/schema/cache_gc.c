@@ -26,8 +26,8 @@ typedef struct tt_cache_kind {
 } tt_cache_kind;
 
 static const tt_cache_kind tt_cache_kinds[] = {
-    {"catalog", ".cat", "tabletalk-catalog 1\n"},
-    {"values", ".idx", "tabletalk-values 2\n"},
+    {"catalog", ".cat", TT_CATALOG_MAGIC},
+    {"values", ".idx", TT_VALUES_MAGIC},
     {"values", ".tsv", NULL}, /* the value index as tabletalk wrote it before */
 };
 

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TT_CATALOG_MAGIC "tabletalk-catalog 2\n"
 #define TT_CATALOG_FILE_MAX ((size_t)256 << 20)
 
 /* ---- writing ---------------------------------------------------------------- */

@@ -22,7 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define TT_VALUES_MAGIC "tabletalk-values 2\n"
 #define TT_VALUES_FILE_MAX ((size_t)512 << 20)
 /* databases this large get a progress line on a terminal while indexing */
 #define TT_VALUES_PROGRESS_BYTES (64LL * 1024 * 1024)
