@@ -242,6 +242,7 @@ int main(int argc, char **argv) {
       free(args);
       args = NULL;
       tt_free_scrubbed();
+      tt_llm_http_preload_wait(); /* never exit beside libcurl's start (curl_api.c) */
       return rc;
     }
   if (name[0] == '-') return tt_fail(TT_EXIT_USAGE, "unknown option '%s'; see 'tabletalk --help'", name);

@@ -4,12 +4,14 @@
 #include "llm/llm.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 static tt_curl_api tt_curl_loaded;
 static const tt_curl_api *tt_curl_ready;
 static tt_error tt_curl_error;
 static pthread_once_t tt_curl_once = PTHREAD_ONCE_INIT;
+static atomic_bool tt_curl_preloading; /* tt_llm_http_preload started a thread */
 
 static void tt_curl_load(void) {
   static const char *const files[] = {"libcurl.so.4", "libcurl.so", NULL};
@@ -58,5 +60,13 @@ static void *tt_curl_preload_thread(void *arg) {
 
 void tt_llm_http_preload(void) {
   pthread_t t;
-  if (pthread_create(&t, NULL, tt_curl_preload_thread, NULL) == 0) pthread_detach(t);
+  if (pthread_create(&t, NULL, tt_curl_preload_thread, NULL) == 0) {
+    atomic_store(&tt_curl_preloading, true);
+    pthread_detach(t);
+  }
+}
+
+void tt_llm_http_preload_wait(void) {
+  /* pthread_once returns once the load the thread runs is over */
+  if (atomic_load(&tt_curl_preloading)) pthread_once(&tt_curl_once, tt_curl_load);
 }

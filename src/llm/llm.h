@@ -330,6 +330,11 @@ tt_llm_http_opts tt_llm_http_default_opts(void);
  * start-up work; the backend's first request waits for it (tt_llm_http_new
  * does not load it). */
 void tt_llm_http_preload(void);
+/* Waits until a preload tt_llm_http_preload started has finished (at
+ * once when none was started): called before the process exits, so that
+ * exit's clean-up of the TLS library never runs beside its
+ * initialisation on the preload thread. */
+void tt_llm_http_preload_wait(void);
 tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err);
 /* What the HTTP backend adapted to so far, in words, "; "-separated ("sends
  * max_completion_tokens instead of max_tokens (...)"): the model's name, and
