@@ -8,6 +8,7 @@
 #define TT_DB_DDB_H
 
 #include "db/duckdb/ddb_api.h"
+#include "db/csv_sniff.h"
 #include "db/engine.h"
 
 /* What a file holds, from its name. */
@@ -29,6 +30,14 @@ typedef struct tt_ddb_view {
   char **text_cols;  /* CSV: columns read as VARCHAR because a value past
                       * DuckDB's sample was not of the sniffed type */
   size_t ntext_cols;
+  /* CSV typed by csv_sniff.c (tt_ddb_csv_sniff): the view reads every
+   * column as VARCHAR and casts each as this SELECT list says; NULL when
+   * the sniff could not be made (DuckDB's own types then) */
+  char *csv_select;
+  char **csv_names;  /* per column: its name and the sniffer's note (or NULL) */
+  char **csv_notes;
+  size_t csv_ncols;
+  char *csv_note;    /* on the table: how the file was read, or NULL */
 } tt_ddb_view;
 
 typedef struct tt_ddb {
@@ -71,6 +80,12 @@ extern const char *const tt_ddb_csv_nulls[];
  * (", header=..., nullstr=[...], ..."). The one place that decides how a
  * CSV file is typed under DuckDB. */
 void tt_ddb_csv_options(const tt_ddb_view *v, tt_csv_header header, tt_buf *out);
+/* Types v's columns with the engine-neutral sniffer (csv_sniff.h) from
+ * the first TT_DDB_CSV_SNIFF_ROWS records DuckDB reads as VARCHAR, under
+ * the overrides ov (may be NULL): sets v's csv_select and notes. Nothing
+ * when DuckDB cannot read the head (the view then reads DuckDB's types). */
+#define TT_DDB_CSV_SNIFF_ROWS 20000
+void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *ov);
 /* When msg is DuckDB's error for a CSV value past its sample that is not
  * of the column's sniffed type ("Error when converting column \"qty\""),
  * that column of that file's view is to be read as text from now on: the

@@ -204,7 +204,7 @@ static void tt_ddbc_stats(tt_db *db, tt_arena *a, tt_table_info *t) {
 static void tt_ddbc_csv_prescan(tt_db *db) {
   const tt_ddb *dd = tt_ddb_of(db);
   for (size_t v = 0; v < dd->nviews; v++) {
-    if (dd->views[v].format != TT_DDB_CSV) continue;
+    if (dd->views[v].format != TT_DDB_CSV || dd->views[v].csv_select) continue;
     tt_buf b = TT_BUF_INIT;
     tt_buf_puts(&b, "SELECT count(COLUMNS(*)) FROM (SELECT * FROM ");
     tt_buf_put_sql_ident(&b, dd->views[v].name);
@@ -212,6 +212,30 @@ static void tt_ddbc_csv_prescan(tt_db *db) {
     tt_error err;
     tt_result_free(tt_catalog_query(db, tt_buf_cstr(&b), TT_DDB_STATS_SECONDS, 1, 1L << 20, &err));
     tt_buf_free(&b);
+  }
+}
+
+/* The shared sniffer's notes of each CSV view (ddb_csv.c) on its table
+ * and columns, before DuckDB's statistics. */
+static void tt_ddbc_csv_notes(tt_db *db, tt_catalog *cat) {
+  const tt_ddb *dd = tt_ddb_of(db);
+  for (size_t v = 0; v < dd->nviews; v++) {
+    const tt_ddb_view *view = &dd->views[v];
+    if (view->format != TT_DDB_CSV || !view->csv_select) continue;
+    for (size_t i = 0; i < cat->ntables; i++) {
+      tt_table_info *t = &cat->tables[i];
+      if (t->schema_len || strcmp(t->name, view->name) != 0) continue;
+      if (view->csv_note) t->data_note = tt_arena_strdup(cat->arena, view->csv_note);
+      for (size_t c = 0; c < t->ncols && c < view->csv_ncols; c++) {
+        tt_column_info *col = &t->cols[c];
+        const char *note = view->csv_notes[c];
+        const char *raw = col->raw_name ? col->raw_name : col->name;
+        if (!note || strcmp(raw, view->csv_names[c]) != 0) continue;
+        char *both = col->data_note ? tt_xasprintf("%s; %s", note, col->data_note) : tt_xstrdup(note);
+        col->data_note = tt_arena_strdup(cat->arena, both);
+        free(both);
+      }
+    }
   }
 }
 
@@ -305,6 +329,7 @@ tt_catalog *tt_ddb_catalog_load(tt_db *db, tt_error *err) {
     tt_ddbc_stats(db, a, &cat->tables[i]);
     tt_catalog_probe(db, a, &cat->tables[i], cat->tables[i].sql_name, budget_end);
   }
+  tt_ddbc_csv_notes(db, cat);
   tt_result_free(list);
   tt_result_free(cols);
   tt_result_free(pks);

@@ -1,23 +1,24 @@
-/* ddb_csv.c — how DuckDB reads a CSV or TSV file for tabletalk: the same
- * null tokens as the SQLite loader (empty, NA, N/A, n/a, null, NULL, -, —,
- * ?), the header as --header/--no-header say (else DuckDB's sniffer
- * decides), a tab for .tsv, and DuckDB's own type sniffer, which is
- * strict: a column becomes a number only when every sampled value (null
- * tokens aside) parses as one, and a value past the sample that does not
- * parse stops the query with DuckDB's error naming the line instead of
- * becoming a number or NULL. Text is never read as 0.
+/* ddb_csv.c — how DuckDB reads a CSV or TSV file for tabletalk, typed by
+ * the same engine-neutral sniffer as the SQLite loader (csv_sniff.h), so
+ * that no number is ever invented under either engine.
  *
- * A value past the sample that does not parse stops that query; the
- * column is then read as text (types={'col':'VARCHAR'}) from the next
- * query on, and the warning, the cards and the schema say so
- * (tt_ddb_csv_demote). The catalog reads the first 100,000 rows first, so
- * that such a column is found before the model sees the cards.
+ * The head of the file (the first TT_DDB_CSV_SNIFF_ROWS records, read by
+ * DuckDB as VARCHAR: its own parallel reader, its delimiter and header
+ * detection, --header/--no-header, a tab for .tsv) goes through the
+ * sniffer; --csv-types overrides it. The view then reads every column as
+ * VARCHAR (all_varchar, the same null tokens as nullstr) and casts each
+ * as the sniffer decided, by the sniffer's own rules written as SQL: a
+ * value matching the type's pattern (a number with the column's decimal
+ * mark and thousands groups, no leading zero unless overridden; an ISO
+ * date, time or date-time) is TRY_CAST, anything else is NULL. A value
+ * past the head that is not of its column's type is thus NULL, never an
+ * error and never a number. The notes (a decimal comma, values read as
+ * NULL, a code kept as text, types decided on the first rows) reach the
+ * columns' and the table's data_note (ddb_catalog.c).
  *
- * This file is the one place that decides a CSV file's types under
- * DuckDB: an engine-neutral sniffer (per-column types, decimal commas,
- * columns numeric but for a few values) plugs in here by writing
- * read_csv's `types={...}` / `decimal_separator` options, or an
- * all-VARCHAR read under TRY_CAST projections, from its result. */
+ * When DuckDB cannot read the head as VARCHAR, DuckDB's own sniffer types
+ * the file, and a value past its sample that does not parse is handled by
+ * tt_ddb_csv_demote (the column read as text from the next query on). */
 #include "db/duckdb/ddb.h"
 
 #include <stdlib.h>
@@ -26,20 +27,19 @@
 const char *const tt_ddb_csv_nulls[] = {"", "NA", "N/A", "n/a", "null", "NULL",
                                         "-", "\xe2\x80\x94", "?", NULL};
 
+static void tt_ddb_csv_shape(const tt_ddb_view *v, tt_csv_header header, tt_buf *out);
+
 void tt_ddb_csv_options(const tt_ddb_view *v, tt_csv_header header, tt_buf *out) {
-  if (header == TT_CSV_HEADER_YES) tt_buf_puts(out, ", header=true");
-  else if (header == TT_CSV_HEADER_NO) tt_buf_puts(out, ", header=false");
-  if (v->nfiles && tt_has_suffix_nocase(v->files[0], ".tsv")) tt_buf_puts(out, ", delim='\\t'");
+  tt_ddb_csv_shape(v, header, out);
   tt_buf_puts(out, ", nullstr=[");
   for (size_t i = 0; tt_ddb_csv_nulls[i]; i++) {
     if (i) tt_buf_putc(out, ',');
     tt_buf_put_sql_string(out, tt_ddb_csv_nulls[i]);
   }
   tt_buf_puts(out, "]");
-  /* several files: columns matched by name; a file's own name as a column
-   * would change the table's shape, so it is left out */
-  if (v->nfiles > 1) tt_buf_puts(out, ", union_by_name=true");
-  if (v->ntext_cols) {
+  if (v->csv_select) {
+    tt_buf_puts(out, ", all_varchar=true");
+  } else if (v->ntext_cols) {
     tt_buf_puts(out, ", types={");
     for (size_t i = 0; i < v->ntext_cols; i++) {
       if (i) tt_buf_putc(out, ',');
@@ -91,4 +91,216 @@ void tt_ddb_csv_note(tt_ddb *dd, const tt_ddb_view *v, const char *column) {
                          v->nfiles == 1 ? v->files[0] : v->name, column, column);
   free(dd->warning);
   dd->warning = w;
+}
+
+
+/* ---- typing by the shared sniffer ---------------------------------------- */
+
+/* Spaces and tabs around a value: the sniffer ignores them. */
+#define TT_DDB_WS "[ \\t]*"
+
+/* The pattern of a number as csv_sniff.c reads it with decimal mark mark
+ * (the other of '.' and ',' groups thousands, in threes); integers only
+ * when only_int; lead0: 01234 is a number (an override said so). */
+static void tt_ddb_csv_num_re(tt_buf *b, char mark, bool only_int, bool lead0) {
+  const char *g = mark == ',' ? "\\." : ",", *m = mark == ',' ? "," : "\\.";
+  tt_buf_puts(b, "'" TT_DDB_WS "[+-]?(");
+  tt_buf_printf(b, "(%s|[1-9][0-9]{0,2}(%s[0-9]{3})+)", lead0 ? "[0-9]+" : "0|[1-9][0-9]*", g);
+  if (!only_int) {
+    tt_buf_printf(b, "(%s[0-9]+)?|%s[0-9]+)", m, m);
+    if (mark == '.') tt_buf_puts(b, "([eE][+-]?[0-9]+)?");
+  } else {
+    tt_buf_putc(b, ')');
+  }
+  tt_buf_puts(b, TT_DDB_WS "'");
+}
+
+/* The column's value trimmed of spaces and tabs. */
+static void tt_ddb_csv_trimmed(tt_buf *b, const char *name) {
+  tt_buf_puts(b, "trim(");
+  tt_buf_put_sql_ident(b, name);
+  tt_buf_puts(b, ", ' ' || chr(9))");
+}
+
+/* The SQL reading column name (VARCHAR) as the sniffer typed it. */
+static void tt_ddb_csv_expr(tt_buf *b, const char *name, const tt_csv_column_sniff *cs) {
+  if (cs->type == TT_CSV_TYPE_TEXT) {
+    tt_buf_put_sql_ident(b, name);
+    return;
+  }
+  tt_buf_puts(b, "CASE WHEN regexp_full_match(");
+  tt_buf_put_sql_ident(b, name);
+  tt_buf_puts(b, ", ");
+  const char *cast = "DATE";
+  switch (cs->type) {
+  case TT_CSV_TYPE_INTEGER:
+  case TT_CSV_TYPE_REAL: {
+    bool integer = cs->type == TT_CSV_TYPE_INTEGER;
+    /* the common case first, cast as it is: digits, and a point's fraction */
+    tt_buf_printf(b, "'[+-]?(%s)%s') THEN TRY_CAST(", cs->overridden ? "[0-9]+" : "0|[1-9][0-9]*",
+                  integer || cs->decimal == ',' ? "" : "(\\.[0-9]+)?");
+    tt_buf_put_sql_ident(b, name);
+    tt_buf_puts(b, integer ? " AS BIGINT)" : " AS DOUBLE)");
+    tt_buf_puts(b, " WHEN regexp_full_match(");
+    tt_buf_put_sql_ident(b, name);
+    tt_buf_puts(b, ", ");
+    tt_ddb_csv_num_re(b, cs->decimal, integer, cs->overridden);
+    tt_buf_puts(b, ") THEN TRY_CAST(replace(");
+    if (cs->decimal == ',') tt_buf_puts(b, "replace(");
+    tt_ddb_csv_trimmed(b, name);
+    tt_buf_puts(b, cs->decimal == ',' ? ", '.', ''), ',', '.')" : ", ',', '')");
+    tt_buf_puts(b, integer ? " AS BIGINT) END" : " AS DOUBLE) END");
+    return;
+  }
+  case TT_CSV_TYPE_DATE:
+    tt_buf_puts(b, "'" TT_DDB_WS "[0-9]{4}-[0-9]{2}-[0-9]{2}" TT_DDB_WS "'");
+    break;
+  case TT_CSV_TYPE_TIME:
+    tt_buf_puts(b, "'" TT_DDB_WS "[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?" TT_DDB_WS "'");
+    cast = "TIME";
+    break;
+  case TT_CSV_TYPE_TIMESTAMP:
+    tt_buf_puts(b, "'" TT_DDB_WS "[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}"
+                   "(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?" TT_DDB_WS "'");
+    cast = "TIMESTAMP";
+    break;
+  case TT_CSV_TYPE_TEXT: break;
+  }
+  tt_buf_puts(b, ") THEN TRY_CAST(");
+  tt_ddb_csv_trimmed(b, name);
+  tt_buf_printf(b, " AS %s) END", cast);
+}
+
+/* The text of row r of a VARCHAR vector, or NULL for a NULL. */
+static const char *tt_ddb_csv_cell(const tt_ddb_api *api, ddb_vector vec, ddb_idx r,
+                                   size_t *len) {
+  const uint64_t *valid = api->vector_get_validity(vec);
+  const ddb_string *s = api->vector_get_data(vec);
+  if (!s || (valid && !(valid[r / 64] & (1ull << (r % 64))))) return NULL;
+  uint32_t n = s[r].value.inlined.length;
+  *len = n;
+  return n <= 12 ? s[r].value.inlined.inlined : s[r].value.pointer.ptr;
+}
+
+/* read_csv's arguments that decide the shape of the file (header,
+ * delimiter, several files), the same for the head and the view. */
+static void tt_ddb_csv_shape(const tt_ddb_view *v, tt_csv_header header, tt_buf *out) {
+  if (header == TT_CSV_HEADER_YES) tt_buf_puts(out, ", header=true");
+  else if (header == TT_CSV_HEADER_NO) tt_buf_puts(out, ", header=false");
+  if (v->nfiles && tt_has_suffix_nocase(v->files[0], ".tsv")) tt_buf_puts(out, ", delim='\\t'");
+  if (v->nfiles > 1) tt_buf_puts(out, ", union_by_name=true");
+}
+
+/* The delimiter DuckDB finds in v's first file (',' when it says none). */
+static char tt_ddb_csv_delim(tt_ddb *dd, const tt_ddb_view *v) {
+  if (v->nfiles && tt_has_suffix_nocase(v->files[0], ".tsv")) return '\t';
+  tt_buf q = TT_BUF_INIT;
+  tt_buf_puts(&q, "SELECT Delimiter FROM sniff_csv(");
+  tt_buf_put_sql_string(&q, v->files[0]);
+  tt_buf_puts(&q, ")");
+  ddb_result r;
+  memset(&r, 0, sizeof r);
+  char delim = ',';
+  if (dd->api->query(dd->conn, tt_buf_cstr(&q), &r) == DDB_SUCCESS) {
+    ddb_data_chunk chunk = dd->api->fetch_chunk(r);
+    size_t len = 0;
+    const char *d = chunk && dd->api->data_chunk_get_size(chunk) > 0
+                        ? tt_ddb_csv_cell(dd->api, dd->api->data_chunk_get_vector(chunk, 0), 0, &len)
+                        : NULL;
+    if (d && len == 1) delim = d[0];
+    if (chunk) dd->api->destroy_data_chunk(&chunk);
+  }
+  dd->api->destroy_result(&r);
+  tt_buf_free(&q);
+  return delim;
+}
+
+/* Whether the file's reading is worth a line on its table (as the SQLite
+ * loader says it): null tokens other than the empty field, a delimiter
+ * other than the usual one. */
+static bool tt_ddb_csv_notable(const tt_csv_sniff *sn, char delim, bool tsv) {
+  return (tt_csv_sniff_null_tokens(sn) & ~1u) || delim != (tsv ? '\t' : ',');
+}
+
+/* v's select list and notes from the finished sniffer. */
+static void tt_ddb_csv_plan(tt_ddb_view *v, const tt_csv_sniff *sn, char delim, bool longer) {
+  tt_buf sel = TT_BUF_INIT, note = TT_BUF_INIT;
+  v->csv_notes = tt_xcalloc(v->csv_ncols ? v->csv_ncols : 1, sizeof *v->csv_notes);
+  for (size_t c = 0; c < v->csv_ncols; c++) {
+    const tt_csv_column_sniff *cs = tt_csv_sniff_column(sn, c);
+    if (c) tt_buf_puts(&sel, ", ");
+    tt_ddb_csv_expr(&sel, v->csv_names[c], cs);
+    tt_buf_puts(&sel, " AS ");
+    tt_buf_put_sql_ident(&sel, v->csv_names[c]);
+    if (cs->note) v->csv_notes[c] = tt_xstrdup(cs->note);
+  }
+  if (tt_ddb_csv_notable(sn, delim, delim == '\t' && v->nfiles &&
+                                       tt_has_suffix_nocase(v->files[0], ".tsv"))) {
+    char *sum = tt_csv_sniff_summary(sn);
+    tt_buf_puts(&note, sum);
+    free(sum);
+  }
+  if (longer)
+    tt_buf_printf(&note, "%stypes decided on the first %d rows; later values not of a column's "
+                         "type read as NULL",
+                  note.len ? "; " : "", TT_DDB_CSV_SNIFF_ROWS);
+  v->csv_note = note.len ? tt_buf_detach(&note) : NULL;
+  tt_buf_free(&note);
+  v->csv_select = tt_buf_detach(&sel);
+  tt_buf_free(&sel);
+}
+
+void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *ov) {
+  const tt_ddb_api *api = dd->api;
+  if (v->format != TT_DDB_CSV || !v->nfiles) return;
+  char delim = tt_ddb_csv_delim(dd, v);
+  tt_buf q = TT_BUF_INIT;
+  tt_buf_puts(&q, "SELECT * FROM read_csv([");
+  for (size_t i = 0; i < v->nfiles; i++) {
+    if (i) tt_buf_putc(&q, ',');
+    tt_buf_put_sql_string(&q, v->files[i]);
+  }
+  tt_buf_putc(&q, ']');
+  tt_ddb_csv_shape(v, db->opts.csv_header, &q);
+  tt_buf_printf(&q, ", all_varchar=true) LIMIT %d", TT_DDB_CSV_SNIFF_ROWS + 1);
+  ddb_result r;
+  memset(&r, 0, sizeof r);
+  bool ok = api->query(dd->conn, tt_buf_cstr(&q), &r) == DDB_SUCCESS;
+  tt_buf_free(&q);
+  size_t ncols = ok ? (size_t)api->column_count(&r) : 0;
+  if (!ncols) {
+    api->destroy_result(&r);
+    return;
+  }
+  v->csv_ncols = ncols;
+  v->csv_names = tt_xcalloc(ncols, sizeof *v->csv_names);
+  for (size_t c = 0; c < ncols; c++) {
+    const char *n = api->column_name(&r, c);
+    v->csv_names[c] = tt_xstrdup(n ? n : "");
+  }
+  tt_csv_sniff *sn = tt_csv_sniff_new(ncols, delim);
+  long rows = 0;
+  bool longer = false;
+  ddb_data_chunk chunk;
+  while (!longer && (chunk = api->fetch_chunk(r)) != NULL) {
+    ddb_idx n = api->data_chunk_get_size(chunk);
+    for (ddb_idx i = 0; i < n && !longer; i++) {
+      if (rows == TT_DDB_CSV_SNIFF_ROWS) {
+        longer = true;
+        break;
+      }
+      rows++;
+      tt_csv_sniff_record(sn, ncols, rows + 1);
+      for (size_t c = 0; c < ncols; c++) {
+        size_t len = 0;
+        const char *s = tt_ddb_csv_cell(api, api->data_chunk_get_vector(chunk, c), i, &len);
+        tt_csv_sniff_value(sn, c, s ? s : "", s ? len : 0);
+      }
+    }
+    api->destroy_data_chunk(&chunk);
+  }
+  api->destroy_result(&r);
+  tt_csv_sniff_finish(sn, v->name, v->csv_names, ov);
+  tt_ddb_csv_plan(v, sn, delim, longer);
+  tt_csv_sniff_free(sn);
 }

@@ -183,6 +183,14 @@ void tt_ddb_files_free(tt_ddb *dd) {
     for (size_t j = 0; j < dd->views[i].nfiles; j++) free(dd->views[i].files[j]);
     for (size_t j = 0; j < dd->views[i].ntext_cols; j++) free(dd->views[i].text_cols[j]);
     free(dd->views[i].text_cols);
+    for (size_t j = 0; j < dd->views[i].csv_ncols; j++) {
+      free(dd->views[i].csv_names[j]);
+      free(dd->views[i].csv_notes[j]);
+    }
+    free(dd->views[i].csv_names);
+    free(dd->views[i].csv_notes);
+    free(dd->views[i].csv_select);
+    free(dd->views[i].csv_note);
     free(dd->views[i].files);
     free(dd->views[i].name);
   }

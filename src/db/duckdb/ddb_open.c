@@ -77,7 +77,9 @@ static void tt_ddb_view_sql(const tt_db *db, const tt_ddb_view *v, tt_buf *b) {
     tt_buf_puts(b, ".main.");
   }
   tt_buf_put_sql_ident(b, v->name);
-  tt_buf_puts(b, " AS SELECT * FROM ");
+  tt_buf_puts(b, " AS SELECT ");
+  tt_buf_puts(b, v->format == TT_DDB_CSV && v->csv_select ? v->csv_select : "*");
+  tt_buf_puts(b, " FROM ");
   switch (v->format) {
   case TT_DDB_PARQUET:
     tt_buf_puts(b, "read_parquet(");
@@ -189,6 +191,29 @@ static bool tt_ddb_lock(tt_ddb *dd, tt_error *err) {
   return ok;
 }
 
+/* Every CSV view typed by the shared sniffer, under --csv-types; an
+ * override that names no column is an error, as under SQLite. */
+static bool tt_ddb_csv_type_views(tt_db *db, tt_ddb *dd, tt_error *err) {
+  tt_csv_overrides ov;
+  if (!tt_csv_overrides_parse(db->opts.csv_types, &ov, err)) return false;
+  bool any = false;
+  for (size_t i = 0; i < dd->nviews; i++)
+    if (dd->views[i].format == TT_DDB_CSV) {
+      tt_ddb_csv_sniff(db, dd, &dd->views[i], &ov);
+      any = true;
+    }
+  const tt_csv_override *unused = any ? tt_csv_overrides_unused(&ov) : NULL;
+  if (unused) {
+    tt_db_set_error(err, TT_ERR_CONFIG, "--csv-types names %s%s%s, but %s has no such %s",
+                    unused->table ? unused->table : "", unused->table ? "." : "", unused->column,
+                    db->name, unused->table ? "table and column" : "column");
+    tt_error_hint(err, "check the name: `tabletalk schema %s` lists the tables and columns",
+                  db->name);
+  }
+  tt_csv_overrides_free(&ov);
+  return unused == NULL;
+}
+
 bool tt_ddb_setup(tt_db *db, tt_ddb *dd, tt_error *err) {
   const tt_ddb_api *api = dd->api;
   if (!tt_ddb_files_plan(dd, db->target.path, err)) return false;
@@ -211,6 +236,7 @@ bool tt_ddb_setup(tt_db *db, tt_ddb *dd, tt_error *err) {
     tt_db_set_error(err, TT_ERR_UNAVAILABLE, "cannot connect to DuckDB's database");
     return false;
   }
+  if (!tt_ddb_csv_type_views(db, dd, err)) return false;
   for (size_t i = 0; i < dd->nviews; i++)
     if (!tt_ddb_view_make(db, dd, &dd->views[i], err)) {
       tt_error_prefix(err, "%s: ", db->name);
