@@ -3,8 +3,10 @@
 // binary), asked through `sql` (exact rows), `schema` (DuckDB's statistics
 // on the cards), `ask` with the scripted model (the prompt names the
 // dialect, a DuckDB error reaches the model with a repair hint, the
-// repaired SQL answers), the web page's schema, and a CSV file read by
-// DuckDB with null tokens (avg never counts 'n/a' as 0). Nothing is ever
+// repaired SQL answers), the web page's schema, and CSV files read by
+// DuckDB as the shared sniffer types them, with the same rows as the SQLite
+// engine (null tokens, a decimal comma, a few odd values as NULL with a
+// note, a code kept as text, --csv-types, a late odd value as NULL). Nothing is ever
 // written beside the files. Skipped only when libduckdb is not installed
 // (scripts/fetch-duckdb.sh installs it).
 import { test } from 'node:test';
@@ -167,7 +169,19 @@ test('ask on JSON lines: a chart of the rows, a follow-up in a thread, the trace
   assert.equal(listing(f.dir), before);
 });
 
-test('a CSV column with text past DuckDB\'s sample: read as text and said so, never a number made up', { skip }, async () => {
+// Both engines on the same file and query: the rows, which must agree.
+async function bothEngines(file, query, extra = []) {
+  const out = [];
+  for (const engine of ['duckdb', 'sqlite']) {
+    const r = await run(['sql', file, query, '--engine', engine, '--json', ...extra]);
+    assert.equal(r.code, 0, `${engine}: ${r.stderr}`);
+    out.push(r.json.rows);
+  }
+  assert.deepEqual(out[0], out[1], 'DuckDB and SQLite read the file alike');
+  return out[0];
+}
+
+test('a value past the sniffed head that is not a number is NULL under DuckDB, never an error or a number', { skip }, async () => {
   const dir = tempDir('tabletalk-duckdb-late-');
   const file = path.join(dir, 'late.csv');
   const lines = ['id,qty'];
@@ -175,14 +189,41 @@ test('a CSV column with text past DuckDB\'s sample: read as text and said so, ne
   fs.writeFileSync(file, lines.join('\n') + '\n');
   const s = await run(['schema', file, '--engine', 'duckdb']);
   assert.equal(s.code, 0, s.stderr);
-  assert.match(s.stdout, /\(qty: VARCHAR/);
-  assert.match(s.stdout, /column qty holds values that are not numbers past the rows DuckDB sampled: it is read as text/);
-  const q = await run(['sql', file, "SELECT count(*) FILTER (WHERE TRY_CAST(qty AS INTEGER) IS NULL) AS not_numbers, sum(TRY_CAST(qty AS INTEGER)) AS total FROM late",
-    '--engine', 'duckdb', '--json']);
-  assert.equal(q.code, 0, q.stderr);
+  assert.match(s.stdout, /\(qty: BIGINT/);
+  assert.match(s.stdout, /# Table: late \(30000 rows\), types decided on the first 20000 rows; later values not of a column's type read as NULL/);
   let total = 0;
   for (let i = 0; i < 30000; i++) if (i !== 25000) total += i % 7;
-  assert.deepEqual(q.json.rows, [[1, total]]);
+  assert.deepEqual(await bothEngines(file, 'SELECT count(qty), sum(qty), count(*) FROM late'), [[29999, total, 30000]]);
+});
+
+test('CSV typing under DuckDB as under SQLite: null tokens, a decimal comma, a few odd values, a code, --csv-types', { skip }, async () => {
+  const dir = tempDir('tabletalk-duckdb-typing-');
+  const ages = path.join(dir, 'ages.csv');
+  fs.writeFileSync(ages, 'name,age\nann,34\nbob,""\ncy,n/a\ndee,41\neve,27\n');
+  assert.deepEqual(await bothEngines(ages, 'SELECT avg(age), max(age) FROM ages'), [[34, 41]]);
+
+  const eu = path.join(dir, 'eu.csv');
+  fs.writeFileSync(eu, 'item;price;code\na;9,5;01234\nb;1.234,5;00012\nc;3;04444\n');
+  assert.deepEqual(await bothEngines(eu, 'SELECT sum(price), min(code) FROM eu'), [[1247, '00012']]);
+  const es = await run(['schema', eu, '--engine', 'duckdb']);
+  assert.equal(es.code, 0, es.stderr);
+  assert.match(es.stdout, /# Table: eu \(3 rows\), ';'-separated/);
+  assert.match(es.stdout, /\(price: DOUBLE, decimal comma;/);
+  assert.match(es.stdout, /\(code: VARCHAR, kept as text: '01234' has a leading zero, a code not a number;/);
+  assert.deepEqual(await bothEngines(eu, 'SELECT sum(code) FROM eu', ['--csv-types', 'code=integer']), [[5690]]);
+  const wrong = await run(['sql', eu, 'SELECT 1', '--engine', 'duckdb', '--csv-types', 'nope=integer']);
+  assert.equal(wrong.code, 2, wrong.stderr);
+  assert.match(wrong.stderr, /--csv-types names nope, but .* has no such column/);
+
+  const odd = path.join(dir, 'odd.csv');
+  const rows = ['id,score'];
+  for (let i = 1; i <= 40; i++) rows.push(`${i},${i * 2}`);
+  rows.push('41,unknown', '42,tbd');
+  fs.writeFileSync(odd, rows.join('\n') + '\n');
+  assert.deepEqual(await bothEngines(odd, 'SELECT sum(score), count(score), count(*) FROM odd'), [[1640, 40, 42]]);
+  const os = await run(['schema', odd, '--engine', 'duckdb']);
+  assert.equal(os.code, 0, os.stderr);
+  assert.match(os.stdout, /\(score: BIGINT, 2 values were not numbers, read as NULL: 'unknown', 'tbd';/);
 });
 
 test('a .duckdb file\'s macros never replace a built-in function, and the cards name them', { skip }, async () => {
