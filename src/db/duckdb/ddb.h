@@ -81,10 +81,12 @@ extern const char *const tt_ddb_csv_nulls[];
  * CSV file is typed under DuckDB. */
 void tt_ddb_csv_options(const tt_ddb_view *v, tt_csv_header header, tt_buf *out);
 /* Types v's columns with the engine-neutral sniffer (csv_sniff.h) from
- * the first TT_DDB_CSV_SNIFF_ROWS records DuckDB reads as VARCHAR, under
+ * the first TT_DDB_CSV_SNIFF_ROWS records DuckDB reads as VARCHAR (fewer
+ * when their fields pass TT_DDB_CSV_SNIFF_BYTES: a wide file), under
  * the overrides ov (may be NULL): sets v's csv_select and notes. Nothing
  * when DuckDB cannot read the head (the view then reads DuckDB's types). */
 #define TT_DDB_CSV_SNIFF_ROWS 20000
+#define TT_DDB_CSV_SNIFF_BYTES (16u << 20)
 void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *ov);
 /* When msg is DuckDB's error for a CSV value past its sample that is not
  * of the column's sniffed type ("Error when converting column \"qty\""),

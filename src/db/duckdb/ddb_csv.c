@@ -222,8 +222,9 @@ static bool tt_ddb_csv_notable(const tt_csv_sniff *sn, char delim, bool tsv) {
   return (tt_csv_sniff_null_tokens(sn) & ~1u) || delim != (tsv ? '\t' : ',');
 }
 
-/* v's select list and notes from the finished sniffer. */
-static void tt_ddb_csv_plan(tt_ddb_view *v, const tt_csv_sniff *sn, char delim, bool longer) {
+/* v's select list and notes from the finished sniffer; head_rows: the
+ * file is longer than the head the types were decided on (0: it is not). */
+static void tt_ddb_csv_plan(tt_ddb_view *v, const tt_csv_sniff *sn, char delim, long head_rows) {
   tt_buf sel = TT_BUF_INIT, note = TT_BUF_INIT;
   v->csv_notes = tt_xcalloc(v->csv_ncols ? v->csv_ncols : 1, sizeof *v->csv_notes);
   for (size_t c = 0; c < v->csv_ncols; c++) {
@@ -240,14 +241,32 @@ static void tt_ddb_csv_plan(tt_ddb_view *v, const tt_csv_sniff *sn, char delim, 
     tt_buf_puts(&note, sum);
     free(sum);
   }
-  if (longer)
-    tt_buf_printf(&note, "%stypes decided on the first %d rows; later values not of a column's "
+  if (head_rows)
+    tt_buf_printf(&note, "%stypes decided on the first %ld rows; later values not of a column's "
                          "type read as NULL",
-                  note.len ? "; " : "", TT_DDB_CSV_SNIFF_ROWS);
+                  note.len ? "; " : "", head_rows);
   v->csv_note = note.len ? tt_buf_detach(&note) : NULL;
   tt_buf_free(&note);
   v->csv_select = tt_buf_detach(&sel);
   tt_buf_free(&sel);
+}
+
+/* Runs sql (tabletalk's own) for a result read chunk by chunk, so that
+ * only what is fetched is held; false when it fails (r then needs no
+ * freeing). */
+static bool tt_ddb_csv_stream(tt_ddb *dd, const char *sql, ddb_result *r) {
+  const tt_ddb_api *api = dd->api;
+  ddb_extracted ex = NULL;
+  ddb_prepared prep = NULL;
+  bool ok = api->extract_statements(dd->conn, sql, &ex) == 1 &&
+            api->prepare_extracted_statement(dd->conn, ex, 0, &prep) == DDB_SUCCESS;
+  if (ok && api->execute_prepared_streaming(prep, r) != DDB_SUCCESS) {
+    api->destroy_result(r);
+    ok = false;
+  }
+  if (prep) api->destroy_prepare(&prep);
+  if (ex) api->destroy_extracted(&ex);
+  return ok;
 }
 
 void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *ov) {
@@ -265,11 +284,11 @@ void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *o
   tt_buf_printf(&q, ", all_varchar=true) LIMIT %d", TT_DDB_CSV_SNIFF_ROWS + 1);
   ddb_result r;
   memset(&r, 0, sizeof r);
-  bool ok = api->query(dd->conn, tt_buf_cstr(&q), &r) == DDB_SUCCESS;
+  bool ok = tt_ddb_csv_stream(dd, tt_buf_cstr(&q), &r);
   tt_buf_free(&q);
   size_t ncols = ok ? (size_t)api->column_count(&r) : 0;
   if (!ncols) {
-    api->destroy_result(&r);
+    if (ok) api->destroy_result(&r);
     return;
   }
   v->csv_ncols = ncols;
@@ -280,12 +299,13 @@ void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *o
   }
   tt_csv_sniff *sn = tt_csv_sniff_new(ncols, delim);
   long rows = 0;
+  size_t bytes = 0;
   bool longer = false;
   ddb_data_chunk chunk;
   while (!longer && (chunk = api->fetch_chunk(r)) != NULL) {
     ddb_idx n = api->data_chunk_get_size(chunk);
     for (ddb_idx i = 0; i < n && !longer; i++) {
-      if (rows == TT_DDB_CSV_SNIFF_ROWS) {
+      if (rows == TT_DDB_CSV_SNIFF_ROWS || bytes > TT_DDB_CSV_SNIFF_BYTES) {
         longer = true;
         break;
       }
@@ -295,12 +315,13 @@ void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *o
         size_t len = 0;
         const char *s = tt_ddb_csv_cell(api, api->data_chunk_get_vector(chunk, c), i, &len);
         tt_csv_sniff_value(sn, c, s ? s : "", s ? len : 0);
+        bytes += len + 1;
       }
     }
     api->destroy_data_chunk(&chunk);
   }
   api->destroy_result(&r);
   tt_csv_sniff_finish(sn, v->name, v->csv_names, ov);
-  tt_ddb_csv_plan(v, sn, delim, longer);
+  tt_ddb_csv_plan(v, sn, delim, longer ? rows : 0);
   tt_csv_sniff_free(sn);
 }
