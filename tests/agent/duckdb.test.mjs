@@ -221,6 +221,12 @@ test('CSV typing under DuckDB as under SQLite: null tokens, a decimal comma, a f
   rows.push('41,unknown', '42,tbd');
   fs.writeFileSync(odd, rows.join('\n') + '\n');
   assert.deepEqual(await bothEngines(odd, 'SELECT sum(score), count(score), count(*) FROM odd'), [[1640, 40, 42]]);
+  const ts = path.join(dir, 'ts.csv');
+  fs.writeFileSync(ts, 'id,at\n1,2024-03-05T13:45:10+02:00\n2,2024-03-06 10:00:00Z\n3,soon\n4,2024-03-07\n5,2024-03-08\n');
+  const t = await run(['sql', ts, 'SELECT epoch("at")::BIGINT FROM ts WHERE id <= 3 ORDER BY id', '--engine', 'duckdb', '--json']);
+  assert.equal(t.code, 0, t.stderr);
+  assert.deepEqual(t.json.rows, [[Date.parse('2024-03-05T13:45:10+02:00') / 1000],
+    [Date.parse('2024-03-06T10:00:00Z') / 1000], [null]], 'a date-time keeps its offset');
   const os = await run(['schema', odd, '--engine', 'duckdb']);
   assert.equal(os.code, 0, os.stderr);
   assert.match(os.stdout, /\(score: BIGINT, 2 values were not numbers, read as NULL: 'unknown', 'tbd';/);

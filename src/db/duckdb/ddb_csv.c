@@ -122,8 +122,9 @@ static void tt_ddb_csv_trimmed(tt_buf *b, const char *name) {
   tt_buf_puts(b, ", ' ' || chr(9))");
 }
 
-/* The SQL reading column name (VARCHAR) as the sniffer typed it. */
-static void tt_ddb_csv_expr(tt_buf *b, const char *name, const tt_csv_column_sniff *cs) {
+/* The SQL reading column name (VARCHAR) as the sniffer typed it; tz: its
+ * head holds date-times with a zone (Z, +01:00), read as TIMESTAMPTZ. */
+static void tt_ddb_csv_expr(tt_buf *b, const char *name, const tt_csv_column_sniff *cs, bool tz) {
   if (cs->type == TT_CSV_TYPE_TEXT) {
     tt_buf_put_sql_ident(b, name);
     return;
@@ -162,13 +163,22 @@ static void tt_ddb_csv_expr(tt_buf *b, const char *name, const tt_csv_column_sni
   case TT_CSV_TYPE_TIMESTAMP:
     tt_buf_puts(b, "'" TT_DDB_WS "[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}"
                    "(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?" TT_DDB_WS "'");
-    cast = "TIMESTAMP";
+    cast = tz ? "TIMESTAMPTZ" : "TIMESTAMP"; /* an offset is kept, never dropped */
     break;
   case TT_CSV_TYPE_TEXT: break;
   }
   tt_buf_puts(b, ") THEN TRY_CAST(");
   tt_ddb_csv_trimmed(b, name);
   tt_buf_printf(b, " AS %s) END", cast);
+}
+
+/* Whether s may be a date-time with a zone: it ends in Z, or in +hh:mm,
+ * -hh:mm, +hhmm after a time (the sniffer decides whether it is one). */
+static bool tt_ddb_csv_zoned(const char *s, size_t n) {
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+  if (n < 16 || (s[10] != 'T' && s[10] != ' ')) return false;
+  if (s[n - 1] == 'Z') return true;
+  return (s[n - 6] == '+' || s[n - 6] == '-') || (s[n - 5] == '+' || s[n - 5] == '-');
 }
 
 /* The text of row r of a VARCHAR vector, or NULL for a NULL. */
@@ -224,13 +234,14 @@ static bool tt_ddb_csv_notable(const tt_csv_sniff *sn, char delim, bool tsv) {
 
 /* v's select list and notes from the finished sniffer; head_rows: the
  * file is longer than the head the types were decided on (0: it is not). */
-static void tt_ddb_csv_plan(tt_ddb_view *v, const tt_csv_sniff *sn, char delim, long head_rows) {
+static void tt_ddb_csv_plan(tt_ddb_view *v, const tt_csv_sniff *sn, const bool *tz, char delim,
+                            long head_rows) {
   tt_buf sel = TT_BUF_INIT, note = TT_BUF_INIT;
   v->csv_notes = tt_xcalloc(v->csv_ncols ? v->csv_ncols : 1, sizeof *v->csv_notes);
   for (size_t c = 0; c < v->csv_ncols; c++) {
     const tt_csv_column_sniff *cs = tt_csv_sniff_column(sn, c);
     if (c) tt_buf_puts(&sel, ", ");
-    tt_ddb_csv_expr(&sel, v->csv_names[c], cs);
+    tt_ddb_csv_expr(&sel, v->csv_names[c], cs, tz[c]);
     tt_buf_puts(&sel, " AS ");
     tt_buf_put_sql_ident(&sel, v->csv_names[c]);
     if (cs->note) v->csv_notes[c] = tt_xstrdup(cs->note);
@@ -298,6 +309,7 @@ void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *o
     v->csv_names[c] = tt_xstrdup(n ? n : "");
   }
   tt_csv_sniff *sn = tt_csv_sniff_new(ncols, delim);
+  bool *tz = tt_xcalloc(ncols, sizeof *tz);
   long rows = 0;
   size_t bytes = 0;
   bool longer = false;
@@ -316,12 +328,14 @@ void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *o
         const char *s = tt_ddb_csv_cell(api, api->data_chunk_get_vector(chunk, c), i, &len);
         tt_csv_sniff_value(sn, c, s ? s : "", s ? len : 0);
         bytes += len + 1;
+        tz[c] = tz[c] || (s && tt_ddb_csv_zoned(s, len));
       }
     }
     api->destroy_data_chunk(&chunk);
   }
   api->destroy_result(&r);
   tt_csv_sniff_finish(sn, v->name, v->csv_names, ov);
-  tt_ddb_csv_plan(v, sn, delim, longer ? rows : 0);
+  tt_ddb_csv_plan(v, sn, tz, delim, longer ? rows : 0);
   tt_csv_sniff_free(sn);
+  free(tz);
 }
