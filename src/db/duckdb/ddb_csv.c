@@ -193,7 +193,9 @@ static const char *tt_ddb_csv_cell(const tt_ddb_api *api, ddb_vector vec, ddb_id
 }
 
 /* read_csv's arguments that decide the shape of the file (header,
- * delimiter, several files), the same for the head and the view. */
+ * delimiter, several files), the same for the head and the view. Several
+ * files: columns matched by name; a file's own name as a column would
+ * change the table's shape, so it is left out. */
 static void tt_ddb_csv_shape(const tt_ddb_view *v, tt_csv_header header, tt_buf *out) {
   if (header == TT_CSV_HEADER_YES) tt_buf_puts(out, ", header=true");
   else if (header == TT_CSV_HEADER_NO) tt_buf_puts(out, ", header=false");
@@ -246,8 +248,7 @@ static void tt_ddb_csv_plan(tt_ddb_view *v, const tt_csv_sniff *sn, const bool *
     tt_buf_put_sql_ident(&sel, v->csv_names[c]);
     if (cs->note) v->csv_notes[c] = tt_xstrdup(cs->note);
   }
-  if (tt_ddb_csv_notable(sn, delim, delim == '\t' && v->nfiles &&
-                                       tt_has_suffix_nocase(v->files[0], ".tsv"))) {
+  if (tt_ddb_csv_notable(sn, delim, tt_has_suffix_nocase(v->files[0], ".tsv"))) {
     char *sum = tt_csv_sniff_summary(sn);
     tt_buf_puts(&note, sum);
     free(sum);
