@@ -196,6 +196,18 @@ test('a value past the sniffed head that is not a number is NULL under DuckDB, n
   assert.deepEqual(await bothEngines(file, 'SELECT count(qty), sum(qty), count(*) FROM late'), [[29999, total, 30000]]);
 });
 
+test('a ragged CSV file under DuckDB: no row is dropped, short rows get NULLs, a long row keeps its fields', { skip }, async () => {
+  const dir = tempDir('tabletalk-duckdb-ragged-');
+  const file = path.join(dir, 'rag.csv');
+  fs.writeFileSync(file, 'a,b,c\n1,2,3\n4,5\n10,11,12\n');
+  assert.deepEqual(await bothEngines(file, 'SELECT a, b, c FROM rag ORDER BY a'), [[1, 2, 3], [4, 5, null], [10, 11, 12]]);
+  const long = path.join(dir, 'long.csv');
+  fs.writeFileSync(long, 'a,b,c\n1,2,3\n4,5\n6,7,8,9\n10,11,12\n');
+  const r = await run(['sql', long, 'SELECT a, b, c FROM long ORDER BY a', '--engine', 'duckdb', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.json.rows, [[1, 2, 3], [4, 5, null], [6, 7, 8], [10, 11, 12]]);
+});
+
 test('CSV typing under DuckDB as under SQLite: null tokens, a decimal comma, a few odd values, a code, --csv-types', { skip }, async () => {
   const dir = tempDir('tabletalk-duckdb-typing-');
   const ages = path.join(dir, 'ages.csv');

@@ -201,6 +201,9 @@ static void tt_ddb_csv_shape(const tt_ddb_view *v, tt_csv_header header, tt_buf 
   else if (header == TT_CSV_HEADER_NO) tt_buf_puts(out, ", header=false");
   if (v->nfiles && tt_has_suffix_nocase(v->files[0], ".tsv")) tt_buf_puts(out, ", delim='\\t'");
   if (v->nfiles > 1) tt_buf_puts(out, ", union_by_name=true");
+  /* never drop a row: a short one is padded with NULLs, a long one's extra
+   * fields are left out (as the SQLite loader does) */
+  tt_buf_puts(out, ", null_padding=true, strict_mode=false");
 }
 
 /* The delimiter DuckDB finds in v's first file (',' when it says none). */
@@ -209,7 +212,7 @@ static char tt_ddb_csv_delim(tt_ddb *dd, const tt_ddb_view *v) {
   tt_buf q = TT_BUF_INIT;
   tt_buf_puts(&q, "SELECT Delimiter FROM sniff_csv(");
   tt_buf_put_sql_string(&q, v->files[0]);
-  tt_buf_puts(&q, ")");
+  tt_buf_puts(&q, ", null_padding=true, strict_mode=false)");
   ddb_result r;
   memset(&r, 0, sizeof r);
   char delim = ',';
