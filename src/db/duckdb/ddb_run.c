@@ -20,11 +20,13 @@
  * those columns (and is checked the same way). */
 #include "db/duckdb/ddb.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 struct tt_ddb_run {
@@ -204,12 +206,37 @@ static void tt_ddb_refuse_type(ddb_statement_type t, tt_error *err) {
   }
 }
 
+/* True when sql's first word, past blanks and comments, is PRAGMA: DuckDB
+ * rewrites a PRAGMA that only reads (PRAGMA database_list) into a SELECT
+ * while parsing, so its statement type cannot tell; PRAGMA is refused like
+ * SET and CALL whatever it does. */
+static bool tt_ddb_starts_with_pragma(const char *sql) {
+  const char *p = sql;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') p++;
+    if (p[0] == '-' && p[1] == '-') {
+      p += strcspn(p, "\n");
+    } else if (p[0] == '/' && p[1] == '*') {
+      const char *e = strstr(p + 2, "*/");
+      if (!e) return false; /* an unclosed comment: DuckDB's parser says so */
+      p = e + 2;
+    } else {
+      break;
+    }
+  }
+  return strncasecmp(p, "pragma", 6) == 0 && !isalnum((unsigned char)p[6]) && p[6] != '_';
+}
+
 /* sql (NUL-terminated) prepared, when it is exactly one SELECT without
  * parameters; false with err. */
 static bool tt_ddb_prepare(tt_ddb_run *run, const char *sql, ddb_prepared *out, tt_error *err) {
   const tt_ddb_api *api = run->api;
   ddb_extracted ex = NULL;
   *out = NULL;
+  if (tt_ddb_starts_with_pragma(sql)) {
+    tt_ddb_refuse_type(DDB_STATEMENT_PRAGMA, err);
+    return false;
+  }
   ddb_idx n = api->extract_statements(run->dd->conn, sql, &ex);
   bool ok = false;
   if (n == 0) {
