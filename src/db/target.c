@@ -9,6 +9,7 @@
  * PGPASSWORD's masked as "***" (secrets.c). */
 #include "db/engine.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static const struct tt_db_scheme {
 /* Targets named by a file: each kind's name endings (any case). A file
  * named *.txt, *.dat or without an extension that holds text is CSV too
  * (tt_db_is_text_file); any other file is a SQLite database, and a folder
- * holds CSV files. */
+ * holds CSV files, or Parquet and JSON files for DuckDB (tt_db_folder_kind). */
 static const struct tt_db_suffix {
   const char *suffix;
   tt_db_kind kind;
@@ -45,7 +46,6 @@ static const struct tt_db_suffix {
     {".duckdb", TT_DB_KIND_DUCKDB},
 };
 
-#define TT_DB_FOLDER_KIND TT_DB_KIND_CSV
 
 /* Names of files that may hold delimited text without saying so: read as
  * CSV when their first bytes are text and not a SQLite database. */
@@ -86,11 +86,29 @@ static bool tt_db_uri_kind(const char *s, tt_db_kind *kind) {
   return false;
 }
 
+/* A folder: DuckDB's when a file in it (not in its subfolders) is Parquet
+ * or JSON, which only DuckDB reads (it reads the folder's CSV files too);
+ * else a folder of CSV files for the SQLite loader. */
+static tt_db_kind tt_db_folder_kind(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) return TT_DB_KIND_CSV;
+  tt_db_kind kind = TT_DB_KIND_CSV;
+  struct dirent *e;
+  while (kind == TT_DB_KIND_CSV && (e = readdir(d)))
+    for (size_t i = 0; i < sizeof tt_db_suffixes / sizeof tt_db_suffixes[0]; i++)
+      if (tt_db_suffixes[i].kind == TT_DB_KIND_DUCKDB && e->d_name[0] != '.' &&
+          strcmp(tt_db_suffixes[i].suffix, ".duckdb") != 0 &&
+          tt_has_suffix_nocase(e->d_name, tt_db_suffixes[i].suffix))
+        kind = TT_DB_KIND_DUCKDB;
+  closedir(d);
+  return kind;
+}
+
 /* The kind of a file or folder, from its name (and stat for a folder). */
 static tt_db_kind tt_db_file_kind(const char *path) {
   struct stat st;
   bool exists = stat(path, &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) return TT_DB_FOLDER_KIND;
+  if (exists && S_ISDIR(st.st_mode)) return tt_db_folder_kind(path);
   if (!exists && strpbrk(path, "*?[")) return TT_DB_KIND_DUCKDB; /* a glob */
   for (size_t i = 0; i < sizeof tt_db_suffixes / sizeof tt_db_suffixes[0]; i++)
     if (tt_has_suffix_nocase(path, tt_db_suffixes[i].suffix)) return tt_db_suffixes[i].kind;

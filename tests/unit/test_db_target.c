@@ -153,7 +153,8 @@ static void test_missing_file(void **state) {
   tt_db_target_free(&t);
 }
 
-/* A folder holds CSV files, whatever its name; read by the SQLite engine. */
+/* A folder holds CSV files, whatever its name; read by the SQLite engine;
+ * one that holds a Parquet or JSON file (not in a subfolder) is DuckDB's. */
 static void test_folder(void **state) {
   (void)state;
   char *dir = tt_xasprintf("%s/tables.sqlite", g_scratch.dir);
@@ -167,6 +168,27 @@ static void test_folder(void **state) {
   t = parse(g_scratch.dir);
   assert_int_equal(t.kind, TT_DB_KIND_CSV);
   tt_db_target_free(&t);
+  char *sub = tt_xasprintf("%s/sub", dir), *deep = tt_xasprintf("%s/sub/x.parquet", dir);
+  char *csv = tt_xasprintf("%s/a.csv", dir), *json = tt_xasprintf("%s/b.JSONL", dir);
+  assert_int_equal(mkdir(sub, 0700), 0);
+  fclose(fopen(deep, "w"));
+  fclose(fopen(csv, "w"));
+  t = parse(dir); /* a Parquet file in a subfolder does not count */
+  assert_int_equal(t.kind, TT_DB_KIND_CSV);
+  tt_db_target_free(&t);
+  fclose(fopen(json, "w"));
+  t = parse(dir);
+  assert_int_equal(t.kind, TT_DB_KIND_DUCKDB);
+  assert_string_equal(t.engine, "duckdb");
+  tt_db_target_free(&t);
+  unlink(json);
+  unlink(csv);
+  unlink(deep);
+  rmdir(sub);
+  free(json);
+  free(csv);
+  free(deep);
+  free(sub);
   rmdir(dir);
   free(real);
   free(dir);

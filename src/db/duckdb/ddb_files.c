@@ -4,10 +4,13 @@
  * read only the files listed in allowed_paths and expands nothing. A
  * glob's files of one format become one table named after the pattern
  * (columns matched by name across files); files of several formats one
- * table each, named after the file. Only regular files are read: what
- * else a glob matches is named in the warning. */
+ * table each, named after the file. A folder that holds Parquet or JSON
+ * files gives one table per data file in it (not in its subfolders). Only
+ * regular files are read: what else a glob matches, and a link out of the
+ * folder, is named in the warning. */
 #include "db/duckdb/ddb.h"
 
+#include <dirent.h>
 #include <glob.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -131,8 +134,70 @@ static bool tt_ddb_expand(tt_ddb *dd, const char *pattern, tt_error *err) {
   return true;
 }
 
+static int tt_ddb_name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A folder's data files (by name, sorted), one table each; a link that
+ * leads out of the folder, or to what is not a regular file, is skipped
+ * and named in dd->warning. */
+static bool tt_ddb_folder(tt_ddb *dd, const char *path, tt_error *err) {
+  char *root = realpath(path, NULL);
+  DIR *d = root ? opendir(root) : NULL;
+  if (!d) {
+    free(root);
+    tt_db_set_error(err, TT_ERR_IO, "cannot read the folder %s", path);
+    return false;
+  }
+  char **names = NULL;
+  size_t n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    tt_ddb_format f;
+    if (e->d_name[0] == '.' || !tt_ddb_format_of(e->d_name, &f) || f == TT_DDB_DATABASE) continue;
+    names = tt_xrealloc(names, sizeof *names * (n + 1));
+    names[n++] = tt_xstrdup(e->d_name);
+  }
+  closedir(d);
+  qsort(names, n, sizeof *names, tt_ddb_name_cmp);
+  tt_buf skipped = TT_BUF_INIT;
+  size_t rootlen = strlen(root);
+  for (size_t i = 0; i < n; i++) {
+    char *full = tt_xasprintf("%s/%s", root, names[i]);
+    char *real = realpath(full, NULL);
+    struct stat st;
+    bool inside = real && strncmp(real, root, rootlen) == 0 && real[rootlen] == '/';
+    if (inside && stat(real, &st) == 0 && S_ISREG(st.st_mode)) {
+      tt_ddb_format f = TT_DDB_CSV;
+      tt_ddb_format_of(names[i], &f);
+      dd->files = tt_xrealloc(dd->files, sizeof *dd->files * (dd->nfiles + 1));
+      dd->files[dd->nfiles++] = tt_xstrdup(real);
+      tt_ddb_view_add_file(tt_ddb_add_view(dd, names[i], f), real);
+    } else {
+      tt_buf_printf(&skipped, "%s%s", skipped.len ? ", " : "", names[i]);
+    }
+    free(real);
+    free(full);
+    free(names[i]);
+  }
+  free(names);
+  free(root);
+  if (skipped.len)
+    dd->warning = tt_xasprintf("skipped what in %s is not a data file of the folder (a link out "
+                               "of it, or not a regular file): %s",
+                               path, tt_buf_cstr(&skipped));
+  tt_buf_free(&skipped);
+  if (!dd->nfiles) {
+    tt_db_set_error(err, TT_ERR_IO, "no data file (.parquet, .json, .ndjson, .jsonl, .csv, .tsv) in %s",
+                    path);
+    return false;
+  }
+  return true;
+}
+
 bool tt_ddb_files_plan(tt_ddb *dd, const char *path, tt_error *err) {
   struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return tt_ddb_folder(dd, path, err);
   if (stat(path, &st) == 0) {
     tt_ddb_format f = TT_DDB_CSV;
     if (!S_ISREG(st.st_mode)) {
