@@ -38,6 +38,9 @@ typedef struct tt_ddb_view {
   char **csv_notes;
   size_t csv_ncols;
   char *csv_note;    /* on the table: how the file was read, or NULL */
+  char ragged_delim; /* CSV whose rows DuckDB's sniffer could not split
+                      * (ragged rows): this delimiter, rows padded with
+                      * NULLs; 0 for the usual, parallel reading */
 } tt_ddb_view;
 
 typedef struct tt_ddb {

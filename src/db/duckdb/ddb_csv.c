@@ -21,6 +21,7 @@
  * tt_ddb_csv_demote (the column read as text from the next query on). */
 #include "db/duckdb/ddb.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,18 +202,48 @@ static void tt_ddb_csv_shape(const tt_ddb_view *v, tt_csv_header header, tt_buf 
   else if (header == TT_CSV_HEADER_NO) tt_buf_puts(out, ", header=false");
   if (v->nfiles && tt_has_suffix_nocase(v->files[0], ".tsv")) tt_buf_puts(out, ", delim='\\t'");
   if (v->nfiles > 1) tt_buf_puts(out, ", union_by_name=true");
-  /* never drop a row: a short one is padded with NULLs, a long one's extra
-   * fields are left out (as the SQLite loader does) */
-  tt_buf_puts(out, ", null_padding=true, strict_mode=false");
+  /* never drop a row of a ragged file: a short one is padded with NULLs, a
+   * long one's extra fields kept (null_padding reads on one thread, so only
+   * a file that needs it gets it) */
+  if (v->ragged_delim) {
+    tt_buf_puts(out, ", delim=");
+    char d[2] = {v->ragged_delim, 0};
+    tt_buf_put_sql_string(out, d);
+    tt_buf_puts(out, ", null_padding=true, strict_mode=false");
+  }
+}
+
+/* The delimiter the first line of path uses most, outside quotes, among
+ * ',', ';', tab and '|' (0 when none); *fields the line's field count. */
+static char tt_ddb_header_delim(const char *path, size_t *fields) {
+  *fields = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  char line[65536];
+  size_t n = fread(line, 1, sizeof line, f);
+  fclose(f);
+  static const char cands[] = {',', ';', '\t', '|'};
+  size_t counts[4] = {0};
+  bool quoted = false;
+  for (size_t i = 0; i < n && (quoted || (line[i] != '\n' && line[i] != '\r')); i++) {
+    if (line[i] == '"') quoted = !quoted;
+    for (size_t k = 0; !quoted && k < 4; k++) counts[k] += line[i] == cands[k];
+  }
+  size_t best = 0;
+  for (size_t k = 1; k < 4; k++)
+    if (counts[k] > counts[best]) best = k;
+  if (!counts[best]) return 0;
+  *fields = counts[best] + 1;
+  return cands[best];
 }
 
 /* The delimiter DuckDB finds in v's first file (',' when it says none). */
-static char tt_ddb_csv_delim(tt_ddb *dd, const tt_ddb_view *v) {
+static char tt_ddb_csv_delim(tt_ddb *dd, tt_ddb_view *v) {
   if (v->nfiles && tt_has_suffix_nocase(v->files[0], ".tsv")) return '\t';
   tt_buf q = TT_BUF_INIT;
-  tt_buf_puts(&q, "SELECT Delimiter FROM sniff_csv(");
+  tt_buf_puts(&q, "SELECT Delimiter, len(Columns)::VARCHAR FROM sniff_csv(");
   tt_buf_put_sql_string(&q, v->files[0]);
-  tt_buf_puts(&q, ", null_padding=true, strict_mode=false)");
+  tt_buf_puts(&q, ")");
   ddb_result r;
   memset(&r, 0, sizeof r);
   char delim = ',';
@@ -223,6 +254,18 @@ static char tt_ddb_csv_delim(tt_ddb *dd, const tt_ddb_view *v) {
                         ? tt_ddb_csv_cell(dd->api, dd->api->data_chunk_get_vector(chunk, 0), 0, &len)
                         : NULL;
     if (d && len == 1) delim = d[0];
+    size_t clen = 0;
+    const char *nc = chunk && dd->api->data_chunk_get_size(chunk) > 0
+                         ? tt_ddb_csv_cell(dd->api, dd->api->data_chunk_get_vector(chunk, 1), 0, &clen)
+                         : NULL;
+    /* one column where the header line has several fields: rows of other
+     * lengths kept DuckDB's sniffer from splitting them */
+    size_t fields = 0;
+    char hd = tt_ddb_header_delim(v->files[0], &fields);
+    if (nc && strtol(nc, NULL, 10) == 1 && fields > 1) {
+      v->ragged_delim = hd;
+      delim = hd;
+    }
     if (chunk) dd->api->destroy_data_chunk(&chunk);
   }
   dd->api->destroy_result(&r);
