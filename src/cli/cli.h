@@ -289,7 +289,9 @@ extern const tt_opt_group tt_opts_db;     /* how the database is read */
   "database samples only the tables and views that pass. Trust a schema only when you "     \
   "trust whoever can create functions in it. See POSTGRESQL. On MySQL and MariaDB, "        \
   "SCHEMA is a database whose stored functions may run (without it no stored function "     \
-  "runs, also through a view); see MYSQL AND MARIADB."
+  "runs, also through a view); see MYSQL AND MARIADB. In a `.duckdb` file, SCHEMA is a "    \
+  "schema whose macros may run (without it none runs, by name or through a view or a "      \
+  "generated column); see DUCKDB."
 #define TT_DOC_IMMUTABLE                                                                    \
   "Open the SQLite file with immutable=1: no locks. Only for files nothing writes: a write " \
   "in progress would be read half-done. Without it, tabletalk waits for writers' locks "     \

@@ -368,12 +368,15 @@ bool tt_db_catalog_stamp(tt_db *db, tt_catalog_stamp *out, tt_error *err) {
     tt_catalog_stamp_free(&e);
     return false;
   }
-  /* what read it (another version may read it otherwise) and what the
-   * reads are bounded by: other bounds, other catalog */
+  /* what read it (another version may read it otherwise), what the reads
+   * are bounded by (other bounds, other catalog) and what they may run
+   * (a relation that runs a function not trusted is not read) */
   out->identity = tt_xasprintf("tabletalk %s engine %s\nbounds count %d sample %d top %d/%d "
-                               "view-steps %ld\n%s",
+                               "view-steps %ld\ntrust %s\n%s",
                                TT_VERSION, db->engine->name, TT_ROW_COUNT_LIMIT, TT_SAMPLE_ROWS,
-                               TT_TOP_VALUES, TT_TOP_VALUES_SCAN, TT_VIEW_STEPS, e.identity);
+                               TT_TOP_VALUES, TT_TOP_VALUES_SCAN, TT_VIEW_STEPS,
+                               db->opts.trust_functions ? db->opts.trust_functions : "",
+                               e.identity);
   out->schema = e.schema;
   out->data = e.data ? e.data : tt_xstrdup("");
   free(e.identity);

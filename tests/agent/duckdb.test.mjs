@@ -181,6 +181,24 @@ async function bothEngines(file, query, extra = []) {
   return out[0];
 }
 
+test('a null token with spaces around it is NULL, and a file without a header has the same column names, under both engines', { skip }, async () => {
+  const dir = tempDir('tabletalk-duckdb-tokens-');
+  const file = path.join(dir, 'sp.csv');
+  fs.writeFileSync(file, 'id,name,n\n1, NA ,3\n2,bob, NA \n3,  ,4\n4, x y ,5\n5,\tn/a\t,6\n');
+  assert.deepEqual(await bothEngines(file, 'SELECT id, name, n FROM sp ORDER BY id'),
+    [[1, null, 3], [2, 'bob', null], [3, null, 4], [4, ' x y ', 5], [5, null, 6]]);
+  const bare = path.join(dir, 'bare.csv');
+  fs.writeFileSync(bare, '1,ann,3\n2,bob,4\n');
+  assert.deepEqual(await bothEngines(bare, 'SELECT column_1, column_2, column_3 FROM bare ORDER BY 1', ['--no-header']),
+    [[1, 'ann', 3], [2, 'bob', 4]]);
+  for (const engine of ['duckdb', 'sqlite']) {
+    const r = await run(['sql', bare, 'SELECT * FROM bare', '--engine', engine, '--json', '--csv-types', 'column_3=text']);
+    assert.equal(r.code, 0, `${engine}: ${r.stderr}`);
+    assert.deepEqual(r.json.columns, ['column_1', 'column_2', 'column_3'], engine);
+    assert.deepEqual(r.json.rows.map((x) => x[2]), ['3', '4'], `${engine}: --csv-types names the column as shown`);
+  }
+});
+
 test('a value past the sniffed head that is not a number is NULL under DuckDB, never an error or a number', { skip }, async () => {
   const dir = tempDir('tabletalk-duckdb-late-');
   const file = path.join(dir, 'late.csv');
@@ -274,15 +292,28 @@ test('CSV typing under DuckDB as under SQLite: null tokens, a decimal comma, a f
   assert.match(os.stdout, /\(score: BIGINT, 2 values were not numbers, read as NULL: 'unknown', 'tbd';/);
 });
 
-test('a .duckdb file\'s macros never replace a built-in function, and the cards name them', { skip }, async () => {
+test('a .duckdb file\'s macros never replace a built-in function, run only when trusted, and the cards name them', { skip }, async () => {
   const dir = tempDir('tabletalk-duckdb-macros-');
   const db = path.join(dir, 'planted.duckdb');
-  const r = make(db, "CREATE TABLE t(a VARCHAR); INSERT INTO t VALUES ('ABC'); CREATE MACRO lower(x) AS 'pwned';");
+  const r = make(db, "CREATE TABLE t(a VARCHAR); INSERT INTO t VALUES ('ABC'); CREATE MACRO lower(x) AS 'pwned';" +
+    "CREATE MACRO tag(x) AS x || '-planted'; CREATE VIEW tagged AS SELECT tag(a) AS b FROM t;");
   assert.equal(r.status, 0, r.stderr);
   const q = await run(['sql', db, 'SELECT lower(a) FROM t', '--json']);
   assert.equal(q.code, 0, q.stderr);
   assert.deepEqual(q.json.rows, [['abc']]);
   const s = await run(['schema', db]);
   assert.equal(s.code, 0, s.stderr);
-  assert.match(s.stdout, /# Note: the database defines macros \(lower\): a query that names one runs its SQL, under the same lock; built-in functions of the same name are never replaced by them/);
+  assert.match(s.stdout, /# Note: the database defines macros \(lower, tag\): a query that uses one \(by name, or through a view or table\) is refused unless --trust-functions names its schema; built-in functions of the same name are never replaced by them/);
+  // describing the database reads nothing of the view that runs a macro
+  assert.match(s.stdout, /# View: tagged[^#]*not read: reading it runs the database's macro main\.tag \(--trust-functions main lets it run\)/);
+  assert.doesNotMatch(s.stdout, /planted/);
+  const v = await run(['sql', db, 'SELECT * FROM tagged']);
+  assert.equal(v.code, 3, v.stderr);
+  assert.match(v.stderr, /refused: reading main\.tagged runs the database's own macro main\.tag: the query is not run; only built-in functions run; --trust-functions main lets that schema's macros run/);
+  const ok = await run(['sql', db, 'SELECT * FROM tagged', '--trust-functions', 'main', '--json']);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.deepEqual(ok.json.rows, [['ABC-planted']]);
+  const env = await run(['schema', db], { env: { TABLETALK_TRUST_FUNCTIONS: 'main' } });
+  assert.equal(env.code, 0, env.stderr);
+  assert.match(env.stdout, /ABC-planted/, 'a trusted schema\'s views are sampled');
 });

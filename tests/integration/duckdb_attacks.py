@@ -2,12 +2,14 @@
 """duckdb_attacks.py — the DuckDB engine's containment, through the real
 binary: every line of tests/corpus/duckdb-attacks.tsv is run with
 `tabletalk sql` on files DuckDB itself made (tests/support/ddb_make.c), and
-must end as the line says (ok, refused, error). Afterwards every file of the
+must end as the line says (ok, refused, error; refused:REASON also checks
+the refusal's reason in the --json output). Afterwards every file of the
 folder (the files given and the secret beside them) has the sha256 it had
 and nothing was created in it. The .duckdb file is hostile: views and a
-table macro planted in it read files that were never given, and macros
-named like built-in functions (lower, sum, current_database) must never
-replace them.
+table macro planted in it read files that were never given, macros named
+like built-in functions (lower, sum, current_database) must never replace
+them, and no macro of it runs (by name, through views, through a generated
+column) unless --trust-functions names its schema (target duckdb+trust).
 
 Usage: duckdb_attacks.py TABLETALK DDB_MAKE CORPUS. Exit 77 (skipped) only
 when libduckdb is not installed (scripts/fetch-duckdb.sh installs it)."""
@@ -64,12 +66,17 @@ def build(ddb_make, top):
          "CREATE MACRO leak(p) AS TABLE SELECT * FROM read_text(p);"
          "CREATE MACRO twice(x) AS x * 2;"
          "CREATE MACRO lower(x) AS 'pwned'; CREATE MACRO current_database() AS 'nope';"
-         "CREATE MACRO sum(x) AS 0;")
+         "CREATE MACRO sum(x) AS 0;"
+         "CREATE VIEW doubled AS SELECT id, twice(total) AS t2 FROM orders;"
+         "CREATE VIEW doubled_again AS SELECT * FROM doubled;"
+         "CREATE TABLE gen(a INTEGER, b INTEGER AS (twice(a))); INSERT INTO gen(a) VALUES (4);"
+         "CREATE SCHEMA other; CREATE MACRO other.triple(x) AS x * 3;")
     targets = {
         "csv": os.path.join(data, "people.csv"),
         "parquet": os.path.join(data, "people.parquet"),
         "jsonl": os.path.join(data, "people.jsonl"),
         "duckdb": os.path.join(data, "shop.duckdb"),
+        "duckdb+trust": os.path.join(data, "shop.duckdb"),
         "glob": os.path.join(data, "glob", "part_*.parquet"),
     }
     return data, secret, targets
@@ -89,13 +96,17 @@ def main():
         sql = (sql.replace("{DIR}", data).replace("{SECRET}", secret)
                .replace("{OUT}", os.path.join(data, "out")))
         env = dict(os.environ, NO_COLOR="1")
-        args = [tabletalk, "sql", targets[target], sql, "--timeout", "10"]
+        args = [tabletalk, "sql", targets[target], sql, "--timeout", "10", "--json"]
         if target == "csv":
             args += ["--engine", "duckdb"]  # a small CSV file is SQLite's by default
+        if target == "duckdb+trust":
+            args += ["--trust-functions", "main"]
         r = subprocess.run(args,
                            capture_output=True, text=True, env=env, timeout=120)
         n += 1
         expected, _, must = expected.partition(":")
+        if expected == "refused" and must:
+            must = f'"reason":"{must}"'
         if must and must not in r.stdout:
             failures.append(f"{target}: {sql!r}: {must!r} not in the output: {r.stdout[:300]}")
         if r.returncode != expect_code[expected]:

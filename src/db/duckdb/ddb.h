@@ -35,6 +35,9 @@ typedef struct tt_ddb_view {
    * the sniff could not be made (DuckDB's own types then) */
   char *csv_select;
   char **csv_names;  /* per column: its name and the sniffer's note (or NULL) */
+  char **csv_src;    /* per column: the name DuckDB reads it by, when the shown
+                      * one differs (no header line: column0 is shown as
+                      * column_1, as the SQLite loader names it); else NULL */
   char **csv_notes;
   size_t csv_ncols;
   char *csv_note;    /* on the table: how the file was read, or NULL */
@@ -57,6 +60,8 @@ typedef struct tt_ddb {
   char *dbname_sql;     /* the same as an SQL string literal, for the catalog's queries */
   char *warning;        /* what is not read (files a glob matched that are not
                          * regular files), or NULL */
+  struct tt_ddb_trust *trust; /* a .duckdb file's macros not trusted, and what
+                               * uses them (ddb_trust.c); NULL: nothing to check */
 } tt_ddb;
 
 static inline tt_ddb *tt_ddb_of(const tt_db *db) { return (tt_ddb *)db->state; }
@@ -153,6 +158,29 @@ void tt_ddb_cols_free(tt_ddb_cols *cols);
 
 /* Runs setup SQL of tabletalk's own (no result wanted); false with err. */
 bool tt_ddb_exec(tt_ddb *dd, const char *sql, tt_error *err);
+/* The first column (a VARCHAR: cast it) of the first row of sql
+ * (tabletalk's own) as text (allocated), or NULL. */
+char *tt_ddb_scalar_text(tt_ddb *dd, const char *sql);
+
+/* ---- the database's macros (ddb_trust.c) ---------------------------------- */
+
+/* A .duckdb file's macros of schemas not named by --trust-functions, and
+ * the views and tables whose SQL names them, into dd->trust (left NULL
+ * when there are none); their names added to dd's warning. false with err
+ * when they cannot be listed. */
+bool tt_ddb_trust_load(tt_db *db, tt_ddb *dd, tt_error *err);
+/* false with a refusal (TT_REFUSE_FUNCTION) when the statement sql (len
+ * bytes, one statement) names such a macro or relation, or reads SQL from
+ * a string, by DuckDB's own parse tree. *unchecked: DuckDB's serializer
+ * says it is not a SELECT (then only a refusal by its type may follow:
+ * if it prepares as a SELECT all the same, tt_ddb_trust_refuse_unchecked). */
+bool tt_ddb_trust_check(tt_ddb *dd, const char *sql, size_t len, bool *unchecked,
+                        tt_error *err);
+void tt_ddb_trust_refuse_unchecked(const tt_ddb *dd, tt_error *err);
+/* For a relation the check refuses: the macro it runs ("schema.macro");
+ * else NULL. */
+const char *tt_ddb_trust_relation(const tt_ddb *dd, const char *schema, const char *name);
+void tt_ddb_trust_free(struct tt_ddb_trust *t);
 
 /* ---- the catalog (ddb_catalog.c) ----------------------------------------- */
 

@@ -1,5 +1,9 @@
 /* ddb_api.c — loading libduckdb on first use (see ddb_api.h), once per
- * process, through the one dlopen helper (util/dl.c). */
+ * process, through the one dlopen helper (util/dl.c): the file
+ * TABLETALK_DUCKDB_LIBRARY names, else where `cmake --install` puts it
+ * (TT_DUCKDB_LIB_RELDIR, relative to the program's folder), else where
+ * scripts/fetch-duckdb.sh put it for the build tree, else the loader's
+ * own search path. */
 #include "db/duckdb/ddb_api.h"
 
 #include <pthread.h>
@@ -7,6 +11,9 @@
 
 #ifndef TT_DUCKDB_LIBRARY_PATH
 #define TT_DUCKDB_LIBRARY_PATH "third_party/duckdb/libduckdb.so"
+#endif
+#ifndef TT_DUCKDB_LIB_RELDIR
+#define TT_DUCKDB_LIB_RELDIR "../lib/tabletalk"
 #endif
 
 static tt_ddb_api tt_ddb_loaded;
@@ -16,8 +23,9 @@ static pthread_once_t tt_ddb_once = PTHREAD_ONCE_INIT;
 
 static void tt_ddb_load(void) {
   const char *env = getenv("TABLETALK_DUCKDB_LIBRARY");
-  const char *files[] = {env && *env ? env : TT_DUCKDB_LIBRARY_PATH,
-                         env && *env ? NULL : "libduckdb.so", NULL};
+  const char *files[] = {"$ORIGIN/" TT_DUCKDB_LIB_RELDIR "/libduckdb.so", TT_DUCKDB_LIBRARY_PATH,
+                         "libduckdb.so", NULL};
+  const char *chosen[] = {env, NULL};
   tt_ddb_api *a = &tt_ddb_loaded;
   const tt_dl_sym syms[] = {
       {"library_version", &a->library_version},
@@ -67,7 +75,7 @@ static void tt_ddb_load(void) {
       {"from_timestamp", &a->from_timestamp},
   };
   char why[300];
-  switch (tt_dl_load(files, "duckdb_", syms, sizeof syms / sizeof syms[0], why, sizeof why)) {
+  switch (tt_dl_load(env && *env ? chosen : files, "duckdb_", syms, sizeof syms / sizeof syms[0], why, sizeof why)) {
   case TT_DL_NO_LIBRARY:
     tt_error_set(&tt_ddb_load_error, TT_ERR_UNAVAILABLE,
                  "cannot load libduckdb, which reads Parquet, JSON, .duckdb files and large "

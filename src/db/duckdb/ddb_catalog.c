@@ -320,12 +320,24 @@ tt_catalog *tt_ddb_catalog_load(tt_db *db, tt_error *err) {
     }
     const char *comment = tt_ddbc_raw(list, i, 4);
     t->description = *comment ? tt_arena_strdup(a, comment) : NULL;
+    /* describing the database runs none of its macros (ddb_trust.c) */
+    const char *macro = tt_ddb_trust_relation(tt_ddb_of(db), schema, table);
+    if (macro) {
+      const char *dot = strrchr(macro, '.');
+      char *note = tt_xasprintf("not read: reading it runs the database's macro %s "
+                                "(--trust-functions %.*s lets it run)",
+                                macro, dot ? (int)(dot - macro) : 0, macro);
+      t->note = tt_arena_strdup(a, note);
+      free(note);
+      t->probe = TT_PROBE_NONE;
+    }
   }
   tt_ddbc_columns(cat, list, cols);
   tt_ddbc_keys(cat, list, pks, fks);
   tt_ddbc_parquet_counts(db, cat);
   double budget_end = tt_now_ms() + TT_PROBE_BUDGET_S * 1000.0;
   for (size_t i = 0; i < n; i++) {
+    if (cat->tables[i].note) continue; /* runs a macro: not read */
     tt_ddbc_stats(db, a, &cat->tables[i]);
     tt_catalog_probe(db, a, &cat->tables[i], cat->tables[i].sql_name, budget_end);
   }

@@ -21,6 +21,7 @@
  * tt_ddb_csv_demote (the column read as text from the next query on). */
 #include "db/duckdb/ddb.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,10 +125,28 @@ static void tt_ddb_csv_trimmed(tt_buf *b, const char *name) {
 }
 
 /* The SQL reading column name (VARCHAR) as the sniffer typed it; tz: its
- * head holds date-times with a zone (Z, +01:00), read as TIMESTAMPTZ. */
-static void tt_ddb_csv_expr(tt_buf *b, const char *name, const tt_csv_column_sniff *cs, bool tz) {
-  if (cs->type == TT_CSV_TYPE_TEXT) {
+ * head holds date-times with a zone (Z, +01:00), read as TIMESTAMPTZ;
+ * padded: a null token with spaces around it (" NA ", "  "). */
+static void tt_ddb_csv_expr(tt_buf *b, const char *name, const tt_csv_column_sniff *cs, bool tz,
+                            bool padded) {
+  if (cs->type == TT_CSV_TYPE_TEXT && !padded) {
     tt_buf_put_sql_ident(b, name);
+    return;
+  }
+  if (cs->type == TT_CSV_TYPE_TEXT) {
+    /* such a token is NULL, as the SQLite loader reads it (nullstr matches
+     * only the token itself); only in a column whose head has one, since
+     * trimming every text value doubles what reading a text column costs */
+    tt_buf_puts(b, "CASE WHEN ");
+    tt_ddb_csv_trimmed(b, name);
+    tt_buf_puts(b, " IN (");
+    for (int i = 0; i < TT_CSV_NULL_TOKENS; i++) {
+      if (i) tt_buf_puts(b, ", ");
+      tt_buf_put_sql_string(b, tt_csv_null_tokens[i]);
+    }
+    tt_buf_puts(b, ") THEN NULL ELSE ");
+    tt_buf_put_sql_ident(b, name);
+    tt_buf_puts(b, " END");
     return;
   }
   tt_buf_puts(b, "CASE WHEN regexp_full_match(");
@@ -180,6 +199,13 @@ static bool tt_ddb_csv_zoned(const char *s, size_t n) {
   if (n < 16 || (s[10] != 'T' && s[10] != ' ')) return false;
   if (s[n - 1] == 'Z') return true;
   return (s[n - 6] == '+' || s[n - 6] == '-') || (s[n - 5] == '+' || s[n - 5] == '-');
+}
+
+/* Whether s is a null token with spaces or tabs around it (DuckDB's
+ * nullstr has already made the bare ones NULL). */
+static bool tt_ddb_csv_padded_null(const char *s, size_t n) {
+  return n && (s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' || s[n - 1] == '\t') &&
+         tt_csv_null_token(s, n) >= 0;
 }
 
 /* The text of row r of a VARCHAR vector, or NULL for a NULL. */
@@ -280,16 +306,41 @@ static bool tt_ddb_csv_notable(const tt_csv_sniff *sn, char delim, bool tsv) {
   return (tt_csv_sniff_null_tokens(sn) & ~1u) || delim != (tsv ? '\t' : ',');
 }
 
+/* Whether DuckDB named v's columns itself (no header line): column0,
+ * column1... (column00... from ten columns on), each its own position. */
+static bool tt_ddb_csv_generated(const tt_ddb_view *v) {
+  for (size_t c = 0; c < v->csv_ncols; c++) {
+    const char *n = v->csv_names[c];
+    if (strncmp(n, "column", 6) != 0 || !isdigit((unsigned char)n[6])) return false;
+    char *end;
+    unsigned long k = strtoul(n + 6, &end, 10);
+    if (*end || k != c) return false;
+  }
+  return v->csv_ncols > 0;
+}
+
+/* A file without a header line: its columns are shown as column_1,
+ * column_2... as the SQLite loader names them, so that a query or a
+ * --csv-types override means the same under either engine. */
+static void tt_ddb_csv_number_names(tt_ddb_view *v) {
+  if (!tt_ddb_csv_generated(v)) return;
+  v->csv_src = tt_xcalloc(v->csv_ncols, sizeof *v->csv_src);
+  for (size_t c = 0; c < v->csv_ncols; c++) {
+    v->csv_src[c] = v->csv_names[c];
+    v->csv_names[c] = tt_xasprintf("column_%zu", c + 1);
+  }
+}
+
 /* v's select list and notes from the finished sniffer; head_rows: the
  * file is longer than the head the types were decided on (0: it is not). */
-static void tt_ddb_csv_plan(tt_ddb_view *v, const tt_csv_sniff *sn, const bool *tz, char delim,
-                            long head_rows) {
+static void tt_ddb_csv_plan(tt_ddb_view *v, const tt_csv_sniff *sn, const bool *tz,
+                            const bool *padded, char delim, long head_rows) {
   tt_buf sel = TT_BUF_INIT, note = TT_BUF_INIT;
   v->csv_notes = tt_xcalloc(v->csv_ncols ? v->csv_ncols : 1, sizeof *v->csv_notes);
   for (size_t c = 0; c < v->csv_ncols; c++) {
     const tt_csv_column_sniff *cs = tt_csv_sniff_column(sn, c);
     if (c) tt_buf_puts(&sel, ", ");
-    tt_ddb_csv_expr(&sel, v->csv_names[c], cs, tz[c]);
+    tt_ddb_csv_expr(&sel, v->csv_src ? v->csv_src[c] : v->csv_names[c], cs, tz[c], padded[c]);
     tt_buf_puts(&sel, " AS ");
     tt_buf_put_sql_ident(&sel, v->csv_names[c]);
     if (cs->note) v->csv_notes[c] = tt_xstrdup(cs->note);
@@ -355,8 +406,9 @@ void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *o
     const char *n = api->column_name(&r, c);
     v->csv_names[c] = tt_xstrdup(n ? n : "");
   }
+  tt_ddb_csv_number_names(v);
   tt_csv_sniff *sn = tt_csv_sniff_new(ncols, delim);
-  bool *tz = tt_xcalloc(ncols, sizeof *tz);
+  bool *tz = tt_xcalloc(ncols, sizeof *tz), *padded = tt_xcalloc(ncols, sizeof *padded);
   long rows = 0;
   size_t bytes = 0;
   bool longer = false;
@@ -376,13 +428,15 @@ void tt_ddb_csv_sniff(tt_db *db, tt_ddb *dd, tt_ddb_view *v, tt_csv_overrides *o
         tt_csv_sniff_value(sn, c, s ? s : "", s ? len : 0);
         bytes += len + 1;
         tz[c] = tz[c] || (s && tt_ddb_csv_zoned(s, len));
+        padded[c] = padded[c] || (s && tt_ddb_csv_padded_null(s, len));
       }
     }
     api->destroy_data_chunk(&chunk);
   }
   api->destroy_result(&r);
   tt_csv_sniff_finish(sn, v->name, v->csv_names, ov);
-  tt_ddb_csv_plan(v, sn, tz, delim, longer ? rows : 0);
+  tt_ddb_csv_plan(v, sn, tz, padded, delim, longer ? rows : 0);
   tt_csv_sniff_free(sn);
   free(tz);
+  free(padded);
 }

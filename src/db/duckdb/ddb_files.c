@@ -251,8 +251,10 @@ void tt_ddb_files_free(tt_ddb *dd) {
     for (size_t j = 0; j < dd->views[i].csv_ncols; j++) {
       free(dd->views[i].csv_names[j]);
       free(dd->views[i].csv_notes[j]);
+      if (dd->views[i].csv_src) free(dd->views[i].csv_src[j]);
     }
     free(dd->views[i].csv_names);
+    free(dd->views[i].csv_src);
     free(dd->views[i].csv_notes);
     free(dd->views[i].csv_select);
     free(dd->views[i].csv_note);

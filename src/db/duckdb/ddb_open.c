@@ -12,8 +12,9 @@
  * anything), lock_configuration on (no SET can undo any of it). Views are
  * bound when a query reads them, so they read their files under the same
  * lock. A .duckdb file's own views and macros run under it too: they can
- * read no file but the database itself, and built-in functions come
- * before the file's macros in the search path, so that none is replaced. */
+ * read no file but the database itself, built-in functions come before
+ * the file's macros in the search path, so that none is replaced, and a
+ * macro of a schema not trusted never runs (ddb_trust.c). */
 #include "db/duckdb/ddb.h"
 
 #include <stdio.h>
@@ -111,9 +112,7 @@ bool tt_ddb_view_make(tt_db *db, tt_ddb *dd, const tt_ddb_view *v, tt_error *err
   return ok;
 }
 
-/* The first column of the first row of sql (tabletalk's own) as text
- * (allocated), or NULL. */
-static char *tt_ddb_scalar_text(tt_ddb *dd, const char *sql) {
+char *tt_ddb_scalar_text(tt_ddb *dd, const char *sql) {
   const tt_ddb_api *api = dd->api;
   ddb_result r;
   memset(&r, 0, sizeof r);
@@ -138,8 +137,7 @@ static char *tt_ddb_scalar_text(tt_ddb *dd, const char *sql) {
 /* Built-in functions before the database's own: a macro of a .duckdb
  * file named like one (lower, count, current_database) never replaces
  * it, for tabletalk's queries or the model's. The file's own macros (new
- * names) are named in the warning: they are SQL, run only when a query
- * names them, under the same lock. */
+ * names) run only when trusted (ddb_trust.c). */
 static bool tt_ddb_builtins_first(tt_ddb *dd, tt_error *err) {
   dd->dbname = tt_ddb_scalar_text(dd, "SELECT system.main.current_database()");
   if (!dd->dbname) {
@@ -157,20 +155,6 @@ static bool tt_ddb_builtins_first(tt_ddb *dd, tt_error *err) {
   bool ok = tt_ddb_exec(dd, tt_buf_cstr(&b), err);
   tt_buf_free(&b);
   tt_buf_free(&path);
-  char *macros = ok ? tt_ddb_scalar_text(
-                          dd, "SELECT string_agg(DISTINCT function_name, ', ' ORDER BY "
-                              "function_name) FROM system.main.duckdb_functions() WHERE NOT "
-                              "internal AND function_type IN ('macro', 'table_macro')")
-                    : NULL;
-  if (macros && *macros) {
-    char *w = tt_xasprintf("%s%sthe database defines macros (%.300s): a query that names one "
-                           "runs its SQL, under the same lock; built-in functions of the same "
-                           "name are never replaced by them",
-                           dd->warning ? dd->warning : "", dd->warning ? "; " : "", macros);
-    free(dd->warning);
-    dd->warning = w;
-  }
-  free(macros);
   return ok;
 }
 
@@ -244,7 +228,8 @@ bool tt_ddb_setup(tt_db *db, tt_ddb *dd, tt_error *err) {
     }
   snprintf(dd->dialect, sizeof dd->dialect, "DuckDB %s", api->library_version());
   if (dd->dialect[7] == 'v') memmove(dd->dialect + 7, dd->dialect + 8, strlen(dd->dialect + 8) + 1);
-  return tt_ddb_builtins_first(dd, err) && tt_ddb_lock(dd, err);
+  return tt_ddb_builtins_first(dd, err) && tt_ddb_trust_load(db, dd, err) &&
+         tt_ddb_lock(dd, err);
 }
 
 void tt_ddb_shut(tt_ddb *dd) {
@@ -253,6 +238,7 @@ void tt_ddb_shut(tt_ddb *dd) {
   if (dd->dbh) dd->api->close(&dd->dbh);
   tt_ddb_files_free(dd);
   free(dd->warning);
+  tt_ddb_trust_free(dd->trust);
   free(dd->dbname);
   free(dd->dbname_sql);
 }

@@ -37,6 +37,8 @@ struct tt_ddb_run {
   ddb_prepared prep;
   ddb_result res;
   bool have_res, ended;
+  bool unchecked; /* the database's macros could not be looked for (ddb_trust.c):
+                   * only a refusal may follow */
   ddb_data_chunk chunk;
   ddb_idx chunk_rows, chunk_pos;
   tt_ddb_cols cols;    /* the columns and the current row's values */
@@ -206,25 +208,70 @@ static void tt_ddb_refuse_type(ddb_statement_type t, tt_error *err) {
   }
 }
 
-/* True when sql's first word, past blanks and comments, is PRAGMA: DuckDB
- * rewrites a PRAGMA that only reads (PRAGMA database_list) into a SELECT
- * while parsing, so its statement type cannot tell; PRAGMA is refused like
- * SET and CALL whatever it does. */
-static bool tt_ddb_starts_with_pragma(const char *sql) {
+/* sql's first word, past blanks and comments (its start; *n its length,
+ * 0 when there is none). */
+static const char *tt_ddb_first_word(const char *sql, size_t *n) {
   const char *p = sql;
+  *n = 0;
   for (;;) {
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') p++;
     if (p[0] == '-' && p[1] == '-') {
       p += strcspn(p, "\n");
     } else if (p[0] == '/' && p[1] == '*') {
       const char *e = strstr(p + 2, "*/");
-      if (!e) return false; /* an unclosed comment: DuckDB's parser says so */
+      if (!e) return p; /* an unclosed comment: DuckDB's parser says so */
       p = e + 2;
     } else {
       break;
     }
   }
-  return strncasecmp(p, "pragma", 6) == 0 && !isalnum((unsigned char)p[6]) && p[6] != '_';
+  while (isalnum((unsigned char)p[*n]) || p[*n] == '_') (*n)++;
+  return p;
+}
+
+static bool tt_ddb_word_is(const char *w, size_t n, const char *word) {
+  return n == strlen(word) && strncasecmp(w, word, n) == 0;
+}
+
+/* True when sql's first word is PRAGMA: DuckDB rewrites a PRAGMA that
+ * only reads (PRAGMA database_list) into a SELECT while parsing, so its
+ * statement type cannot tell; PRAGMA is refused like SET and CALL
+ * whatever it does. */
+static bool tt_ddb_starts_with_pragma(const char *sql) {
+  size_t n;
+  const char *w = tt_ddb_first_word(sql, &n);
+  return tt_ddb_word_is(w, n, "pragma");
+}
+
+/* A statement DuckDB could not bind (COPY ... TO names a file, COPY ...
+ * FROM a view, CREATE TABLE AS read_csv(...)): when DuckDB's parser says
+ * it is not a SELECT (json_serialize_sql serialises only those), the
+ * refusal is for what the statement is, by its first word, not for why it
+ * did not bind; false when it is a SELECT (its error is the user's). */
+static bool tt_ddb_refuse_unbound(tt_ddb_run *run, const char *sql, tt_error *err) {
+  tt_buf q = TT_BUF_INIT;
+  tt_buf_puts(&q, "SELECT (json_serialize_sql(");
+  tt_buf_put_sql_string(&q, sql);
+  tt_buf_puts(&q, ") LIKE '{\"error\":true,\"error_type\":\"not implemented\"%')::VARCHAR");
+  char *v = tt_ddb_scalar_text(run->dd, tt_buf_cstr(&q));
+  tt_buf_free(&q);
+  bool other = v && strcmp(v, "true") == 0;
+  free(v);
+  if (!other) return false;
+  static const struct {
+    const char *word;
+    ddb_statement_type type;
+  } words[] = {{"copy", DDB_STATEMENT_COPY},         {"export", DDB_STATEMENT_EXPORT},
+               {"import", DDB_STATEMENT_COPY},       {"create", DDB_STATEMENT_CREATE},
+               {"insert", DDB_STATEMENT_INSERT},     {"attach", DDB_STATEMENT_ATTACH},
+               {"install", DDB_STATEMENT_EXTENSION}, {"load", DDB_STATEMENT_LOAD}};
+  size_t n;
+  const char *w = tt_ddb_first_word(sql, &n);
+  ddb_statement_type t = DDB_STATEMENT_INVALID;
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    if (tt_ddb_word_is(w, n, words[i].word)) t = words[i].type;
+  tt_ddb_refuse_type(t, err);
+  return true;
 }
 
 /* sql (NUL-terminated) prepared, when it is exactly one SELECT without
@@ -248,9 +295,13 @@ static bool tt_ddb_prepare(tt_ddb_run *run, const char *sql, ddb_prepared *out, 
                  "only one statement per query is allowed; remove what follows the first "
                  "statement");
   } else if (api->prepare_extracted_statement(run->dd->conn, ex, 0, out) != DDB_SUCCESS) {
-    tt_ddb_fail(run, *out ? api->prepare_error(*out) : NULL, err);
+    const char *e = *out ? api->prepare_error(*out) : NULL;
+    if (!(e && strncmp(e, "INTERRUPT", 9) != 0 && tt_ddb_refuse_unbound(run, sql, err)))
+      tt_ddb_fail(run, e, err);
   } else if (api->prepared_statement_type(*out) != DDB_STATEMENT_SELECT) {
     tt_ddb_refuse_type(api->prepared_statement_type(*out), err);
+  } else if (run->unchecked) {
+    tt_ddb_trust_refuse_unchecked(run->dd, err);
   } else if (api->nparams(*out) > 0) {
     tt_db_refuse(err, TT_REFUSE_OTHER, "parameters ($1, ?) cannot be given values here: "
                                        "write the values into the query");
@@ -380,12 +431,15 @@ tt_ddb_run *tt_ddb_run_open(tt_db *db, const char *sql, size_t len, double timeo
                             tt_error *err) {
   if (!tt_db_check_sql_text(sql, len, db->trusted_text, err)) return NULL;
   tt_ddb *dd = tt_ddb_of(db);
+  bool unchecked = false;
+  if (!tt_ddb_trust_check(dd, sql, len, &unchecked, err)) return NULL;
   tt_ddb_run *run = tt_xcalloc(1, sizeof *run);
   run->db = db;
   run->dd = dd;
   run->api = dd->api;
   run->arena = tt_arena_new();
   run->timeout_s = timeout_s;
+  run->unchecked = unchecked;
   run->cancel = tt_db_limits(db)->cancel;
   pthread_mutex_init(&run->mu, NULL);
   pthread_cond_init(&run->cv, NULL);
