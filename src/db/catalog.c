@@ -396,3 +396,14 @@ uint64_t tt_catalog_stamp_data_hash(const tt_catalog_stamp *s) {
   uint64_t h = tt_fnv1a64(TT_FNV1A64_INIT, d, strlen(d));
   return h ? h : 1;
 }
+
+void tt_catalog_values_sql(const tt_values_dialect *d, const tt_table_info *t,
+                           const tt_column_info *c, long scan_rows, long max_len, tt_buf *out) {
+  tt_buf_printf(out, "SELECT v FROM (SELECT %s", d->text_before);
+  d->put_ident(out, c->raw_name ? c->raw_name : c->name);
+  tt_buf_printf(out, "%s AS v FROM ", d->text_after);
+  if (t->sql_name) tt_buf_puts(out, t->sql_name);
+  else d->put_ident(out, t->raw_name ? t->raw_name : t->name);
+  tt_buf_printf(out, " LIMIT %ld) AS s WHERE v IS NOT NULL AND %s(v) <= %ld GROUP BY v", scan_rows,
+                d->byte_length, max_len);
+}

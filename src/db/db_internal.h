@@ -152,6 +152,19 @@ tt_result *tt_catalog_query(tt_db *db, const char *sql, double timeout_s, long m
  * is not used. A table the engine never hands here is not read at all. */
 void tt_catalog_probe(tt_db *db, tt_arena *a, tt_table_info *t, const char *from,
                       double budget_end);
+/* How an engine writes the value index's query (tt_catalog_values_sql):
+ * a value as text (before + the column's name + after), the length of
+ * text in bytes, and a quoted name. */
+typedef struct tt_values_dialect {
+  const char *text_before, *text_after; /* "CAST(", " AS CHAR)"; "", "::text" */
+  const char *byte_length;              /* "octet_length", "strlen" */
+  void (*put_ident)(tt_buf *b, const char *name);
+} tt_values_dialect;
+/* The distinct values of column c of t among its first scan_rows rows,
+ * as text, none longer than max_len bytes, in dialect d (the
+ * sql_column_values of the engines that write it in SQL alone). */
+void tt_catalog_values_sql(const tt_values_dialect *d, const tt_table_info *t,
+                           const tt_column_info *c, long scan_rows, long max_len, tt_buf *out);
 /* A cell as text in a (NULL for NULL); an integer cell's value (0 else). */
 const char *tt_catalog_cell_text(tt_arena *a, const tt_result *r, size_t row, size_t col);
 int64_t tt_catalog_cell_int(const tt_result *r, size_t row, size_t col);

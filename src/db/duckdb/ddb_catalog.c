@@ -351,13 +351,8 @@ tt_catalog *tt_ddb_catalog_load(tt_db *db, tt_error *err) {
 
 void tt_ddb_sql_column_values(const tt_table_info *t, const tt_column_info *c, long scan_rows,
                               long max_len, tt_buf *out) {
-  tt_buf_puts(out, "SELECT v FROM (SELECT CAST(");
-  tt_buf_put_sql_ident(out, c->raw_name ? c->raw_name : c->name);
-  tt_buf_puts(out, " AS VARCHAR) AS v FROM ");
-  if (t->sql_name) tt_buf_puts(out, t->sql_name);
-  else tt_buf_put_sql_ident(out, t->raw_name ? t->raw_name : t->name);
-  tt_buf_printf(out, " LIMIT %ld) AS s WHERE v IS NOT NULL AND strlen(v) <= %ld GROUP BY v",
-                scan_rows, max_len);
+  static const tt_values_dialect ddb = {"CAST(", " AS VARCHAR)", "strlen", tt_buf_put_sql_ident};
+  tt_catalog_values_sql(&ddb, t, c, scan_rows, max_len, out);
 }
 
 bool tt_ddb_is_text_type(const char *type) {
