@@ -228,8 +228,7 @@ bool tt_ddb_setup(tt_db *db, tt_ddb *dd, tt_error *err) {
     }
   snprintf(dd->dialect, sizeof dd->dialect, "DuckDB %s", api->library_version());
   if (dd->dialect[7] == 'v') memmove(dd->dialect + 7, dd->dialect + 8, strlen(dd->dialect + 8) + 1);
-  return tt_ddb_builtins_first(dd, err) && tt_ddb_trust_load(db, dd, err) &&
-         tt_ddb_lock(dd, err);
+  return tt_ddb_builtins_first(dd, err) && tt_ddb_lock(dd, err);
 }
 
 void tt_ddb_shut(tt_ddb *dd) {
@@ -238,7 +237,6 @@ void tt_ddb_shut(tt_ddb *dd) {
   if (dd->dbh) dd->api->close(&dd->dbh);
   tt_ddb_files_free(dd);
   free(dd->warning);
-  tt_ddb_trust_free(dd->trust);
   free(dd->dbname);
   free(dd->dbname_sql);
 }

@@ -12,6 +12,7 @@
 
 static void tt_ddb_free_state(tt_ddb *dd) {
   if (!dd) return;
+  tt_ddb_trust_free(dd->trust);
   tt_ddb_shut(dd);
   free(dd);
 }
@@ -25,7 +26,8 @@ static bool tt_ddb_open(tt_db *db, tt_error *err) {
   tt_ddb *dd = tt_xcalloc(1, sizeof *dd);
   dd->api = api;
   db->state = dd;
-  if (tt_ddb_setup(db, dd, err)) return true;
+  /* locked down, then the file's macros not trusted listed (ddb_trust.c) */
+  if (tt_ddb_setup(db, dd, err) && tt_ddb_trust_load(db, dd, err)) return true;
   tt_ddb_free_state(dd);
   db->state = NULL;
   return false;
