@@ -50,6 +50,8 @@ typedef struct tt_turn {
 /* Whether a selector step names the tables before the first prompt
  * (selector.c): by the schema's size, or forced. */
 typedef enum tt_selector_mode { TT_SELECTOR_AUTO, TT_SELECTOR_ON, TT_SELECTOR_OFF } tt_selector_mode;
+/* Whether an embedding score joins the ranking (--embeddings). */
+typedef enum tt_embed_mode { TT_EMBED_AUTO, TT_EMBED_ON, TT_EMBED_OFF } tt_embed_mode;
 
 typedef struct tt_agent_opts {
   int max_tool_calls;    /* per question (default 8) */
@@ -64,6 +66,12 @@ typedef struct tt_agent_opts {
   long chart_rows;       /* rows a chart may use: a cut result is read again
                           * up to this many (10000) */
   tt_selector_mode selector; /* auto: on from 400 tables */
+  /* An embedding score in the table ranking (embed.c): on, off, or auto:
+   * on when an embedding model was named (embed_model_named, or embed_llm
+   * given), off otherwise. */
+  tt_embed_mode embeddings;
+  bool embed_model_named; /* --embed-model: the endpoint's embedding model */
+  tt_llm *embed_llm;      /* what embeds (borrowed); NULL: the agent's model */
 } tt_agent_opts;
 
 tt_agent_opts tt_agent_default_opts(void);
@@ -272,6 +280,26 @@ size_t tt_agent_card_budget(const tt_schema *s, size_t budget, bool *whole_schem
  * and (tokens may be NULL) what their cards take; NULL when every card is
  * in the system prompt. */
 json_t *tt_agent_schema_picks(const tt_agent *a, const char *question, size_t *tokens);
+/* What the embedding score cost and whether it is used (embed.c). */
+typedef struct tt_embed_stats {
+  bool on;            /* the options ask for it */
+  bool used;          /* vectors were had: the ranking uses them */
+  size_t tables;      /* tables with a vector */
+  size_t cached;      /* ... read from the cache */
+  size_t embedded;    /* texts embedded (descriptions and questions) */
+  int requests;       /* embedding requests (the embedded engine: texts decoded) */
+  long tokens;        /* tokens the backend counted */
+  double ms;          /* time spent embedding */
+  /* of which the tables' descriptions (the rest: the questions) */
+  size_t desc_texts;
+  int desc_requests;
+  long desc_tokens;
+  double desc_ms;
+  size_t dim;
+  const char *note;   /* why it is off although asked for ("... offers no
+                       * embeddings ..."), or NULL; owned by the agent */
+} tt_embed_stats;
+void tt_agent_embed_stats(const tt_agent *a, tt_embed_stats *out);
 /* What the knowledge file adds to question's message (definitions, the
  * nearest examples) within its share of the schema budget; NULL when
  * nothing. */

@@ -35,6 +35,8 @@ struct tt_agent {
    * tables each question needs) */
   tt_sql_style writer_style;
   char *writer_schema;
+  struct tt_agent_embed *embed; /* the embedding score's state (embed.c): changes
+                                 * behind a const agent as questions are ranked */
 };
 
 /* events.c: ev (its step set) to the hooks, which may be NULL. */
@@ -71,6 +73,18 @@ char *tt_writer_answer_prompt(const char *question, const char *sql, const tt_re
                               bool chart);
 /* "The query returned 1 row: Rock, 1297." when the model cannot phrase it. */
 char *tt_writer_template_answer(const tt_result *rows);
+
+/* embed.c: the embedding score of the ranking */
+struct tt_agent_embed *tt_agent_embed_new(void);
+void tt_agent_embed_free(struct tt_agent_embed *e);
+/* The ranking options for question: the tables' vectors (embedded and
+ * cached on first use) and the question's (embedded once per question
+ * text), when the options ask for embeddings and the model gives them;
+ * else none (a note says why: tt_agent_embed_take_note). */
+void tt_agent_embed_rank_opts(const tt_agent *a, const char *question, tt_schema_rank_opts *ro);
+/* Why the score is off although asked for, the first time only (then
+ * NULL): for a warning event. Freshly allocated. */
+char *tt_agent_embed_take_note(const tt_agent *a);
 
 /* selector.c: the selector step for huge schemas */
 #define TT_SELECTOR_NAMED_MAX 16 /* tables one call may name */

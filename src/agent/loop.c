@@ -59,6 +59,7 @@ tt_agent *tt_agent_new(tt_db *db, const tt_schema *schema, tt_llm *llm,
                                       tt_agent_dialect(a));
   a->nprivate_tools = tt_prompt_tools_private(a->private_tools, a->tools, a->ntools,
                                               &a->private_answer_schema);
+  a->embed = tt_agent_embed_new();
   a->writer_style = llm ? tt_llm_sql_style(llm) : TT_SQL_STYLE_NONE;
   if (a->writer_style != TT_SQL_STYLE_NONE && a->whole_schema)
     a->writer_schema = tt_writer_schema(a, NULL, 0);
@@ -80,6 +81,7 @@ void tt_agent_free(tt_agent *a) {
   free(a->private_prompt);
   free(a->private_answer_schema);
   free(a->writer_schema);
+  tt_agent_embed_free(a->embed);
   free(a);
 }
 
@@ -754,6 +756,12 @@ static void tt_start_chat(tt_step_state *st, const tt_turn *history, size_t nhis
   size_t tokens = 0;
   json_t *picks = NULL;
   char *cards = tt_prompt_schema_for(a, question, (const char *const *)named, nnamed, &picks, &tokens);
+  char *embed_note = tt_agent_embed_take_note(a);
+  if (embed_note) {
+    tt_event warn = {.kind = TT_EV_WARNING, .ok = false, .error = embed_note, .text = embed_note};
+    tt_emit(st, &warn);
+    free(embed_note);
+  }
   if (cards) {
     tt_chat_add(&st->chat, TT_ROLE_USER, cards);
     tt_event ev = {.kind = TT_EV_SCHEMA, .tables = picks, .limit = (long)a->card_budget,

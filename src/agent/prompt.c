@@ -237,8 +237,9 @@ static size_t tt_cards_budget(const tt_agent *a, const char *question) {
  * prompt holds the index. */
 static tt_schema_ranking *tt_cards_rank(const tt_agent *a, const char *question,
                                         const char *const *named, size_t nnamed) {
-  return tt_schema_rank_named(a->schema, question ? question : "", tt_cards_budget(a, question),
-                              named, nnamed);
+  tt_schema_rank_opts ro = {.named = named, .nnamed = nnamed};
+  tt_agent_embed_rank_opts(a, question, &ro);
+  return tt_schema_rank_with(a->schema, question ? question : "", tt_cards_budget(a, question), &ro);
 }
 
 /* Appends the cards rk chose, in schema order under their header, and

@@ -64,7 +64,11 @@ static char *tt_writer_schema_for(const tt_agent *a, const char *question) {
   if (a->writer_schema) return tt_xstrdup(a->writer_schema);
   size_t n = tt_schema_count(a->schema);
   const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
-  size_t k = tt_schema_select(a->schema, question, a->o.schema_budget, cards);
+  tt_schema_rank_opts ro = {0};
+  tt_agent_embed_rank_opts(a, question, &ro);
+  tt_schema_ranking *r = tt_schema_rank_with(a->schema, question, a->o.schema_budget, &ro);
+  size_t k = tt_schema_select_ranked(a->schema, r, cards);
+  tt_schema_ranking_free(r);
   char *s = tt_writer_schema(a, cards, k);
   free(cards);
   return s;

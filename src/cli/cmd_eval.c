@@ -560,12 +560,28 @@ static int tt_eval_schema(tt_eval_cli *c) {
   tt_schema_bench_opts o = tt_schema_bench_default_opts();
   o.data_dir = c->data;
   o.details = c->details;
+  /* an embedding score when asked for (--embeddings on, or an embedding
+   * model named): from the configured model, usually an endpoint */
+  tt_config *cfg = &c->agent.cfg;
+  tt_error err;
+  tt_config_resolve(cfg, &err);
+  tt_models *models = NULL;
+  if (cfg->embeddings == TT_EMBED_ON ||
+      (cfg->embeddings == TT_EMBED_AUTO && tt_config_embed_model(cfg))) {
+    models = tt_models_new(cfg);
+    o.embed_llm = tt_models_make(models, &err);
+    if (!o.embed_llm) {
+      tt_models_free(models);
+      return tt_eval_fail(&err);
+    }
+  }
   if (c->nbudgets) {
     o.nbudgets = c->nbudgets;
     memcpy(o.budgets, c->budgets, sizeof o.budgets);
   }
-  tt_error err;
   json_t *r = tt_schema_bench_run(&o, &err);
+  tt_llm_free(o.embed_llm);
+  tt_models_free(models);
   if (!r) {
     return tt_eval_fail(&err);
   }
@@ -592,6 +608,20 @@ static int tt_eval_schema(tt_eval_cli *c) {
       const char *name;
       json_t *m;
       json_object_foreach(json_object_get(bj, "categories"), name, m) tt_schema_bench_row(&b, name, m);
+      const json_t *e = json_object_get(bj, "embeddings");
+      if (e && json_object_get(e, "note"))
+        tt_buf_printf(&b, "  embeddings: %s\n", json_string_value(json_object_get(e, "note")));
+      else if (e)
+        tt_buf_printf(&b, "  embeddings: %lld tables (%lld from the cache, %lld embedded in %.0f ms, "
+                          "%lld requests, %lld tokens), %lld requests and %.0f ms in all\n",
+                      (long long)json_integer_value(json_object_get(e, "tables")),
+                      (long long)json_integer_value(json_object_get(e, "tables_cached")),
+                      (long long)json_integer_value(json_object_get(e, "tables_embedded")),
+                      json_number_value(json_object_get(e, "tables_ms")),
+                      (long long)json_integer_value(json_object_get(e, "tables_requests")),
+                      (long long)json_integer_value(json_object_get(e, "tables_tokens")),
+                      (long long)json_integer_value(json_object_get(e, "requests")),
+                      json_number_value(json_object_get(e, "ms")));
       size_t k;
       json_t *q;
       json_array_foreach(json_object_get(bj, "per_question"), k, q) {

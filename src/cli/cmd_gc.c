@@ -42,8 +42,8 @@ const tt_cmd_spec tt_cmd_gc = {
     .groups = tt_gc_groups,
     .doc =
         "Remove the traces (*STATE*/runs) and chart files (*STATE*/charts) older than an age; "
-        "threads and models are kept. Cached catalogs and value indexes (*CACHE*/catalog, "
-        "*CACHE*/values) go when they were not used for an age (`TABLETALK_CACHE_KEEP`, 30 days "
+        "threads and models are kept. Cached catalogs, value indexes and description vectors "
+        "(*CACHE*/catalog, *CACHE*/values, *CACHE*/vectors) go when they were not used for an age (`TABLETALK_CACHE_KEEP`, 30 days "
         "by default, or `--older-than`), when the database they describe is gone (a deleted "
         "file, or another file at its path: temporary copies), and, least recently used first, "
         "when together they are over `TABLETALK_CACHE_MAX` (1G by default). `ask` and `chat` "

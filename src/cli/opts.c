@@ -37,6 +37,10 @@ static const tt_opt tt_model_opts[] = {
      "flags are in docs/guide/servers.md."},
     {TT_OPT_MODEL, "model", 0, TT_ARG_REQUIRED, "NAME", "the model name sent to it", TT_COMPLETE_NOTHING, NULL,
      "The model name sent to the endpoint (`TABLETALK_MODEL`)."},
+    {TT_OPT_EMBED_MODEL, "embed-model", 0, TT_ARG_REQUIRED, "NAME", "the endpoint's embedding model", TT_COMPLETE_NOTHING, NULL,
+     "The model named in the endpoint's `/v1/embeddings` requests when it is not the chat model "
+     "(`TABLETALK_EMBED_MODEL`; e.g. an embedding model Ollama or vLLM also serves). Naming one "
+     "turns `--embeddings auto` on."},
     {TT_OPT_API_KEY_ENV, "api-key-env", 0, TT_ARG_REQUIRED, "VAR", "the variable holding the API key", TT_COMPLETE_NOTHING, NULL,
      "The variable holding the API key, sent as a bearer token (default `TABLETALK_API_KEY`)."},
     {TT_OPT_LLM_TIMEOUT, "llm-timeout", 0, TT_ARG_REQUIRED, "S", "seconds of silence from the endpoint", TT_COMPLETE_NOTHING, NULL,
@@ -100,6 +104,19 @@ static const tt_opt tt_data_opts[] = {
      "over the budget, `off` never. The step costs a call whose prompt grows with the schema "
      "(some 30 tokens a table); `tabletalk schema` *DB* `--budget` shows its cost. A failed "
      "call, or one naming no table, leaves the choice to the ranking, with a warning."},
+    {TT_OPT_EMBEDDINGS, "embeddings", 0, TT_ARG_REQUIRED, "auto|on|off", "rank tables by meaning too", TT_COMPLETE_WORDS, "auto on off",
+     "An embedding score in the ranking of tables for a question (`TABLETALK_EMBEDDINGS`): the "
+     "cosine between the question's vector and each table's, made from its name, its description "
+     "and its columns' names and descriptions, never from a value of the data (also in private "
+     "mode). It decides the order when no word of the question matches the schema (\"staff "
+     "members\" for an Employee table with a description) and otherwise adds at most 30% of the "
+     "best word match, so it never outweighs the words. `auto` (the default) uses it when an "
+     "embedding model is named (`--embed-model`), `on` also with the chat model itself (the "
+     "in-process model's mean-pooled states, or the endpoint's `/v1/embeddings`), `off` never. "
+     "The tables' vectors are made once per database and model and kept under "
+     "`$TABLETALK_CACHE_DIR/vectors/` (cleaned up by `tabletalk gc`); each question costs one "
+     "embedding of its text. An endpoint without embeddings is noticed once and the score is then "
+     "off, with a warning; the question goes on."},
     {TT_OPT_STATE_DIR, "state-dir", 0, TT_ARG_REQUIRED, "DIR", "threads, traces and charts", TT_COMPLETE_DIR, NULL,
      TT_DOC_STATE_DIR},
     {TT_OPT_PRIVATE, "private", 0, TT_ARG_NONE, NULL, "the model never sees a value of the data", TT_COMPLETE_NOTHING, NULL,

@@ -72,6 +72,15 @@ int tt_cli_agent_option(int c, const char *arg, tt_cli_agent_opts *o, const char
     else if (strcmp(arg, "auto") == 0) o->cfg.selector = TT_SELECTOR_AUTO;
     else return tt_usage_error(cmd, "--selector wants on, off or auto, not '%s'", arg);
     return 0;
+  case TT_OPT_EMBEDDINGS:
+    if (!tt_config_embeddings_mode(arg, &o->cfg.embeddings))
+      return tt_usage_error(cmd, "--embeddings wants auto, on or off, not '%s'", arg);
+    o->cfg.embeddings_given = true;
+    return 0;
+  case TT_OPT_EMBED_MODEL:
+    if (!*arg) return tt_usage_error(cmd, "--embed-model wants a model name");
+    o->cfg.embed_model = arg;
+    return 0;
   case TT_OPT_IMMUTABLE: o->cfg.immutable = true; return 0;
   case TT_OPT_PRIVATE: o->cfg.private_mode = true; return 0;
   case TT_OPT_HEADER: o->cfg.csv_header = TT_CSV_HEADER_YES; return 0;

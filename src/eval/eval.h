@@ -152,6 +152,8 @@ typedef struct tt_schema_bench_opts {
   size_t nbudgets;
   size_t budgets[TT_SCHEMA_BENCH_MAX_BUDGETS]; /* tokens; default 1000, 2000, 4000 */
   bool details;          /* per question: whether all needed tables came, the missed ones */
+  tt_llm *embed_llm;     /* an embedding score in the ranking from this model (borrowed;
+                          * NULL: none), its cost reported under "embeddings" */
 } tt_schema_bench_opts;
 tt_schema_bench_opts tt_schema_bench_default_opts(void);
 /* Runs tt_schema_select for every labelled question at every budget:

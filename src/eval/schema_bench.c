@@ -9,7 +9,10 @@
  * table the value links chose that the gold SQL does not need (and the
  * share of card room such tables took); and, in the same run, a plain BM25
  * baseline over table names, column names and indexed values, given the
- * same card costs and card budget (schema_bm25.c). */
+ * same card costs and card budget (schema_bm25.c). With an embedding model,
+ * the ranking has its embedding score too, and each budget says what the
+ * embeddings cost (requests, tokens, time; the tables' vectors are made at
+ * the first budget and read from the cache at the next). */
 #include "eval/eval.h"
 
 #include <stdlib.h>
@@ -99,14 +102,31 @@ static void tt_value_unneeded(const json_t *picked, const json_t *need, const tt
 }
 
 /* One budget over every question; with details, each question's misses. */
+/* What the embedding score cost at one budget. */
+static json_t *tt_bench_embed_json(const tt_agent *a) {
+  tt_embed_stats e;
+  tt_agent_embed_stats(a, &e);
+  json_t *j = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:f}", "used", e.used,
+                        "tables", (json_int_t)e.tables, "dim", (json_int_t)e.dim,
+                        "tables_cached", (json_int_t)e.cached,
+                        "requests", (json_int_t)e.requests, "tokens", (json_int_t)e.tokens,
+                        "ms", e.ms, "tables_embedded", (json_int_t)e.desc_texts,
+                        "tables_requests", (json_int_t)e.desc_requests,
+                        "tables_tokens", (json_int_t)e.desc_tokens, "tables_ms", e.desc_ms);
+  if (e.note) json_object_set_new(j, "note", json_string(e.note));
+  return j;
+}
+
 static json_t *tt_bench_budget(const tt_schema *s, const tt_bench_bm25 *bm, const json_t *qs,
-                               size_t budget, bool details) {
+                               size_t budget, bool details, tt_llm *embed_llm) {
   size_t n = tt_schema_count(s);
   const tt_card **cards = tt_xcalloc(n ? n : 1, sizeof *cards);
   /* as ask spends the budget: the table index first, the cards (and what
    * the knowledge file says about the question) the rest */
   tt_agent_opts ao = tt_agent_default_opts();
   ao.schema_budget = budget;
+  ao.embed_llm = embed_llm;
+  ao.embeddings = embed_llm ? TT_EMBED_ON : TT_EMBED_OFF;
   tt_agent *a = tt_agent_new(NULL, s, NULL, &ao);
   bool whole = false;
   size_t card_budget = tt_agent_card_budget(s, budget, &whole);
@@ -195,6 +215,7 @@ static json_t *tt_bench_budget(const tt_schema *s, const tt_bench_bm25 *bm, cons
   json_object_set_new(r, "categories", cats);
   if (details) json_object_set_new(r, "per_question", per);
   else json_decref(per);
+  if (embed_llm) json_object_set_new(r, "embeddings", tt_bench_embed_json(a));
   free(ct);
   free(cat_names);
   free(cards);
@@ -225,7 +246,7 @@ json_t *tt_schema_bench_run(const tt_schema_bench_opts *o, tt_error *err) {
   json_t *budgets = json_array();
   tt_bench_bm25 *bm = tt_bench_bm25_new(s);
   for (size_t b = 0; b < o->nbudgets; b++)
-    json_array_append_new(budgets, tt_bench_budget(s, bm, qs, o->budgets[b], o->details));
+    json_array_append_new(budgets, tt_bench_budget(s, bm, qs, o->budgets[b], o->details, o->embed_llm));
   tt_bench_bm25_free(bm);
   r = json_pack("{s:s,s:I,s:I,s:I,s:o}", "database", dbpath, "tables", (json_int_t)tt_schema_count(s),
                 "schema_tokens", (json_int_t)tt_schema_total_tokens(s), "questions",

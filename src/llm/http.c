@@ -48,6 +48,8 @@ typedef struct tt_http {
   tt_http_quirks q;
   tt_buf notes; /* the adaptations made, in words, "; "-separated */
   const tt_profile *profile; /* chosen, or an SQL writer known by its name; else NULL */
+  char *embed_url, *embed_model; /* /v1/embeddings and the model asked there */
+  bool embed_missing;        /* the endpoint said it has no embeddings for it: not asked again */
 } tt_http;
 
 /* Everything one HTTP attempt collects. */
@@ -998,8 +1000,39 @@ static void tt_http_free(void *impl) {
   free(h->url);
   free(h->api_key);
   free(h->model);
+  free(h->embed_url);
+  free(h->embed_model);
   tt_buf_free(&h->notes);
   free(h);
+}
+
+/* ---- embeddings (http_embed.c) ---------------------------------------------- */
+
+static bool tt_http_embed(void *impl, const char *const *texts, size_t n,
+                          volatile sig_atomic_t *cancel, tt_embeddings *out, tt_error *err) {
+  tt_http *h = impl;
+  if (h->embed_missing) {
+    tt_llm_set_error(err, TT_ERR_UNAVAILABLE, 0, "%s offers no embeddings for %s", h->embed_url,
+                     h->embed_model);
+    return false;
+  }
+  if (!tt_http_ready(h, err)) return false;
+  tt_http_embed_req q = {.api = h->curl_api, .curl = h->curl, .url = h->embed_url,
+                         .api_key = h->api_key, .model = h->embed_model,
+                         .connect_timeout_s = h->o.connect_timeout_s,
+                         .read_timeout_s = h->o.read_timeout_s, .cancel = cancel};
+  bool missing = false;
+  bool ok = tt_http_embed_run(&q, texts, n, out, &missing, err);
+  if (missing) {
+    h->embed_missing = true;
+    tt_http_note(h, "offers no embeddings (/embeddings) for its embedding model");
+  }
+  return ok;
+}
+
+static char *tt_http_embed_identity(const void *impl) {
+  const tt_http *h = impl;
+  return h->embed_missing ? NULL : tt_xasprintf("endpoint %s %s", h->embed_url, h->embed_model);
 }
 
 static const tt_profile *tt_http_profile(const void *impl) { return ((const tt_http *)impl)->profile; }
@@ -1019,6 +1052,8 @@ static const tt_llm_vtable tt_http_vtable = {
     .context = tt_http_context,
     .max_tokens = tt_http_max_tokens,
     .parallel = true,
+    .embed = tt_http_embed,
+    .embed_identity = tt_http_embed_identity,
 };
 
 const char *tt_llm_http_notes(const tt_llm *llm) {
@@ -1130,6 +1165,12 @@ tt_llm *tt_llm_http_new(const tt_llm_http_opts *opts, tt_error *err) {
   h->url = tt_has_prefix(base + (n > 17 ? n - 17 : 0), "/chat/completions") && n >= 17
                ? tt_xstrdup(base)
                : tt_xasprintf("%s/chat/completions", base);
+  /* /v1/embeddings beside /v1/chat/completions */
+  size_t root = strlen(h->url) - strlen("/chat/completions");
+  h->embed_url = tt_xasprintf("%.*s/embeddings", (int)root, h->url);
+  h->embed_model = tt_xstrdup(opts->embed_model && *opts->embed_model ? opts->embed_model
+                              : opts->model && *opts->model         ? opts->model
+                                                                    : "default");
   free(base);
   h->api_key = opts->api_key && *opts->api_key ? tt_xstrdup(opts->api_key) : NULL;
   h->model = tt_xstrdup(opts->model && *opts->model ? opts->model : "default");

@@ -34,6 +34,7 @@ typedef struct tt_llama {
   char *names;              /* general.name and the file's name (tt_llm_sql_style) */
   struct llama_model *model;
   struct llama_context *ctx;
+  struct llama_context *ectx; /* embeddings (llama_embed.c), made on first use */
   const struct llama_vocab *vocab;
   const tt_profile *profile; /* how the model is prompted (detected or chosen) */
   tt_grammars *grammars;    /* parsed once per grammar text */
@@ -613,6 +614,7 @@ static void tt_llama_free(void *impl) {
   if (!L) return;
   tt_grammars_free(L->grammars);
   if (L->ctx) llama_free(L->ctx);
+  if (L->ectx) llama_free(L->ectx);
   if (L->model) llama_model_free(L->model);
   free(L->toks);
   free(L->ckpts);
@@ -624,6 +626,19 @@ static void tt_llama_free(void *impl) {
   free(L->cache_dir);
   free(L->ctx_note);
   free(L);
+}
+
+static bool tt_llama_embed(void *impl, const char *const *texts, size_t n,
+                           volatile sig_atomic_t *cancel, tt_embeddings *out, tt_error *err) {
+  tt_llama *L = impl;
+  L->cancel = cancel;
+  bool ok = tt_llama_embed_run(L->model, &L->ectx, L->o.n_threads, tt_llama_abort, L, texts, n, out, err);
+  L->cancel = NULL;
+  return ok;
+}
+
+static char *tt_llama_embed_identity(const void *impl) {
+  return tt_xasprintf("gguf %s", ((const tt_llama *)impl)->model_id);
 }
 
 static const tt_llm_vtable tt_llama_vtable = {
@@ -638,6 +653,8 @@ static const tt_llm_vtable tt_llama_vtable = {
     .count_prompt = tt_llama_count_prompt,
     .count_text = tt_llama_count_text,
     .counts_exact = true,
+    .embed = tt_llama_embed,
+    .embed_identity = tt_llama_embed_identity,
 };
 
 tt_llm *tt_llm_llama_new(const tt_llm_llama_opts *opts, tt_error *err) {

@@ -32,6 +32,7 @@ static void tt_llama_load(void) {
       {"llama_context_default_params", &tt_llama_loaded.context_default_params},
       {"llama_decode", &tt_llama_loaded.decode},
       {"llama_free", &tt_llama_loaded.free},
+      {"llama_get_embeddings_seq", &tt_llama_loaded.get_embeddings_seq},
       {"llama_get_logits_ith", &tt_llama_loaded.get_logits_ith},
       {"llama_get_memory", &tt_llama_loaded.get_memory},
       {"llama_init_from_model", &tt_llama_loaded.init_from_model},

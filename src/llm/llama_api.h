@@ -39,6 +39,7 @@ typedef struct tt_llama_api {
   struct llama_context_params (*context_default_params)(void);
   int32_t (*decode)(struct llama_context *ctx, struct llama_batch batch);
   void (*free)(struct llama_context *ctx);
+  float *(*get_embeddings_seq)(struct llama_context *ctx, llama_seq_id seq_id);
   float *(*get_logits_ith)(struct llama_context *ctx, int32_t i);
   llama_memory_t (*get_memory)(const struct llama_context *ctx);
   struct llama_context *(*init_from_model)(struct llama_model *model, struct llama_context_params params);
@@ -95,6 +96,7 @@ extern const tt_llama_api *tt_llama_fn;
 #define llama_context_default_params (tt_llama_fn->context_default_params)
 #define llama_decode (tt_llama_fn->decode)
 #define llama_free (tt_llama_fn->free)
+#define llama_get_embeddings_seq (tt_llama_fn->get_embeddings_seq)
 #define llama_get_logits_ith (tt_llama_fn->get_logits_ith)
 #define llama_get_memory (tt_llama_fn->get_memory)
 #define llama_init_from_model (tt_llama_fn->init_from_model)

@@ -194,6 +194,49 @@ const char *tt_llm_backend(const tt_llm *llm); /* "openai-http", ... */
 bool tt_llm_parallel(const tt_llm *llm);
 const char *tt_llm_model(const tt_llm *llm);
 
+/* ---- embeddings (embed.c; the backends' own parts in http_embed.c and
+ * llama_embed.c) ---------------------------------------------------------- */
+
+/* Bounds of one tt_llm_embed call: texts are cut at TT_EMBED_TEXT_MAX
+ * bytes (at a character boundary), sent TT_EMBED_BATCH texts to a request;
+ * a call takes at most TT_EMBED_TEXTS texts and TT_EMBED_DEADLINE_S
+ * seconds in all (an endpoint: also its read timeout per request), and a
+ * vector at most TT_EMBED_DIM_MAX numbers. */
+#define TT_EMBED_TEXT_MAX 2048
+#define TT_EMBED_BATCH 64
+#define TT_EMBED_TEXTS 4096
+#define TT_EMBED_DEADLINE_S 120.0
+#define TT_EMBED_DIM_MAX 16384
+
+/* Vectors of texts, in their order, each scaled to length 1. */
+typedef struct tt_embeddings {
+  size_t n, dim;
+  float *v;        /* n rows of dim */
+  long tokens;     /* tokens the backend counted (an endpoint's usage; 0: not told) */
+  int requests;    /* requests sent (an endpoint) or texts decoded (the embedded engine) */
+  double ms;       /* time taken */
+} tt_embeddings;
+
+void tt_embeddings_free(tt_embeddings *e);
+
+/* Whether the model can embed: the embedded engine (mean pooling over the
+ * loaded GGUF), an endpoint until it showed it has no /v1/embeddings for
+ * its embedding model (then false for good: the caller leaves the score
+ * off). Other backends cannot. */
+bool tt_llm_can_embed(const tt_llm *llm);
+/* What vectors come from, for keying cached ones: "gguf SIZE:MTIME:FILE"
+ * or "endpoint URL MODEL" (allocated); NULL when the model cannot embed. */
+char *tt_llm_embed_identity(const tt_llm *llm);
+/* The vectors of n texts (1..TT_EMBED_TEXTS); false with err:
+ * TT_ERR_UNAVAILABLE when the model cannot embed (an endpoint without the
+ * route, or refusing its model for embeddings: tt_llm_can_embed turns
+ * false), TT_ERR_LIMIT past the bounds, the transport's errors otherwise.
+ * cancel (may be NULL) stops it. */
+bool tt_llm_embed(tt_llm *llm, const char *const *texts, size_t n, volatile sig_atomic_t *cancel,
+                  tt_embeddings *out, tt_error *err);
+/* Scales each row of e to length 1 (a zero row stays zero). */
+void tt_embeddings_normalise(tt_embeddings *e);
+
 /* ---- how much fits (budget.c) ---------------------------------------------- */
 
 /* Tokens one call may hold, prompt and reply together: the embedded
@@ -322,6 +365,8 @@ typedef struct tt_llm_http_opts {
                                * prompt, so only "sql-writer" changes anything */
   long context;               /* tokens the server's context holds, when known
                                * (--ctx); 0: unknown, the conversation is not fitted */
+  const char *embed_model;    /* the "model" of /v1/embeddings requests (--embed-model);
+                               * NULL: model */
 } tt_llm_http_opts;
 
 tt_llm_http_opts tt_llm_http_default_opts(void);

@@ -27,6 +27,10 @@ typedef struct tt_llm_vtable {
    * cheap to make (a stateless endpoint); false for the in-process engine,
    * whose one copy of the weights answers one call at a time */
   bool parallel;
+  /* embeddings (both NULL: the backend cannot embed) */
+  bool (*embed)(void *impl, const char *const *texts, size_t n, volatile sig_atomic_t *cancel,
+                tt_embeddings *out, tt_error *err);
+  char *(*embed_identity)(const void *impl); /* NULL: cannot embed (now) */
 } tt_llm_vtable;
 
 struct tt_llm {
@@ -37,6 +41,38 @@ struct tt_llm {
 tt_llm *tt_llm_wrap(const tt_llm_vtable *vt, void *impl);
 void tt_llm_set_error(tt_error *err, tt_errkind kind, int status,
                       const char *fmt, ...) TT_PRINTF(4, 5);
+
+/* ---- embeddings (embed.c) ------------------------------------------------------ */
+
+/* texts[i] cut to TT_EMBED_TEXT_MAX bytes at a character boundary: its length. */
+size_t tt_embed_text_len(const char *text);
+
+/* One endpoint's embeddings request (http_embed.c), made by http.c with
+ * its loaded libcurl and handle. */
+typedef struct tt_http_embed_req {
+  const struct tt_curl_api *api;
+  void *curl;            /* CURL * */
+  const char *url;       /* .../embeddings */
+  const char *api_key;   /* NULL: none */
+  const char *model;
+  double connect_timeout_s, read_timeout_s;
+  volatile sig_atomic_t *cancel;
+} tt_http_embed_req;
+/* The vectors of n texts into out (not normalised); false with err, and
+ * *missing when the endpoint said it has no embeddings for the model. */
+bool tt_http_embed_run(const tt_http_embed_req *q, const char *const *texts, size_t n,
+                       tt_embeddings *out, bool *missing, tt_error *err);
+
+/* The embedded engine's vectors (llama_embed.c): each text decoded alone
+ * (cut at TT_EMBED_CTX tokens) in a context of its own with embeddings on
+ * and mean pooling over the loaded model, made on first use into *ectx
+ * (the caller frees it with the engine). abort (may be NULL) stops it. */
+#define TT_EMBED_CTX 512
+struct llama_model;
+struct llama_context;
+bool tt_llama_embed_run(struct llama_model *model, struct llama_context **ectx, int threads,
+                        bool (*abort)(void *ud), void *abort_ud, const char *const *texts,
+                        size_t n, tt_embeddings *out, tt_error *err);
 
 /* ---- estimates of token counts (budget.c) ------------------------------------ */
 

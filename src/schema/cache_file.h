@@ -12,6 +12,7 @@
  * read as missing and removed by gc (cache_gc.c). */
 #define TT_CATALOG_MAGIC "tabletalk-catalog 2\n"
 #define TT_VALUES_MAGIC "tabletalk-values 2\n"
+#define TT_VECTORS_MAGIC "tabletalk-vectors 1\n"
 
 /* <cache_dir>/<kind>/<16 hex digits of the identity's hash><suffix>
  * (freshly allocated). */
@@ -85,5 +86,16 @@ bool tt_catalog_cache_save(const char *path, const tt_cache_source *src,
  * (each table keeps the data stamp it was read under); NULL when there is
  * none, or another, or the file is damaged. */
 tt_catalog *tt_catalog_cache_load(const char *path, const tt_catalog_stamp *stamp);
+
+/* ---- where a loaded schema's own entries go (load.c sets it) ----------------- */
+
+/* The cache folder, the catalog's identity (tt_catalog_stamp) and the
+ * database's source, kept by the schema so that entries made later (the
+ * description vectors) are keyed and cleaned up like the catalog's. */
+void tt_schema_set_cache_key(tt_schema *s, const char *cache_dir, const char *identity,
+                             const tt_cache_source *src);
+/* false when the schema was not loaded through a cache folder. */
+bool tt_schema_cache_key(const tt_schema *s, const char **cache_dir, const char **identity,
+                         tt_cache_source *src);
 
 #endif

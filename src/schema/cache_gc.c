@@ -1,5 +1,6 @@
 /* cache_gc.c — upkeep of the schema layer's cache files (catalogs under
- * <cache>/catalog/, value indexes under <cache>/values/), so that the
+ * <cache>/catalog/, value indexes under <cache>/values/, description
+ * vectors under <cache>/vectors/), so that the
  * folder does not grow with every database ever opened: entries not used
  * for an age go (a warm start marks its entry used), as do entries of
  * databases that are gone (the file deleted or replaced: temporary copies
@@ -29,6 +30,7 @@ static const tt_cache_kind tt_cache_kinds[] = {
     {"catalog", ".cat", TT_CATALOG_MAGIC},
     {"values", ".idx", TT_VALUES_MAGIC},
     {"values", ".tsv", NULL}, /* the value index as tabletalk wrote it before */
+    {"vectors", ".vec", TT_VECTORS_MAGIC},
 };
 
 typedef struct tt_cache_file {

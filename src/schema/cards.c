@@ -6,7 +6,7 @@
  * tables of a large schema (audit stamps, ETL ids) are folded into one
  * "also:" line per card. */
 #define _GNU_SOURCE /* strcasestr */
-#include "schema/schema.h"
+#include "schema/cache_file.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -32,7 +32,31 @@ struct tt_schema {
   tt_knowledge *knowledge; /* owned, or NULL */
   char *warning;           /* what loading left out, or NULL */
   tt_schema_state state;   /* how it was read (tt_schema_load) */
+  /* tt_schema_set_cache_key: where later cache entries go, and whose they are */
+  char *cache_dir, *cache_identity, *cache_src_path;
+  tt_cache_source cache_src;
 };
+
+void tt_schema_set_cache_key(tt_schema *s, const char *cache_dir, const char *identity,
+                             const tt_cache_source *src) {
+  free(s->cache_dir);
+  free(s->cache_identity);
+  free(s->cache_src_path);
+  s->cache_dir = tt_xstrdup(cache_dir);
+  s->cache_identity = tt_xstrdup(identity);
+  s->cache_src = *src;
+  s->cache_src_path = src->path ? tt_xstrdup(src->path) : NULL;
+  s->cache_src.path = s->cache_src_path;
+}
+
+bool tt_schema_cache_key(const tt_schema *s, const char **cache_dir, const char **identity,
+                         tt_cache_source *src) {
+  if (!s->cache_dir) return false;
+  *cache_dir = s->cache_dir;
+  *identity = s->cache_identity;
+  *src = s->cache_src;
+  return true;
+}
 
 const char *tt_schema_warning(const tt_schema *s) { return s ? s->warning : NULL; }
 
@@ -374,6 +398,9 @@ void tt_schema_free(tt_schema *s) {
   tt_values_free(s->values);
   tt_knowledge_free(s->knowledge);
   free(s->warning);
+  free(s->cache_dir);
+  free(s->cache_identity);
+  free(s->cache_src_path);
   free(s);
 }
 

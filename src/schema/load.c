@@ -161,7 +161,12 @@ tt_schema *tt_schema_load(tt_db *db, const tt_schema_load_opts *o, tt_error *err
   tt_schema *s = tt_schema_new(cat);
   tt_schema_set_knowledge(s, kn);
   bool ok = tt_load_values(db, o, stamped ? &stamp : NULL, s, &st);
-  if (stamped) tt_catalog_stamp_free(&stamp);
+  if (stamped) {
+    tt_cache_source src;
+    tt_cache_source_of(db, &src);
+    tt_schema_set_cache_key(s, o->cache_dir, stamp.identity, &src);
+    tt_catalog_stamp_free(&stamp);
+  }
   if (!ok) {
     free(warning);
     tt_schema_free(s);

@@ -6,7 +6,9 @@
  * values (names split on case and underscores, stemmed, ERP abbreviations
  * expanded, the lexicon's synonyms added to the question), so that rare
  * words weigh and generic ones (id, name, date, code) hardly count, each
- * joined to what is taken by its cheapest foreign-key path; the people a
+ * joined to what is taken by its cheapest foreign-key path (with an
+ * embedding score beside the words when the caller has vectors: bounded so
+ * that it never outweighs them); the people a
  * "who" question asks for; then the rest in rank order. Nothing is
  * written anywhere: the index lives for one call. */
 #include "schema/schema.h"
@@ -928,10 +930,64 @@ static void tt_take_people(tt_chooser *c, const tt_graph *g, const double *score
                    tt_xasprintf("the question asks who: people near %s", c->r->picks[from].card->table->name));
 }
 
+/* ---- the embedding score -------------------------------------------------------------- */
+
+#define TT_EMBED_ROUND 1e4 /* cosines to four places: the same picks whatever the last bits */
+
+static int tt_double_cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Each table's embedding score, or NULL when there is none (no vectors,
+ * another size, no spread): the cosine of its vector with the question's,
+ * to four places, rescaled to 0 at the median table and 1 at the best and
+ * squared (the few nearest tables stand out), times TT_EMBED_SHARE of the
+ * best word score lex_top, or times 1 when no word matched. A table
+ * without a vector scores 0. */
+static double *tt_embed_scores(const tt_schema *s, const tt_schema_rank_opts *o, double lex_top) {
+  size_t n = tt_schema_count(s);
+  if (!o->vectors || !o->question_vec || !n || o->dim == 0 || o->dim != tt_schema_vectors_dim(o->vectors))
+    return NULL;
+  double *sim = tt_xcalloc(n, sizeof *sim), *sorted = tt_xcalloc(n, sizeof *sorted);
+  size_t have = 0;
+  for (size_t i = 0; i < n; i++) {
+    const float *v = tt_schema_vectors_get(o->vectors, i);
+    sim[i] = -HUGE_VAL;
+    if (!v) continue;
+    double dot = 0;
+    for (size_t d = 0; d < o->dim; d++) dot += (double)v[d] * (double)o->question_vec[d];
+    sim[i] = round(dot * TT_EMBED_ROUND) / TT_EMBED_ROUND;
+    sorted[have++] = sim[i];
+  }
+  double *e = NULL;
+  if (have >= 2) {
+    qsort(sorted, have, sizeof *sorted, tt_double_cmp);
+    double median = sorted[(have - 1) / 2], best = sorted[have - 1];
+    if (best - median >= 1.0 / TT_EMBED_ROUND) {
+      double scale = lex_top > 0 ? TT_EMBED_SHARE * lex_top : 1.0;
+      e = tt_xcalloc(n, sizeof *e);
+      for (size_t i = 0; i < n; i++) {
+        double z = (sim[i] - median) / (best - median);
+        e[i] = z > 0 ? scale * z * z : 0;
+      }
+    }
+  }
+  free(sim);
+  free(sorted);
+  return e;
+}
+
+static char *tt_embed_reason(void) {
+  return tt_xstrdup("its description is near the question's meaning (embedding)");
+}
+
 /* Every table in the order the question wants them, budget aside, in
  * groups: a table and the bridges of its join path are one group. */
-static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question, const char *const *named,
-                                        size_t nnamed) {
+static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question,
+                                        const tt_schema_rank_opts *o) {
+  const char *const *named = o->named;
+  size_t nnamed = o->nnamed;
   size_t n = tt_schema_count(s), budget = SIZE_MAX;
   tt_schema_ranking *r = tt_xcalloc(1, sizeof *r);
   r->picks = tt_xcalloc(n ? n : 1, sizeof *r->picks);
@@ -975,6 +1031,12 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
     order[i] = i;
   }
   tt_sort_by_score(order, n, score);
+  /* the embedding score, one more signal beside the words (tt_embed_scores) */
+  double *emb = tt_embed_scores(s, o, score[order[0]]);
+  if (emb) {
+    for (size_t i = 0; i < n; i++) score[i] += emb[i];
+    tt_sort_by_score(order, n, score);
+  }
   tt_chooser c = {.s = s, .budget = budget, .taken = tt_xcalloc(n, sizeof(bool)), .r = r};
   /* tables holding a value the question names come first: "Rotterdam"
    * says more about office_location than any word of its name; but only
@@ -1033,7 +1095,7 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
     double best_gain = 0;
     for (size_t i = 0; i < n; i++) {
       if (c.taken[i] || tried[i] || score[i] <= 0) continue;
-      double gain = 0;
+      double gain = emb ? emb[i] : 0;
       for (size_t t = 0; t < q.n; t++)
         gain += contrib[i * TT_QUERY_MAX + t] * (covered[t] ? TT_COVERED : 1.0);
       if (best == n || gain > best_gain) {
@@ -1043,7 +1105,9 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
     }
     if (best == n || best_gain < TT_SEED_FRACTION * top) break;
     tried[best] = true;
-    tt_take_joined(&c, &g, score, best, tt_match_reason(tt_schema_card(s, best)->table, &q, &m[best]));
+    tt_take_joined(&c, &g, score, best,
+                   m[best].term ? tt_match_reason(tt_schema_card(s, best)->table, &q, &m[best])
+                                : tt_embed_reason());
     if (c.taken[best])
       for (size_t t = 0; t < q.n; t++)
         if (contrib[best * TT_QUERY_MAX + t] > 0) covered[t] = true;
@@ -1074,7 +1138,8 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
     if (k == strong) tt_take_neighbours(&c, &g, 0, r->n);
     if (c.taken[i] || c.used + tt_schema_card(s, i)->tokens > budget) continue;
     char *why = m[i].term ? tt_match_reason(tt_schema_card(s, i)->table, &q, &m[i]) : vreason[i];
-    if (why == vreason[i]) vreason[i] = NULL;
+    if (why && why == vreason[i]) vreason[i] = NULL;
+    if (!why && emb && emb[i] > 0) why = tt_embed_reason();
     tt_take(&c, i, score[i], why ? why : tt_xstrdup("a value the question names"));
   }
   free(fill);
@@ -1093,6 +1158,7 @@ static tt_schema_ranking *tt_rank_order(const tt_schema *s, const char *question
   free(order);
   free(score);
   free(contrib);
+  free(emb);
   free(m);
   for (size_t i = 0; i < n; i++) free(docs[i].terms);
   free(docs);
@@ -1151,7 +1217,14 @@ tt_schema_ranking *tt_schema_rank(const tt_schema *s, const char *question, size
 
 tt_schema_ranking *tt_schema_rank_named(const tt_schema *s, const char *question, size_t budget,
                                         const char *const *named, size_t nnamed) {
-  tt_schema_ranking *o = tt_rank_order(s, question, named, nnamed);
+  tt_schema_rank_opts ro = {.named = named, .nnamed = nnamed};
+  return tt_schema_rank_with(s, question, budget, &ro);
+}
+
+tt_schema_ranking *tt_schema_rank_with(const tt_schema *s, const char *question, size_t budget,
+                                       const tt_schema_rank_opts *ro) {
+  tt_schema_rank_opts none = {0};
+  tt_schema_ranking *o = tt_rank_order(s, question, ro ? ro : &none);
   tt_unit *u = tt_xcalloc(o->n ? o->n : 1, sizeof *u);
   size_t nu = 0;
   for (size_t i = 0; i < o->n;) {

@@ -76,6 +76,25 @@ tt_schema_ranking *tt_schema_rank_named(const tt_schema *s, const char *question
                                         const char *const *named, size_t nnamed);
 size_t tt_schema_select_named(const tt_schema *s, const char *question, size_t budget,
                               const char *const *named, size_t nnamed, const tt_card **out);
+/* Everything the ranking may take besides the question. */
+typedef struct tt_schema_vectors tt_schema_vectors;
+typedef struct tt_schema_rank_opts {
+  const char *const *named; /* tables a selector step named (see above) */
+  size_t nnamed;
+  /* An embedding score (vectors.c): the question's vector (length 1) and
+   * the tables' description vectors of the same model. The cosine of each
+   * table's vector with the question's, rescaled between the median and the
+   * best table, is one more signal: alone it orders the tables when no word
+   * of the question matches the schema; beside word matches it adds at most
+   * TT_EMBED_SHARE of the best word score, so it never puts a table no word
+   * names among the tables the words chose, only orders the rest. NULL: none. */
+  const tt_schema_vectors *vectors;
+  const float *question_vec;
+  size_t dim;
+} tt_schema_rank_opts;
+#define TT_EMBED_SHARE 0.3
+tt_schema_ranking *tt_schema_rank_with(const tt_schema *s, const char *question, size_t budget,
+                                       const tt_schema_rank_opts *o);
 /* One line per table for a selector step: "Name: col->Other, col, col
  * (+3) -- description": foreign keys first, 6 columns in all (retrieve.c). */
 void tt_schema_render_table_lines(const tt_schema *s, tt_buf *out);
@@ -291,13 +310,47 @@ const char *tt_schema_warning(const tt_schema *s);
 json_t *tt_schema_notes_json(const tt_schema *s);
 void tt_schema_set_warning(tt_schema *s, const char *warning);
 
+/* ---- description vectors (vectors.c) ---------------------------------------
+ * One vector per table from an embedding model, over the table's own words
+ * (tt_schema_embed_text), kept in the cache folder per database (the
+ * catalog's identity) and per model, each with a hash of the text it came
+ * from so that a table whose description changed is embedded again. */
+
+/* What a table is embedded by: "Table NAME: DESCRIPTION. Columns: COL
+ * (DESCRIPTION), COL, ..." — names and descriptions (SQL comments, the
+ * knowledge file), never a value of the data, a row count or a sample:
+ * also what private mode may send. */
+void tt_schema_embed_text(const tt_schema *s, size_t i, tt_buf *out);
+/* The vectors of model (an identity such as tt_llm_embed_identity gives)
+ * for s: those the cache holds for this database and model whose table
+ * text is unchanged; the rest missing. Never NULL. */
+tt_schema_vectors *tt_schema_vectors_open(const tt_schema *s, const char *model);
+void tt_schema_vectors_free(tt_schema_vectors *v);
+/* Indexes of the tables with no vector yet, into out (room for
+ * tt_schema_count); how many. */
+size_t tt_schema_vectors_missing(const tt_schema_vectors *v, size_t *out);
+/* Sets table i's vector (copied; dim numbers); false when dim is not the
+ * one the other vectors have. */
+bool tt_schema_vectors_set(tt_schema_vectors *v, size_t i, const float *vec, size_t dim);
+/* Writes them to the cache when any was set since they were read (and the
+ * schema was loaded through a cache folder); true when written. */
+bool tt_schema_vectors_save(tt_schema_vectors *v);
+/* The numbers of each vector (0 while there is none). */
+size_t tt_schema_vectors_dim(const tt_schema_vectors *v);
+/* Table i's vector, or NULL. */
+const float *tt_schema_vectors_get(const tt_schema_vectors *v, size_t i);
+/* How many were read from the cache. */
+size_t tt_schema_vectors_cached(const tt_schema_vectors *v);
+/* The cache file for model (freshly allocated), or NULL without a cache folder. */
+char *tt_schema_vectors_path(const tt_schema *s, const char *model);
+
 /* ---- the cache folder's upkeep (cache_gc.c) ------------------------------ */
 typedef struct tt_cache_gc_report {
   size_t removed, kept, failed;
   long long bytes;      /* removed */
   long long kept_bytes;
 } tt_cache_gc_report;
-/* Removes (dry_run: only counts) the catalog and value-index files under
+/* Removes (dry_run: only counts) the catalog, value-index and description-vector files under
  * cache_dir that were not used for max_age_s seconds (0: no age limit),
  * those of databases that are gone (a file deleted, or replaced: a
  * temporary copy), files an older tabletalk wrote, and then, oldest use

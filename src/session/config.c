@@ -71,6 +71,11 @@ bool tt_config_resolve(tt_config *c, tt_error *err) {
       return false;
     }
   }
+  const char *emb = tt_config_get(c->env, "TABLETALK_EMBEDDINGS");
+  if (emb && !c->embeddings_given && !tt_config_embeddings_mode(emb, &c->embeddings)) {
+    tt_error_set(err, TT_ERR_CONFIG, "TABLETALK_EMBEDDINGS wants auto, on or off, not '%s'", emb);
+    return false;
+  }
   if (!c->trust_functions) {
     const char *trust = tt_config_get(c->env, "TABLETALK_TRUST_FUNCTIONS");
     if (trust && !tt_config_trust_functions(c, trust)) {
@@ -98,11 +103,25 @@ tt_db_opts tt_config_db_opts(const tt_config *c) {
   return o;
 }
 
+bool tt_config_embeddings_mode(const char *word, int *mode) {
+  if (strcasecmp(word, "auto") == 0) *mode = TT_EMBED_AUTO;
+  else if (strcasecmp(word, "on") == 0) *mode = TT_EMBED_ON;
+  else if (strcasecmp(word, "off") == 0) *mode = TT_EMBED_OFF;
+  else return false;
+  return true;
+}
+
+const char *tt_config_embed_model(const tt_config *c) {
+  return c->embed_model ? c->embed_model : tt_config_get(c->env, "TABLETALK_EMBED_MODEL");
+}
+
 tt_agent_opts tt_config_agent_opts(const tt_config *c) {
   tt_agent_opts o = tt_agent_default_opts();
   o.sql = tt_config_db_opts(c);
   o.schema_budget = (size_t)c->schema_budget;
   o.selector = (tt_selector_mode)c->selector;
+  o.embeddings = (tt_embed_mode)c->embeddings;
+  o.embed_model_named = tt_config_embed_model(c) != NULL;
   return o;
 }
 

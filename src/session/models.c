@@ -117,6 +117,7 @@ bool tt_models_http_opts(const tt_models *m, const char *url, tt_llm_http_opts *
   if (!tt_models_profile(c, &h.profile, err)) return false;
   h.model = c->model ? c->model : tt_config_get(c->env, "TABLETALK_MODEL");
   if (!h.model) h.model = "default";
+  h.embed_model = tt_config_embed_model(c);
   const char *key_var = c->api_key_env ? c->api_key_env : "TABLETALK_API_KEY";
   h.api_key = tt_config_get(c->env, key_var);
   if (c->api_key_env && !h.api_key) {

@@ -46,6 +46,11 @@ typedef struct tt_config {
   long schema_budget;      /* prompt tokens for the schema (2000) */
   int selector;            /* tt_selector_mode: a selector step names the tables
                             * first (auto: from 400 tables; --selector) */
+  int embeddings;          /* tt_embed_mode: an embedding score in the ranking
+                            * (--embeddings, else TABLETALK_EMBEDDINGS; auto) */
+  bool embeddings_given;   /* ... given as a flag (the variable is not read) */
+  const char *embed_model; /* the endpoint's embedding model (--embed-model; NULL:
+                            * TABLETALK_EMBED_MODEL, else the chat model) */
   bool private_mode;       /* the model never sees a value (--private, or
                             * TABLETALK_PRIVATE read by tt_config_resolve) */
   /* the model */
@@ -93,6 +98,10 @@ bool tt_config_trust_functions(tt_config *c, const char *list);
 /* A TABLETALK_* (or any) value from the environment, ./.env or the config
  * file; NULL when unset or empty. */
 const char *tt_config_get_value(const tt_config *c, const char *name);
+/* "auto", "on", "off" as a tt_embed_mode into *mode; false for another word. */
+bool tt_config_embeddings_mode(const char *word, int *mode);
+/* The embedding model named by --embed-model or TABLETALK_EMBED_MODEL, or NULL. */
+const char *tt_config_embed_model(const tt_config *c);
 /* The options every query gets, and those of the agent: derived here once. */
 tt_db_opts tt_config_db_opts(const tt_config *c);
 tt_agent_opts tt_config_agent_opts(const tt_config *c);

@@ -6,7 +6,9 @@
  * disk gives the same next-token logits as one computed, the cache is
  * reused within and across questions, prompts are counted exactly before
  * they are sent, and cancellation stops it; an SQL writer's free-text step,
- * cut replies and its stable prefix. */
+ * cut replies and its stable prefix; embeddings (mean pooling over the
+ * loaded model): the model's dimension, length 1, the same numbers every
+ * time and whatever else is in the batch. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "llm/llm_internal.h"
+#include "llm/llama_api.h"
 #include "testutil.h"
 
 static const char *model_path(void) {
@@ -405,6 +408,73 @@ static void test_cancellation_stops_promptly(void **state) {
   tt_llm_free(llm);
 }
 
+/* The model's embedding width, read by llama.cpp itself. */
+static size_t model_width(void) {
+  tt_error err;
+  assert_non_null(tt_llama_api_get(&err));
+  struct llama_model_params mp = llama_model_default_params();
+  struct llama_model *m = llama_model_load_from_file(model_path(), mp);
+  assert_non_null(m);
+  size_t w = (size_t)llama_model_n_embd(m);
+  llama_model_free(m);
+  return w;
+}
+
+static void test_embeddings_are_normalised_sized_and_deterministic(void **state) {
+  (void)state;
+  tt_llm *llm = open_engine(0, 0, NULL, true);
+  assert_true(tt_llm_can_embed(llm));
+  char *id = tt_llm_embed_identity(llm);
+  assert_non_null(id);
+  assert_true(strncmp(id, "gguf ", 5) == 0);
+  free(id);
+  const char *texts[] = {"Table Employee: people on the payroll. Columns: EmployeeId, FullName.",
+                         "Table Zorb: results of the yearly marathon.", "Which athletes ran quickest?"};
+  tt_embeddings a, b, one;
+  tt_error err;
+  assert_true(tt_llm_embed(llm, texts, 3, NULL, &a, &err));
+  assert_int_equal(a.n, 3);
+  assert_int_equal(a.dim, model_width());
+  assert_int_equal(a.requests, 3);
+  assert_true(a.tokens > 3);
+  for (size_t i = 0; i < a.n; i++) {
+    double sum = 0;
+    for (size_t d = 0; d < a.dim; d++) sum += (double)a.v[i * a.dim + d] * a.v[i * a.dim + d];
+    assert_true(fabs(sum - 1.0) < 1e-4);
+  }
+  /* different texts, different vectors */
+  assert_memory_not_equal(a.v, a.v + a.dim, a.dim * sizeof *a.v);
+  /* the same numbers again, and for a text alone as within a batch */
+  assert_true(tt_llm_embed(llm, texts, 3, NULL, &b, &err));
+  assert_memory_equal(a.v, b.v, a.n * a.dim * sizeof *a.v);
+  assert_true(tt_llm_embed(llm, texts + 1, 1, NULL, &one, &err));
+  assert_memory_equal(a.v + a.dim, one.v, a.dim * sizeof *a.v);
+  tt_embeddings_free(&b);
+  tt_embeddings_free(&one);
+  /* a chat in between changes nothing */
+  tt_chat chat = {0};
+  base_chat(&chat, "How many genres?");
+  tt_llm_call call = {.tools = tools, .ntools = 3};
+  tt_llm_reply r;
+  assert_true(tt_llm_chat(llm, &chat, &call, &r, &err));
+  tt_llm_reply_free(&r);
+  tt_chat_free(&chat);
+  assert_true(tt_llm_embed(llm, texts, 3, NULL, &b, &err));
+  assert_memory_equal(a.v, b.v, a.n * a.dim * sizeof *a.v);
+  tt_embeddings_free(&b);
+  tt_llm_free(llm);
+  /* and from a fresh engine */
+  llm = open_engine(0, 0, NULL, true);
+  assert_true(tt_llm_embed(llm, texts, 3, NULL, &b, &err));
+  assert_memory_equal(a.v, b.v, a.n * a.dim * sizeof *a.v);
+  tt_embeddings_free(&b);
+  /* the bounds */
+  assert_false(tt_llm_embed(llm, texts, 0, NULL, &b, &err));
+  assert_int_equal(err.kind, TT_ERR_LIMIT);
+  tt_embeddings_free(&a);
+  tt_llm_free(llm);
+}
+
 int main(void) {
   if (access(model_path(), R_OK) != 0) {
     fprintf(stderr, "test setup failed: %s is missing (the make_tiny_model test writes it)\n", model_path());
@@ -419,6 +489,7 @@ int main(void) {
       cmocka_unit_test(test_restored_prefix_gives_identical_logits),
       cmocka_unit_test(test_cancellation_stops_promptly),
       cmocka_unit_test(test_sql_writer_text_and_stable_prefix),
+      cmocka_unit_test(test_embeddings_are_normalised_sized_and_deterministic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -594,6 +594,84 @@ static void test_rank_named(void **state) {
   tt_schema_free(s);
 }
 
+/* The embedding score: alone it orders the tables when no word matches;
+ * beside words it adds at most TT_EMBED_SHARE of the best word score, so a
+ * table no word names never comes before the ones the words chose; cosines
+ * are rounded, so last-bit noise changes no pick; vectors of another size
+ * are ignored. */
+static void set_vec(tt_schema_vectors *v, const tt_schema *s, const char *table, float x, float y, float z) {
+  const tt_card *c = tt_schema_find(s, table);
+  assert_non_null(c);
+  float vec[3] = {x, y, z};
+  assert_true(tt_schema_vectors_set(v, (size_t)(c - tt_schema_card(s, 0)), vec, 3));
+}
+
+static void test_rank_embedding(void **state) {
+  (void)state;
+  tt_schema *s = crafted("CREATE TABLE invoice (id INTEGER PRIMARY KEY, amount REAL, billed_on TEXT);"
+                         "CREATE TABLE customer (id INTEGER PRIMARY KEY, full_name TEXT, city TEXT);"
+                         "CREATE TABLE track (id INTEGER PRIMARY KEY, title TEXT, seconds INTEGER);"
+                         "CREATE TABLE room (id INTEGER PRIMARY KEY, floor INTEGER, seats INTEGER);"
+                         "CREATE TABLE zorb (id INTEGER PRIMARY KEY, bib INTEGER, clock_time TEXT);");
+  tt_schema_vectors *v = tt_schema_vectors_open(s, "test-model");
+  size_t miss[5];
+  assert_int_equal(tt_schema_vectors_missing(v, miss), 5);
+  assert_null(tt_schema_vectors_path(s, "test-model")); /* no cache folder: nothing kept */
+  set_vec(v, s, "invoice", 1, 0, 0);
+  set_vec(v, s, "customer", 0.8f, 0.6f, 0);
+  set_vec(v, s, "track", 0, 1, 0);
+  set_vec(v, s, "room", 0.6f, 0.8f, 0);
+  set_vec(v, s, "zorb", 0, 0.6f, 0.8f);
+  float wrong[4] = {1, 0, 0, 0};
+  assert_false(tt_schema_vectors_set(v, 0, wrong, 4));
+  assert_int_equal(tt_schema_vectors_missing(v, miss), 0);
+  const float q[3] = {0, 0, 1};
+  tt_schema_rank_opts ro = {.vectors = v, .question_vec = q, .dim = 3};
+
+  /* no word of the question matches: the nearest description first */
+  const char *athletes = "Which athletes ran quickest?";
+  tt_schema_ranking *plain = tt_schema_rank(s, athletes, 100000);
+  assert_true(reason_starts(plain, "invoice", "nothing matched"));
+  tt_schema_ranking_free(plain);
+  tt_schema_ranking *r = tt_schema_rank_with(s, athletes, 100000, &ro);
+  assert_int_equal(pick_index(r, "zorb"), 0);
+  assert_true(reason_starts(r, "zorb", "its description is near"));
+  tt_schema_ranking_free(r);
+
+  /* words decide: the table they name leads, the embedding only orders the rest */
+  const char *amounts = "total amount of each invoice";
+  r = tt_schema_rank_with(s, amounts, 100000, &ro);
+  assert_int_equal(pick_index(r, "invoice"), 0);
+  const tt_schema_pick *inv = pick_of(r, "invoice"), *z = pick_of(r, "zorb");
+  assert_non_null(z);
+  assert_true(z->score <= TT_EMBED_SHARE * inv->score + 1e-9);
+  assert_true(pick_index(r, "zorb") < pick_index(r, "track")); /* nearer than track */
+  tt_schema_ranking_free(r);
+
+  /* noise in the last bits changes no pick; another size is ignored */
+  const float q2[3] = {1e-7f, 0, 1};
+  tt_schema_rank_opts ro2 = {.vectors = v, .question_vec = q2, .dim = 3};
+  tt_schema_ranking *a = tt_schema_rank_with(s, athletes, 100000, &ro);
+  tt_schema_ranking *b = tt_schema_rank_with(s, athletes, 100000, &ro2);
+  assert_int_equal(tt_schema_ranking_count(a), tt_schema_ranking_count(b));
+  for (size_t i = 0; i < tt_schema_ranking_count(a); i++)
+    assert_ptr_equal(tt_schema_ranking_pick(a, i)->card, tt_schema_ranking_pick(b, i)->card);
+  tt_schema_ranking_free(a);
+  tt_schema_ranking_free(b);
+  tt_schema_rank_opts bad = {.vectors = v, .question_vec = q, .dim = 2};
+  r = tt_schema_rank_with(s, athletes, 100000, &bad);
+  assert_true(reason_starts(r, "invoice", "nothing matched"));
+  tt_schema_ranking_free(r);
+
+  /* the text embedded: names and descriptions, never a value */
+  tt_buf t = TT_BUF_INIT;
+  tt_schema_embed_text(s, 0, &t);
+  assert_string_equal(tt_buf_cstr(&t), "Table invoice. Columns: id, amount, billed_on.");
+  tt_buf_free(&t);
+  tt_schema_vectors_free(v);
+  tt_schema_free(s);
+}
+
 /* A value match earns its place: an everyday word or a word the schema
  * uses for names ('Bring' the carrier, 'REVENUE' an account type, 'OPEN')
  * links nothing and pulls in no neighbours; a distinctive value written as
@@ -917,6 +995,7 @@ static void test_compact_cards(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chinook_cards),
+      cmocka_unit_test(test_rank_embedding),
       cmocka_unit_test(test_views_and_hostile_names),
       cmocka_unit_test(test_slow_views_are_skipped),
       cmocka_unit_test(test_token_estimate),
