@@ -92,7 +92,15 @@ char *tt_pg_scratch_create(const char *uri, const char *setup_sql, char **name_o
   char *qname = PQescapeIdentifier(m, name, strlen(name));
   char *qsrc = PQescapeIdentifier(m, source, strlen(source));
   char *sql = tt_xasprintf("CREATE DATABASE %s TEMPLATE %s", qname, qsrc);
-  bool ok = tt_pg_do(m, sql, "CREATE DATABASE", &why);
+  /* a session that just closed (ours above, or another program's) may
+   * still be ending on the server: PostgreSQL waits 5 s for it, then
+   * refuses; three tries ride out a slow machine */
+  bool ok = false;
+  for (int attempt = 0; attempt < 3 && !ok; attempt++) {
+    tt_buf_reset(&why);
+    ok = tt_pg_do(m, sql, "CREATE DATABASE", &why);
+    if (!strstr(tt_buf_cstr(&why), "is being accessed by other users")) break;
+  }
   if (!ok)
     tt_db_set_error(err, TT_ERR_IO,
                     "cannot make a scratch copy of database %s for the suite (%s); it needs a "
