@@ -14,6 +14,7 @@
 
 static void tt_sqlite_free(tt_sqlite *s) {
   if (!s) return;
+  tt_sqlite_own_forget(s);
   sqlite3_close(s->h);
   tt_csv_release(s->csv);
   free(s->warning);
