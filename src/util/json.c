@@ -75,8 +75,8 @@ static bool tt_json_put_value(tt_buf *out, const json_t *v, int precision, int d
     return true;
   }
   case JSON_REAL:
-    if (precision != 15) return false;
-    tt_json_put_real(out, json_real_value(v));
+    if (precision == 15) tt_json_put_real(out, json_real_value(v));
+    else tt_json_put_real17(out, json_real_value(v));
     return true;
   case JSON_STRING:
     tt_json_put_string(out, json_string_value(v), json_string_length(v));
@@ -108,14 +108,18 @@ static bool tt_json_put_value(tt_buf *out, const json_t *v, int precision, int d
 }
 
 void tt_json_dump(tt_buf *out, const json_t *v, size_t flags) {
-  /* the compact form with 15-digit reals (MCP replies, results, exports):
+  /* the compact form, reals with 15 digits (MCP replies, results, exports)
+   * or jansson's default 17 (model requests):
    * written directly, several times faster than json_dumps and the unsafe
    * pass over its text; anything else, or a tree it cannot write, goes
    * through jansson */
   size_t plain = flags & ~(size_t)JSON_ENCODE_ANY & ~(size_t)JSON_PRESERVE_ORDER;
-  if (v && plain == (JSON_COMPACT | JSON_REAL_PRECISION(15))) {
+  int precision = plain == (JSON_COMPACT | JSON_REAL_PRECISION(15)) ? 15
+                  : plain == JSON_COMPACT                          ? 17
+                                                                   : 0;
+  if (v && precision) {
     size_t start = out->len;
-    if (tt_json_put_value(out, v, 15, 0)) return;
+    if (tt_json_put_value(out, v, precision, 0)) return;
     out->len = start;
     if (out->data) out->data[start] = '\0';
   }
@@ -214,9 +218,9 @@ void tt_json_put_string(tt_buf *out, const char *s, size_t n) {
   tt_buf_putc(out, '"');
 }
 
-void tt_json_put_real(tt_buf *out, double v) {
-  char t[TT_FMT_REAL_MAX + 2];
-  size_t n = tt_fmt_real15(t, v);
+/* t (n bytes of %g output, room for two more) in jansson's form: ".0"
+ * added to an integral value, the exponent without '+' or leading zeros. */
+static void tt_json_put_g(tt_buf *out, char *t, size_t n) {
   char *e = memchr(t, 'e', n);
   if (!e && !memchr(t, '.', n)) { /* jansson keeps a real recognisable */
     t[n++] = '.';
@@ -233,4 +237,15 @@ void tt_json_put_real(tt_buf *out, double v) {
     }
   }
   tt_buf_append(out, t, n);
+}
+
+void tt_json_put_real(tt_buf *out, double v) {
+  char t[TT_FMT_REAL_MAX + 2];
+  tt_json_put_g(out, t, tt_fmt_real15(t, v));
+}
+
+void tt_json_put_real17(tt_buf *out, double v) {
+  char t[48];
+  int n = snprintf(t, sizeof t - 2, "%.17g", v);
+  tt_json_put_g(out, t, n > 0 && (size_t)n < sizeof t - 2 ? (size_t)n : 0);
 }

@@ -188,6 +188,8 @@ void tt_json_put_string(tt_buf *out, const char *s, size_t n);
 /* Appends a finite real exactly as tt_json_dump writes it with
  * JSON_REAL_PRECISION(15) (jansson's form of %.15g: "1.0", "1e15", "1e-5"). */
 void tt_json_put_real(tt_buf *out, double v);
+/* The same with jansson's default precision, 17 digits (%.17g). */
+void tt_json_put_real17(tt_buf *out, double v);
 
 /* ---- numbers as text (num.c) --------------------------------------------- */
 
