@@ -1,9 +1,10 @@
 /* stdio.c — the stdio transport: one JSON-RPC message per line on stdin,
  * one per line on stdout, nothing else on stdout. The reading thread
  * parses lines, answers what is malformed at once, routes the client's
- * responses and notifications, answers quick requests itself, and queues
- * ask_database for a few workers, so a long question never holds up
- * run_sql, and notifications/cancelled reaches a question while it runs. */
+ * responses and notifications, answers quick requests itself (run_sql too
+ * when its result cache has the answer now), and queues the other tool
+ * calls for a few workers, so a long question never holds up run_sql, and
+ * notifications/cancelled reaches a question while it runs. */
 #include "mcp/mcp_internal.h"
 
 #include <errno.h>
@@ -128,6 +129,21 @@ static bool tt_stdio_is_slow(const json_t *msg) {
   return method && strcmp(method, "tools/call") == 0;
 }
 
+/* A tool call answered on the reading thread when that takes no wait (a
+ * cached run_sql result: the thread hand-off to a worker was a third of
+ * such a call's time); false when a worker must take it. */
+static bool tt_stdio_try_quick(tt_stdio *st, const json_t *msg) {
+  if (!json_is_object(msg)) return false;
+  tt_mcp_call call = {.conn = st->conn, .send = tt_stdio_send, .send_ud = st, .quick = true};
+  json_t *reply = tt_mcp_handle(st->srv, &call, msg);
+  if (call.deferred) {
+    json_decref(reply);
+    return false;
+  }
+  tt_stdio_reply(st, reply);
+  return true;
+}
+
 static void tt_stdio_line(tt_stdio *st, const char *line, size_t n) {
   while (n && (line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t')) n--;
   size_t lead = 0;
@@ -142,7 +158,8 @@ static void tt_stdio_line(tt_stdio *st, const char *line, size_t n) {
   const char *why;
   tt_rpc_kind kind = json_is_array(msg) ? TT_RPC_REQUEST : tt_rpc_classify(msg, &why);
   if (kind == TT_RPC_REQUEST && tt_stdio_is_slow(msg)) {
-    tt_stdio_enqueue(st, msg, json_is_object(msg) ? json_object_get(msg, "id") : NULL);
+    if (tt_stdio_try_quick(st, msg)) json_decref(msg);
+    else tt_stdio_enqueue(st, msg, json_is_object(msg) ? json_object_get(msg, "id") : NULL);
     return;
   }
   tt_mcp_call call = {.conn = st->conn, .send = tt_stdio_send, .send_ud = st};

@@ -389,7 +389,32 @@ static void tt_cache_put(tt_sql_cache *c, const char *sql, uint64_t stamp, const
   pthread_mutex_unlock(&c->mu);
 }
 
+/* run_sql on the reading thread (tt_mcp_call.quick): the cached result
+ * when the snapshot and a free handle can be had at once, else NULL with
+ * deferred set (a worker runs the call as usual). */
+static json_t *t_run_sql_quick(tt_mcp_req *r, const json_t *args) {
+  r->call->deferred = true;
+  static const char *const names[] = {"sql", NULL};
+  tt_error why;
+  const json_t *sql = json_object_get(args, "sql");
+  if (r->srv->cfg.no_cache || !tt_args_known(args, names, &why) || !json_is_string(sql) ||
+      json_string_length(sql) == 0 || strlen(json_string_value(sql)) != json_string_length(sql))
+    return NULL;
+  tt_db *db = tt_mcp_db_acquire_free(r->srv);
+  if (!db) return NULL;
+  uint64_t stamp = 0;
+  json_t *text = NULL, *cached = NULL;
+  bool hit = tt_db_snapshot_quick(db, &stamp) &&
+             tt_cache_get(r->srv->cache, json_string_value(sql), stamp, &text, &cached);
+  tt_db_snapshot_end(db);
+  tt_mcp_db_release(r->srv, db);
+  if (!hit) return NULL;
+  r->call->deferred = false;
+  return tt_tool_result_json(r, text, cached, false);
+}
+
 static json_t *t_run_sql(tt_mcp_req *r, const json_t *args) {
+  if (r->call->quick) return t_run_sql_quick(r, args);
   static const char *const names[] = {"sql", NULL};
   tt_error why;
   if (!tt_args_known(args, names, &why))
@@ -816,7 +841,10 @@ json_t *tt_mcp_tools_call(tt_mcp_req *r) {
   if (!args) args = empty;
   const char *n = json_string_value(name);
   json_t *res;
-  if (strcmp(n, "run_sql") == 0) res = t_run_sql(r, args);
+  if (r->call->quick && strcmp(n, "run_sql") != 0) {
+    r->call->deferred = true; /* only run_sql can answer at once */
+    res = NULL;
+  } else if (strcmp(n, "run_sql") == 0) res = t_run_sql(r, args);
   else if (strcmp(n, "describe_schema") == 0) res = t_describe_schema(r, args);
   else if (strcmp(n, "ask_database") == 0) res = t_ask_database(r, args);
   else

@@ -91,6 +91,7 @@ bool tt_db_unchanged(tt_sqlite *s);
 bool tt_db_transient(const tt_sqlite *s, int rc, double deadline_ms);
 bool tt_sqlite_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err);
 void tt_sqlite_snapshot_end(tt_db *db);
+bool tt_sqlite_snapshot_quick(tt_db *db, uint64_t *version);
 
 /* ---- the guard (guard.c, printf_guard.c, search_guard.c) ---------------- */
 
