@@ -112,8 +112,9 @@ struct tt_mcp_call {
   const char *header_name;    /* Mcp-Name */
   /* On a transport's reading thread, which must not wait: a request is
    * answered only if that takes no waiting (run_sql from its result
-   * cache), else deferred is set and no reply made, and the transport
-   * hands the request to a worker as usual. */
+   * cache, or a statement within a few milliseconds), and successfully,
+   * else deferred is set and no reply made, and the transport hands the
+   * request to a worker as usual. */
   bool quick;
   /* set by the core */
   int http_status;            /* 200 unless an error says otherwise */
