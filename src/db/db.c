@@ -100,6 +100,10 @@ bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err) {
   return ok;
 }
 
+bool tt_db_snapshot_quick(tt_db *db, uint64_t *version) {
+  return db->engine->snapshot_quick && db->engine->snapshot_quick(db, version);
+}
+
 void tt_db_snapshot_end(tt_db *db) { db->engine->snapshot_end(db); }
 
 void tt_db_sql_column_values(const tt_db *db, const tt_table_info *t, const tt_column_info *c,

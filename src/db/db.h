@@ -236,6 +236,12 @@ const tt_db_opts *tt_db_get_opts(const tt_db *db);
  * file at the path, another connection); queries until tt_db_snapshot_end
  * see exactly that data. For caching results of repeatable queries. */
 bool tt_db_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err);
+/* tt_db_snapshot_begin when it needs no wait and no new connection (no
+ * other program's lock in the way, the file unchanged at its path, no
+ * files to load again); false, and no snapshot, otherwise, or when the
+ * engine cannot tell at once. For answering from a result cache on a
+ * thread that must not block. */
+bool tt_db_snapshot_quick(tt_db *db, uint64_t *version);
 void tt_db_snapshot_end(tt_db *db);
 void tt_db_set_opts(tt_db *db, const tt_db_opts *opts);
 

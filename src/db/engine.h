@@ -74,6 +74,8 @@ struct tt_db_engine {
    * (tt_db_snapshot_begin); snapshot_end leaves it. */
   bool (*snapshot_begin)(tt_db *db, uint64_t *version, tt_error *err);
   void (*snapshot_end)(tt_db *db);
+  /* The same when it can be had at once (tt_db_snapshot_quick); NULL: never. */
+  bool (*snapshot_quick)(tt_db *db, uint64_t *version);
 
   /* SQL (one column, v) reading the distinct text values of column c of t
    * among its first scan_rows rows, at most max_len bytes each. */

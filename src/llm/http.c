@@ -39,6 +39,8 @@ typedef struct tt_http_quirks {
   bool tool_choice_auto;   /* "required" refused: ask with "auto" (text is pushed back) */
 } tt_http_quirks;
 
+#define TT_HTTP_PARAMS_KEPT 16
+
 typedef struct tt_http {
   const tt_curl_api *curl_api;
   char *url, *api_key, *model;
@@ -50,6 +52,10 @@ typedef struct tt_http {
   const tt_profile *profile; /* chosen, or an SQL writer known by its name; else NULL */
   char *embed_url, *embed_model; /* /v1/embeddings and the model asked there */
   bool embed_missing;        /* the endpoint said it has no embeddings for it: not asked again */
+  struct {                   /* tool parameter schemas as parsed, by their text: */
+    char *text;              /* parsed once, not for every request */
+    json_t *parsed;
+  } params[TT_HTTP_PARAMS_KEPT];
 } tt_http;
 
 /* Everything one HTTP attempt collects. */
@@ -388,15 +394,30 @@ static int tt_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_o
 
 typedef enum { TT_TRY_OK, TT_TRY_RETRY, TT_TRY_FAIL } tt_try;
 
+/* A new reference to the parsed parameter schema text (an empty object
+ * when it does not parse): kept on h, as a backend sends the same few
+ * tools with every request; the kept values are never changed. */
+static json_t *tt_http_params(tt_http *h, const char *text) {
+  size_t i = 0;
+  for (; i < TT_HTTP_PARAMS_KEPT && h->params[i].text; i++)
+    if (strcmp(h->params[i].text, text) == 0) return json_incref(h->params[i].parsed);
+  json_t *parsed = json_loads(text, 0, NULL);
+  if (!parsed) parsed = json_object();
+  if (i < TT_HTTP_PARAMS_KEPT) {
+    h->params[i].text = tt_xstrdup(text);
+    h->params[i].parsed = json_incref(parsed);
+  }
+  return parsed;
+}
+
 /* The tools array: every tool, or only the forced one. */
-static json_t *tt_http_tools_json(const tt_llm_call *call) {
+static json_t *tt_http_tools_json(tt_http *h, const tt_llm_call *call) {
   json_t *tools = json_array();
   for (size_t i = 0; i < call->ntools; i++) {
     const tt_tool_spec *t = &call->tools[i];
     if (call->force_tool && strcmp(t->name, call->force_tool) != 0) continue;
-    json_t *params = json_loads(t->parameters, 0, NULL);
     json_t *fn = json_pack("{s:s,s:s,s:o}", "name", t->name, "description", t->description,
-                           "parameters", params ? params : json_object());
+                           "parameters", tt_http_params(h, t->parameters));
     json_array_append_new(tools, json_pack("{s:s,s:o}", "type", "function", "function", fn));
   }
   return tools;
@@ -405,7 +426,7 @@ static json_t *tt_http_tools_json(const tt_llm_call *call) {
 /* The request. A forced tool is asked for as "required" with only that tool
  * offered: llama-server turns a named tool_choice into "auto", and every
  * server that knows "required" then has one tool to call. */
-static json_t *tt_http_request_json(const tt_http *h, const tt_chat *chat, const tt_llm_call *call,
+static json_t *tt_http_request_json(tt_http *h, const tt_chat *chat, const tt_llm_call *call,
                                     long max_tokens) {
   const tt_http_quirks *q = &h->q;
   json_t *req = json_object();
@@ -420,7 +441,7 @@ static json_t *tt_http_request_json(const tt_http *h, const tt_chat *chat, const
     if (json_object_get(m, "tool_calls")) json_object_set_new(m, "content", json_null());
   json_object_set_new(req, "messages", messages);
   if (call->ntools) {
-    json_object_set_new(req, "tools", tt_http_tools_json(call));
+    json_object_set_new(req, "tools", tt_http_tools_json(h, call));
     json_object_set_new(req, "tool_choice", json_string(q->tool_choice_auto ? "auto" : "required"));
     if (!q->no_parallel) json_object_set_new(req, "parallel_tool_calls", json_false());
   }
@@ -435,12 +456,16 @@ static json_t *tt_http_request_json(const tt_http *h, const tt_chat *chat, const
   return req;
 }
 
-static char *tt_http_body(const tt_http *h, const tt_chat *chat, const tt_llm_call *call,
+/* The request's body: compact JSON, written by tt_json_dump (several times
+ * faster than json_dumps on a prompt of thousands of bytes; invisible and
+ * bidi characters go as \u escapes, the same strings to the server). */
+static char *tt_http_body(tt_http *h, const tt_chat *chat, const tt_llm_call *call,
                           long max_tokens) {
   json_t *req = tt_http_request_json(h, chat, call, max_tokens);
-  char *body = json_dumps(req, JSON_COMPACT);
+  tt_buf b = TT_BUF_INIT;
+  tt_json_dump(&b, req, JSON_COMPACT);
   json_decref(req);
-  return body;
+  return tt_buf_detach(&b);
 }
 
 /* OpenAI's reasoning models, by name: o1, o3, o4 (and their -mini...), the
@@ -1003,6 +1028,10 @@ static void tt_http_free(void *impl) {
   free(h->embed_url);
   free(h->embed_model);
   tt_buf_free(&h->notes);
+  for (size_t i = 0; i < TT_HTTP_PARAMS_KEPT; i++) {
+    free(h->params[i].text);
+    json_decref(h->params[i].parsed);
+  }
   free(h);
 }
 

@@ -110,9 +110,16 @@ struct tt_mcp_call {
   const char *header_version; /* MCP-Protocol-Version */
   const char *header_method;  /* Mcp-Method */
   const char *header_name;    /* Mcp-Name */
+  /* On a transport's reading thread, which must not wait: a request is
+   * answered only if that takes no waiting (run_sql from its result
+   * cache, or a statement within a few milliseconds), and successfully,
+   * else deferred is set and no reply made, and the transport hands the
+   * request to a worker as usual. */
+  bool quick;
   /* set by the core */
   int http_status;            /* 200 unless an error says otherwise */
   bool no_reply;              /* cancelled: send no response at all */
+  bool deferred;              /* quick, and it could not be answered at once */
 };
 
 /* Whether msg is a 2026-07-28 request: its params._meta names a protocol
@@ -202,6 +209,8 @@ char *tt_mcp_instructions(tt_mcp_server *s);
 
 /* A read-only handle of the database (opened when none is free). */
 tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_error *err);
+/* A free handle, or NULL when none is (nothing is opened). */
+tt_db *tt_mcp_db_acquire_free(tt_mcp_server *s);
 void tt_mcp_db_release(tt_mcp_server *s, tt_db *db);
 
 /* tools.c */

@@ -150,10 +150,15 @@ void tt_mcp_server_free(tt_mcp_server *s) {
 size_t tt_mcp_max_message(const tt_mcp_server *s) { return s->cfg.max_message; }
 int tt_mcp_workers(const tt_mcp_server *s) { return s->cfg.workers; }
 
-tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_error *err) {
+tt_db *tt_mcp_db_acquire_free(tt_mcp_server *s) {
   pthread_mutex_lock(&s->pool_mu);
   tt_db *db = s->npool ? s->pool[--s->npool] : NULL;
   pthread_mutex_unlock(&s->pool_mu);
+  return db;
+}
+
+tt_db *tt_mcp_db_acquire(tt_mcp_server *s, tt_error *err) {
+  tt_db *db = tt_mcp_db_acquire_free(s);
   return db ? db : tt_service_db_open(s->cfg.svc, &s->db_opts, err);
 }
 
@@ -565,7 +570,10 @@ static json_t *tt_mcp_request(tt_mcp_server *s, tt_mcp_call *call, const json_t 
   json_t *res = NULL;
   if (tt_mcp_envelope(&r, msg)) res = tt_mcp_dispatch(&r, &m);
   json_t *reply = NULL;
-  if (call->no_reply) {
+  if (call->quick && (!res || call->deferred)) {
+    call->deferred = true; /* answered by a worker, errors included */
+    json_decref(res);
+  } else if (call->no_reply) {
     json_decref(res);
   } else if (res) {
     if (r.modern) tt_mcp_shape_modern(r.srv, res, m);

@@ -1,9 +1,11 @@
 /* stdio.c — the stdio transport: one JSON-RPC message per line on stdin,
  * one per line on stdout, nothing else on stdout. The reading thread
  * parses lines, answers what is malformed at once, routes the client's
- * responses and notifications, answers quick requests itself, and queues
- * ask_database for a few workers, so a long question never holds up
- * run_sql, and notifications/cancelled reaches a question while it runs. */
+ * responses and notifications, answers quick requests itself (run_sql too
+ * when that needs no wait: a cached result, or a statement that ends
+ * within a few milliseconds), and queues the other tool calls for a few
+ * workers, so a long question never holds up run_sql, and
+ * notifications/cancelled reaches a question while it runs. */
 #include "mcp/mcp_internal.h"
 
 #include <errno.h>
@@ -120,12 +122,30 @@ static void tt_stdio_enqueue(tt_stdio *st, json_t *msg, const json_t *id) {
 /* Tool calls (a question takes seconds to minutes, a query up to its time
  * limit) and batches, which may hold them, run on the workers: the reading
  * thread must stay free for notifications/cancelled (which stops a running
- * query within milliseconds) and elicitation answers. Everything else is
- * answered on the reading thread, which saves two thread hand-offs. */
+ * query within milliseconds) and elicitation answers; but a run_sql that
+ * needs no wait is answered here first (tt_stdio_try_quick). Everything
+ * else is answered on the reading thread, which saves two thread
+ * hand-offs. */
 static bool tt_stdio_is_slow(const json_t *msg) {
   if (json_is_array(msg)) return true;
   const char *method = json_string_value(json_object_get(msg, "method"));
   return method && strcmp(method, "tools/call") == 0;
+}
+
+/* A tool call answered on the reading thread when that takes no wait
+ * (run_sql from its cache, or a statement within its bounds: tools.c's
+ * t_run_sql_quick; the hand-off to a worker was a third of a cached call's
+ * time); false when a worker must take it. */
+static bool tt_stdio_try_quick(tt_stdio *st, const json_t *msg) {
+  if (!json_is_object(msg)) return false;
+  tt_mcp_call call = {.conn = st->conn, .send = tt_stdio_send, .send_ud = st, .quick = true};
+  json_t *reply = tt_mcp_handle(st->srv, &call, msg);
+  if (call.deferred) {
+    json_decref(reply);
+    return false;
+  }
+  tt_stdio_reply(st, reply);
+  return true;
 }
 
 static void tt_stdio_line(tt_stdio *st, const char *line, size_t n) {
@@ -142,7 +162,8 @@ static void tt_stdio_line(tt_stdio *st, const char *line, size_t n) {
   const char *why;
   tt_rpc_kind kind = json_is_array(msg) ? TT_RPC_REQUEST : tt_rpc_classify(msg, &why);
   if (kind == TT_RPC_REQUEST && tt_stdio_is_slow(msg)) {
-    tt_stdio_enqueue(st, msg, json_is_object(msg) ? json_object_get(msg, "id") : NULL);
+    if (tt_stdio_try_quick(st, msg)) json_decref(msg);
+    else tt_stdio_enqueue(st, msg, json_is_object(msg) ? json_object_get(msg, "id") : NULL);
     return;
   }
   tt_mcp_call call = {.conn = st->conn, .send = tt_stdio_send, .send_ud = st};

@@ -175,6 +175,9 @@ json_t *tt_json_stringn(const char *s, size_t n);
  * and other unsafe code points inside strings as \uXXXX escapes, so the text
  * is safe to print and still parses to the same value. */
 void tt_json_dump(tt_buf *out, const json_t *v, size_t flags);
+/* The same through json_dumps and tt_json_escape_unsafe, always: what
+ * tt_json_dump's own writer of the compact form is checked against. */
+void tt_json_dump_jansson(tt_buf *out, const json_t *v, size_t flags);
 /* The escaping pass of tt_json_dump over already serialised JSON text. */
 void tt_json_escape_unsafe(tt_buf *out, const char *json, size_t n);
 /* Appends the JSON string of arbitrary bytes exactly as
@@ -185,6 +188,8 @@ void tt_json_put_string(tt_buf *out, const char *s, size_t n);
 /* Appends a finite real exactly as tt_json_dump writes it with
  * JSON_REAL_PRECISION(15) (jansson's form of %.15g: "1.0", "1e15", "1e-5"). */
 void tt_json_put_real(tt_buf *out, double v);
+/* The same with jansson's default precision, 17 digits (%.17g). */
+void tt_json_put_real17(tt_buf *out, double v);
 
 /* ---- numbers as text (num.c) --------------------------------------------- */
 

@@ -8,7 +8,7 @@
 // longer advancing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RawStdio, cpuBusy, cpuIdle, scratch, startHttp } from '../support/harness.mjs';
+import { RawStdio, cpuBusy, cpuIdle, scratch, startHttp, startModel } from '../support/harness.mjs';
 import { modernRequest, serveArgs, MODERN } from './protocol.mjs';
 
 const ENDLESS = 'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n';
@@ -29,6 +29,39 @@ test('stdio: notifications/cancelled stops a running run_sql; the only worker is
   assert.deepEqual(quick.result.structuredContent.rows, [[25]]);
   assert.equal(srv.responsesTo('long').length, 0, 'a cancelled request gets no response');
   await srv.close();
+});
+
+test('stdio: run_sql is answered by the reading thread while the only worker waits on a question; a long statement still waits for the worker', async () => {
+  const model = await startModel({ rules: [{ name: 'hang', when: { question: 'never answer' }, hang_ms: 3600000,
+    tool: 'run_sql', args: { sql: 'SELECT 1' } }] });
+  const sc = scratch();
+  const srv = new RawStdio(serveArgs(sc, { model, extra: [...HOUR, '--workers', '1'] }), { cwd: sc.dir });
+  await srv.request(runSql('warm', QUICK)); // a handle of the database was opened, and is free again
+  const ask = modernRequest('ask', 'tools/call', { name: 'ask_database', arguments: { question: 'Please never answer this' } });
+  ask.params._meta = { ...ask.params._meta, progressToken: 'p' };
+  await srv.send(ask);
+  await srv.waitFor((m) => m.method === 'notifications/progress' && m.params.progressToken === 'p', { what: 'the question running' });
+  // the one worker waits for the model now: what it would have to answer stays unanswered
+  await srv.send(runSql('long', ENDLESS)); // past what the reading thread may run: queued
+  const point = await srv.request(runSql('point', 'SELECT Name FROM Genre WHERE GenreId = 1'));
+  assert.deepEqual(point.result.structuredContent.rows, [['Rock']]);
+  assert.equal(point.result.structuredContent.cached, false);
+  await srv.send(runSql('refused', 'DELETE FROM Genre')); // errors are answered by a worker
+  const again = await srv.request(runSql('again', QUICK));
+  assert.deepEqual(again.result.structuredContent.rows, [[25]]);
+  assert.equal(again.result.structuredContent.cached, true, 'the warm-up result, from the cache');
+  // lines are read in order: 'refused' was queued before 'again' was answered
+  assert.equal(srv.responsesTo('refused').length, 0);
+  assert.equal(srv.responsesTo('long').length, 0);
+  for (const id of ['long', 'ask'])
+    await srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'test' } });
+  const refused = await srv.waitFor((m) => m.id === 'refused' && !('method' in m), { what: 'the refusal' });
+  assert.equal(refused.result.isError, true);
+  assert.match(refused.result.content[0].text, /not allowed/);
+  const exit = await srv.close();
+  assert.equal(exit.code, 0);
+  assert.deepEqual([...srv.responsesTo('long'), ...srv.responsesTo('ask')], [], 'cancelled: no responses');
+  await model.close();
 });
 
 test('stdio 2025-03-26: a request inside a batch is cancelled by its id, and the rest of the batch runs', async () => {

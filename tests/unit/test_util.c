@@ -502,7 +502,7 @@ static void test_number_text_reads_back(void **state) {
 static void check_json_string(const char *s, size_t n) {
   tt_buf want = TT_BUF_INIT, got = TT_BUF_INIT;
   json_t *j = tt_json_stringn(s, n);
-  tt_json_dump(&want, j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+  tt_json_dump_jansson(&want, j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
   json_decref(j);
   tt_json_put_string(&got, s, n);
   if (want.len != got.len || memcmp(want.data, got.data, want.len) != 0)
@@ -551,7 +551,7 @@ static void test_json_strings_match_jansson(void **state) {
 static void check_json_real(double v) {
   tt_buf want = TT_BUF_INIT, got = TT_BUF_INIT;
   json_t *j = json_real(v);
-  tt_json_dump(&want, j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+  tt_json_dump_jansson(&want, j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
   json_decref(j);
   tt_json_put_real(&got, v);
   if (strcmp(tt_buf_cstr(&want), tt_buf_cstr(&got)) != 0)
@@ -577,6 +577,91 @@ static void test_json_reals_match_jansson(void **state) {
   }
 }
 
+/* A random tree of every kind of value: nested arrays and objects, keys
+ * and strings of the pieces above (escapes, unsafe code points), integers
+ * at the edges, reals of every magnitude. */
+static json_t *random_json(uint64_t *rng, int depth) {
+  static const char *const pieces[] = {"a", "Zürich", "\"", "\\", "\n", "\x01", "\x7f",
+                                       "\xc2\x85", "\xe2\x80\xae", "\xf0\x9f\x98\x80", "/", "日本",
+                                       "key", ""};
+  uint64_t r = next_random(rng);
+  switch (depth > 4 ? r % 6 : r % 8) {
+  case 0: return json_null();
+  case 1: return json_boolean(r & 8);
+  case 2: {
+    static const json_int_t edges[] = {0, -1, 1, INT64_MAX, INT64_MIN, 1297, -1000000007};
+    return json_integer((r >> 8) & 1 ? (json_int_t)(r >> 9) - (json_int_t)(1ULL << 53)
+                                     : edges[(r >> 9) % 7]);
+  }
+  case 3: {
+    double v = from_bits(next_random(rng));
+    return json_real(isfinite(v) ? v : (double)(r % 1000) / 7.0);
+  }
+  case 4:
+  case 5: {
+    tt_buf b = TT_BUF_INIT;
+    for (uint64_t k = 0; k < (r >> 8) % 6; k++)
+      tt_buf_puts(&b, pieces[next_random(rng) % (sizeof pieces / sizeof pieces[0])]);
+    json_t *v = tt_json_stringn(b.data ? b.data : "", b.len);
+    tt_buf_free(&b);
+    return v;
+  }
+  case 6: {
+    json_t *a = json_array();
+    for (uint64_t k = 0; k < (r >> 8) % 5; k++) json_array_append_new(a, random_json(rng, depth + 1));
+    return a;
+  }
+  default: {
+    json_t *o = json_object();
+    for (uint64_t k = 0; k < (r >> 8) % 5; k++) {
+      char key[64];
+      snprintf(key, sizeof key, "%s%u", pieces[next_random(rng) % (sizeof pieces / sizeof pieces[0])],
+               (unsigned)(next_random(rng) % 50));
+      json_object_set_new(o, key, random_json(rng, depth + 1));
+    }
+    return o;
+  }
+  }
+}
+
+/* tt_json_dump writes the compact form itself: byte for byte what jansson's
+ * dump and the unsafe pass give, for random trees (and through jansson for
+ * every other form). */
+static void test_json_dump_matches_jansson(void **state) {
+  (void)state;
+  uint64_t rng = 17;
+  const size_t forms[] = {JSON_COMPACT | JSON_REAL_PRECISION(15),
+                          JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15), JSON_COMPACT,
+                          JSON_INDENT(2), 0};
+  for (int i = 0; i < 20000; i++) {
+    json_t *j = random_json(&rng, 0);
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+      tt_buf want = TT_BUF_INIT, got = TT_BUF_INIT;
+      tt_json_dump_jansson(&want, j, forms[f]);
+      tt_json_dump(&got, j, forms[f]);
+      if (strcmp(tt_buf_cstr(&want), tt_buf_cstr(&got)) != 0)
+        fail_msg("flags %zx: jansson wrote %s, tt_json_dump %s", forms[f], want.data, got.data);
+      tt_buf_free(&want);
+      tt_buf_free(&got);
+    }
+    json_decref(j);
+  }
+  /* a tree nested deeper than the writer goes: jansson's text all the same */
+  json_t *deep = json_array(), *at = deep;
+  for (int i = 0; i < 600; i++) {
+    json_t *inner = json_array();
+    json_array_append_new(at, inner);
+    at = inner;
+  }
+  tt_buf want = TT_BUF_INIT, got = TT_BUF_INIT;
+  tt_json_dump_jansson(&want, deep, JSON_COMPACT | JSON_REAL_PRECISION(15));
+  tt_json_dump(&got, deep, JSON_COMPACT | JSON_REAL_PRECISION(15));
+  assert_string_equal(tt_buf_cstr(&want), tt_buf_cstr(&got));
+  json_decref(deep);
+  tt_buf_free(&want);
+  tt_buf_free(&got);
+}
+
 int main(void) {
   setlocale(LC_CTYPE, "C.UTF-8");
   const struct CMUnitTest tests[] = {
@@ -591,6 +676,7 @@ int main(void) {
       cmocka_unit_test(test_int_text_matches_printf),
       cmocka_unit_test(test_json_strings_match_jansson),
       cmocka_unit_test(test_json_reals_match_jansson),
+      cmocka_unit_test(test_json_dump_matches_jansson),
       cmocka_unit_test(test_arena),
       cmocka_unit_test(test_edit_distance),
       cmocka_unit_test(test_dotenv_rules),

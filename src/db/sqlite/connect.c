@@ -109,6 +109,13 @@ static uint64_t tt_db_next_serial(void) {
   return ++serial;
 }
 
+void tt_sqlite_own_forget(tt_sqlite *s) {
+  for (size_t i = 0; i < sizeof s->own / sizeof s->own[0]; i++) {
+    sqlite3_finalize(s->own[i]);
+    s->own[i] = NULL;
+  }
+}
+
 /* The settings every connection gets, the first read of its schema, the
  * limits and the guard; then h becomes s's connection. Closes h on
  * failure. */
@@ -154,6 +161,7 @@ static bool tt_db_setup(tt_sqlite *s, sqlite3 *h, tt_error *err) {
     return false;
   }
   tt_db_apply_limits(h);
+  tt_sqlite_own_forget(s);
   if (s->h) sqlite3_close(s->h);
   s->h = h;
   tt_db_names_forget(s); /* perhaps another file: learnt again */

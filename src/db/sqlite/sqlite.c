@@ -14,6 +14,7 @@
 
 static void tt_sqlite_free(tt_sqlite *s) {
   if (!s) return;
+  tt_sqlite_own_forget(s);
   sqlite3_close(s->h);
   tt_csv_release(s->csv);
   free(s->warning);
@@ -106,6 +107,7 @@ const tt_db_engine tt_db_engine_sqlite = {
     .catalog_stamp = tt_sqlite_catalog_stamp,
     .snapshot_begin = tt_sqlite_snapshot_begin,
     .snapshot_end = tt_sqlite_snapshot_end,
+    .snapshot_quick = tt_sqlite_snapshot_quick,
     .sql_column_values = tt_sqlite_sql_column_values,
     .is_text_type = tt_sqlite_is_text_type,
     .warning = tt_sqlite_warning,

@@ -48,6 +48,8 @@ typedef struct tt_sqlite {
   tt_csv_data *csv;   /* CSV files loaded in memory (csv.c), shared by
                        * every handle on them; NULL for a SQLite file */
   char *warning;      /* tt_db_warning's text, NULL until asked */
+  sqlite3_stmt *own[3]; /* tabletalk's own snapshot statements (live.c), kept
+                         * prepared on this connection; NULL until first used */
 } tt_sqlite;
 
 static inline tt_sqlite *tt_sqlite_of(const tt_db *db) { return (tt_sqlite *)db->state; }
@@ -66,6 +68,9 @@ void tt_db_wal_state(const char *path, bool *is_wal, bool *has_wal, bool *has_sh
 /* (Re)connects s->h to s->real (or the CSV image), choosing how to open it
  * from what lies beside the file now. */
 bool tt_db_connect(tt_sqlite *s, tt_error *err);
+/* Finalizes the snapshot statements kept on s->h (live.c): before it is
+ * closed. */
+void tt_sqlite_own_forget(tt_sqlite *s);
 /* The checks before a SQLite file is opened: it exists, is a regular
  * file, is readable (messages name it as given). */
 bool tt_db_check_file(const char *path, const char *given, tt_error *err);
@@ -86,6 +91,7 @@ bool tt_db_unchanged(tt_sqlite *s);
 bool tt_db_transient(const tt_sqlite *s, int rc, double deadline_ms);
 bool tt_sqlite_snapshot_begin(tt_db *db, uint64_t *version, tt_error *err);
 void tt_sqlite_snapshot_end(tt_db *db);
+bool tt_sqlite_snapshot_quick(tt_db *db, uint64_t *version);
 
 /* ---- the guard (guard.c, printf_guard.c, search_guard.c) ---------------- */
 
