@@ -340,10 +340,13 @@ async function loadThreads() {
   const r = await api('GET', '/api/threads');
   if (r.status !== 200 || !r.body) { notice(errorOf(r, 'Listing the threads')); return; }
   const list = $('thread-list');
+  /* a title being typed survives the list's refresh (a question that ends,
+   * a thread opened meanwhile): its item is kept as it is */
+  const editing = list.querySelector('form.rename')?.closest('li.thread');
   list.replaceChildren();
   const threads = r.body.threads || [];
   $('threads-empty').hidden = threads.length > 0;
-  for (const t of threads) list.append(threadItem(t));
+  for (const t of threads) list.append(editing && editing.dataset.thread === t.thread_id ? editing : threadItem(t));
 }
 
 function threadItem(t) {
@@ -373,13 +376,16 @@ function renameForm(value, onSave, onCancel) {
 }
 
 function renameThread(li, t) {
+  /* the form goes before the list is read again, which keeps an open one */
+  const done = () => li.querySelector('form.rename')?.remove();
   li.replaceChildren(renameForm(t.title, async (title) => {
     const r = await api('PATCH', `/api/threads/${encodeURIComponent(t.thread_id)}`, { title });
     if (r.status >= 300) notice(errorOf(r, 'Renaming the thread'));
     else announce(`Thread renamed to ${title}`);
+    done();
     await loadThreads();
     document.querySelector(`li.thread[data-thread="${CSS.escape(t.thread_id)}"] .thread-open`)?.focus();
-  }, () => loadThreads()));
+  }, () => { done(); loadThreads(); }));
 }
 
 async function deleteThread(t) {
