@@ -305,7 +305,7 @@ test('a .duckdb file\'s macros never replace a built-in function, run only when 
   assert.equal(s.code, 0, s.stderr);
   assert.match(s.stdout, /# Note: the database defines macros \(lower, tag\): a query that uses one \(by name, or through a view or table\) is refused unless --trust-functions names its schema; built-in functions of the same name are never replaced by them/);
   // describing the database reads nothing of the view that runs a macro
-  assert.match(s.stdout, /# View: tagged[^#]*not read: reading it runs the database's macro main\.tag \(--trust-functions main lets it run\)/);
+  assert.match(s.stdout, /# View: tagged[^#]*not read: reading it runs the database's own macro main\.tag \(--trust-functions main lets it run\)/);
   assert.doesNotMatch(s.stdout, /planted/);
   const v = await run(['sql', db, 'SELECT * FROM tagged']);
   assert.equal(v.code, 3, v.stderr);

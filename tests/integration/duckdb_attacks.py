@@ -70,13 +70,27 @@ def build(ddb_make, top):
          "CREATE VIEW doubled AS SELECT id, twice(total) AS t2 FROM orders;"
          "CREATE VIEW doubled_again AS SELECT * FROM doubled;"
          "CREATE TABLE gen(a INTEGER, b INTEGER AS (twice(a))); INSERT INTO gen(a) VALUES (4);"
-         "CREATE SCHEMA other; CREATE MACRO other.triple(x) AS x * 3;")
+         "CREATE SCHEMA other; CREATE MACRO other.triple(x) AS x * 3;"
+         # SQL built from strings at run time, quoted names, a table macro
+         # named like a scalar built-in, a macro named like a pg_catalog
+         # function, a trusted macro calling an untrusted one, a DEFAULT
+         "CREATE VIEW via_query AS SELECT * FROM query('SELECT twi' || 'ce(9) AS p');"
+         "CREATE VIEW via_table AS SELECT * FROM query_table('doub' || 'led');"
+         "CREATE MACRO \"q\"\"m\"(x) AS x || '-quoted'; CREATE VIEW quoted AS SELECT \"q\"\"m\"('a') AS p;"
+         "CREATE VIEW \"a\"\"b\" AS SELECT twice(1) AS p; CREATE VIEW over_quoted AS SELECT * FROM \"a\"\"b\";"
+         "CREATE MACRO upper() AS TABLE SELECT 'pwned-table' AS p;"
+         "CREATE MACRO pg_typeof(x) AS 'pwned-pg';"
+         "CREATE SCHEMA s1; CREATE MACRO s1.good(x) AS main.twice(x);"
+         "CREATE VIEW via_good AS SELECT s1.good(3) AS p;"
+         "CREATE TABLE with_default(a INTEGER, b INTEGER DEFAULT twice(1)); INSERT INTO with_default VALUES (1, 5);")
     targets = {
         "csv": os.path.join(data, "people.csv"),
         "parquet": os.path.join(data, "people.parquet"),
         "jsonl": os.path.join(data, "people.jsonl"),
         "duckdb": os.path.join(data, "shop.duckdb"),
         "duckdb+trust": os.path.join(data, "shop.duckdb"),
+        "duckdb+s1": os.path.join(data, "shop.duckdb"),
+        "duckdb+all": os.path.join(data, "shop.duckdb"),
         "glob": os.path.join(data, "glob", "part_*.parquet"),
     }
     return data, secret, targets
@@ -101,6 +115,10 @@ def main():
             args += ["--engine", "duckdb"]  # a small CSV file is SQLite's by default
         if target == "duckdb+trust":
             args += ["--trust-functions", "main"]
+        if target == "duckdb+s1":
+            args += ["--trust-functions", "S1"]  # schema names compare without case
+        if target == "duckdb+all":
+            args += ["--trust-functions", "main,other,s1"]
         r = subprocess.run(args,
                            capture_output=True, text=True, env=env, timeout=120)
         n += 1

@@ -171,15 +171,19 @@ char *tt_ddb_scalar_text(tt_ddb *dd, const char *sql);
 bool tt_ddb_trust_load(tt_db *db, tt_ddb *dd, tt_error *err);
 /* false with a refusal (TT_REFUSE_FUNCTION) when the statement sql (len
  * bytes, one statement) names such a macro or relation, or reads SQL from
- * a string, by DuckDB's own parse tree. *unchecked: DuckDB's serializer
+ * a string, by DuckDB's own parse tree; on every DuckDB database, one
+ * (TT_REFUSE_PRAGMA) when it calls a table function that changes
+ * DuckDB's state (enable_logging, checkpoint...). *unchecked: DuckDB's serializer
  * says it is not a SELECT (then only a refusal by its type may follow:
  * if it prepares as a SELECT all the same, tt_ddb_trust_refuse_unchecked). */
 bool tt_ddb_trust_check(tt_ddb *dd, const char *sql, size_t len, bool *unchecked,
                         tt_error *err);
 void tt_ddb_trust_refuse_unchecked(const tt_ddb *dd, tt_error *err);
-/* For a relation the check refuses: the macro it runs ("schema.macro");
+/* For a relation the check refuses: what reading it runs ("the
+ * database's own macro main.m"), *root the schema(s) to trust for it;
  * else NULL. */
-const char *tt_ddb_trust_relation(const tt_ddb *dd, const char *schema, const char *name);
+const char *tt_ddb_trust_relation(const tt_ddb *dd, const char *schema, const char *name,
+                                  const char **root);
 void tt_ddb_trust_free(struct tt_ddb_trust *t);
 
 /* ---- the catalog (ddb_catalog.c) ----------------------------------------- */

@@ -321,12 +321,11 @@ tt_catalog *tt_ddb_catalog_load(tt_db *db, tt_error *err) {
     const char *comment = tt_ddbc_raw(list, i, 4);
     t->description = *comment ? tt_arena_strdup(a, comment) : NULL;
     /* describing the database runs none of its macros (ddb_trust.c) */
-    const char *macro = tt_ddb_trust_relation(tt_ddb_of(db), schema, table);
-    if (macro) {
-      const char *dot = strrchr(macro, '.');
-      char *note = tt_xasprintf("not read: reading it runs the database's macro %s "
-                                "(--trust-functions %.*s lets it run)",
-                                macro, dot ? (int)(dot - macro) : 0, macro);
+    const char *root = NULL;
+    const char *runs = tt_ddb_trust_relation(tt_ddb_of(db), schema, table, &root);
+    if (runs) {
+      char *note = tt_xasprintf("not read: reading it runs %s (--trust-functions %s lets it run)",
+                                runs, root);
       t->note = tt_arena_strdup(a, note);
       free(note);
       t->probe = TT_PROBE_NONE;

@@ -1,30 +1,41 @@
 /* ddb_trust.c — no macro of a .duckdb file runs unless the user trusts
  * its schema (--trust-functions), as no function of a PostgreSQL or MySQL
- * database's owner does.
+ * database's owner does; and no statement changes DuckDB's own state
+ * (logging, profiling, the parser, checkpoints) through a table function.
  *
  * A .duckdb file may hold macros (CREATE MACRO: SQL that runs where a
- * query names it), views that call them, and tables whose generated
- * columns call them. Built-in functions already come first in the search
- * path (ddb_open.c), so a macro named like one never replaces it; this
- * file keeps the others from running at all:
+ * query names it), views that call them, tables whose generated columns
+ * call them, and trusted macros that call untrusted ones. Built-in
+ * functions come first in the search path (ddb_open.c), so a macro named
+ * like a built-in of its kind (scalar or table) in system.main never
+ * replaces it; this file keeps the others from running at all:
  *
  * - when the database is opened, the macros of schemas not trusted are
- *   listed (duckdb_functions()), and every view and table whose stored
- *   SQL (duckdb_views().sql, a column's generated expression) names one of
- *   them, or names a relation already found, is marked, until nothing
- *   more is found. Names are matched as words of the stored SQL, any case:
- *   a superset of what reading the relation runs, since a column named
- *   like a macro marks it too.
+ *   listed (duckdb_functions()); then every trusted macro (by its
+ *   definition), view (by its stored SQL) and table (by its generated
+ *   columns' expressions) whose text names one of them, names a view,
+ *   table or macro already found, or reads SQL from a string (query,
+ *   query_table, json_execute_serialized_sql), is marked, following the
+ *   names breadth-first through an index of each text's words (built
+ *   once: linear in the texts, whatever a hostile file holds). Words are
+ *   the SQL's names (a quoted one unescaped) and the words inside its
+ *   strings, compared without case: a superset of what reading a relation
+ *   runs, since a column named like a macro marks its relation too.
  * - before a statement runs, DuckDB's own parser gives its tree
  *   (json_serialize_sql); a function call that names such a macro (unless
- *   unqualified and shadowed by a built-in), a relation marked above, or a
- *   function that reads SQL or a table from a string (query, query_table,
- *   json_execute_serialized_sql) refuses it, naming the macro, the
- *   relation and the option. A statement the serializer cannot give is
- *   refused too, when there is anything to find.
+ *   unqualified and answered by a built-in of its kind), a marked
+ *   relation, or a function that reads SQL or a table from a string
+ *   refuses it, naming the macro, the relation and the option. A
+ *   statement the serializer cannot give is refused too, when there is
+ *   anything to find.
+ * - whatever the database, a statement that names a table function
+ *   changing DuckDB's state (enable_logging, enable_peg_parser,
+ *   checkpoint...) is refused; its tree is read only when its text holds
+ *   such a name.
  *
- * Nothing of this runs for data files (views of tabletalk's own over the
- * user's files, no macros) or a .duckdb file without untrusted macros. */
+ * The macro check is off for data files (views of tabletalk's own over
+ * the user's files, no macros) and for a .duckdb file without untrusted
+ * macros. */
 #define _GNU_SOURCE /* strcasestr */
 #include "db/duckdb/ddb.h"
 
@@ -33,17 +44,29 @@
 #include <string.h>
 #include <strings.h>
 
-/* One name that may not run: a macro, or a relation reading one. */
-typedef struct tt_ddb_taint {
+/* What a name of the index is: a macro (untrusted, or trusted but calling
+ * one), a view or a table. */
+typedef enum tt_ddb_node_kind {
+  TT_DDB_NODE_MACRO,
+  TT_DDB_NODE_RELATION,
+} tt_ddb_node_kind;
+
+/* A macro, view or table of the file, and whether it may not run. */
+typedef struct tt_ddb_node {
   char *schema;
   char *name;
-  char *why;      /* macro: its schema; relation: "schema.macro" it reads (first found) */
-  bool relation;  /* a view or table (else a macro) */
-  bool shadowed;  /* macro: a built-in of the same name is what an unqualified call runs */
-} tt_ddb_taint;
+  char *text;     /* what it runs (definition, SQL, generated expressions); NULL: none */
+  tt_ddb_node_kind kind;
+  bool untrusted; /* a macro of a schema not trusted */
+  bool table;     /* macro: a table macro (called in FROM), else a scalar one */
+  bool shadowed;  /* macro: a built-in of its kind answers an unqualified call */
+  bool tainted;   /* may not run */
+  char *why;      /* tainted: what it would run ("the database's own macro main.m") */
+  char *root;     /* tainted: the schema to trust for it; NULL: every untrusted one */
+} tt_ddb_node;
 
 struct tt_ddb_trust {
-  tt_ddb_taint *v;
+  tt_ddb_node *v;
   size_t n;
   char *schemas; /* the untrusted macros' schemas, "main, s2" (for the message) */
 };
@@ -52,60 +75,136 @@ struct tt_ddb_trust {
  * be checked from the tree. */
 static const char *const tt_ddb_string_sql[] = {"query", "query_table",
                                                 "json_execute_serialized_sql"};
+#define TT_DDB_NSTRING_SQL (sizeof tt_ddb_string_sql / sizeof *tt_ddb_string_sql)
+
+/* Table functions that change DuckDB's own state: refused on every
+ * DuckDB database (the configuration is locked, these are not settings). */
+static const char *const tt_ddb_state_fns[] = {
+    "enable_logging",   "disable_logging",   "truncate_duckdb_logs", "enable_peg_parser",
+    "disable_peg_parser", "enable_profiling", "disable_profiling",   "checkpoint",
+    "force_checkpoint"};
+#define TT_DDB_NSTATE_FNS (sizeof tt_ddb_state_fns / sizeof *tt_ddb_state_fns)
+
+/* ---- words of SQL ---------------------------------------------------------------- */
+
+static bool tt_ddb_word_char(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
+
+/* A word found in a text: its bytes (lower case, own copy) and the node. */
+typedef struct tt_ddb_word {
+  char *w;
+  size_t node;
+} tt_ddb_word;
+
+typedef struct tt_ddb_words {
+  tt_ddb_word *v;
+  size_t n, cap;
+} tt_ddb_words;
+
+static void tt_ddb_word_add(tt_ddb_words *ws, const char *s, size_t n, size_t node) {
+  if (!n) return;
+  if (ws->n == ws->cap) {
+    ws->cap = ws->cap ? ws->cap * 2 : 256;
+    ws->v = tt_xrealloc(ws->v, ws->cap * sizeof *ws->v);
+  }
+  char *w = tt_xstrndup(s, n);
+  for (char *p = w; *p; p++) *p = (char)tolower((unsigned char)*p);
+  ws->v[ws->n++] = (tt_ddb_word){.w = w, .node = node};
+}
+
+/* The words of s (n bytes) as plain names. */
+static void tt_ddb_plain_words(tt_ddb_words *ws, const char *s, size_t n, size_t node) {
+  for (size_t i = 0; i < n;) {
+    if (!tt_ddb_word_char((unsigned char)s[i])) {
+      i++;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && tt_ddb_word_char((unsigned char)s[j])) j++;
+    tt_ddb_word_add(ws, s + i, j - i, node);
+    i = j;
+  }
+}
+
+/* The words of sql: plain names, a quoted name unescaped ("a""b" is
+ * a"b) as one word, and the plain words inside strings ('...'). */
+static void tt_ddb_sql_words(tt_ddb_words *ws, const char *sql, size_t node) {
+  for (const char *p = sql; *p;) {
+    if (*p == '"' || *p == '\'') {
+      char q = *p++;
+      tt_buf b = TT_BUF_INIT;
+      for (; *p; p++) {
+        if (*p == q && p[1] == q) {
+          tt_buf_putc(&b, q);
+          p++;
+        } else if (*p == q) {
+          p++;
+          break;
+        } else {
+          tt_buf_putc(&b, *p);
+        }
+      }
+      if (q == '"') tt_ddb_word_add(ws, b.data ? b.data : "", b.len, node);
+      else tt_ddb_plain_words(ws, b.data ? b.data : "", b.len, node);
+      tt_buf_free(&b);
+    } else if (tt_ddb_word_char((unsigned char)*p)) {
+      const char *s = p;
+      while (*p && tt_ddb_word_char((unsigned char)*p)) p++;
+      tt_ddb_word_add(ws, s, (size_t)(p - s), node);
+    } else {
+      p++;
+    }
+  }
+}
+
+static int tt_ddb_word_cmp(const void *a, const void *b) {
+  const tt_ddb_word *x = a, *y = b;
+  int c = strcmp(x->w, y->w);
+  return c ? c : (x->node > y->node) - (x->node < y->node);
+}
+
+/* The first entry of the sorted index for word (lower case), or ws->n. */
+static size_t tt_ddb_word_first(const tt_ddb_words *ws, const char *word) {
+  size_t lo = 0, hi = ws->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(ws->v[mid].w, word) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static void tt_ddb_words_free(tt_ddb_words *ws) {
+  for (size_t i = 0; i < ws->n; i++) free(ws->v[i].w);
+  free(ws->v);
+}
+
+/* Whether the text (n bytes) holds one of names as a word (any case). */
+static bool tt_ddb_text_names_any(const char *sql, size_t n, const char *const *names,
+                                  size_t nnames) {
+  for (size_t k = 0; k < nnames; k++) {
+    size_t len = strlen(names[k]);
+    for (const char *p = sql; (p = strcasestr(p, names[k])) != NULL; p++) {
+      if ((size_t)(p - sql) + len > n) break;
+      bool before = p > sql && tt_ddb_word_char((unsigned char)p[-1]);
+      bool after = tt_ddb_word_char((unsigned char)p[len]);
+      if (!before && !after) return true;
+    }
+  }
+  return false;
+}
 
 /* ---- listing ------------------------------------------------------------------- */
 
-/* Whether schema is named in the comma-separated list (exact). */
+/* Whether schema is named in the comma-separated list (any case, as
+ * DuckDB compares names). */
 static bool tt_ddb_schema_trusted(const char *list, const char *schema) {
   size_t len = strlen(schema);
   for (const char *p = list; p && *p;) {
     size_t n = strcspn(p, ",");
-    if (n == len && memcmp(p, schema, n) == 0) return true;
+    if (n == len && strncasecmp(p, schema, n) == 0) return true;
     p += n;
     if (*p == ',') p++;
   }
-  return false;
-}
-
-/* Whether name occurs in sql as a word (any case; letters, digits, '_'
- * and bytes past ASCII make words). */
-static bool tt_ddb_names_word(const char *sql, const char *name) {
-  size_t n = strlen(name);
-  if (!n) return false;
-  for (const char *p = sql; (p = strcasestr(p, name)) != NULL; p++) {
-    unsigned char before = p > sql ? (unsigned char)p[-1] : ' ';
-    unsigned char after = (unsigned char)p[n];
-    bool word_before = isalnum(before) || before == '_' || before >= 0x80;
-    bool word_after = isalnum(after) || after == '_' || after >= 0x80;
-    if (!word_before && !word_after) return true;
-  }
-  return false;
-}
-
-static void tt_ddb_taint_add(struct tt_ddb_trust *t, const char *schema, const char *name,
-                             const char *why, bool relation, bool shadowed) {
-  t->v = tt_xrealloc(t->v, (t->n + 1) * sizeof *t->v);
-  t->v[t->n++] = (tt_ddb_taint){.schema = tt_xstrdup(schema),
-                                .name = tt_xstrdup(name),
-                                .why = tt_xstrdup(why),
-                                .relation = relation,
-                                .shadowed = shadowed};
-}
-
-/* The first untrusted macro or marked relation whose name is a word of
- * sql, or NULL. */
-static const tt_ddb_taint *tt_ddb_taint_in(const struct tt_ddb_trust *t, const char *sql) {
-  for (size_t i = 0; i < t->n; i++)
-    if (tt_ddb_names_word(sql, t->v[i].name)) return &t->v[i];
-  return NULL;
-}
-
-/* The relation (schema, name) is marked already. */
-static bool tt_ddb_taint_has(const struct tt_ddb_trust *t, const char *schema, const char *name) {
-  for (size_t i = 0; i < t->n; i++)
-    if (t->v[i].relation && strcmp(t->v[i].schema, schema) == 0 &&
-        strcmp(t->v[i].name, name) == 0)
-      return true;
   return false;
 }
 
@@ -132,32 +231,68 @@ void tt_ddb_trust_free(struct tt_ddb_trust *t) {
   for (size_t i = 0; i < t->n; i++) {
     free(t->v[i].schema);
     free(t->v[i].name);
+    free(t->v[i].text);
     free(t->v[i].why);
+    free(t->v[i].root);
   }
   free(t->v);
   free(t->schemas);
   free(t);
 }
 
-/* The relations of rels (objects: s, n, sql) that name a marked name,
- * marked in turn until no more are found. */
-static void tt_ddb_taint_relations(struct tt_ddb_trust *t, const json_t *rels) {
-  for (bool more = true; more;) {
-    more = false;
-    size_t i;
-    json_t *r;
-    json_array_foreach(rels, i, r) {
-      const char *schema = tt_ddb_jstr(r, "s"), *name = tt_ddb_jstr(r, "n");
-      if (tt_ddb_taint_has(t, schema, name)) continue;
-      const tt_ddb_taint *hit = tt_ddb_taint_in(t, tt_ddb_jstr(r, "sql"));
-      if (!hit) continue;
-      char *why = hit->relation ? tt_xstrdup(hit->why)
-                                : tt_xasprintf("%s.%s", hit->schema, hit->name);
-      tt_ddb_taint_add(t, schema, name, why, true, false);
-      free(why);
-      more = true;
+static tt_ddb_node *tt_ddb_node_add(struct tt_ddb_trust *t, const json_t *row,
+                                    tt_ddb_node_kind kind) {
+  t->v = tt_xrealloc(t->v, (t->n + 1) * sizeof *t->v);
+  tt_ddb_node *nd = &t->v[t->n++];
+  const char *text = tt_ddb_jstr(row, "t");
+  *nd = (tt_ddb_node){.schema = tt_xstrdup(tt_ddb_jstr(row, "s")),
+                      .name = tt_xstrdup(tt_ddb_jstr(row, "n")),
+                      .text = *text ? tt_xstrdup(text) : NULL,
+                      .kind = kind,
+                      .shadowed = json_is_true(json_object_get(row, "b")),
+                      .table = strcmp(tt_ddb_jstr(row, "k"), "table_macro") == 0};
+  return nd;
+}
+
+static void tt_ddb_taint(tt_ddb_node *nd, const char *why, const char *root) {
+  nd->tainted = true;
+  nd->why = tt_xstrdup(why);
+  nd->root = root ? tt_xstrdup(root) : NULL;
+}
+
+/* Marks every node whose text names a tainted name, breadth-first from
+ * the untrusted macros and the functions that read SQL from a string. */
+static void tt_ddb_taint_spread(struct tt_ddb_trust *t) {
+  tt_ddb_words ws = {0};
+  for (size_t i = 0; i < t->n; i++)
+    if (t->v[i].text && !t->v[i].untrusted) tt_ddb_sql_words(&ws, t->v[i].text, i);
+  if (ws.n) qsort(ws.v, ws.n, sizeof *ws.v, tt_ddb_word_cmp);
+  /* the queue: node indexes, then the string-SQL functions (t->n + k) */
+  size_t *queue = tt_xcalloc(t->n + TT_DDB_NSTRING_SQL + 1, sizeof *queue);
+  size_t head = 0, tail = 0;
+  for (size_t k = 0; k < TT_DDB_NSTRING_SQL; k++) queue[tail++] = t->n + k;
+  for (size_t i = 0; i < t->n; i++)
+    if (t->v[i].tainted) queue[tail++] = i;
+  while (head < tail) {
+    size_t q = queue[head++];
+    const tt_ddb_node *from = q < t->n ? &t->v[q] : NULL;
+    char *word = tt_xstrdup(from ? from->name : tt_ddb_string_sql[q - t->n]);
+    for (char *p = word; *p; p++) *p = (char)tolower((unsigned char)*p);
+    char *why = from ? tt_xstrdup(from->why)
+                     : tt_xasprintf("SQL read from a string (%s())", tt_ddb_string_sql[q - t->n]);
+    char *root = from && from->root ? tt_xstrdup(from->root) : NULL;
+    for (size_t k = tt_ddb_word_first(&ws, word); k < ws.n && strcmp(ws.v[k].w, word) == 0; k++) {
+      tt_ddb_node *nd = &t->v[ws.v[k].node];
+      if (nd->tainted) continue;
+      tt_ddb_taint(nd, why, root);
+      queue[tail++] = ws.v[k].node;
     }
+    free(word);
+    free(why);
+    free(root);
   }
+  free(queue);
+  tt_ddb_words_free(&ws);
 }
 
 /* Adds to dd's warning what the database's macros may do. */
@@ -175,51 +310,68 @@ static void tt_ddb_warn_macros(tt_ddb *dd, const char *names, bool any_untrusted
   dd->warning = w;
 }
 
+/* The file's macros: schema, name, definition, and whether a built-in of
+ * the same kind in system.main answers an unqualified call (a scalar
+ * macro: a scalar, aggregate or macro built-in; a table macro: a table
+ * function or table macro; never pg_catalog's, which comes after the
+ * file in the search path). */
+#define TT_DDB_MACROS_SQL                                                                       \
+  "SELECT coalesce(to_json(list({'s': schema_name, 'n': function_name, 'k': function_type, 't': "\
+  "coalesce(macro_definition, ''), 'b': EXISTS (SELECT 1 FROM system.main.duckdb_functions() b " \
+  "WHERE b.internal AND b.database_name = 'system' AND b.schema_name = 'main' AND "             \
+  "b.function_name = f.function_name AND CASE WHEN f.function_type = 'macro' THEN "             \
+  "b.function_type IN ('scalar', 'aggregate', 'macro') ELSE b.function_type IN ('table', "      \
+  "'table_macro') END)} ORDER BY function_name, schema_name)), '[]') FROM "                      \
+  "system.main.duckdb_functions() f WHERE NOT internal AND database_name = %s AND "            \
+  "function_type IN ('macro', 'table_macro')"
+
+/* Views by their SQL, tables by the expressions of their columns when the
+ * table has generated ones (a DEFAULT runs only on a write). */
+#define TT_DDB_RELATIONS_SQL                                                                    \
+  "SELECT coalesce(to_json(list({'s': s, 'n': n, 't': t})), '[]') FROM (SELECT schema_name AS " \
+  "s, view_name AS n, sql AS t FROM system.main.duckdb_views() WHERE NOT internal AND "         \
+  "database_name = %s UNION ALL SELECT c.schema_name, c.table_name, "                           \
+  "string_agg(c.column_default, ' ') FROM system.main.duckdb_columns() c JOIN "                 \
+  "system.main.duckdb_tables() d ON d.database_name = c.database_name AND d.schema_name = "     \
+  "c.schema_name AND d.table_name = c.table_name WHERE c.database_name = %s AND "               \
+  "c.column_default IS NOT NULL AND d.sql ILIKE '%%GENERATED ALWAYS AS%%' GROUP BY ALL)"
+
 bool tt_ddb_trust_load(tt_db *db, tt_ddb *dd, tt_error *err) {
   if (!dd->database_file) return true;
   tt_buf q = TT_BUF_INIT;
-  tt_buf_printf(&q,
-                "SELECT coalesce(to_json(list({'s': schema_name, 'n': function_name, 'b': "
-                "EXISTS (SELECT 1 FROM system.main.duckdb_functions() b WHERE b.internal AND "
-                "b.function_name = f.function_name)} ORDER BY function_name, schema_name)), "
-                "'[]') FROM system.main.duckdb_functions() f WHERE NOT internal AND "
-                "database_name = %s AND function_type IN ('macro', 'table_macro')",
-                dd->dbname_sql);
+  tt_buf_printf(&q, TT_DDB_MACROS_SQL, dd->dbname_sql);
   json_t *macros = tt_ddb_json_rows(dd, tt_buf_cstr(&q));
   tt_buf_reset(&q);
   struct tt_ddb_trust *t = tt_xcalloc(1, sizeof *t);
   tt_buf schemas = TT_BUF_INIT, names = TT_BUF_INIT;
-  size_t i;
+  size_t nuntrusted = 0, i;
   json_t *m;
   json_array_foreach(macros, i, m) {
-    const char *schema = tt_ddb_jstr(m, "s"), *name = tt_ddb_jstr(m, "n");
-    if (!tt_ddb_names_word(tt_buf_cstr(&names), name)) {
-      if (names.len) tt_buf_puts(&names, ", ");
-      tt_buf_puts(&names, name);
-    }
-    if (tt_ddb_schema_trusted(db->opts.trust_functions, schema)) continue;
-    if (!tt_ddb_names_word(tt_buf_cstr(&schemas), schema)) {
+    tt_ddb_node *nd = tt_ddb_node_add(t, m, TT_DDB_NODE_MACRO);
+    if (names.len) tt_buf_puts(&names, ", ");
+    tt_buf_puts(&names, nd->name);
+    if (tt_ddb_schema_trusted(db->opts.trust_functions, nd->schema)) continue;
+    nd->untrusted = true;
+    nuntrusted++;
+    char *why = tt_xasprintf("the database's own macro %s.%s", nd->schema, nd->name);
+    tt_ddb_taint(nd, why, nd->schema);
+    free(why);
+    const char *one[] = {nd->schema};
+    if (!tt_ddb_text_names_any(tt_buf_cstr(&schemas), schemas.len, one, 1)) {
       if (schemas.len) tt_buf_puts(&schemas, ", ");
-      tt_buf_puts(&schemas, schema);
+      tt_buf_puts(&schemas, nd->schema);
     }
-    tt_ddb_taint_add(t, schema, name, schema, false, json_is_true(json_object_get(m, "b")));
   }
   t->schemas = tt_buf_detach(&schemas);
   json_t *rels = NULL;
-  if (macros && t->n) { /* views by their SQL, tables by their columns' expressions */
-    tt_buf_printf(&q,
-                  "SELECT coalesce(to_json(list({'s': s, 'n': n, 'sql': sql})), '[]') FROM "
-                  "(SELECT schema_name AS s, view_name AS n, sql FROM "
-                  "system.main.duckdb_views() WHERE NOT internal AND database_name = %s UNION "
-                  "ALL SELECT schema_name, table_name, string_agg(column_default, ' ') FROM "
-                  "system.main.duckdb_columns() WHERE database_name = %s AND column_default IS "
-                  "NOT NULL GROUP BY ALL)",
-                  dd->dbname_sql, dd->dbname_sql);
+  if (macros && nuntrusted) {
+    tt_buf_printf(&q, TT_DDB_RELATIONS_SQL, dd->dbname_sql, dd->dbname_sql);
     rels = tt_ddb_json_rows(dd, tt_buf_cstr(&q));
   }
   tt_buf_free(&q);
-  if (!macros || (t->n && !rels)) {
+  if (!macros || (nuntrusted && !rels)) {
     json_decref(macros);
+    json_decref(rels);
     tt_buf_free(&names);
     tt_ddb_trust_free(t);
     tt_db_set_error(err, TT_ERR_UNAVAILABLE,
@@ -228,60 +380,82 @@ bool tt_ddb_trust_load(tt_db *db, tt_ddb *dd, tt_error *err) {
                        "fetches the one tabletalk is tested with)");
     return false;
   }
-  if (names.len) tt_ddb_warn_macros(dd, tt_buf_cstr(&names), t->n > 0);
+  if (names.len) tt_ddb_warn_macros(dd, tt_buf_cstr(&names), nuntrusted > 0);
   tt_buf_free(&names);
   json_decref(macros);
-  if (rels) tt_ddb_taint_relations(t, rels);
+  json_t *r;
+  json_array_foreach(rels, i, r) tt_ddb_node_add(t, r, TT_DDB_NODE_RELATION);
   json_decref(rels);
-  if (t->n) dd->trust = t;
-  else tt_ddb_trust_free(t);
+  if (nuntrusted) {
+    tt_ddb_taint_spread(t);
+    dd->trust = t;
+  } else {
+    tt_ddb_trust_free(t);
+  }
   return true;
 }
 
 /* ---- checking a statement ------------------------------------------------------- */
 
 typedef struct tt_ddb_found {
-  const tt_ddb_taint *taint;  /* the macro or relation named */
-  const char *string_sql;     /* or a function reading SQL from a string */
+  const tt_ddb_node *node;   /* a tainted macro or relation named */
+  const char *string_sql;    /* a function reading SQL from a string */
+  const char *state_fn;      /* a function changing DuckDB's state */
 } tt_ddb_found;
 
 /* Looks through every object of the tree for a call or a table that may
- * not run. */
-static void tt_ddb_walk(const struct tt_ddb_trust *t, const json_t *node, tt_ddb_found *f) {
-  if (f->taint || f->string_sql) return;
+ * not run (t: NULL when only the state functions are looked for);
+ * in_from: node is the call of a table function (a TABLE_FUNCTION's
+ * "function"), which only a table macro answers, as only a scalar macro
+ * answers any other call. */
+static void tt_ddb_walk(const struct tt_ddb_trust *t, const json_t *node, bool in_from,
+                        tt_ddb_found *f) {
+  if (f->node || f->string_sql || f->state_fn) return;
   if (json_is_array(node)) {
     size_t i;
     json_t *v;
-    json_array_foreach(node, i, v) tt_ddb_walk(t, v, f);
+    json_array_foreach(node, i, v) tt_ddb_walk(t, v, false, f);
     return;
   }
   if (!json_is_object(node)) return;
   const char *fn = json_string_value(json_object_get(node, "function_name"));
   if (fn) {
+    for (size_t i = 0; i < TT_DDB_NSTATE_FNS; i++)
+      if (strcasecmp(fn, tt_ddb_state_fns[i]) == 0) f->state_fn = tt_ddb_state_fns[i];
     bool qualified = *tt_ddb_jstr(node, "schema") || *tt_ddb_jstr(node, "catalog");
-    for (size_t i = 0; i < sizeof tt_ddb_string_sql / sizeof *tt_ddb_string_sql; i++)
+    for (size_t i = 0; t && i < TT_DDB_NSTRING_SQL; i++)
       if (strcasecmp(fn, tt_ddb_string_sql[i]) == 0) f->string_sql = tt_ddb_string_sql[i];
-    for (size_t i = 0; i < t->n && !f->taint; i++)
-      if (!t->v[i].relation && strcasecmp(fn, t->v[i].name) == 0 &&
-          (qualified || !t->v[i].shadowed))
-        f->taint = &t->v[i];
+    for (size_t i = 0; t && i < t->n && !f->node; i++)
+      if (t->v[i].kind == TT_DDB_NODE_MACRO && t->v[i].tainted && t->v[i].table == in_from &&
+          strcasecmp(fn, t->v[i].name) == 0 && (qualified || !t->v[i].shadowed))
+        f->node = &t->v[i];
   }
   const char *table = json_string_value(json_object_get(node, "table_name"));
-  if (table && *table)
-    for (size_t i = 0; i < t->n && !f->taint; i++)
-      if (t->v[i].relation && strcasecmp(table, t->v[i].name) == 0) f->taint = &t->v[i];
+  if (t && table && *table)
+    for (size_t i = 0; i < t->n && !f->node; i++)
+      if (t->v[i].kind == TT_DDB_NODE_RELATION && t->v[i].tainted &&
+          strcasecmp(table, t->v[i].name) == 0)
+        f->node = &t->v[i];
+  bool table_fn = strcmp(tt_ddb_jstr(node, "type"), "TABLE_FUNCTION") == 0;
   const char *key;
   json_t *v;
-  json_object_foreach((json_t *)node, key, v) tt_ddb_walk(t, v, f);
+  json_object_foreach((json_t *)node, key, v)
+      tt_ddb_walk(t, v, table_fn && strcmp(key, "function") == 0, f);
 }
 
 static void tt_ddb_trust_hint(const struct tt_ddb_trust *t, const char *schema, tt_error *err) {
-  tt_error_hint(err, "only built-in functions run; --trust-functions %s lets that schema's "
-                     "macros run, if you trust whoever made the file",
-                schema ? schema : t->schemas);
+  tt_error_hint(err, "only built-in functions run; --trust-functions %s lets %s macros run, if "
+                     "you trust whoever made the file",
+                schema ? schema : t->schemas, schema ? "that schema's" : "those schemas'");
 }
 
 void tt_ddb_trust_refuse_unchecked(const tt_ddb *dd, tt_error *err) {
+  if (!dd->trust) {
+    tt_db_refuse(err, TT_REFUSE_PRAGMA,
+                 "this statement names a function that changes DuckDB's state and cannot be "
+                 "checked: only a plain SELECT runs");
+    return;
+  }
   tt_db_refuse(err, TT_REFUSE_FUNCTION,
                "the database defines macros (schemas %s), and this statement cannot be "
                "checked for them: write it as a plain SELECT",
@@ -293,7 +467,7 @@ bool tt_ddb_trust_check(tt_ddb *dd, const char *sql, size_t len, bool *unchecked
                         tt_error *err) {
   const struct tt_ddb_trust *t = dd->trust;
   *unchecked = false;
-  if (!t) return true;
+  if (!t && !tt_ddb_text_names_any(sql, len, tt_ddb_state_fns, TT_DDB_NSTATE_FNS)) return true;
   tt_buf q = TT_BUF_INIT;
   tt_buf_puts(&q, "SELECT json_serialize_sql(");
   char *one = tt_xstrndup(sql, len);
@@ -321,24 +495,32 @@ bool tt_ddb_trust_check(tt_ddb *dd, const char *sql, size_t len, bool *unchecked
     return false;
   }
   tt_ddb_found f = {0};
-  tt_ddb_walk(t, json_object_get(tree, "statements"), &f);
+  tt_ddb_walk(t, json_object_get(tree, "statements"), false, &f);
   json_decref(tree);
-  if (f.taint && f.taint->relation) {
-    tt_db_refuse(err, TT_REFUSE_FUNCTION,
-                 "reading %s.%s runs the database's own macro %s: the query is not run",
-                 f.taint->schema, f.taint->name, f.taint->why);
-    const char *dot = strrchr(f.taint->why, '.');
-    char *schema = tt_xstrndup(f.taint->why, dot ? (size_t)(dot - f.taint->why) : 0);
-    tt_ddb_trust_hint(t, schema, err);
-    free(schema);
+  if (f.state_fn) {
+    tt_db_refuse(err, TT_REFUSE_PRAGMA,
+                 "%s() changes DuckDB's own state (logging, profiling, the parser, "
+                 "checkpoints): only a SELECT of data runs",
+                 f.state_fn);
     return false;
   }
-  if (f.taint) {
-    tt_db_refuse(err, TT_REFUSE_FUNCTION,
-                 "%s is a macro of the database (schema %s), not a built-in function: the query "
-                 "is not run",
-                 f.taint->name, f.taint->schema);
-    tt_ddb_trust_hint(t, f.taint->schema, err);
+  if (f.node && f.node->kind == TT_DDB_NODE_RELATION) {
+    tt_db_refuse(err, TT_REFUSE_FUNCTION, "reading %s.%s runs %s: the query is not run",
+                 f.node->schema, f.node->name, f.node->why);
+    tt_ddb_trust_hint(t, f.node->root, err);
+    return false;
+  }
+  if (f.node) {
+    if (f.node->untrusted)
+      tt_db_refuse(err, TT_REFUSE_FUNCTION,
+                   "%s is a macro of the database (schema %s), not a built-in function: the "
+                   "query is not run",
+                   f.node->name, f.node->schema);
+    else
+      tt_db_refuse(err, TT_REFUSE_FUNCTION,
+                   "the macro %s.%s runs %s: the query is not run", f.node->schema,
+                   f.node->name, f.node->why);
+    tt_ddb_trust_hint(t, f.node->root, err);
     return false;
   }
   if (f.string_sql) {
@@ -352,12 +534,15 @@ bool tt_ddb_trust_check(tt_ddb *dd, const char *sql, size_t len, bool *unchecked
   return true;
 }
 
-const char *tt_ddb_trust_relation(const tt_ddb *dd, const char *schema, const char *name) {
+const char *tt_ddb_trust_relation(const tt_ddb *dd, const char *schema, const char *name,
+                                  const char **root) {
   const struct tt_ddb_trust *t = dd->trust;
   if (!t) return NULL;
   for (size_t i = 0; i < t->n; i++)
-    if (t->v[i].relation && strcmp(t->v[i].schema, schema) == 0 &&
-        strcmp(t->v[i].name, name) == 0)
+    if (t->v[i].kind == TT_DDB_NODE_RELATION && t->v[i].tainted &&
+        strcmp(t->v[i].schema, schema) == 0 && strcmp(t->v[i].name, name) == 0) {
+      *root = t->v[i].root ? t->v[i].root : t->schemas;
       return t->v[i].why;
+    }
   return NULL;
 }
