@@ -82,7 +82,11 @@ def build(ddb_make, top):
          "CREATE MACRO pg_typeof(x) AS 'pwned-pg';"
          "CREATE SCHEMA s1; CREATE MACRO s1.good(x) AS main.twice(x);"
          "CREATE VIEW via_good AS SELECT s1.good(3) AS p;"
-         "CREATE TABLE with_default(a INTEGER, b INTEGER DEFAULT twice(1)); INSERT INTO with_default VALUES (1, 5);")
+         "CREATE TABLE with_default(a INTEGER, b INTEGER DEFAULT twice(1)); INSERT INTO with_default VALUES (1, 5);"
+         "CREATE MACRO \"@@@\"(a, b) AS 'pwned-op'; CREATE VIEW op_view AS SELECT 1 @@@ 2 AS c;"
+         "CREATE TABLE op_gen(a INTEGER, b VARCHAR GENERATED ALWAYS AS (a @@@ a)); INSERT INTO op_gen(a) VALUES (1);"
+         "CREATE VIEW state_view AS SELECT * FROM enable_logging();"
+         "CREATE MACRO s1.state_macro() AS TABLE SELECT * FROM enable_peg_parser();")
     targets = {
         "csv": os.path.join(data, "people.csv"),
         "parquet": os.path.join(data, "people.parquet"),

@@ -165,8 +165,9 @@ char *tt_ddb_scalar_text(tt_ddb *dd, const char *sql);
 /* ---- the database's macros (ddb_trust.c) ---------------------------------- */
 
 /* A .duckdb file's macros of schemas not named by --trust-functions, and
- * the views and tables whose SQL names them, into dd->trust (left NULL
- * when there are none); their names added to dd's warning. false with err
+ * the views, tables and macros whose SQL names them, reads SQL from a
+ * string or changes DuckDB's state, into dd->trust (left NULL when there
+ * are none); the macros' names added to dd's warning. false with err
  * when they cannot be listed. */
 bool tt_ddb_trust_load(tt_db *db, tt_ddb *dd, tt_error *err);
 /* false with a refusal (TT_REFUSE_FUNCTION) when the statement sql (len

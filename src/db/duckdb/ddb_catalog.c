@@ -324,8 +324,10 @@ tt_catalog *tt_ddb_catalog_load(tt_db *db, tt_error *err) {
     const char *root = NULL;
     const char *runs = tt_ddb_trust_relation(tt_ddb_of(db), schema, table, &root);
     if (runs) {
-      char *note = tt_xasprintf("not read: reading it runs %s (--trust-functions %s lets it run)",
-                                runs, root);
+      char *note = root ? tt_xasprintf("not read: reading it runs %s (--trust-functions %s lets "
+                                       "it run)",
+                                       runs, root)
+                        : tt_xasprintf("not read: reading it runs %s", runs);
       t->note = tt_arena_strdup(a, note);
       free(note);
       t->probe = TT_PROBE_NONE;

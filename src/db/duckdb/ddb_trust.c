@@ -59,10 +59,12 @@ typedef struct tt_ddb_node {
   tt_ddb_node_kind kind;
   bool untrusted; /* a macro of a schema not trusted */
   bool table;     /* macro: a table macro (called in FROM), else a scalar one */
+  long nparams;   /* macro: how many parameters it has */
   bool shadowed;  /* macro: a built-in of its kind answers an unqualified call */
   bool tainted;   /* may not run */
   char *why;      /* tainted: what it would run ("the database's own macro main.m") */
-  char *root;     /* tainted: the schema to trust for it; NULL: every untrusted one */
+  char *root;     /* tainted: the schema to trust for it; NULL: every untrusted one;
+                   * "": none (SQL in a string, a state change, unknown SQL) */
 } tt_ddb_node;
 
 struct tt_ddb_trust {
@@ -250,7 +252,8 @@ static tt_ddb_node *tt_ddb_node_add(struct tt_ddb_trust *t, const json_t *row,
                       .text = *text ? tt_xstrdup(text) : NULL,
                       .kind = kind,
                       .shadowed = json_is_true(json_object_get(row, "b")),
-                      .table = strcmp(tt_ddb_jstr(row, "k"), "table_macro") == 0};
+                      .table = strcmp(tt_ddb_jstr(row, "k"), "table_macro") == 0,
+                      .nparams = (long)json_integer_value(json_object_get(row, "p"))};
   return nd;
 }
 
@@ -260,33 +263,62 @@ static void tt_ddb_taint(tt_ddb_node *nd, const char *why, const char *root) {
   nd->root = root ? tt_xstrdup(root) : NULL;
 }
 
+/* Whether name is not one plain word (an operator such as @@@, a
+ * name with spaces): such a name is looked for anywhere in the texts. */
+static bool tt_ddb_odd_name(const char *name) {
+  for (const char *p = name; *p; p++)
+    if (!tt_ddb_word_char((unsigned char)*p)) return true;
+  return false;
+}
+
+/* The seeds of the spread that are not nodes: functions that read SQL
+ * from a string, then those that change DuckDB's state. */
+#define TT_DDB_NSEEDS (TT_DDB_NSTRING_SQL + TT_DDB_NSTATE_FNS)
+static const char *tt_ddb_seed(size_t k) {
+  return k < TT_DDB_NSTRING_SQL ? tt_ddb_string_sql[k] : tt_ddb_state_fns[k - TT_DDB_NSTRING_SQL];
+}
+
 /* Marks every node whose text names a tainted name, breadth-first from
- * the untrusted macros and the functions that read SQL from a string. */
+ * the nodes already tainted, the functions that read SQL from a string
+ * and those that change DuckDB's state. */
 static void tt_ddb_taint_spread(struct tt_ddb_trust *t) {
   tt_ddb_words ws = {0};
   for (size_t i = 0; i < t->n; i++)
     if (t->v[i].text && !t->v[i].untrusted) tt_ddb_sql_words(&ws, t->v[i].text, i);
   if (ws.n) qsort(ws.v, ws.n, sizeof *ws.v, tt_ddb_word_cmp);
-  /* the queue: node indexes, then the string-SQL functions (t->n + k) */
-  size_t *queue = tt_xcalloc(t->n + TT_DDB_NSTRING_SQL + 1, sizeof *queue);
+  /* the queue: node indexes, then the seeds (t->n + k) */
+  size_t *queue = tt_xcalloc(t->n + TT_DDB_NSEEDS + 1, sizeof *queue);
   size_t head = 0, tail = 0;
-  for (size_t k = 0; k < TT_DDB_NSTRING_SQL; k++) queue[tail++] = t->n + k;
+  for (size_t k = 0; k < TT_DDB_NSEEDS; k++) queue[tail++] = t->n + k;
   for (size_t i = 0; i < t->n; i++)
     if (t->v[i].tainted) queue[tail++] = i;
   while (head < tail) {
     size_t q = queue[head++];
     const tt_ddb_node *from = q < t->n ? &t->v[q] : NULL;
-    char *word = tt_xstrdup(from ? from->name : tt_ddb_string_sql[q - t->n]);
+    const char *seed = from ? NULL : tt_ddb_seed(q - t->n);
+    char *word = tt_xstrdup(from ? from->name : seed);
     for (char *p = word; *p; p++) *p = (char)tolower((unsigned char)*p);
     char *why = from ? tt_xstrdup(from->why)
-                     : tt_xasprintf("SQL read from a string (%s())", tt_ddb_string_sql[q - t->n]);
-    char *root = from && from->root ? tt_xstrdup(from->root) : NULL;
+                : q - t->n < TT_DDB_NSTRING_SQL
+                    ? tt_xasprintf("SQL read from a string (%s())", seed)
+                    : tt_xasprintf("%s(), which changes DuckDB's own state", seed);
+    /* what lets it run: from a node, that node's schema; from a seed,
+     * nothing (""): no trust makes SQL in a string or a state change safe */
+    char *root = from ? (from->root ? tt_xstrdup(from->root) : NULL) : tt_xstrdup("");
     for (size_t k = tt_ddb_word_first(&ws, word); k < ws.n && strcmp(ws.v[k].w, word) == 0; k++) {
       tt_ddb_node *nd = &t->v[ws.v[k].node];
       if (nd->tainted) continue;
       tt_ddb_taint(nd, why, root);
       queue[tail++] = ws.v[k].node;
     }
+    /* an operator or odd name: anywhere in a text, as DuckDB stores it */
+    if (tt_ddb_odd_name(word))
+      for (size_t i = 0; i < t->n; i++) {
+        tt_ddb_node *nd = &t->v[i];
+        if (nd->tainted || !nd->text || !strcasestr(nd->text, word)) continue;
+        tt_ddb_taint(nd, why, root);
+        queue[tail++] = i;
+      }
     free(word);
     free(why);
     free(root);
@@ -316,7 +348,8 @@ static void tt_ddb_warn_macros(tt_ddb *dd, const char *names, bool any_untrusted
  * function or table macro; never pg_catalog's, which comes after the
  * file in the search path). */
 #define TT_DDB_MACROS_SQL                                                                       \
-  "SELECT coalesce(to_json(list({'s': schema_name, 'n': function_name, 'k': function_type, 't': "\
+  "SELECT coalesce(to_json(list({'s': schema_name, 'n': function_name, 'k': function_type, "   \
+  "'p': len(parameters), 't': "                                                                 \
   "coalesce(macro_definition, ''), 'b': EXISTS (SELECT 1 FROM system.main.duckdb_functions() b " \
   "WHERE b.internal AND b.database_name = 'system' AND b.schema_name = 'main' AND "             \
   "b.function_name = f.function_name AND CASE WHEN f.function_type = 'macro' THEN "             \
@@ -328,10 +361,13 @@ static void tt_ddb_warn_macros(tt_ddb *dd, const char *names, bool any_untrusted
 /* Views by their SQL, tables by the expressions of their columns when the
  * table has generated ones (a DEFAULT runs only on a write). */
 #define TT_DDB_RELATIONS_SQL                                                                    \
-  "SELECT coalesce(to_json(list({'s': s, 'n': n, 't': t})), '[]') FROM (SELECT schema_name AS " \
-  "s, view_name AS n, sql AS t FROM system.main.duckdb_views() WHERE NOT internal AND "         \
+  "SELECT coalesce(to_json(list({'s': s, 'n': n, 't': t, 'g': g})), '[]') FROM (SELECT "      \
+  "schema_name AS "                                                                             \
+  "s, view_name AS n, coalesce(sql, '') AS t, false AS g FROM system.main.duckdb_views() "    \
+  "WHERE NOT "                                                                                  \
+  "internal AND "                                                                               \
   "database_name = %s UNION ALL SELECT c.schema_name, c.table_name, "                           \
-  "string_agg(c.column_default, ' ') FROM system.main.duckdb_columns() c JOIN "                 \
+  "string_agg(c.column_default, ' '), true FROM system.main.duckdb_columns() c JOIN "          \
   "system.main.duckdb_tables() d ON d.database_name = c.database_name AND d.schema_name = "     \
   "c.schema_name AND d.table_name = c.table_name WHERE c.database_name = %s AND "               \
   "c.column_default IS NOT NULL AND d.sql ILIKE '%%GENERATED ALWAYS AS%%' GROUP BY ALL)"
@@ -363,13 +399,19 @@ bool tt_ddb_trust_load(tt_db *db, tt_ddb *dd, tt_error *err) {
     }
   }
   t->schemas = tt_buf_detach(&schemas);
+  /* a trusted macro with parameters may call an untrusted one from a
+   * parameter's default, which DuckDB does not list */
+  for (size_t k = 0; nuntrusted && k < t->n; k++)
+    if (!t->v[k].untrusted && t->v[k].nparams > 0)
+      tt_ddb_taint(&t->v[k], "what its parameters' defaults call (DuckDB does not show them), "
+                             "beside macros not trusted", NULL);
   json_t *rels = NULL;
-  if (macros && nuntrusted) {
+  if (macros) { /* also without macros: a view may change DuckDB's state */
     tt_buf_printf(&q, TT_DDB_RELATIONS_SQL, dd->dbname_sql, dd->dbname_sql);
     rels = tt_ddb_json_rows(dd, tt_buf_cstr(&q));
   }
   tt_buf_free(&q);
-  if (!macros || (nuntrusted && !rels)) {
+  if (!macros || !rels) {
     json_decref(macros);
     json_decref(rels);
     tt_buf_free(&names);
@@ -384,14 +426,17 @@ bool tt_ddb_trust_load(tt_db *db, tt_ddb *dd, tt_error *err) {
   tt_buf_free(&names);
   json_decref(macros);
   json_t *r;
-  json_array_foreach(rels, i, r) tt_ddb_node_add(t, r, TT_DDB_NODE_RELATION);
-  json_decref(rels);
-  if (nuntrusted) {
-    tt_ddb_taint_spread(t);
-    dd->trust = t;
-  } else {
-    tt_ddb_trust_free(t);
+  json_array_foreach(rels, i, r) {
+    tt_ddb_node *nd = tt_ddb_node_add(t, r, TT_DDB_NODE_RELATION);
+    if (!nd->text && !json_is_true(json_object_get(r, "g")))
+      tt_ddb_taint(nd, "SQL that DuckDB does not show (a view without its text)", "");
   }
+  json_decref(rels);
+  tt_ddb_taint_spread(t);
+  bool any = false;
+  for (size_t k = 0; k < t->n && !any; k++) any = t->v[k].tainted;
+  if (any) dd->trust = t;
+  else tt_ddb_trust_free(t);
   return true;
 }
 
@@ -423,7 +468,7 @@ static void tt_ddb_walk(const struct tt_ddb_trust *t, const json_t *node, bool i
     for (size_t i = 0; i < TT_DDB_NSTATE_FNS; i++)
       if (strcasecmp(fn, tt_ddb_state_fns[i]) == 0) f->state_fn = tt_ddb_state_fns[i];
     bool qualified = *tt_ddb_jstr(node, "schema") || *tt_ddb_jstr(node, "catalog");
-    for (size_t i = 0; t && i < TT_DDB_NSTRING_SQL; i++)
+    for (size_t i = 0; i < TT_DDB_NSTRING_SQL; i++)
       if (strcasecmp(fn, tt_ddb_string_sql[i]) == 0) f->string_sql = tt_ddb_string_sql[i];
     for (size_t i = 0; t && i < t->n && !f->node; i++)
       if (t->v[i].kind == TT_DDB_NODE_MACRO && t->v[i].tainted && t->v[i].table == in_from &&
@@ -444,13 +489,18 @@ static void tt_ddb_walk(const struct tt_ddb_trust *t, const json_t *node, bool i
 }
 
 static void tt_ddb_trust_hint(const struct tt_ddb_trust *t, const char *schema, tt_error *err) {
+  if (schema ? !*schema : !t || !*t->schemas) {
+    tt_error_hint(err, "tabletalk runs no SQL read from a string and nothing that changes "
+                       "DuckDB's state: name the tables in the query itself");
+    return;
+  }
   tt_error_hint(err, "only built-in functions run; --trust-functions %s lets %s macros run, if "
                      "you trust whoever made the file",
                 schema ? schema : t->schemas, schema ? "that schema's" : "those schemas'");
 }
 
 void tt_ddb_trust_refuse_unchecked(const tt_ddb *dd, tt_error *err) {
-  if (!dd->trust) {
+  if (!dd->trust || !*dd->trust->schemas) {
     tt_db_refuse(err, TT_REFUSE_PRAGMA,
                  "this statement names a function that changes DuckDB's state and cannot be "
                  "checked: only a plain SELECT runs");
@@ -467,7 +517,9 @@ bool tt_ddb_trust_check(tt_ddb *dd, const char *sql, size_t len, bool *unchecked
                         tt_error *err) {
   const struct tt_ddb_trust *t = dd->trust;
   *unchecked = false;
-  if (!t && !tt_ddb_text_names_any(sql, len, tt_ddb_state_fns, TT_DDB_NSTATE_FNS)) return true;
+  if (!t && !tt_ddb_text_names_any(sql, len, tt_ddb_state_fns, TT_DDB_NSTATE_FNS) &&
+      !tt_ddb_text_names_any(sql, len, tt_ddb_string_sql, TT_DDB_NSTRING_SQL))
+    return true;
   tt_buf q = TT_BUF_INIT;
   tt_buf_puts(&q, "SELECT json_serialize_sql(");
   char *one = tt_xstrndup(sql, len);
@@ -525,9 +577,9 @@ bool tt_ddb_trust_check(tt_ddb *dd, const char *sql, size_t len, bool *unchecked
   }
   if (f.string_sql) {
     tt_db_refuse(err, TT_REFUSE_FUNCTION,
-                 "%s() reads SQL or a table from a string, which cannot be checked for the "
-                 "database's macros (schemas %s): name the tables in the query itself",
-                 f.string_sql, t->schemas);
+                 "%s() reads SQL or a table from a string, which cannot be checked: name the "
+                 "tables in the query itself",
+                 f.string_sql);
     tt_ddb_trust_hint(t, NULL, err);
     return false;
   }
@@ -541,7 +593,8 @@ const char *tt_ddb_trust_relation(const tt_ddb *dd, const char *schema, const ch
   for (size_t i = 0; i < t->n; i++)
     if (t->v[i].kind == TT_DDB_NODE_RELATION && t->v[i].tainted &&
         strcmp(t->v[i].schema, schema) == 0 && strcmp(t->v[i].name, name) == 0) {
-      *root = t->v[i].root ? t->v[i].root : t->schemas;
+      const char *r = t->v[i].root ? t->v[i].root : t->schemas;
+      *root = *r ? r : NULL;
       return t->v[i].why;
     }
   return NULL;
