@@ -252,6 +252,8 @@ typedef struct tt_fill {
  * not read again). True when every reference resolved. */
 bool tt_refs_fill(tt_ref_set *s, const tt_refs_reader *rd, const char *answer, tt_fill *out);
 void tt_fill_free(tt_fill *f);
+/* The filled-in text (the caller's to free); the rest of f freed. */
+char *tt_fill_take(tt_fill *f);
 void tt_facts_free(tt_fact *f, size_t n);
 
 /* hints.c */

@@ -562,10 +562,7 @@ static char *tt_check_answer(tt_step_state *st, const tt_llm_reply *r, const cha
                        ? "every number is filled in from a reference to a query result"
                        : "every number is backed by a query result",
                    checked, nfacts, fill.nerrors);
-    char *shown = fill.text;
-    fill.text = NULL;
-    tt_fill_free(&fill);
-    return shown;
+    return tt_fill_take(&fill);
   }
   bool queried = out->rows != NULL || st->thread_has_sql;
   if (bad && r && !st->pushed_back) {
@@ -615,10 +612,7 @@ static char *tt_check_answer(tt_step_state *st, const tt_llm_reply *r, const cha
                  : r          ? "the numbers are still not backed after one push back"
                               : "a plain-text reply whose numbers no query result backs",
                  checked, nfacts, fill.nerrors);
-  char *shown = fill.text;
-  fill.text = NULL;
-  tt_fill_free(&fill);
-  return shown;
+  return tt_fill_take(&fill);
 }
 
 /* Private mode: the model says the question needs it to read values. */

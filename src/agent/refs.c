@@ -68,6 +68,13 @@ void tt_fill_free(tt_fill *f) {
   memset(f, 0, sizeof *f);
 }
 
+char *tt_fill_take(tt_fill *f) {
+  char *text = f->text;
+  f->text = NULL;
+  tt_fill_free(f);
+  return text;
+}
+
 /* ---- parsing one reference --------------------------------------------------- */
 
 typedef enum { TT_SEL_ROW, TT_SEL_KEY, TT_SEL_AGG, TT_SEL_COUNT } tt_sel_kind;
